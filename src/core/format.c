@@ -1,0 +1,134 @@
+/* format.c -- file and chunk headers, checksums and the per-chunk codec. */
+#include "format.h"
+
+#include <string.h>
+#include <zlib.h>
+
+#ifdef TRACETOP_HAVE_ZSTD
+#include <zstd.h>
+/* Level 1: the writer thread must keep up with the traced program on one
+ * core; higher levels gain little on event streams. */
+#define TT_ZSTD_LEVEL 1
+#endif
+
+void tt_file_header_encode(uint8_t *out, enum tt_file_kind kind)
+{
+    memcpy(out, TT_FILE_MAGIC, 8);
+    tt_put_u32(out + 8, TT_FORMAT_VERSION);
+    tt_put_u32(out + 12, (uint32_t)kind);
+}
+
+int tt_file_header_decode(const uint8_t *in, size_t len, enum tt_file_kind *kind, const char **why)
+{
+    if (len < TT_FILE_HEADER_SIZE) {
+        *why = "file shorter than its header";
+        return -1;
+    }
+    if (memcmp(in, TT_FILE_MAGIC, 8) != 0) {
+        *why = "not a tracetop trace file";
+        return -1;
+    }
+    if (tt_get_u32(in + 8) != TT_FORMAT_VERSION) {
+        *why = "unsupported trace format version";
+        return -1;
+    }
+    uint32_t k = tt_get_u32(in + 12);
+    if (k != TT_FILE_DEFS && k != TT_FILE_EVENTS) {
+        *why = "unknown trace file kind";
+        return -1;
+    }
+    *kind = (enum tt_file_kind)k;
+    return 0;
+}
+
+static uint32_t chunk_crc(const uint8_t *header, const uint8_t *payload, uint32_t stored_size)
+{
+    uLong crc = crc32(0L, Z_NULL, 0);
+    crc = crc32(crc, header, TT_CHUNK_CRC_OFFSET);
+    crc = crc32(crc, payload, stored_size);
+    return (uint32_t)crc;
+}
+
+void tt_chunk_header_encode(uint8_t *out, const struct tt_chunk_header *h, const uint8_t *payload)
+{
+    tt_put_u32(out, TT_CHUNK_MAGIC);
+    tt_put_u32(out + 4, h->seq);
+    tt_put_u64(out + 8, h->base_ticks);
+    tt_put_u32(out + 16, h->stored_size);
+    tt_put_u32(out + 20, h->raw_size);
+    out[24] = h->codec;
+    out[25] = h->flags;
+    out[26] = out[27] = 0;
+    tt_put_u32(out + TT_CHUNK_CRC_OFFSET, chunk_crc(out, payload, h->stored_size));
+}
+
+int tt_chunk_header_decode(const uint8_t *in, struct tt_chunk_header *h, const char **why)
+{
+    if (tt_get_u32(in) != TT_CHUNK_MAGIC) {
+        *why = "bad chunk magic";
+        return -1;
+    }
+    h->seq = tt_get_u32(in + 4);
+    h->base_ticks = tt_get_u64(in + 8);
+    h->stored_size = tt_get_u32(in + 16);
+    h->raw_size = tt_get_u32(in + 20);
+    h->codec = in[24];
+    h->flags = in[25];
+    if (h->raw_size > TT_CHUNK_PAYLOAD_MAX || h->stored_size > TT_CHUNK_PAYLOAD_MAX) {
+        *why = "chunk size out of range";
+        return -1;
+    }
+    if (h->codec == TT_CODEC_NONE ? h->stored_size != h->raw_size : h->codec != TT_CODEC_ZSTD) {
+        *why = "bad chunk codec";
+        return -1;
+    }
+    return 0;
+}
+
+int tt_chunk_verify(const uint8_t *header, const uint8_t *payload)
+{
+    uint32_t stored = tt_get_u32(header + 16);
+    return chunk_crc(header, payload, stored) == tt_get_u32(header + TT_CHUNK_CRC_OFFSET);
+}
+
+#ifdef TRACETOP_HAVE_ZSTD
+void *tt_compress_ctx_new(void) { return ZSTD_createCCtx(); }
+void tt_compress_ctx_free(void *ctx) { ZSTD_freeCCtx(ctx); }
+size_t tt_compress_bound(size_t len) { return ZSTD_compressBound(len); }
+
+size_t tt_compress(void *ctx, uint8_t *dst, size_t dst_cap, const uint8_t *src, size_t len)
+{
+    if (!ctx) return 0;
+    size_t n = ZSTD_compressCCtx(ctx, dst, dst_cap, src, len, TT_ZSTD_LEVEL);
+    if (ZSTD_isError(n) || n >= len) return 0;
+    return n;
+}
+#else
+void *tt_compress_ctx_new(void) { return NULL; }
+void tt_compress_ctx_free(void *ctx) { (void)ctx; }
+size_t tt_compress_bound(size_t len) { return len; }
+size_t tt_compress(void *ctx, uint8_t *dst, size_t dst_cap, const uint8_t *src, size_t len)
+{
+    (void)ctx, (void)dst, (void)dst_cap, (void)src, (void)len;
+    return 0;
+}
+#endif
+
+int tt_payload_decode(const struct tt_chunk_header *h, const uint8_t *stored, uint8_t *dst, const char **why)
+{
+    if (h->codec == TT_CODEC_NONE) {
+        memcpy(dst, stored, h->raw_size);
+        return 0;
+    }
+#ifdef TRACETOP_HAVE_ZSTD
+    size_t n = ZSTD_decompress(dst, h->raw_size, stored, h->stored_size);
+    if (ZSTD_isError(n) || n != h->raw_size) {
+        *why = "chunk does not decompress";
+        return -1;
+    }
+    return 0;
+#else
+    *why = "chunk is zstd-compressed but this build has no zstd";
+    return -1;
+#endif
+}

@@ -1,0 +1,210 @@
+/* format.h -- the native trace format: the one place it is defined.
+ *
+ * An experiment's trace/ directory holds one folder per measured process,
+ * named by its pid:
+ *
+ *     trace/<pid>/defs.tts      definitions: process, clock, strings, regions, threads
+ *     trace/<pid>/<n>.tts       the events of thread stream n (n = 0, 1, 2, ...)
+ *
+ * Every .tts file is a 16-byte file header followed by chunks. A chunk is
+ * self-delimiting and checksummed, so a reader can always tell how far a
+ * file is intact: a trace cut short by a crash is read up to its last
+ * complete chunk and the reader says what was cut.
+ *
+ * File header (16 bytes):
+ *     char magic[8] = "TRACETOP"; u32 version; u32 kind (TT_FILE_DEFS/TT_FILE_EVENTS)
+ *
+ * Chunk header (32 bytes, little-endian), then stored_size payload bytes:
+ *     u32 magic          TT_CHUNK_MAGIC
+ *     u32 seq            0, 1, 2, ... within the file; a gap means a lost chunk
+ *     u64 base_ticks     events: the time the first record's delta counts from
+ *     u32 stored_size    payload bytes as stored
+ *     u32 raw_size       payload bytes once decoded
+ *     u8  codec          TT_CODEC_NONE or TT_CODEC_ZSTD
+ *     u8  flags          TT_CHUNK_PARTIAL: a prefix of a chunk still being filled
+ *     u16 reserved       0
+ *     u32 crc            crc32 of header bytes [0, 28) followed by the stored payload
+ *
+ * A payload is a sequence of records, each a tag byte and its fields. Integers
+ * are unsigned LEB128 varints ("v"), signed ones zigzag-encoded first ("z");
+ * doubles are 8 bytes little-endian ("f64"); strings are v length + UTF-8 bytes.
+ *
+ * Event records (in thread streams); every one starts with v dt, the ticks
+ * since the previous record (or since base_ticks for a chunk's first record):
+ *     ENTER          dt, v region
+ *     LEAVE          dt                     closes the innermost open region
+ *     PARAM_INT      dt, v name, z value    name: a string id
+ *     PARAM_UINT     dt, v name, v value
+ *     PARAM_STRING   dt, v name, string value
+ *     COUNTER        dt, v name, f64 value
+ *     MARK           dt, v name
+ *     RECORDING_OFF  dt                     user switched recording off ...
+ *     RECORDING_ON   dt                     ... and on again
+ *     STREAM_END     dt                     the thread ended; the stream is complete
+ * A writer guarantees well nesting: every LEAVE closes an ENTER of the same
+ * stream, and a complete stream has closed every region before STREAM_END.
+ *
+ * Definition records (in defs.tts); ids are dense from 0, per process, and a
+ * definition always precedes any record that refers to it:
+ *     STRING      v id, string
+ *     REGION      v id, v name, v file, v line, u8 kind (TT_REGION_*)
+ *     THREAD      v stream, v name, v native_tid   (again later = renamed)
+ *     PROCESS     v pid, v ppid, v name, u8 clock (TT_CLOCK_*), v ticks_per_second
+ *     CLOCK_SYNC  v ticks, v monotonic_ns, v realtime_ns
+ *     ATTRIBUTE   v key, v value           (strings: command line, versions ...)
+ *     PROCESS_END v ticks, v events, v waits, v wait_ns
+ * A process whose defs lack PROCESS_END did not end normally.
+ *
+ * Time: a stream's ticks come from the process's clock (TSC or
+ * CLOCK_MONOTONIC in ns). CLOCK_SYNC records pair ticks with monotonic and
+ * real time, so readers map ticks to a common real-time axis across processes.
+ */
+#ifndef TRACETOP_FORMAT_H
+#define TRACETOP_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TT_FORMAT_VERSION 1u
+#define TT_FILE_MAGIC "TRACETOP"
+#define TT_FILE_HEADER_SIZE 16u
+#define TT_CHUNK_MAGIC 0x4b434854u /* "THCK" */
+#define TT_CHUNK_HEADER_SIZE 32u
+#define TT_CHUNK_CRC_OFFSET 28u
+
+/* The payload a writer puts in one chunk; a reader accepts up to the max. */
+#define TT_CHUNK_PAYLOAD_SIZE (64u * 1024u)
+#define TT_CHUNK_PAYLOAD_MAX (16u * 1024u * 1024u)
+
+/* The largest record whose fields are all integers: tag + 3 varints of
+ * 10 bytes. Records carrying a string reserve their length on top. */
+#define TT_RECORD_MAX_FIXED 32u
+
+enum tt_file_kind { TT_FILE_DEFS = 1, TT_FILE_EVENTS = 2 };
+enum tt_codec { TT_CODEC_NONE = 0, TT_CODEC_ZSTD = 1 };
+enum { TT_CHUNK_PARTIAL = 1 };
+
+enum tt_event_tag {
+    TT_EV_ENTER = 1,
+    TT_EV_LEAVE = 2,
+    TT_EV_PARAM_INT = 3,
+    TT_EV_PARAM_UINT = 4,
+    TT_EV_PARAM_STRING = 5,
+    TT_EV_COUNTER = 6,
+    TT_EV_MARK = 7,
+    TT_EV_RECORDING_OFF = 8,
+    TT_EV_RECORDING_ON = 9,
+    TT_EV_STREAM_END = 10,
+};
+
+enum tt_def_tag {
+    TT_DEF_STRING = 1,
+    TT_DEF_REGION = 2,
+    TT_DEF_THREAD = 3,
+    TT_DEF_PROCESS = 4,
+    TT_DEF_CLOCK_SYNC = 5,
+    TT_DEF_ATTRIBUTE = 6,
+    TT_DEF_PROCESS_END = 7,
+};
+
+enum tt_region_kind {
+    TT_REGION_PYTHON = 1, /* a Python function: module:qualname */
+    TT_REGION_C = 2,      /* a C function: module:name or Type.name */
+    TT_REGION_USER = 3,   /* a user region: user:<name> */
+};
+
+enum tt_clock_kind { TT_CLOCK_MONOTONIC = 1, TT_CLOCK_TSC = 2 };
+
+struct tt_chunk_header {
+    uint32_t seq;
+    uint64_t base_ticks;
+    uint32_t stored_size;
+    uint32_t raw_size;
+    uint8_t codec;
+    uint8_t flags;
+};
+
+/* Writes a file header of the given kind into out[TT_FILE_HEADER_SIZE]. */
+void tt_file_header_encode(uint8_t *out, enum tt_file_kind kind);
+
+/* Checks a file header: 0 and *kind set, or -1 with a reason in *why. */
+int tt_file_header_decode(const uint8_t *in, size_t len, enum tt_file_kind *kind, const char **why);
+
+/* Writes a chunk header for `payload` into out[TT_CHUNK_HEADER_SIZE],
+ * computing the checksum over header and payload. */
+void tt_chunk_header_encode(uint8_t *out, const struct tt_chunk_header *h, const uint8_t *payload);
+
+/* Parses a chunk header (without checking the payload). 0 on success,
+ * -1 with a reason in *why when the bytes are not a chunk header. */
+int tt_chunk_header_decode(const uint8_t *in, struct tt_chunk_header *h, const char **why);
+
+/* 1 when the stored checksum of a chunk matches its header and payload. */
+int tt_chunk_verify(const uint8_t *header, const uint8_t *payload);
+
+/* Compresses src into dst (capacity dst_cap) when the build has zstd.
+ * Returns the compressed size, or 0 when compression is unavailable,
+ * failed, or would not make the payload smaller. */
+size_t tt_compress(void *ctx, uint8_t *dst, size_t dst_cap, const uint8_t *src, size_t len);
+size_t tt_compress_bound(size_t len);
+void *tt_compress_ctx_new(void);
+void tt_compress_ctx_free(void *ctx);
+
+/* Decodes a stored payload into dst (exactly h->raw_size bytes). 0 on
+ * success, -1 with a reason in *why. */
+int tt_payload_decode(const struct tt_chunk_header *h, const uint8_t *stored, uint8_t *dst, const char **why);
+
+/* ---- varints: inline, they are on the hot path ---- */
+
+static inline uint8_t *tt_put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline uint64_t tt_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t tt_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+/* Reads a varint from [*p, end). Returns 0 and advances *p, or -1 when the
+ * bytes run out or the varint is longer than 10 bytes. */
+static inline int tt_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    const uint8_t *q = *p;
+    for (unsigned shift = 0; shift < 70 && q < end; shift += 7) {
+        uint8_t b = *q++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *p = q;
+            *out = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static inline void tt_put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void tt_put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint32_t tt_get_u32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
+    return v;
+}
+static inline uint64_t tt_get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+#endif

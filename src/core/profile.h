@@ -1,0 +1,82 @@
+/* profile.h -- the call-path profile, computed from a trace through the one
+ * reader, and its text rendering (`tracetop summary`, profile.txt).
+ *
+ * Contract:
+ *  - tt_profile_build reads every stream of every process once, in bounded
+ *    memory (the size of the call tree, not of the trace).
+ *  - For each thread it builds the call-path tree: per node the region,
+ *    visits, inclusive and exclusive time. Per region (by name, merged over
+ *    threads and processes) it gives visits, exclusive time and inclusive
+ *    time counted once per outermost activation (recursion is not double
+ *    counted).
+ *  - What the reader reported as cut or corrupt is collected, so the caller
+ *    can say it once.
+ */
+#ifndef TRACETOP_PROFILE_H
+#define TRACETOP_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "reader.h"
+
+/* A call path. Children are chained from first_child through next_sibling
+ * in the order they were first called; node 0 is the first root and the
+ * other roots follow it through next_sibling the same way. */
+typedef struct tt_profile_node {
+    uint32_t region;      /* process-local region id (may be the "<undefined>" placeholder) */
+    uint32_t parent;      /* node index; UINT32_MAX for a root */
+    uint32_t first_child; /* node index or UINT32_MAX */
+    uint32_t next_sibling;
+    uint64_t visits;
+    uint64_t inclusive_ns;
+    uint64_t exclusive_ns;
+} tt_profile_node;
+
+typedef struct tt_profile_thread {
+    size_t process; /* index into the trace's processes */
+    size_t stream;
+    uint64_t begin_ns, end_ns; /* first and last event; both 0 without events */
+    uint64_t events;           /* read from the data (tt_cursor_events_read) */
+    size_t top_region;         /* index into regions: most exclusive time here; SIZE_MAX when none */
+    size_t node_count;
+    tt_profile_node *nodes; /* call-path tree; roots have parent UINT32_MAX */
+} tt_profile_thread;
+
+typedef struct tt_profile_region {
+    const char *name;
+    const char *file;
+    uint32_t line;
+    uint8_t kind;
+    uint64_t visits;
+    uint64_t inclusive_ns;
+    uint64_t exclusive_ns;
+} tt_profile_region;
+
+typedef struct tt_profile {
+    const tt_trace *trace;
+    size_t thread_count;
+    tt_profile_thread *threads;
+    size_t region_count;
+    tt_profile_region *regions; /* merged by name over all threads; only regions entered */
+    uint64_t total_ns;          /* sum of the threads' spans */
+    uint64_t events;
+    /* One line per stream or process that was cut or damaged (or left out,
+     * see tt_trace_problem), in process order. */
+    size_t problem_count;
+    char **problems;
+    int corrupt; /* 1 when any damage (not just a cut) was found */
+} tt_profile;
+
+/* Fails only when memory runs out: what cannot be read is a problem line. */
+int tt_profile_build(const tt_trace *t, tt_profile **out, tt_error *err);
+void tt_profile_free(tt_profile *p);
+
+/* Renders the text summary (top regions by exclusive and inclusive time,
+ * visits, per thread and process) into a malloc'd string, NULL when memory
+ * runs out. `top` limits the rows of each table (0: a default of 25); the
+ * problems are not part of it (the caller says them). */
+char *tt_profile_render_text(const tt_profile *p, size_t top);
+
+#endif

@@ -1,0 +1,47 @@
+/* ptrmap.c -- growth of the pointer map. */
+#include "ptrmap.h"
+
+#include <stdlib.h>
+
+static int alloc_slots(tt_ptrmap *m, unsigned bits)
+{
+    m->slots = calloc((size_t)1 << bits, sizeof *m->slots);
+    if (!m->slots) return -1;
+    m->mask = ((size_t)1 << bits) - 1;
+    m->shift = 64 - bits;
+    m->count = 0;
+    return 0;
+}
+
+int tt_ptrmap_init(tt_ptrmap *m) { return alloc_slots(m, 10); }
+
+void tt_ptrmap_free(tt_ptrmap *m)
+{
+    free(m->slots);
+    m->slots = NULL;
+}
+
+static void insert(tt_ptrmap *m, const void *key, uint32_t value)
+{
+    size_t i = tt_ptrmap_hash(m, key);
+    while (m->slots[i].key && m->slots[i].key != key) i = (i + 1) & m->mask;
+    if (!m->slots[i].key) m->count++;
+    m->slots[i].key = key;
+    m->slots[i].value = value;
+}
+
+int tt_ptrmap_put(tt_ptrmap *m, const void *key, uint32_t value)
+{
+    if ((m->count + 1) * 2 > m->mask + 1) {
+        tt_ptrmap old = *m;
+        if (alloc_slots(m, 64 - old.shift + 1) < 0) {
+            *m = old;
+            return -1;
+        }
+        for (size_t i = 0; i <= old.mask; i++)
+            if (old.slots[i].key) insert(m, old.slots[i].key, old.slots[i].value);
+        free(old.slots);
+    }
+    insert(m, key, value);
+    return 0;
+}

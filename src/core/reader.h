@@ -1,0 +1,155 @@
+/* reader.h -- THE reader of native traces. Everything that reads a trace
+ * (profile and summary, converters, score, the viewer's index, top) reads
+ * events through this module, so a format change is made in format.h and
+ * here, nowhere else.
+ *
+ * Contract:
+ *  - tt_trace_open loads the definitions of every process of an experiment
+ *    (small) and none of its events. Events are read one stream at a time
+ *    with a cursor, in bounded memory (one decoded chunk at a time).
+ *  - Every stream a cursor yields is well nested: a LEAVE always closes the
+ *    innermost open ENTER (the reader fills in its region), and regions still
+ *    open where a stream ends are closed there by synthesized LEAVE events at
+ *    the stream's last time.
+ *  - A trace cut short (crash, SIGKILL, os._exit, full disk) or damaged is
+ *    read up to its last intact chunk. Nothing is thrown away silently: the
+ *    cursor and the process say what was cut, in one line each.
+ *  - Times are nanoseconds since the experiment's epoch: the earliest process
+ *    start on the real-time clock, so processes share one time axis. Within a
+ *    stream they never decrease.
+ *  - Every id in an event indexes its process's tables: an id the definitions
+ *    do not cover (possible only when a process's definitions are incomplete:
+ *    cut, or no PROCESS_END) maps to the placeholder entry at index
+ *    region_count / string_count, named "<undefined>". With complete
+ *    definitions such an id is damage and ends the stream as corrupt.
+ *
+ * Layout read: EXPERIMENT/trace/<pid>/defs.tts and <pid>/<n>.tts (format.h).
+ * The stream files present define which streams exist. A process directory
+ * whose definitions lack a PROCESS or CLOCK_SYNC record cannot be placed in
+ * time; it is left out and reported by tt_trace_problem.
+ */
+#ifndef TRACETOP_READER_H
+#define TRACETOP_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "format.h"
+
+typedef struct tt_region {
+    const char *name; /* "module:qualname", "builtins:len", "user:load" */
+    const char *file; /* "" when unknown */
+    uint32_t line;    /* first line, 0 when unknown */
+    uint8_t kind;     /* enum tt_region_kind */
+} tt_region;
+
+typedef struct tt_thread {
+    const char *name;    /* the Python thread name, e.g. "MainThread"; "stream <n>" when undefined */
+    uint64_t native_tid; /* the OS thread id */
+    int defined;         /* 0: a stream file without a THREAD definition */
+    int present;         /* 0: a THREAD definition without a stream file: no events to read */
+} tt_thread;
+
+typedef enum tt_stream_state {
+    TT_STREAM_COMPLETE = 0, /* ended with STREAM_END */
+    TT_STREAM_CUT = 1,      /* the data stops early: crash, kill, truncation */
+    TT_STREAM_CORRUPT = 2,  /* damaged data: bad checksum, bad record, gap */
+} tt_stream_state;
+
+typedef struct tt_attribute {
+    const char *key;
+    const char *value;
+} tt_attribute;
+
+typedef struct tt_process {
+    uint64_t pid, ppid;
+    const char *name;   /* what ran: the script, module or "-c" */
+    char *dir;          /* trace/<pid> */
+    uint8_t clock_kind; /* enum tt_clock_kind */
+    uint64_t ticks_per_second;
+
+    size_t string_count;
+    const char **strings; /* by string id; [string_count] is "<undefined>" */
+    size_t region_count;
+    tt_region *regions; /* by region id; [region_count] is the "<undefined>" placeholder */
+    size_t thread_count;
+    tt_thread *threads; /* by stream number */
+    size_t attribute_count;
+    tt_attribute *attributes;
+
+    /* From PROCESS_END; ended == 0 when the process did not end normally. */
+    int ended;
+    uint64_t end_time; /* ns since epoch, when ended */
+    uint64_t events, waits, wait_ns;
+
+    /* NULL when defs.tts was intact, else one line saying what was cut or
+     * damaged; defs_state says which (TT_STREAM_COMPLETE when intact). */
+    const char *defs_cut;
+    tt_stream_state defs_state;
+
+    /* Clock mapping: ticks -> ns since epoch (set by the reader). */
+    uint64_t sync_ticks;       /* a reference point ... */
+    int64_t sync_time;         /* ... and its time in ns since epoch */
+    double ns_per_tick;
+    uint64_t start_realtime_ns; /* real time of the first CLOCK_SYNC */
+} tt_process;
+
+typedef struct tt_trace tt_trace;
+
+/* Opens EXPERIMENT/trace (the experiment directory is given). Fails when
+ * there is no trace there or no process in it has readable definitions. */
+int tt_trace_open(const char *experiment_dir, tt_trace **out, tt_error *err);
+void tt_trace_close(tt_trace *t);
+
+/* Processes ordered by start time, then pid. */
+size_t tt_trace_process_count(const tt_trace *t);
+const tt_process *tt_trace_process(const tt_trace *t, size_t index);
+
+/* Process directories left out because they cannot be read, one line each;
+ * *corrupt (when not NULL) is set to 1 for damage, 0 for a cut. */
+size_t tt_trace_problem_count(const tt_trace *t);
+const char *tt_trace_problem(const tt_trace *t, size_t index, int *corrupt);
+
+/* ns since the epoch for ticks of process p. */
+uint64_t tt_process_time(const tt_process *p, uint64_t ticks);
+
+typedef struct tt_event {
+    uint8_t kind;        /* enum tt_event_tag */
+    uint64_t time;       /* ns since epoch */
+    uint32_t region;     /* ENTER and LEAVE: the region entered or left */
+    uint32_t name;       /* PARAM_*, COUNTER, MARK: a string id */
+    uint32_t depth;      /* open regions after this event */
+    int synthesized;     /* 1: a LEAVE the reader added to close a region left open */
+    int64_t int_value;   /* PARAM_INT */
+    uint64_t uint_value; /* PARAM_UINT */
+    double double_value; /* COUNTER */
+    const char *str;     /* PARAM_STRING: bytes valid until the next call */
+    size_t str_len;
+} tt_event;
+
+typedef struct tt_cursor tt_cursor;
+
+/* Opens the events of stream `stream` (0 .. thread_count-1, present) of
+ * process p. Fails only when the file cannot be opened or memory runs out;
+ * damage in it is reported by the cursor. */
+int tt_cursor_open(const tt_trace *t, const tt_process *p, size_t stream, tt_cursor **out, tt_error *err);
+
+/* Reads the next event: 1 with *ev set, 0 at the end of the stream. Damage
+ * does not fail the read: the stream ends there and tt_cursor_state says so.
+ * The events end with: the synthesized LEAVEs of regions still open, then
+ * STREAM_END when the stream has one. */
+int tt_cursor_next(tt_cursor *c, tt_event *ev);
+
+/* Valid once tt_cursor_next returned 0. */
+tt_stream_state tt_cursor_state(const tt_cursor *c);
+/* NULL when complete, else one line: what was cut and where, e.g.
+ * `process 4242 thread "worker-1" (stream 3): cut after 17 chunks at byte
+ * 1114112 (truncated chunk)`. */
+const char *tt_cursor_problem(const tt_cursor *c);
+/* Events read from the data so far (synthesized LEAVEs not counted). */
+uint64_t tt_cursor_events_read(const tt_cursor *c);
+
+void tt_cursor_close(tt_cursor *c);
+
+#endif

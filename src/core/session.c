@@ -1,0 +1,254 @@
+/* session.c -- starting and stopping a measurement of this process. */
+#include "session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+/* Guards the `closed` handshake between a thread's exit and a session's
+ * stop, which may run at the same time on different threads. */
+static pthread_mutex_t lifecycle_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int make_dir(const char *path, tt_error *err)
+{
+    if (mkdir(path, 0777) == 0 || errno == EEXIST) return 0;
+    return tt_fail_errno(err, "cannot create %s", path);
+}
+
+/* EXP/trace/<pid>, or <pid>.1, <pid>.2 ... when a session of this process
+ * (or of an earlier process with the same pid) already wrote there. */
+static char *make_trace_dir(const char *experiment, tt_error *err)
+{
+    size_t cap = strlen(experiment) + 64;
+    char *path = malloc(cap);
+    if (!path) return tt_fail(err, "out of memory"), NULL;
+    snprintf(path, cap, "%s/trace", experiment);
+    if (make_dir(path, err) < 0) return free(path), NULL;
+    for (unsigned n = 0;; n++) {
+        if (n == 0)
+            snprintf(path, cap, "%s/trace/%ld", experiment, (long)getpid());
+        else
+            snprintf(path, cap, "%s/trace/%ld.%u", experiment, (long)getpid(), n);
+        if (mkdir(path, 0777) == 0) return path;
+        if (errno != EEXIST) {
+            tt_fail_errno(err, "cannot create %s", path);
+            free(path);
+            return NULL;
+        }
+    }
+}
+
+void tt_session_define(void *session, const uint8_t *record, size_t len)
+{
+    tt_session *s = session;
+    pthread_mutex_lock(&s->defs_lock);
+    tt_chunk *c = atomic_load_explicit(&s->defs.chunk, memory_order_relaxed);
+    uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
+    if (used + len > TT_CHUNK_PAYLOAD_SIZE) {
+        c = tt_stream_rotate(&s->defs);
+        used = 0;
+    }
+    memcpy(c->data + used, record, len);
+    atomic_store_explicit(&c->used, used + (uint32_t)len, memory_order_release);
+    pthread_mutex_unlock(&s->defs_lock);
+}
+
+static void define_clock_sync(tt_session *s)
+{
+    tt_clock_sync sync;
+    tt_clock_sync_now(&sync);
+    uint8_t rec[TT_RECORD_MAX_FIXED], *p = rec;
+    *p++ = TT_DEF_CLOCK_SYNC;
+    p = tt_put_varint(p, sync.ticks);
+    p = tt_put_varint(p, sync.monotonic_ns);
+    p = tt_put_varint(p, sync.realtime_ns);
+    tt_session_define(s, rec, (size_t)(p - rec));
+}
+
+void tt_session_clock_sync(tt_session *s)
+{
+    /* The writer must never wait for a lock whose holder may be waiting
+     * for the writer (a program thread rotating defs on a full budget). */
+    if (pthread_mutex_trylock(&s->defs_lock) != 0) return;
+    tt_chunk *c = atomic_load_explicit(&s->defs.chunk, memory_order_relaxed);
+    int fits = c && atomic_load_explicit(&c->used, memory_order_relaxed) + TT_RECORD_MAX_FIXED <= TT_CHUNK_PAYLOAD_SIZE;
+    pthread_mutex_unlock(&s->defs_lock);
+    if (fits) define_clock_sync(s);
+}
+
+static uint32_t intern(tt_session *s, const char *str)
+{
+    return tt_registry_string(s->registry, str ? str : "", str ? strlen(str) : 0);
+}
+
+static void define_process(tt_session *s)
+{
+    uint8_t rec[TT_RECORD_MAX_FIXED + 10], *p = rec;
+    uint32_t name = intern(s, s->config.name);
+    *p++ = TT_DEF_PROCESS;
+    p = tt_put_varint(p, (uint64_t)getpid());
+    p = tt_put_varint(p, (uint64_t)getppid());
+    p = tt_put_varint(p, name);
+    *p++ = tt_clock_kind();
+    p = tt_put_varint(p, tt_clock_ticks_per_second());
+    tt_session_define(s, rec, (size_t)(p - rec));
+    for (size_t i = 0; i < s->config.attribute_count; i++) {
+        uint32_t key = intern(s, s->config.attributes[2 * i]);
+        uint32_t value = intern(s, s->config.attributes[2 * i + 1]);
+        p = rec;
+        *p++ = TT_DEF_ATTRIBUTE;
+        p = tt_put_varint(p, key);
+        p = tt_put_varint(p, value);
+        tt_session_define(s, rec, (size_t)(p - rec));
+    }
+}
+
+static void stream_init(tt_session *s, tt_stream *st, enum tt_file_kind kind, tt_chunk *first)
+{
+    memset(st, 0, sizeof *st);
+    st->session = s;
+    st->kind = kind;
+    st->fd = -1;
+    st->last_ticks = kind == TT_FILE_EVENTS ? tt_clock_now() : 0;
+    first->stream = st;
+    first->seq = st->next_seq++;
+    first->base_ticks = st->last_ticks;
+    atomic_store_explicit(&first->used, 0, memory_order_relaxed);
+    atomic_store_explicit(&st->chunk, first, memory_order_release);
+}
+
+int tt_session_start(const tt_session_config *config, tt_registry *registry, tt_session **out, tt_error *err)
+{
+    tt_clock_init();
+    tt_session *s = calloc(1, sizeof *s);
+    if (!s) return tt_fail(err, "out of memory");
+    s->config = *config;
+    s->registry = registry;
+    if (tt_pool_init(&s->pool, config->memory, err) < 0) goto fail_session;
+    if (!(s->trace_dir = make_trace_dir(config->directory, err))) goto fail_pool;
+    pthread_mutex_init(&s->defs_lock, NULL);
+    stream_init(s, &s->defs, TT_FILE_DEFS, tt_pool_try_get(&s->pool));
+    if (tt_writer_start(&s->writer, s, err) < 0) goto fail_dir;
+
+    tt_registry_set_sink(registry, tt_session_define, s);
+    define_process(s);
+    define_clock_sync(s);
+    tt_registry_replay(registry);
+    s->config.name = NULL; /* the caller's strings are not kept */
+    s->config.attributes = NULL;
+    s->config.attribute_count = 0;
+    *out = s;
+    return 0;
+
+fail_dir:
+    tt_pool_put(&s->pool, atomic_load(&s->defs.chunk));
+    pthread_mutex_destroy(&s->defs_lock);
+    rmdir(s->trace_dir);
+    free(s->trace_dir);
+fail_pool:
+    tt_pool_destroy(&s->pool);
+fail_session:
+    free(s);
+    return -1;
+}
+
+tt_stream *tt_session_new_stream(tt_session *s, uint64_t native_tid, const char *name, size_t name_len)
+{
+    tt_stream *st = malloc(sizeof *st);
+    if (!st) return NULL;
+    tt_chunk *first = tt_pool_try_get(&s->pool);
+    if (!first) {
+        if (s->config.blocking_begin) s->config.blocking_begin();
+        first = tt_pool_get_wait(&s->pool);
+        if (s->config.blocking_end) s->config.blocking_end();
+    }
+    stream_init(s, st, TT_FILE_EVENTS, first);
+    st->native_tid = native_tid;
+    if (tt_stream_grow_stack(st) < 0) {
+        tt_pool_put(&s->pool, first);
+        free(st);
+        return NULL;
+    }
+
+    uint32_t name_id = tt_registry_string(s->registry, name, name_len);
+    pthread_mutex_lock(&lifecycle_lock);
+    st->index = s->stream_count++;
+    st->next = s->streams;
+    s->streams = st; /* published to the writer's snapshots */
+    pthread_mutex_unlock(&lifecycle_lock);
+
+    uint8_t rec[TT_RECORD_MAX_FIXED], *p = rec;
+    *p++ = TT_DEF_THREAD;
+    p = tt_put_varint(p, st->index);
+    p = tt_put_varint(p, name_id);
+    p = tt_put_varint(p, native_tid);
+    tt_session_define(s, rec, (size_t)(p - rec));
+    return st;
+}
+
+/* Called with lifecycle_lock held. */
+static void close_stream(tt_stream *st, uint64_t now)
+{
+    if (!atomic_load_explicit(&st->chunk, memory_order_relaxed)) return;
+    tt_stream_close(st, now);
+    free(st->stack);
+    st->stack = NULL;
+    st->stack_cap = st->depth = 0;
+}
+
+void tt_session_close_stream(tt_stream *stream)
+{
+    pthread_mutex_lock(&lifecycle_lock);
+    close_stream(stream, tt_clock_now());
+    pthread_mutex_unlock(&lifecycle_lock);
+}
+
+int tt_session_trylock_streams(void) { return pthread_mutex_trylock(&lifecycle_lock) == 0; }
+void tt_session_unlock_streams(void) { pthread_mutex_unlock(&lifecycle_lock); }
+
+int tt_session_stop(tt_session *s, tt_session_stats *stats, tt_error *err)
+{
+    uint64_t now = tt_clock_now();
+    memset(stats, 0, sizeof *stats);
+    pthread_mutex_lock(&lifecycle_lock);
+    for (tt_stream *st = s->streams; st; st = st->next) {
+        close_stream(st, now);
+        stats->events += st->events;
+        stats->streams++;
+    }
+    pthread_mutex_unlock(&lifecycle_lock);
+
+    uint8_t rec[TT_RECORD_MAX_FIXED + 20], *p = rec;
+    *p++ = TT_DEF_PROCESS_END;
+    p = tt_put_varint(p, now);
+    p = tt_put_varint(p, stats->events);
+    p = tt_put_varint(p, s->pool.waits);
+    p = tt_put_varint(p, s->pool.wait_ns);
+    tt_session_define(s, rec, (size_t)(p - rec));
+    define_clock_sync(s);
+    tt_registry_set_sink(s->registry, NULL, NULL);
+
+    pthread_mutex_lock(&s->defs_lock);
+    tt_chunk *last = atomic_load_explicit(&s->defs.chunk, memory_order_relaxed);
+    atomic_store_explicit(&s->defs.chunk, NULL, memory_order_release);
+    pthread_mutex_unlock(&s->defs_lock);
+    tt_writer_submit(&s->writer, last);
+
+    int rc = tt_writer_stop(&s->writer, err);
+    stats->bytes = s->writer.bytes;
+    stats->chunks = s->writer.chunks;
+    stats->waits = s->pool.waits;
+    stats->wait_ns = s->pool.wait_ns;
+    /* Streams stay allocated (see the header); their sessions do not. */
+    for (tt_stream *st = s->streams; st; st = st->next) st->session = NULL;
+    tt_pool_destroy(&s->pool);
+    pthread_mutex_destroy(&s->defs_lock);
+    free(s->trace_dir);
+    free(s);
+    return rc;
+}

@@ -1,0 +1,85 @@
+/* session.h -- one measurement of one process, from start to stop.
+ *
+ * A session owns the process's trace folder (EXP/trace/<pid>), the memory
+ * budget (pool), the writer thread, the definitions stream and one event
+ * stream per measured thread. Definitions come from a registry that lives
+ * as long as the process; a session replays them first, so each session's
+ * trace stands on its own.
+ *
+ * Threading: streams are created, and definitions made, by measured threads
+ * serialised by the caller (the GIL); the definitions stream has its own
+ * lock because the writer thread adds clock readings to it. A stream is
+ * closed either by its thread's exit or by tt_session_stop, whichever comes
+ * first; stream structs are never freed, so a thread that exits after its
+ * session ended never touches freed memory.
+ */
+#ifndef TRACETOP_SESSION_H
+#define TRACETOP_SESSION_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "pool.h"
+#include "registry.h"
+#include "stream.h"
+#include "writer.h"
+
+typedef struct tt_session_config {
+    const char *directory;   /* the experiment directory; must exist */
+    uint64_t memory;         /* the budget for event buffers, in bytes */
+    int compress;            /* zstd per chunk, when built with it */
+    const char *name;        /* what ran: script, module or "-c" */
+    const char *const *attributes; /* key, value, key, value, ... */
+    size_t attribute_count;        /* pairs */
+    /* Called around a wait for the writer (budget used up), so the
+     * extension can let other threads run meanwhile. May be NULL. */
+    void (*blocking_begin)(void);
+    void (*blocking_end)(void);
+} tt_session_config;
+
+typedef struct tt_session_stats {
+    uint64_t events, bytes, chunks, waits, wait_ns;
+    uint32_t streams;
+} tt_session_stats;
+
+typedef struct tt_session {
+    tt_session_config config; /* strings owned by the caller during start only */
+    char *trace_dir;          /* EXP/trace/<pid> */
+    tt_registry *registry;
+    tt_pool pool;
+    tt_writer writer;
+    pthread_mutex_t defs_lock;
+    tt_stream defs;
+    tt_stream *streams; /* every event stream of this session */
+    uint32_t stream_count;
+} tt_session;
+
+/* Creates EXP/trace/<pid>, starts the writer, writes the process and clock
+ * definitions and replays the registry into the new trace. */
+int tt_session_start(const tt_session_config *config, tt_registry *registry, tt_session **out, tt_error *err);
+
+/* A new event stream for the calling thread, named `name`. NULL when out of
+ * memory. */
+tt_stream *tt_session_new_stream(tt_session *s, uint64_t native_tid, const char *name, size_t name_len);
+
+/* Closes a stream at its thread's exit; no-op when already closed. */
+void tt_session_close_stream(tt_stream *stream);
+
+/* For the writer's snapshots: the stream list and each stream's open or
+ * closed state hold still while this lock is held. The writer only tries,
+ * so it never waits on a thread that waits on the writer. */
+int tt_session_trylock_streams(void);
+void tt_session_unlock_streams(void);
+
+/* The registry's sink: appends one definition record to defs.tts. */
+void tt_session_define(void *session, const uint8_t *record, size_t len);
+
+/* The writer's periodic clock reading; skipped when it would have to wait. */
+void tt_session_clock_sync(tt_session *s);
+
+/* Closes every stream at the stop time (open regions are closed there),
+ * records the process's end, writes everything and frees the session. */
+int tt_session_stop(tt_session *s, tt_session_stats *stats, tt_error *err);
+
+#endif

@@ -1,0 +1,94 @@
+/* stream.c -- the slow parts of a stream: rotation, growth, rare records. */
+#include "stream.h"
+
+#include <stdlib.h>
+
+#include "session.h"
+
+tt_chunk *tt_stream_rotate(tt_stream *s)
+{
+    tt_session *session = s->session;
+    tt_chunk *fresh = tt_pool_try_get(&session->pool);
+    if (!fresh) {
+        /* The disk is slower than the program: wait, never drop. */
+        if (session->config.blocking_begin) session->config.blocking_begin();
+        fresh = tt_pool_get_wait(&session->pool);
+        if (session->config.blocking_end) session->config.blocking_end();
+    }
+    fresh->stream = s;
+    fresh->seq = s->next_seq++;
+    fresh->base_ticks = s->last_ticks;
+    atomic_store_explicit(&fresh->used, 0, memory_order_relaxed);
+    tt_chunk *full = atomic_load_explicit(&s->chunk, memory_order_relaxed);
+    atomic_store_explicit(&s->chunk, fresh, memory_order_release);
+    tt_writer_submit(&session->writer, full);
+    return fresh;
+}
+
+int tt_stream_grow_stack(tt_stream *s)
+{
+    uint32_t cap = s->stack_cap ? s->stack_cap * 2 : 256;
+    uint32_t *stack = realloc(s->stack, cap * sizeof *stack);
+    if (!stack) return -1;
+    s->stack = stack;
+    s->stack_cap = cap;
+    return 0;
+}
+
+void tt_stream_mark(tt_stream *s, uint64_t now, uint8_t tag, uint32_t name)
+{
+    uint8_t *p = tt_record_begin(s, tag, now, 0);
+    tt_record_commit(s, tt_put_varint(p, name));
+}
+
+void tt_stream_param_int(tt_stream *s, uint64_t now, uint32_t name, int64_t value)
+{
+    uint8_t *p = tt_record_begin(s, TT_EV_PARAM_INT, now, 0);
+    p = tt_put_varint(p, name);
+    tt_record_commit(s, tt_put_varint(p, tt_zigzag(value)));
+}
+
+void tt_stream_param_uint(tt_stream *s, uint64_t now, uint32_t name, uint64_t value)
+{
+    uint8_t *p = tt_record_begin(s, TT_EV_PARAM_UINT, now, 0);
+    p = tt_put_varint(p, name);
+    tt_record_commit(s, tt_put_varint(p, value));
+}
+
+/* A string value longer than a quarter chunk is cut there: parameters are
+ * labels, not payloads. */
+#define TT_PARAM_STRING_MAX (TT_CHUNK_PAYLOAD_SIZE / 4)
+
+void tt_stream_param_string(tt_stream *s, uint64_t now, uint32_t name, const char *value, size_t len)
+{
+    if (len > TT_PARAM_STRING_MAX) len = TT_PARAM_STRING_MAX;
+    uint8_t *p = tt_record_begin(s, TT_EV_PARAM_STRING, now, (uint32_t)len);
+    p = tt_put_varint(p, name);
+    p = tt_put_varint(p, len);
+    memcpy(p, value, len);
+    tt_record_commit(s, p + len);
+}
+
+void tt_stream_counter(tt_stream *s, uint64_t now, uint32_t name, double value)
+{
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    uint8_t *p = tt_record_begin(s, TT_EV_COUNTER, now, 0);
+    p = tt_put_varint(p, name);
+    tt_put_u64(p, bits);
+    tt_record_commit(s, p + 8);
+}
+
+void tt_stream_plain(tt_stream *s, uint64_t now, uint8_t tag)
+{
+    tt_record_commit(s, tt_record_begin(s, tag, now, 0));
+}
+
+void tt_stream_close(tt_stream *s, uint64_t now)
+{
+    while (s->depth) tt_stream_leave(s, now);
+    tt_stream_plain(s, now, TT_EV_STREAM_END);
+    tt_chunk *last = atomic_load_explicit(&s->chunk, memory_order_relaxed);
+    atomic_store_explicit(&s->chunk, NULL, memory_order_release);
+    tt_writer_submit(&s->session->writer, last);
+}

@@ -1,0 +1,146 @@
+/* stream.h -- one thread's event stream: the hot path of the measurement.
+ *
+ * A stream belongs to one thread, which alone appends records to its
+ * current chunk; nothing here locks, allocates or calls the system except
+ * when a chunk is full (once per TT_CHUNK_PAYLOAD_SIZE bytes), when the
+ * stream hands the chunk to the writer and takes a fresh one.
+ *
+ * The stream keeps the stack of open regions, so that it can promise its
+ * readers well nesting: a call that is not recorded (filtered, recording
+ * off, tracetop's own) is pushed as TT_STACK_SKIP or TT_STACK_OWN and its
+ * return is dropped with it; a
+ * return with nothing open (a frame entered before measurement began) is
+ * dropped; and closing a stream closes what is still open.
+ *
+ * The process's definitions stream (defs.tts) is a tt_stream too, without
+ * a stack, written under the session's defs lock.
+ */
+#ifndef TRACETOP_STREAM_H
+#define TRACETOP_STREAM_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "format.h"
+#include "pool.h"
+
+/* Stack entries that are not regions; region ids stay below them. */
+#define TT_STACK_SKIP UINT32_MAX       /* a call not recorded */
+#define TT_STACK_OWN (UINT32_MAX - 1u) /* a call into tracetop itself (see api.c) */
+
+#if defined(__GNUC__)
+#define tt_likely(x) __builtin_expect(!!(x), 1)
+#define tt_unlikely(x) __builtin_expect(!!(x), 0)
+#else
+#define tt_likely(x) (x)
+#define tt_unlikely(x) (x)
+#endif
+
+struct tt_session;
+
+typedef struct tt_stream {
+    /* The chunk being filled; NULL once the stream is closed. Replaced by
+     * the owner (release) and read by the writer's snapshots (acquire). */
+    _Atomic(tt_chunk *) chunk;
+    uint64_t last_ticks; /* time of the last record: deltas count from it */
+    uint32_t depth;      /* open regions */
+    uint32_t stack_cap;
+    uint32_t *stack;     /* region ids, TT_STACK_SKIP for calls not recorded */
+    uint64_t events;
+    uint32_t next_seq;   /* seq of the next chunk this stream takes */
+
+    struct tt_session *session;
+    enum tt_file_kind kind;
+    uint32_t index;      /* events: the stream number, the file's name */
+    uint64_t native_tid;
+    struct tt_stream *next; /* in the session's list */
+
+    /* Owned by the writer thread. */
+    int fd;
+    uint64_t file_end;     /* offset after the last complete chunk */
+    uint64_t file_size;    /* bytes in the file, a partial chunk included */
+    uint32_t written_seq;  /* seq of the next chunk to put on disk */
+    uint32_t partial_used; /* bytes of chunk written_seq already on disk */
+} tt_stream;
+
+/* Hands the full current chunk to the writer and starts a fresh one;
+ * returns it. The only part of recording that may wait (budget used up). */
+tt_chunk *tt_stream_rotate(tt_stream *s);
+
+/* Grows the stack of open regions; 0, or -1 when out of memory. */
+int tt_stream_grow_stack(tt_stream *s);
+
+/* Starts a record of the given tag stamped `now` and reserves room for
+ * `extra` bytes of fields beyond the fixed ones; returns where the fields
+ * go. tt_record_commit publishes it. */
+static inline uint8_t *tt_record_begin(tt_stream *s, uint8_t tag, uint64_t now, uint32_t extra)
+{
+    tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
+    uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
+    if (tt_unlikely(used + extra > TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED)) {
+        c = tt_stream_rotate(s);
+        used = 0;
+    }
+    uint8_t *p = c->data + used;
+    *p++ = tag;
+    uint64_t dt = 0;
+    if (tt_likely(now > s->last_ticks)) {
+        dt = now - s->last_ticks;
+        s->last_ticks = now;
+    }
+    return tt_put_varint(p, dt);
+}
+
+static inline void tt_record_commit(tt_stream *s, uint8_t *end)
+{
+    tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
+    atomic_store_explicit(&c->used, (uint32_t)(end - c->data), memory_order_release);
+    s->events++;
+}
+
+/* A region entered: pushed and recorded. */
+static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
+{
+    if (tt_unlikely(s->depth == s->stack_cap) && tt_stream_grow_stack(s) < 0) return;
+    s->stack[s->depth++] = region;
+    uint8_t *p = tt_record_begin(s, TT_EV_ENTER, now, 0);
+    tt_record_commit(s, tt_put_varint(p, region));
+}
+
+/* A call that is not recorded (TT_STACK_SKIP or TT_STACK_OWN): pushed so
+ * that its return is dropped too. */
+static inline void tt_stream_skip(tt_stream *s, uint32_t entry)
+{
+    if (tt_unlikely(s->depth == s->stack_cap) && tt_stream_grow_stack(s) < 0) return;
+    s->stack[s->depth++] = entry;
+}
+
+/* The innermost call returned. */
+static inline void tt_stream_leave(tt_stream *s, uint64_t now)
+{
+    if (tt_unlikely(s->depth == 0)) return; /* entered before measurement began */
+    if (s->stack[--s->depth] >= TT_STACK_OWN) return;
+    tt_record_commit(s, tt_record_begin(s, TT_EV_LEAVE, now, 0));
+}
+
+/* The innermost stack entry: a region id, TT_STACK_SKIP or TT_STACK_OWN;
+ * TT_STACK_SKIP when nothing is open. */
+static inline uint32_t tt_stream_top(const tt_stream *s)
+{
+    return s->depth ? s->stack[s->depth - 1] : TT_STACK_SKIP;
+}
+
+/* Records without a place on the stack. */
+void tt_stream_mark(tt_stream *s, uint64_t now, uint8_t tag, uint32_t name);
+void tt_stream_param_int(tt_stream *s, uint64_t now, uint32_t name, int64_t value);
+void tt_stream_param_uint(tt_stream *s, uint64_t now, uint32_t name, uint64_t value);
+void tt_stream_param_string(tt_stream *s, uint64_t now, uint32_t name, const char *value, size_t len);
+void tt_stream_counter(tt_stream *s, uint64_t now, uint32_t name, double value);
+void tt_stream_plain(tt_stream *s, uint64_t now, uint8_t tag); /* RECORDING_ON/OFF */
+
+/* Closes every open region at `now`, records STREAM_END and hands the last
+ * chunk to the writer. The stream takes no records afterwards. */
+void tt_stream_close(tt_stream *s, uint64_t now);
+
+#endif

@@ -1,0 +1,273 @@
+/* writer.c -- the writer thread: compress, append, snapshot, recycle. */
+#include "writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "session.h"
+
+#define TT_CLOCK_SYNC_PERIOD_NS 1000000000u
+
+/* A chunk still being filled, as seen at the start of a pass. */
+typedef struct snapshot {
+    tt_stream *stream;
+    tt_chunk *chunk;
+    uint32_t used;
+} snapshot;
+
+static int open_file(tt_writer *w, tt_stream *s)
+{
+    char path[4096];
+    if (s->kind == TT_FILE_DEFS)
+        snprintf(path, sizeof path, "%s/defs.tts", w->session->trace_dir);
+    else
+        snprintf(path, sizeof path, "%s/%u.tts", w->session->trace_dir, s->index);
+    s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (s->fd < 0) return tt_fail_errno(&w->error, "cannot create %s", path);
+    uint8_t header[TT_FILE_HEADER_SIZE];
+    tt_file_header_encode(header, s->kind);
+    if (pwrite(s->fd, header, sizeof header, 0) != (ssize_t)sizeof header)
+        return tt_fail_errno(&w->error, "cannot write %s", path);
+    s->file_end = s->file_size = TT_FILE_HEADER_SIZE;
+    return 0;
+}
+
+static int write_at(tt_writer *w, tt_stream *s, const uint8_t *header, const uint8_t *payload, uint32_t len)
+{
+    struct iovec iov[2] = {{(void *)header, TT_CHUNK_HEADER_SIZE}, {(void *)payload, len}};
+    ssize_t want = (ssize_t)(TT_CHUNK_HEADER_SIZE + len);
+    ssize_t n = pwritev(s->fd, iov, 2, (off_t)s->file_end);
+    if (n != want) {
+        if (n >= 0) errno = ENOSPC;
+        return tt_fail_errno(&w->error, "cannot write the trace of stream %u", s->index);
+    }
+    return 0;
+}
+
+/* Appends a full chunk to its stream's file. */
+static int write_chunk(tt_writer *w, tt_chunk *c)
+{
+    tt_stream *s = c->stream;
+    if (s->fd < 0 && open_file(w, s) < 0) return -1;
+    uint32_t used = atomic_load_explicit(&c->used, memory_order_acquire);
+    struct tt_chunk_header h = {.seq = c->seq, .base_ticks = c->base_ticks, .raw_size = used};
+    const uint8_t *payload = c->data;
+    uint8_t *stored = w->scratch + TT_CHUNK_HEADER_SIZE;
+    size_t n = w->zctx ? tt_compress(w->zctx, stored, w->scratch_cap - TT_CHUNK_HEADER_SIZE, c->data, used) : 0;
+    if (n) {
+        h.codec = TT_CODEC_ZSTD;
+        h.stored_size = (uint32_t)n;
+        payload = stored;
+    } else {
+        h.codec = TT_CODEC_NONE;
+        h.stored_size = used;
+    }
+    tt_chunk_header_encode(w->scratch, &h, payload);
+    if (write_at(w, s, w->scratch, payload, h.stored_size) < 0) return -1;
+    s->file_end += TT_CHUNK_HEADER_SIZE + h.stored_size;
+    /* A longer partial copy of this chunk may lie beyond: cut it off so a
+     * reader after a crash never mistakes it for data. */
+    if (s->file_size > s->file_end && ftruncate(s->fd, (off_t)s->file_end) < 0)
+        return tt_fail_errno(&w->error, "cannot truncate the trace of stream %u", s->index);
+    s->file_size = s->file_end;
+    s->written_seq = c->seq + 1;
+    s->partial_used = 0;
+    w->bytes += TT_CHUNK_HEADER_SIZE + h.stored_size;
+    w->chunks++;
+    return 0;
+}
+
+/* Puts the filled part of a chunk still being filled after the end of its
+ * file, without moving the end: the full chunk will overwrite it. */
+static int write_partial(tt_writer *w, const snapshot *snap)
+{
+    tt_stream *s = snap->stream;
+    if (snap->chunk->seq != s->written_seq || snap->used <= s->partial_used) return 0;
+    if (s->fd < 0 && open_file(w, s) < 0) return -1;
+    struct tt_chunk_header h = {.seq = snap->chunk->seq,
+                                .base_ticks = snap->chunk->base_ticks,
+                                .stored_size = snap->used,
+                                .raw_size = snap->used,
+                                .codec = TT_CODEC_NONE,
+                                .flags = TT_CHUNK_PARTIAL};
+    uint8_t header[TT_CHUNK_HEADER_SIZE];
+    tt_chunk_header_encode(header, &h, snap->chunk->data);
+    if (write_at(w, s, header, snap->chunk->data, snap->used) < 0) return -1;
+    uint64_t end = s->file_end + TT_CHUNK_HEADER_SIZE + snap->used;
+    if (end > s->file_size) s->file_size = end;
+    s->partial_used = snap->used;
+    return 0;
+}
+
+static void fail(tt_writer *w)
+{
+    /* From the first error on, chunks are only recycled: the program goes
+     * on, and the trace ends at its last complete chunk. */
+    w->failed = 1;
+}
+
+static void put_chunk(tt_writer *w, tt_chunk *c)
+{
+    if (!w->failed && write_chunk(w, c) < 0) fail(w);
+    tt_pool_put(&w->session->pool, c);
+}
+
+static void take_snapshot(tt_stream *s, snapshot *snap)
+{
+    snap->stream = s;
+    snap->chunk = atomic_load_explicit(&s->chunk, memory_order_acquire);
+    snap->used = snap->chunk ? atomic_load_explicit(&snap->chunk->used, memory_order_acquire) : 0;
+}
+
+/* One pass: everything queued, then what the streams hold. */
+static void pass(tt_writer *w, tt_chunk *queued, snapshot **snaps, size_t *snap_cap)
+{
+    tt_session *session = w->session;
+    size_t n = 0;
+    /* First note how far each event stream is... */
+    if (tt_session_trylock_streams()) {
+        for (tt_stream *s = session->streams; s; s = s->next) {
+            if (n == *snap_cap) {
+                size_t cap = *snap_cap ? *snap_cap * 2 : 64;
+                snapshot *grown = realloc(*snaps, cap * sizeof *grown);
+                if (!grown) break;
+                *snaps = grown;
+                *snap_cap = cap;
+            }
+            take_snapshot(s, &(*snaps)[n]);
+            if ((*snaps)[n].chunk) n++;
+        }
+        tt_session_unlock_streams();
+    }
+    /* ... then write the definitions, which by now include every id those
+     * events use, ... */
+    for (tt_chunk *c = queued; c; c = c->next)
+        if (c->stream == &session->defs && !w->failed && write_chunk(w, c) < 0) fail(w);
+    snapshot defs;
+    take_snapshot(&session->defs, &defs);
+    if (defs.chunk && !w->failed && write_partial(w, &defs) < 0) fail(w);
+    /* ... then the events. */
+    while (queued) {
+        tt_chunk *c = queued;
+        queued = c->next;
+        if (c->stream == &session->defs)
+            tt_pool_put(&session->pool, c);
+        else
+            put_chunk(w, c);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!w->failed && write_partial(w, &(*snaps)[i]) < 0) fail(w);
+}
+
+static void *writer_main(void *arg)
+{
+    tt_writer *w = arg;
+    snapshot *snaps = NULL;
+    size_t snap_cap = 0;
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        if (!w->queue_head && !w->stopping) {
+            struct timespec deadline;
+            clock_gettime(CLOCK_REALTIME, &deadline);
+            deadline.tv_nsec += TT_WRITER_PERIOD_MS * 1000000L;
+            if (deadline.tv_nsec >= 1000000000L) {
+                deadline.tv_sec++;
+                deadline.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&w->wake, &w->lock, &deadline);
+        }
+        tt_chunk *queued = w->queue_head;
+        w->queue_head = w->queue_tail = NULL;
+        int stopping = w->stopping;
+        pthread_mutex_unlock(&w->lock);
+
+        pass(w, queued, &snaps, &snap_cap);
+        if (stopping) {
+            /* tt_session_stop submitted the last chunks before asking us to
+             * stop; one more look catches a late thread exit. */
+            pthread_mutex_lock(&w->lock);
+            int done = !w->queue_head;
+            pthread_mutex_unlock(&w->lock);
+            if (done) break;
+            continue;
+        }
+        uint64_t now = tt_monotonic_ns();
+        if (now - w->last_sync_ns >= TT_CLOCK_SYNC_PERIOD_NS) {
+            w->last_sync_ns = now;
+            tt_session_clock_sync(w->session);
+        }
+    }
+    free(snaps);
+    return NULL;
+}
+
+int tt_writer_start(tt_writer *w, struct tt_session *session, tt_error *err)
+{
+    memset(w, 0, sizeof *w);
+    w->session = session;
+    w->scratch_cap = TT_CHUNK_HEADER_SIZE + tt_compress_bound(TT_CHUNK_PAYLOAD_SIZE);
+    w->scratch = malloc(w->scratch_cap);
+    if (!w->scratch) return tt_fail(err, "out of memory");
+    w->zctx = session->config.compress ? tt_compress_ctx_new() : NULL;
+    w->last_sync_ns = tt_monotonic_ns();
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->wake, NULL);
+    int rc = pthread_create(&w->thread, NULL, writer_main, w);
+    if (rc != 0) {
+        errno = rc;
+        tt_compress_ctx_free(w->zctx);
+        free(w->scratch);
+        return tt_fail_errno(err, "cannot start the writer thread");
+    }
+    return 0;
+}
+
+void tt_writer_submit(tt_writer *w, tt_chunk *c)
+{
+    c->next = NULL;
+    pthread_mutex_lock(&w->lock);
+    if (w->queue_tail)
+        w->queue_tail->next = c;
+    else
+        w->queue_head = c;
+    w->queue_tail = c;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void close_file(tt_writer *w, tt_stream *s)
+{
+    if (s->fd < 0) return;
+    if (!w->failed && s->file_size > s->file_end && ftruncate(s->fd, (off_t)s->file_end) < 0)
+        tt_fail_errno(&w->error, "cannot truncate the trace of stream %u", s->index), fail(w);
+    close(s->fd);
+    s->fd = -1;
+}
+
+int tt_writer_stop(tt_writer *w, tt_error *err)
+{
+    pthread_mutex_lock(&w->lock);
+    w->stopping = 1;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+
+    close_file(w, &w->session->defs);
+    for (tt_stream *s = w->session->streams; s; s = s->next) close_file(w, s);
+    tt_compress_ctx_free(w->zctx);
+    free(w->scratch);
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->wake);
+    if (w->failed) {
+        if (err) *err = w->error;
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,58 @@
+/* writer.h -- the thread that puts a process's chunks on disk.
+ *
+ * Streams hand full chunks to the writer and go on at once (double
+ * buffering); the writer compresses each (zstd) and appends it to its
+ * stream's file, then returns the buffer to the pool.
+ *
+ * So that a process that dies (SIGKILL, a crash) loses at most the last
+ * TT_WRITER_PERIOD_MS of each thread, the writer also puts the filled part of
+ * every chunk still being filled on disk, as a PARTIAL chunk at the end of
+ * its file; the full chunk later overwrites it. Within one pass it writes
+ * the definitions after noting how far each event stream is, and before
+ * writing those events, so every id the events on disk use is defined on
+ * disk too.
+ *
+ * A write error (a full disk) stops the writing, not the program: chunks are
+ * then returned unwritten and the error is reported at the end.
+ */
+#ifndef TRACETOP_WRITER_H
+#define TRACETOP_WRITER_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "pool.h"
+
+#define TT_WRITER_PERIOD_MS 50
+
+struct tt_session;
+
+typedef struct tt_writer {
+    struct tt_session *session;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    tt_chunk *queue_head, *queue_tail; /* full chunks, in submission order */
+    int stopping;
+
+    uint8_t *scratch; /* one chunk header + a compressed payload */
+    size_t scratch_cap;
+    void *zctx;
+    uint64_t last_sync_ns;
+
+    uint64_t bytes, chunks;
+    tt_error error; /* set once when writing failed */
+    int failed;
+} tt_writer;
+
+int tt_writer_start(tt_writer *w, struct tt_session *session, tt_error *err);
+
+/* Queues a full chunk for writing. Thread-safe, never waits on the disk. */
+void tt_writer_submit(tt_writer *w, tt_chunk *c);
+
+/* Writes everything queued and everything streams hold, closes the files
+ * and joins the thread. Returns -1 with the message when writing failed. */
+int tt_writer_stop(tt_writer *w, tt_error *err);
+
+#endif

@@ -1,0 +1,357 @@
+/* api.c -- user regions, parameters, counters and marks.
+ *
+ * Each entry point first checks for a running measurement, so annotated
+ * code costs a C call and a compare when nothing is measured.
+ *
+ * Region nesting: these functions are themselves C calls that the profile
+ * hook sees (as TT_STACK_OWN entries, never recorded). A region begun
+ * inside such a call must outlive it, so it is placed beneath that entry,
+ * and a region ended inside one is taken from beneath it. `with
+ * tracetop.region(...)` enters through the Region type's __enter__, which
+ * CPython calls without a hook event, and leaves through __exit__, which it
+ * calls like any C method; both cases land here.
+ */
+#include "ext.h"
+
+#include <structmember.h>
+
+#include "clock.h"
+#include "format.h"
+
+static PyObject *region_ids; /* region name (str) -> region id (int) */
+static PyObject *string_ids; /* parameter, counter and mark names -> string id */
+
+static uint32_t cached_id(PyObject *cache, PyObject *key)
+{
+    PyObject *id = PyDict_GetItemWithError(cache, key);
+    return id ? (uint32_t)PyLong_AsUnsignedLong(id) : TT_NO_ID;
+}
+
+static int cache_id(PyObject *cache, PyObject *key, uint32_t value)
+{
+    PyObject *id = PyLong_FromUnsignedLong(value);
+    int rc = id ? PyDict_SetItem(cache, key, id) : -1;
+    Py_XDECREF(id);
+    return rc;
+}
+
+static uint32_t utf8_string_id(PyObject *str)
+{
+    Py_ssize_t len;
+    const char *s = PyUnicode_AsUTF8AndSize(str, &len);
+    return s ? tt_registry_string(&tt_definitions, s, (size_t)len) : TT_NO_ID;
+}
+
+/* The string id of a name, interned once. TT_NO_ID with an exception set
+ * when name is not a str. */
+static uint32_t name_id(PyObject *name)
+{
+    if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError, "name must be str, not %.100s", Py_TYPE(name)->tp_name);
+        return TT_NO_ID;
+    }
+    uint32_t id = cached_id(string_ids, name);
+    if (id != TT_NO_ID || PyErr_Occurred()) return id;
+    id = utf8_string_id(name);
+    if (id != TT_NO_ID && cache_id(string_ids, name, id) < 0) return TT_NO_ID;
+    return id;
+}
+
+static uint32_t user_region(PyObject *name, PyObject *file, unsigned long line)
+{
+    if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError, "region name must be str, not %.100s", Py_TYPE(name)->tp_name);
+        return TT_NO_ID;
+    }
+    uint32_t id = cached_id(region_ids, name);
+    if (id != TT_NO_ID || PyErr_Occurred()) return id;
+    uint32_t name_string = utf8_string_id(name);
+    uint32_t file_string = file && PyUnicode_Check(file) ? utf8_string_id(file) : tt_registry_string(&tt_definitions, "", 0);
+    if (name_string == TT_NO_ID || file_string == TT_NO_ID) return TT_NO_ID;
+    id = tt_registry_named_region(&tt_definitions, name_string, file_string, (uint32_t)line, TT_REGION_USER);
+    if (id != TT_NO_ID && cache_id(region_ids, name, id) < 0) return TT_NO_ID;
+    return id;
+}
+
+static void enter_user_region(tt_stream *s, uint32_t region)
+{
+    int inside_own_call = tt_stream_top(s) == TT_STACK_OWN;
+    if (inside_own_call) s->depth--;
+    if (tt_recording)
+        tt_stream_enter(s, tt_clock_now(), region);
+    else
+        tt_stream_skip(s, TT_STACK_SKIP);
+    if (inside_own_call) tt_stream_skip(s, TT_STACK_OWN);
+}
+
+static void leave_user_region(tt_stream *s, uint32_t region, PyObject *name)
+{
+    int inside_own_call = tt_stream_top(s) == TT_STACK_OWN;
+    if (inside_own_call) s->depth--;
+    uint32_t top = tt_stream_top(s);
+    if (top == region || (top == TT_STACK_SKIP && s->depth > 0)) {
+        tt_stream_leave(s, tt_clock_now());
+    } else {
+        static int warned;
+        if (!warned++)
+            PySys_FormatStderr("tracetop: warning: region_end(%R) does not end the innermost open region; "
+                               "ignored (further mismatches are ignored silently)\n",
+                               name);
+    }
+    if (inside_own_call) tt_stream_skip(s, TT_STACK_OWN);
+}
+
+static int parse_region_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **name,
+                             PyObject **file, unsigned long *line)
+{
+    static const char *const keywords[] = {"name", "file", "line"};
+    PyObject *given[3] = {NULL, NULL, NULL};
+    if (nargs > 3) {
+        PyErr_SetString(PyExc_TypeError, "region_begin takes at most 3 arguments");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) given[i] = args[i];
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *kw = PyTuple_GET_ITEM(kwnames, k);
+        size_t i = 0;
+        while (i < 3 && PyUnicode_CompareWithASCIIString(kw, keywords[i]) != 0) i++;
+        if (i == 3 || given[i]) {
+            PyErr_Format(PyExc_TypeError, "region_begin got an unexpected or repeated argument %R", kw);
+            return -1;
+        }
+        given[i] = args[nargs + k];
+    }
+    if (!given[0]) {
+        PyErr_SetString(PyExc_TypeError, "region_begin needs a name");
+        return -1;
+    }
+    *name = given[0];
+    *file = given[1];
+    *line = given[2] ? PyLong_AsUnsignedLong(given[2]) : 0;
+    return *line == (unsigned long)-1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *region_begin(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (!tt_active) Py_RETURN_NONE;
+    PyObject *name, *file;
+    unsigned long line;
+    if (parse_region_args(args, nargs, kwnames, &name, &file, &line) < 0) return NULL;
+    tt_stream *s = tt_thread_stream();
+    if (!s) Py_RETURN_NONE;
+    uint32_t region = user_region(name, file, line);
+    if (region == TT_NO_ID) return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    enter_user_region(s, region);
+    Py_RETURN_NONE;
+}
+
+static PyObject *region_end(PyObject *self, PyObject *name)
+{
+    (void)self;
+    if (!tt_active) Py_RETURN_NONE;
+    tt_stream *s = tt_thread_stream();
+    if (!s) Py_RETURN_NONE;
+    uint32_t region = user_region(name, NULL, 0);
+    if (region == TT_NO_ID) return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    leave_user_region(s, region, name);
+    Py_RETURN_NONE;
+}
+
+/* A stream and a name id for a record, or NULL (nothing to record, or an
+ * exception set). */
+static tt_stream *named_record(PyObject *name, uint32_t *id)
+{
+    if (!tt_active || !tt_recording) return NULL;
+    tt_stream *s = tt_thread_stream();
+    if (!s) return NULL;
+    *id = name_id(name);
+    return *id == TT_NO_ID ? NULL : s;
+}
+
+#define DONE() return PyErr_Occurred() ? NULL : Py_NewRef(Py_None)
+
+static int two_arguments(const char *function, Py_ssize_t nargs)
+{
+    if (nargs == 2) return 1;
+    PyErr_Format(PyExc_TypeError, "%s() takes 2 arguments (%zd given)", function, nargs);
+    return 0;
+}
+
+static PyObject *parameter_int(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint32_t id;
+    tt_stream *s;
+    if (!two_arguments("parameter_int", nargs)) return NULL;
+    if ((s = named_record(args[0], &id))) {
+        long long v = PyLong_AsLongLong(args[1]);
+        if (!(v == -1 && PyErr_Occurred())) tt_stream_param_int(s, tt_clock_now(), id, v);
+    }
+    DONE();
+}
+
+static PyObject *parameter_uint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint32_t id;
+    tt_stream *s;
+    if (!two_arguments("parameter_uint", nargs)) return NULL;
+    if ((s = named_record(args[0], &id))) {
+        unsigned long long v = PyLong_AsUnsignedLongLong(args[1]);
+        if (!(v == (unsigned long long)-1 && PyErr_Occurred())) tt_stream_param_uint(s, tt_clock_now(), id, v);
+    }
+    DONE();
+}
+
+static PyObject *parameter_string(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint32_t id;
+    tt_stream *s;
+    if (!two_arguments("parameter_string", nargs)) return NULL;
+    if ((s = named_record(args[0], &id))) {
+        PyObject *text = PyObject_Str(args[1]);
+        Py_ssize_t len;
+        const char *utf8 = text ? PyUnicode_AsUTF8AndSize(text, &len) : NULL;
+        if (utf8) tt_stream_param_string(s, tt_clock_now(), id, utf8, (size_t)len);
+        Py_XDECREF(text);
+    }
+    DONE();
+}
+
+static PyObject *counter(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint32_t id;
+    tt_stream *s;
+    if (!two_arguments("counter", nargs)) return NULL;
+    if ((s = named_record(args[0], &id))) {
+        double v = PyFloat_AsDouble(args[1]);
+        if (!(v == -1.0 && PyErr_Occurred())) tt_stream_counter(s, tt_clock_now(), id, v);
+    }
+    DONE();
+}
+
+static PyObject *mark(PyObject *self, PyObject *name)
+{
+    (void)self;
+    uint32_t id;
+    tt_stream *s = named_record(name, &id);
+    if (s) tt_stream_mark(s, tt_clock_now(), TT_EV_MARK, id);
+    DONE();
+}
+
+/* ---- Region: the context manager behind tracetop.region ---- */
+
+typedef struct {
+    PyObject_HEAD PyObject *name;
+    PyObject *file;
+    unsigned long line;
+} Region;
+
+static int Region_init(Region *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"name", "file", "line", NULL};
+    PyObject *name, *file = NULL;
+    unsigned long line = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|Uk", kwlist, &name, &file, &line)) return -1;
+    Py_XSETREF(self->name, Py_NewRef(name));
+    Py_XSETREF(self->file, Py_XNewRef(file));
+    self->line = line;
+    return 0;
+}
+
+static void Region_dealloc(Region *self)
+{
+    PyObject_GC_UnTrack(self);
+    Py_XDECREF(self->name);
+    Py_XDECREF(self->file);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Region_traverse(Region *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->name);
+    Py_VISIT(self->file);
+    return 0;
+}
+
+static PyObject *Region_enter(Region *self, PyObject *unused)
+{
+    (void)unused;
+    if (tt_active) {
+        tt_stream *s = tt_thread_stream();
+        uint32_t region = s ? user_region(self->name, self->file, self->line) : TT_NO_ID;
+        if (region != TT_NO_ID)
+            enter_user_region(s, region);
+        else if (PyErr_Occurred())
+            return NULL;
+    }
+    return Py_NewRef(self);
+}
+
+static PyObject *Region_exit(Region *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)args, (void)nargs;
+    if (tt_active) {
+        tt_stream *s = tt_thread_stream();
+        uint32_t region = s ? user_region(self->name, self->file, self->line) : TT_NO_ID;
+        if (region != TT_NO_ID)
+            leave_user_region(s, region, self->name);
+        else if (PyErr_Occurred())
+            return NULL;
+    }
+    Py_RETURN_FALSE;
+}
+
+static PyMethodDef Region_methods[] = {
+    {"__enter__", (PyCFunction)Region_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)(void (*)(void))Region_exit, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef Region_members[] = {
+    {"name", T_OBJECT, offsetof(Region, name), READONLY, "the region's name as recorded"},
+    {"file", T_OBJECT, offsetof(Region, file), READONLY, NULL},
+    {"line", T_ULONG, offsetof(Region, line), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject RegionType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._tracetop.Region",
+    .tp_basicsize = sizeof(Region),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Region(name, file=None, line=0): a user region as a context manager.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Region_init,
+    .tp_dealloc = (destructor)Region_dealloc,
+    .tp_traverse = (traverseproc)Region_traverse,
+    .tp_methods = Region_methods,
+    .tp_members = Region_members,
+};
+
+static PyMethodDef api_methods[] = {
+    {"region_begin", (PyCFunction)(void (*)(void))region_begin, METH_FASTCALL | METH_KEYWORDS,
+     "region_begin(name, file=None, line=0)\n--\n\nOpen the user region `name`."},
+    {"region_end", region_end, METH_O, "region_end(name)\n--\n\nClose the user region `name`."},
+    {"parameter_int", (PyCFunction)(void (*)(void))parameter_int, METH_FASTCALL, "parameter_int(name, value)"},
+    {"parameter_uint", (PyCFunction)(void (*)(void))parameter_uint, METH_FASTCALL, "parameter_uint(name, value)"},
+    {"parameter_string", (PyCFunction)(void (*)(void))parameter_string, METH_FASTCALL,
+     "parameter_string(name, value)"},
+    {"counter", (PyCFunction)(void (*)(void))counter, METH_FASTCALL, "counter(name, value): a metric sample"},
+    {"mark", mark, METH_O, "mark(name): an instant event"},
+    {NULL, NULL, 0, NULL},
+};
+
+int tt_ext_add_api(PyObject *module)
+{
+    region_ids = PyDict_New();
+    string_ids = PyDict_New();
+    if (!region_ids || !string_ids) return -1;
+    if (PyType_Ready(&RegionType) < 0 || PyModule_AddObjectRef(module, "Region", (PyObject *)&RegionType) < 0)
+        return -1;
+    if (tt_pyregions_own_methods(Region_methods) < 0) return -1;
+    return PyModule_AddFunctions(module, api_methods);
+}

@@ -1,0 +1,426 @@
+/* hooks.c -- the CPython hook and the life of a measurement.
+ *
+ * One C function serves as the profile hook (PyEval_SetProfile: calls and
+ * returns of Python and C functions) and as the trace hook (PyEval_SetTrace:
+ * Python calls and returns; line events are ignored). On a call it finds
+ * the region cached on the code object or C function and appends one
+ * record to the thread's stream: no allocation, no lock, no system call,
+ * no Python object, as in CPython's own _lsprof.c.
+ *
+ * Threads running when the measurement starts get the hook directly;
+ * threads started later get it from threading's bootstrap, which calls
+ * _thread_hook once and is then replaced by the C hook.
+ */
+#include "ext.h"
+
+#include <pthread.h>
+
+#include "clock.h"
+
+tt_session *tt_active;
+int tt_recording = 1;
+tt_registry tt_definitions;
+__thread tt_stream *tt_tls_stream;
+
+enum hook_kind { HOOK_NONE, HOOK_PROFILE, HOOK_TRACE };
+
+static enum hook_kind hook_kind;
+static int instrumenter_enabled = 1;
+static int record_calls;   /* tt_recording && instrumenter_enabled */
+static int record_c_calls; /* the --no-c-calls option, inverted */
+static pthread_key_t stream_key;
+static PyObject *thread_hook;          /* _thread_hook, given to threading */
+static PyObject *saved_threading_hook; /* what threading had before start */
+
+static void update_switches(void) { record_calls = tt_recording && instrumenter_enabled; }
+
+/* ---- per-thread streams ---- */
+
+static void on_thread_exit(void *stream) { tt_session_close_stream(stream); }
+
+/* The Python name of the calling thread, without side effects: looked up in
+ * threading's table rather than through current_thread(), which would make
+ * a dummy Thread for threads that threading did not start. Before
+ * threading is imported, only the main thread runs Python. */
+static PyObject *thread_name(void)
+{
+    PyObject *modname = PyUnicode_FromString("threading");
+    PyObject *threading = modname ? PyImport_GetModule(modname) : NULL;
+    Py_XDECREF(modname);
+    if (!threading) {
+        PyErr_Clear();
+        return PyUnicode_FromString("MainThread");
+    }
+    PyObject *name = NULL;
+    PyObject *table = PyObject_GetAttrString(threading, "_active");
+    PyObject *ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+    PyObject *thread = table && ident && PyDict_Check(table) ? PyDict_GetItemWithError(table, ident) : NULL;
+    if (thread) name = PyObject_GetAttrString(thread, "name");
+    Py_XDECREF(ident);
+    Py_XDECREF(table);
+    Py_DECREF(threading);
+    PyErr_Clear();
+    if (name && PyUnicode_Check(name)) return name;
+    Py_XDECREF(name);
+    return PyUnicode_FromFormat("Thread-%lu", PyThread_get_thread_native_id());
+}
+
+tt_stream *tt_thread_stream_slow(void)
+{
+    if (!tt_active) return NULL;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *name = thread_name();
+    Py_ssize_t len = 0;
+    const char *utf8 = name ? PyUnicode_AsUTF8AndSize(name, &len) : NULL;
+    tt_stream *s = tt_session_new_stream(tt_active, PyThread_get_thread_native_id(), utf8 ? utf8 : "", (size_t)len);
+    Py_XDECREF(name);
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    if (!s) return NULL;
+    tt_tls_stream = s;
+    pthread_setspecific(stream_key, s);
+    return s;
+}
+
+/* ---- the hook ---- */
+
+static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+    (void)obj;
+    if (tt_unlikely(!tt_active)) return 0;
+    tt_stream *s = tt_thread_stream();
+    if (tt_unlikely(!s)) return 0;
+    uint32_t region;
+    switch (what) {
+    case PyTrace_CALL:
+        region = tt_likely(record_calls) ? tt_code_region(frame) : TT_STACK_SKIP;
+        break;
+    case PyTrace_C_CALL:
+        if (!record_c_calls) return 0;
+        region = tt_cfunction_region(arg);
+        if (!record_calls && region != TT_STACK_OWN) region = TT_STACK_SKIP;
+        break;
+    case PyTrace_RETURN:
+        tt_stream_leave(s, tt_clock_now());
+        return 0;
+    case PyTrace_C_RETURN:
+    case PyTrace_C_EXCEPTION:
+        if (record_c_calls) tt_stream_leave(s, tt_clock_now());
+        return 0;
+    default: /* line, opcode and exception events of the trace hook */
+        return 0;
+    }
+    if (tt_likely(region < TT_STACK_OWN))
+        tt_stream_enter(s, tt_clock_now(), region);
+    else
+        tt_stream_skip(s, region);
+    return 0;
+}
+
+/* Sets func (or NULL) as the hook of every thread of the interpreter. */
+static void install_everywhere(Py_tracefunc func)
+{
+    if (hook_kind == HOOK_NONE) return;
+#if PY_VERSION_HEX >= 0x030C0000
+    if (hook_kind == HOOK_PROFILE)
+        PyEval_SetProfileAllThreads(func, NULL);
+    else
+        PyEval_SetTraceAllThreads(func, NULL);
+#else
+    PyInterpreterState *interp = PyThreadState_GetInterpreter(PyThreadState_Get());
+    for (PyThreadState *t = PyInterpreterState_ThreadHead(interp); t; t = PyThreadState_Next(t)) {
+        if (hook_kind == HOOK_PROFILE)
+            _PyEval_SetProfile(t, func, NULL);
+        else
+            _PyEval_SetTrace(t, func, NULL);
+    }
+#endif
+    PyErr_Clear(); /* an audit hook refusing it leaves that thread unmeasured */
+}
+
+/* threading.setprofile / settrace for threads started from now on;
+ * returns the previous hook (new reference), or NULL on error. */
+static PyObject *set_threading_hook(PyObject *fn)
+{
+    PyObject *threading = PyImport_ImportModule("threading");
+    if (!threading) return NULL;
+    const char *attr = hook_kind == HOOK_PROFILE ? "_profile_hook" : "_trace_hook";
+    const char *setter = hook_kind == HOOK_PROFILE ? "setprofile" : "settrace";
+    PyObject *previous = PyObject_GetAttrString(threading, attr);
+    PyObject *r = previous ? PyObject_CallMethod(threading, setter, "O", fn) : NULL;
+    Py_DECREF(threading);
+    if (!r) {
+        Py_XDECREF(previous);
+        return NULL;
+    }
+    Py_DECREF(r);
+    return previous;
+}
+
+/* _thread_hook(frame, event, arg): threading's bootstrap calls it as the
+ * new thread's first profile (or trace) event; it puts the C hook in its
+ * place and hands it that first event. */
+static PyObject *thread_hook_impl(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 3 || !PyFrame_Check(args[0]) || !PyUnicode_Check(args[1])) Py_RETURN_NONE;
+    Py_tracefunc func = tt_active ? hook : NULL;
+    if (hook_kind == HOOK_TRACE)
+        PyEval_SetTrace(func, NULL);
+    else
+        PyEval_SetProfile(func, NULL);
+    if (!func) Py_RETURN_NONE;
+    static const char *const events[] = {"call", "exception", "line", "return", "c_call", "c_exception", "c_return"};
+    static const int whats[] = {PyTrace_CALL,   PyTrace_EXCEPTION,   PyTrace_LINE,   PyTrace_RETURN,
+                                PyTrace_C_CALL, PyTrace_C_EXCEPTION, PyTrace_C_RETURN};
+    for (size_t i = 0; i < sizeof events / sizeof *events; i++)
+        if (PyUnicode_CompareWithASCIIString(args[1], events[i]) == 0) {
+            hook(NULL, (PyFrameObject *)args[0], whats[i], args[2]);
+            break;
+        }
+    Py_RETURN_NONE;
+}
+
+/* ---- start and stop ---- */
+
+static __thread PyThreadState *blocked_thread;
+
+/* Waiting for the writer (budget used up) lets other threads run. */
+static void blocking_begin(void) { blocked_thread = PyGILState_Check() ? PyEval_SaveThread() : NULL; }
+
+static void blocking_end(void)
+{
+    if (blocked_thread) PyEval_RestoreThread(blocked_thread);
+    blocked_thread = NULL;
+}
+
+static int parse_kind(const char *name, enum hook_kind *kind)
+{
+    if (strcmp(name, "profile") == 0)
+        *kind = HOOK_PROFILE;
+    else if (strcmp(name, "trace") == 0)
+        *kind = HOOK_TRACE;
+    else if (strcmp(name, "none") == 0)
+        *kind = HOOK_NONE;
+    else if (strcmp(name, "monitoring") == 0) {
+        PyErr_SetString(tt_TraceError, "the monitoring instrumenter (sys.monitoring) is not available in this "
+                                       "version of tracetop; use --instrumenter=profile");
+        return -1;
+    } else {
+        PyErr_Format(tt_TraceError, "unknown instrumenter '%s' (choose profile, trace or none)", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* key, value, key, value ... as UTF-8, borrowed from the dict's strings. */
+static const char **attribute_array(PyObject *attributes, size_t *count)
+{
+    Py_ssize_t n = PyDict_Size(attributes), pos = 0, i = 0;
+    const char **out = PyMem_Calloc((size_t)n * 2 + 1, sizeof *out);
+    if (!out) return (const char **)PyErr_NoMemory();
+    PyObject *key, *value;
+    while (PyDict_Next(attributes, &pos, &key, &value)) {
+        out[i++] = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        out[i++] = PyUnicode_Check(value) ? PyUnicode_AsUTF8(value) : NULL;
+        if (!out[i - 1] || !out[i - 2]) {
+            PyMem_Free(out);
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "attributes must map str to str");
+            return NULL;
+        }
+    }
+    *count = (size_t)n;
+    return out;
+}
+
+static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"directory", "instrumenter", "c_calls",    "instrumenter_enabled", "memory",
+                             "compress",  "name",         "attributes", "exclude_paths",        NULL};
+    const char *directory, *instrumenter = "profile", *name = "";
+    int c_calls = 1, enabled = 1, compress = 1;
+    unsigned long long memory = 64ull << 20;
+    PyObject *attributes = NULL, *exclude = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!O", kwlist, &directory, &instrumenter, &c_calls,
+                                     &enabled, &memory, &compress, &name, &PyDict_Type, &attributes, &exclude))
+        return NULL;
+    if (tt_active) {
+        PyErr_SetString(tt_TraceError, "a measurement is already running in this process");
+        return NULL;
+    }
+    enum hook_kind kind;
+    if (parse_kind(instrumenter, &kind) < 0) return NULL;
+    if (exclude && tt_pyregions_exclude(exclude) < 0) return NULL;
+    size_t attribute_count = 0;
+    const char **attribute_pairs = NULL;
+    if (attributes && !(attribute_pairs = attribute_array(attributes, &attribute_count))) return NULL;
+
+    tt_session_config config = {.directory = directory,
+                                .memory = memory,
+                                .compress = compress,
+                                .name = name,
+                                .attributes = attribute_pairs,
+                                .attribute_count = attribute_count,
+                                .blocking_begin = blocking_begin,
+                                .blocking_end = blocking_end};
+    tt_error err;
+    tt_session *session;
+    int rc = tt_session_start(&config, &tt_definitions, &session, &err);
+    PyMem_Free(attribute_pairs);
+    if (rc < 0) return tt_raise(&err);
+
+    hook_kind = kind;
+    record_c_calls = c_calls && kind == HOOK_PROFILE;
+    instrumenter_enabled = enabled;
+    tt_recording = 1;
+    update_switches();
+    tt_active = session;
+    if (kind != HOOK_NONE) {
+        saved_threading_hook = set_threading_hook(thread_hook);
+        if (!saved_threading_hook) {
+            tt_session_stats stats;
+            tt_active = NULL;
+            tt_session_stop(session, &stats, NULL);
+            return NULL;
+        }
+        install_everywhere(hook);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *stop(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    if (!tt_active) Py_RETURN_NONE;
+    if (hook_kind != HOOK_NONE) {
+        install_everywhere(NULL);
+        PyObject *mine = set_threading_hook(saved_threading_hook);
+        Py_XDECREF(mine);
+        Py_CLEAR(saved_threading_hook);
+        PyErr_Clear();
+    }
+    tt_session *session = tt_active;
+    tt_active = NULL;
+    tt_session_stats stats;
+    tt_error err;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = tt_session_stop(session, &stats, &err);
+    Py_END_ALLOW_THREADS if (rc < 0) return tt_raise(&err);
+    return Py_BuildValue("{sKsKsKsKsKsI}", "events", (unsigned long long)stats.events, "bytes",
+                         (unsigned long long)stats.bytes, "chunks", (unsigned long long)stats.chunks, "waits",
+                         (unsigned long long)stats.waits, "wait_ns", (unsigned long long)stats.wait_ns, "streams",
+                         stats.streams);
+}
+
+static PyObject *active(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return PyBool_FromLong(tt_active != NULL);
+}
+
+static PyObject *run_code(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *code, *globals;
+    if (!PyArg_ParseTuple(args, "O!O!:run_code", &PyCode_Type, &code, &PyDict_Type, &globals)) return NULL;
+    return PyEval_EvalCode(code, globals, globals);
+}
+
+/* ---- switches ---- */
+
+static void record_switch(uint8_t tag)
+{
+    tt_stream *s = tt_active ? tt_thread_stream() : NULL;
+    if (s) tt_stream_plain(s, tt_clock_now(), tag);
+}
+
+static PyObject *enable_recording(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    if (!tt_recording) {
+        tt_recording = 1;
+        update_switches();
+        record_switch(TT_EV_RECORDING_ON);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *disable_recording(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    if (tt_recording) {
+        record_switch(TT_EV_RECORDING_OFF);
+        tt_recording = 0;
+        update_switches();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *recording(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return PyBool_FromLong(tt_recording);
+}
+
+/* The instrumenter switch keeps the hook in place and records calls as not
+ * recorded: their returns then match, so regions that were open when it
+ * was switched off are closed at their true end. */
+static PyObject *instrumenter_enable(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    instrumenter_enabled = 1;
+    update_switches();
+    Py_RETURN_NONE;
+}
+
+static PyObject *instrumenter_disable(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    instrumenter_enabled = 0;
+    update_switches();
+    Py_RETURN_NONE;
+}
+
+static PyObject *instrumenter_is_enabled(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return PyBool_FromLong(instrumenter_enabled);
+}
+
+static PyMethodDef hook_methods[] = {
+    {"start", (PyCFunction)(void (*)(void))start, METH_VARARGS | METH_KEYWORDS,
+     "start(directory, *, instrumenter='profile', c_calls=True, instrumenter_enabled=True, memory=64 MiB, "
+     "compress=True, name='', attributes={}, exclude_paths=())\n--\n\nStart measuring this process into "
+     "directory/trace."},
+    {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
+    {"active", active, METH_NOARGS, "Whether a measurement is running."},
+    {"run_code", run_code, METH_VARARGS, "run_code(code, globals)\n--\n\nexec() without an event of its own."},
+    {"enable_recording", enable_recording, METH_NOARGS, "Record events again."},
+    {"disable_recording", disable_recording, METH_NOARGS, "Stop recording events until enable_recording()."},
+    {"recording", recording, METH_NOARGS, "Whether events are recorded."},
+    {"instrumenter_enable", instrumenter_enable, METH_NOARGS, "Record function calls again."},
+    {"instrumenter_disable", instrumenter_disable, METH_NOARGS, "Stop recording function calls."},
+    {"instrumenter_enabled", instrumenter_is_enabled, METH_NOARGS, "Whether function calls are recorded."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMethodDef thread_hook_def = {"_thread_hook", (PyCFunction)(void (*)(void))thread_hook_impl, METH_FASTCALL,
+                                      "The first profile event of a new thread installs the C hook."};
+
+int tt_ext_add_hooks(PyObject *module)
+{
+    if (tt_registry_init(&tt_definitions) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int rc = pthread_key_create(&stream_key, on_thread_exit);
+    if (rc != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "tracetop: cannot create a thread-local key");
+        return -1;
+    }
+    thread_hook = PyCFunction_NewEx(&thread_hook_def, module, NULL);
+    if (!thread_hook || PyModule_AddObjectRef(module, "_thread_hook", thread_hook) < 0) return -1;
+    return PyModule_AddFunctions(module, hook_methods);
+}

@@ -1,0 +1,34 @@
+/* module.c -- the extension module tracetop._tracetop. */
+#include "ext.h"
+
+PyObject *tt_TraceError;
+
+PyObject *tt_raise(const tt_error *err)
+{
+    PyErr_SetString(tt_TraceError, err->message);
+    return NULL;
+}
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "tracetop._tracetop",
+    .m_doc = "tracetop's measurement core and trace reader.",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__tracetop(void)
+{
+    /* The core keeps process-wide state (the registry, the hook), so the
+     * module is created once and never unloaded. */
+    PyObject *module = PyModule_Create(&module_def);
+    if (!module) return NULL;
+    tt_TraceError = PyErr_NewExceptionWithDoc("tracetop._tracetop.TraceError",
+                                              "A measurement or a trace could not be written or read.", NULL, NULL);
+    if (!tt_TraceError || PyModule_AddObjectRef(module, "TraceError", tt_TraceError) < 0 ||
+        tt_pyregions_init(module) < 0 || tt_ext_add_hooks(module) < 0 || tt_ext_add_api(module) < 0 ||
+        tt_ext_add_reader(module) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

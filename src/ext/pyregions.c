@@ -1,0 +1,172 @@
+/* pyregions.c -- naming Python and C functions as regions, once each.
+ *
+ * A code object carries its region id in a co_extra slot (id + 1, so NULL
+ * means "not seen yet"); a C function is known by its PyMethodDef, whose
+ * region id sits in a pointer map. Either way a call after the first costs
+ * a load and a compare, never a name lookup. Names follow PRODUCT.md:
+ * `module:qualname` for Python, `module:name` or `Type.name` for C.
+ */
+#include "ext.h"
+
+#include "format.h"
+
+Py_ssize_t tt_code_extra_index = -1;
+tt_ptrmap tt_cfunction_regions;
+
+static PyObject *own_module;     /* tracetop._tracetop */
+static PyObject *exclude_paths;  /* tuple of str */
+
+int tt_pyregions_init(PyObject *module)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    tt_code_extra_index = PyUnstable_Eval_RequestCodeExtraIndex(NULL);
+#else
+    tt_code_extra_index = _PyEval_RequestCodeExtraIndex(NULL);
+#endif
+    if (tt_code_extra_index < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "tracetop: no free co_extra slot");
+        return -1;
+    }
+    if (tt_ptrmap_init(&tt_cfunction_regions) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    own_module = module; /* borrowed: the module lives as long as the process */
+    exclude_paths = PyTuple_New(0);
+    return exclude_paths ? 0 : -1;
+}
+
+int tt_pyregions_exclude(PyObject *paths)
+{
+    PyObject *tuple = PySequence_Tuple(paths);
+    if (!tuple) return -1;
+    Py_SETREF(exclude_paths, tuple);
+    return 0;
+}
+
+int tt_pyregions_own_methods(PyMethodDef *methods)
+{
+    for (PyMethodDef *m = methods; m->ml_name; m++)
+        if (tt_ptrmap_put(&tt_cfunction_regions, m, TT_STACK_OWN) < 0) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    return 0;
+}
+
+static uint32_t intern_utf8(PyObject *str)
+{
+    Py_ssize_t len;
+    const char *s = str && PyUnicode_Check(str) ? PyUnicode_AsUTF8AndSize(str, &len) : NULL;
+    if (!s) {
+        PyErr_Clear();
+        s = "";
+        len = 0;
+    }
+    return tt_registry_string(&tt_definitions, s, (size_t)len);
+}
+
+static int is_excluded(PyObject *filename)
+{
+    if (!PyUnicode_Check(filename)) return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(exclude_paths); i++)
+        if (PyUnicode_Tailmatch(filename, PyTuple_GET_ITEM(exclude_paths, i), 0, PY_SSIZE_T_MAX, -1) == 1) return 1;
+    return 0;
+}
+
+/* A region for a name built from parts; TT_STACK_SKIP when out of memory,
+ * so the call is simply not recorded. */
+static uint32_t define_region(PyObject *name, PyObject *file, long line, uint8_t kind)
+{
+    uint32_t name_id = intern_utf8(name);
+    uint32_t file_id = intern_utf8(file);
+    if (name_id == TT_NO_ID || file_id == TT_NO_ID) return TT_STACK_SKIP;
+    uint32_t region = tt_registry_region(&tt_definitions, name_id, file_id, line > 0 ? (uint32_t)line : 0, kind);
+    return region == TT_NO_ID ? TT_STACK_SKIP : region;
+}
+
+uint32_t tt_code_region_slow(PyFrameObject *frame, PyCodeObject *code)
+{
+    /* Naming may run Python code (attribute lookups); the exception state
+     * of the traced program must come out as it went in. */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    uint32_t region = TT_STACK_SKIP;
+    PyObject *filename = PyObject_GetAttrString((PyObject *)code, "co_filename");
+    if (filename && !is_excluded(filename)) {
+        PyObject *qualname = PyObject_GetAttrString((PyObject *)code, "co_qualname");
+        if (!qualname) {
+            PyErr_Clear();
+            qualname = PyObject_GetAttrString((PyObject *)code, "co_name");
+        }
+        PyObject *globals = PyObject_GetAttrString((PyObject *)frame, "f_globals");
+        PyObject *module = globals && PyDict_Check(globals) ? PyDict_GetItemString(globals, "__name__") : NULL;
+        PyObject *line = PyObject_GetAttrString((PyObject *)code, "co_firstlineno");
+        PyObject *name = PyUnicode_FromFormat("%S:%S", module && PyUnicode_Check(module) ? module : Py_None,
+                                              qualname ? qualname : Py_None);
+        if (name) region = define_region(name, filename, line ? PyLong_AsLong(line) : 0, TT_REGION_PYTHON);
+        Py_XDECREF(name);
+        Py_XDECREF(line);
+        Py_XDECREF(globals);
+        Py_XDECREF(qualname);
+    }
+    Py_XDECREF(filename);
+    PyErr_Clear();
+    void *extra = (void *)((uintptr_t)region + 1);
+#if PY_VERSION_HEX >= 0x030C0000
+    if (PyUnstable_Code_SetExtra((PyObject *)code, tt_code_extra_index, extra) < 0) PyErr_Clear();
+#else
+    if (_PyCode_SetExtra((PyObject *)code, tt_code_extra_index, extra) < 0) PyErr_Clear();
+#endif
+    PyErr_Restore(type, value, tb);
+    return region;
+}
+
+/* `Type.name` for a method: the qualified name of the descriptor found on
+ * the instance's type, which names the class that defines it. */
+static PyObject *method_name(PyObject *self, const char *ml_name)
+{
+    PyObject *descr = PyObject_GetAttrString((PyObject *)Py_TYPE(self), ml_name);
+    PyObject *qualname = descr ? PyObject_GetAttrString(descr, "__qualname__") : NULL;
+    Py_XDECREF(descr);
+    if (qualname && PyUnicode_Check(qualname)) return qualname;
+    Py_XDECREF(qualname);
+    PyErr_Clear();
+    return PyUnicode_FromFormat("%s.%s", Py_TYPE(self)->tp_name, ml_name);
+}
+
+static PyObject *cfunction_name(PyCFunctionObject *f)
+{
+    const char *ml_name = f->m_ml->ml_name;
+    PyObject *self = PyCFunction_GET_SELF(f);
+    if (self && PyType_Check(self)) return PyUnicode_FromFormat("%s.%s", ((PyTypeObject *)self)->tp_name, ml_name);
+    if (self && !PyModule_Check(self)) return method_name(self, ml_name);
+    PyObject *module = f->m_module;
+    if (module && PyUnicode_Check(module)) return PyUnicode_FromFormat("%U:%s", module, ml_name);
+    if (self) {
+        const char *modname = PyModule_GetName(self);
+        if (modname) return PyUnicode_FromFormat("%s:%s", modname, ml_name);
+        PyErr_Clear();
+    }
+    return PyUnicode_FromFormat("builtins:%s", ml_name);
+}
+
+uint32_t tt_cfunction_region_slow(PyObject *func)
+{
+    if (!PyCFunction_Check(func)) return TT_STACK_SKIP;
+    PyCFunctionObject *f = (PyCFunctionObject *)func;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    uint32_t region = TT_STACK_SKIP;
+    if (PyCFunction_GET_SELF(f) == own_module) {
+        region = TT_STACK_OWN;
+    } else {
+        PyObject *name = cfunction_name(f);
+        if (name) region = define_region(name, NULL, 0, TT_REGION_C);
+        Py_XDECREF(name);
+    }
+    PyErr_Clear();
+    if (tt_ptrmap_put(&tt_cfunction_regions, f->m_ml, region) < 0) region = TT_STACK_SKIP;
+    PyErr_Restore(type, value, tb);
+    return region;
+}
