@@ -23,7 +23,8 @@
  *     u8  codec          TT_CODEC_NONE or TT_CODEC_ZSTD
  *     u8  flags          TT_CHUNK_PARTIAL: a prefix of a chunk still being filled
  *     u16 reserved       0
- *     u32 crc            crc32 of header bytes [0, 28) followed by the stored payload
+ *     u32 crc            checksum: the low 32 bits of XXH3-64 of the stored payload,
+ *                        seeded with XXH3-64 of header bytes [0, 28)
  *
  * A payload is a sequence of records, each a tag byte and its fields. Integers
  * are unsigned LEB128 varints ("v"), signed ones zigzag-encoded first ("z");

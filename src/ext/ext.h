@@ -41,7 +41,7 @@ extern int tt_recording;
 /* Strings and regions of this process; they outlive sessions. */
 extern tt_registry tt_definitions;
 
-extern __thread tt_stream *tt_tls_stream;
+extern __thread tt_stream *tt_tls_stream __attribute__((tls_model("initial-exec")));
 tt_stream *tt_thread_stream_slow(void);
 
 /* The calling thread's stream in the active session, created on its first

@@ -20,7 +20,9 @@
 tt_session *tt_active;
 int tt_recording = 1;
 tt_registry tt_definitions;
-__thread tt_stream *tt_tls_stream;
+/* initial-exec: the extension is loaded at import, and this spares every
+ * event a call to __tls_get_addr. */
+__thread tt_stream *tt_tls_stream __attribute__((tls_model("initial-exec")));
 
 enum hook_kind { HOOK_NONE, HOOK_PROFILE, HOOK_TRACE };
 
@@ -240,7 +242,7 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     static char *kwlist[] = {"directory", "instrumenter", "c_calls",    "instrumenter_enabled", "memory",
                              "compress",  "name",         "attributes", "exclude_paths",        NULL};
     const char *directory, *instrumenter = "profile", *name = "";
-    int c_calls = 1, enabled = 1, compress = 1;
+    int c_calls = 1, enabled = 1, compress = 0;
     unsigned long long memory = 64ull << 20;
     PyObject *attributes = NULL, *exclude = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!O", kwlist, &directory, &instrumenter, &c_calls,
@@ -392,7 +394,7 @@ static PyObject *instrumenter_is_enabled(PyObject *self, PyObject *unused)
 static PyMethodDef hook_methods[] = {
     {"start", (PyCFunction)(void (*)(void))start, METH_VARARGS | METH_KEYWORDS,
      "start(directory, *, instrumenter='profile', c_calls=True, instrumenter_enabled=True, memory=64 MiB, "
-     "compress=True, name='', attributes={}, exclude_paths=())\n--\n\nStart measuring this process into "
+     "compress=False, name='', attributes={}, exclude_paths=())\n--\n\nStart measuring this process into "
      "directory/trace."},
     {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},

@@ -1,0 +1,49 @@
+# tracetop: `make demo` and `make test` are all a newcomer needs.
+# Both install what is missing: Debian packages (with apt-get, as root or
+# through sudo) and a virtual environment in .venv with tracetop inside.
+
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev
+SOURCES := $(shell git ls-files -co --exclude-standard -- src tracetop meson.build meson.options pyproject.toml 2>/dev/null)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: demo test test-c test-python bench deps clean
+
+demo: $(VENV)/.installed
+	rm -rf demo-experiment
+	$(VENV)/bin/tracetop run --output demo-experiment examples/demo.py
+	$(VENV)/bin/tracetop summary demo-experiment
+
+test: test-c test-python
+
+test-c: $(VENV)/.installed
+	$(VENV)/bin/meson setup build/c --reconfigure >/dev/null 2>&1 || $(VENV)/bin/meson setup build/c
+	$(VENV)/bin/meson test -C build/c --print-errorlogs
+
+test-python: $(VENV)/.installed
+	$(VPY) -m pytest -q tests/python
+
+bench: $(VENV)/.installed
+	$(VPY) bench/run.py
+
+deps:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:" $$missing; \
+		$(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	fi
+
+$(VENV)/.created:
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q meson-python meson ninja pytest
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.created $(SOURCES) | deps
+	$(VPY) -m pip install -q --no-build-isolation .
+	touch $@
+
+clean:
+	rm -rf build $(VENV) demo-experiment
