@@ -42,14 +42,19 @@ int tt_file_header_decode(const uint8_t *in, size_t len, enum tt_file_kind *kind
 }
 
 /* XXH3 rather than a CRC: the writer checksums every chunk it writes, and
- * XXH3 costs a fraction of an instruction per byte. */
-static uint32_t chunk_crc(const uint8_t *header, const uint8_t *payload, uint32_t stored_size)
+ * XXH3 costs a fraction of an instruction per byte. Header and payload are
+ * hashed apart so a payload's hash can be built up as it grows. */
+static uint32_t chunk_crc(const uint8_t *header, uint64_t payload_hash)
 {
-    XXH64_hash_t seed = XXH3_64bits(header, TT_CHUNK_CRC_OFFSET);
-    return (uint32_t)XXH3_64bits_withSeed(payload, stored_size, seed);
+    return (uint32_t)(XXH3_64bits(header, TT_CHUNK_CRC_OFFSET) ^ payload_hash);
 }
 
 void tt_chunk_header_encode(uint8_t *out, const struct tt_chunk_header *h, const uint8_t *payload)
+{
+    tt_chunk_header_encode_hashed(out, h, XXH3_64bits(payload, h->stored_size));
+}
+
+void tt_chunk_header_encode_hashed(uint8_t *out, const struct tt_chunk_header *h, uint64_t payload_hash)
 {
     tt_put_u32(out, TT_CHUNK_MAGIC);
     tt_put_u32(out + 4, h->seq);
@@ -59,7 +64,7 @@ void tt_chunk_header_encode(uint8_t *out, const struct tt_chunk_header *h, const
     out[24] = h->codec;
     out[25] = h->flags;
     out[26] = out[27] = 0;
-    tt_put_u32(out + TT_CHUNK_CRC_OFFSET, chunk_crc(out, payload, h->stored_size));
+    tt_put_u32(out + TT_CHUNK_CRC_OFFSET, chunk_crc(out, payload_hash));
 }
 
 int tt_chunk_header_decode(const uint8_t *in, struct tt_chunk_header *h, const char **why)
@@ -88,7 +93,7 @@ int tt_chunk_header_decode(const uint8_t *in, struct tt_chunk_header *h, const c
 int tt_chunk_verify(const uint8_t *header, const uint8_t *payload)
 {
     uint32_t stored = tt_get_u32(header + 16);
-    return chunk_crc(header, payload, stored) == tt_get_u32(header + TT_CHUNK_CRC_OFFSET);
+    return chunk_crc(header, XXH3_64bits(payload, stored)) == tt_get_u32(header + TT_CHUNK_CRC_OFFSET);
 }
 
 #ifdef TRACETOP_HAVE_ZSTD

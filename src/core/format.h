@@ -23,8 +23,8 @@
  *     u8  codec          TT_CODEC_NONE or TT_CODEC_ZSTD
  *     u8  flags          TT_CHUNK_PARTIAL: a prefix of a chunk still being filled
  *     u16 reserved       0
- *     u32 crc            checksum: the low 32 bits of XXH3-64 of the stored payload,
- *                        seeded with XXH3-64 of header bytes [0, 28)
+ *     u32 crc            checksum: the low 32 bits of XXH3-64(header bytes [0, 28))
+ *                        xor XXH3-64(stored payload)
  *
  * A payload is a sequence of records, each a tag byte and its fields. Integers
  * are unsigned LEB128 varints ("v"), signed ones zigzag-encoded first ("z");
@@ -134,6 +134,10 @@ int tt_file_header_decode(const uint8_t *in, size_t len, enum tt_file_kind *kind
 /* Writes a chunk header for `payload` into out[TT_CHUNK_HEADER_SIZE],
  * computing the checksum over header and payload. */
 void tt_chunk_header_encode(uint8_t *out, const struct tt_chunk_header *h, const uint8_t *payload);
+
+/* The same, given XXH3-64 of the stored payload: the writer hashes a chunk
+ * that it puts on disk in parts as the parts arrive. */
+void tt_chunk_header_encode_hashed(uint8_t *out, const struct tt_chunk_header *h, uint64_t payload_hash);
 
 /* Parses a chunk header (without checking the payload). 0 on success,
  * -1 with a reason in *why when the bytes are not a chunk header. */

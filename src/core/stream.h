@@ -62,6 +62,7 @@ typedef struct tt_stream {
     uint64_t file_size;    /* bytes in the file, a partial chunk included */
     uint32_t written_seq;  /* seq of the next chunk to put on disk */
     uint32_t partial_used; /* bytes of chunk written_seq already on disk */
+    void *partial_hash;    /* XXH3 state over those bytes */
 } tt_stream;
 
 /* Hands the full current chunk to the writer and starts a fresh one;

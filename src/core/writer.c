@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "clock.h"
 #include "session.h"
@@ -85,12 +86,20 @@ static int write_chunk(tt_writer *w, tt_chunk *c)
 }
 
 /* Puts the filled part of a chunk still being filled after the end of its
- * file, without moving the end: the full chunk will overwrite it. */
+ * file, without moving the end: the full chunk will overwrite it. Only the
+ * bytes added since the last pass are hashed and written, so a slow thread
+ * costs the writer nothing per pass. */
 static int write_partial(tt_writer *w, const snapshot *snap)
 {
     tt_stream *s = snap->stream;
     if (snap->chunk->seq != s->written_seq || snap->used <= s->partial_used) return 0;
     if (s->fd < 0 && open_file(w, s) < 0) return -1;
+    if (!s->partial_hash && !(s->partial_hash = XXH3_createState()))
+        return tt_fail(&w->error, "out of memory");
+    if (s->partial_used == 0) XXH3_64bits_reset(s->partial_hash);
+    const uint8_t *added = snap->chunk->data + s->partial_used;
+    uint32_t added_len = snap->used - s->partial_used;
+    XXH3_64bits_update(s->partial_hash, added, added_len);
     struct tt_chunk_header h = {.seq = snap->chunk->seq,
                                 .base_ticks = snap->chunk->base_ticks,
                                 .stored_size = snap->used,
@@ -98,10 +107,14 @@ static int write_partial(tt_writer *w, const snapshot *snap)
                                 .codec = TT_CODEC_NONE,
                                 .flags = TT_CHUNK_PARTIAL};
     uint8_t header[TT_CHUNK_HEADER_SIZE];
-    tt_chunk_header_encode(header, &h, snap->chunk->data);
-    if (write_at(w, s, header, snap->chunk->data, snap->used) < 0) return -1;
-    uint64_t end = s->file_end + TT_CHUNK_HEADER_SIZE + snap->used;
-    if (end > s->file_size) s->file_size = end;
+    tt_chunk_header_encode_hashed(header, &h, XXH3_64bits_digest(s->partial_hash));
+    /* The new bytes first, then the header that covers them: a crash in
+     * between leaves the previous header, which still matches its bytes. */
+    uint64_t data_at = s->file_end + TT_CHUNK_HEADER_SIZE + s->partial_used;
+    if (pwrite(s->fd, added, added_len, (off_t)data_at) != (ssize_t)added_len ||
+        pwrite(s->fd, header, sizeof header, (off_t)s->file_end) != (ssize_t)sizeof header)
+        return tt_fail_errno(&w->error, "cannot write the trace of stream %u", s->index);
+    if (data_at + added_len > s->file_size) s->file_size = data_at + added_len;
     s->partial_used = snap->used;
     return 0;
 }
@@ -244,6 +257,8 @@ void tt_writer_submit(tt_writer *w, tt_chunk *c)
 
 static void close_file(tt_writer *w, tt_stream *s)
 {
+    XXH3_freeState(s->partial_hash);
+    s->partial_hash = NULL;
     if (s->fd < 0) return;
     if (!w->failed && s->file_size > s->file_end && ftruncate(s->fd, (off_t)s->file_end) < 0)
         tt_fail_errno(&w->error, "cannot truncate the trace of stream %u", s->index), fail(w);
