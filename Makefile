@@ -23,7 +23,7 @@ test-c: $(VENV)/.installed
 	$(VENV)/bin/meson test -C build/c --print-errorlogs
 
 test-python: $(VENV)/.installed
-	$(VPY) -m pytest -q tests/python
+	$(VENV)/bin/pytest -q tests/python
 
 bench: $(VENV)/.installed
 	$(VPY) bench/run.py
@@ -42,7 +42,7 @@ $(VENV)/.created:
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.created $(SOURCES) | deps
-	$(VPY) -m pip install -q --no-build-isolation .
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pip install -q --no-build-isolation .
 	touch $@
 
 clean:

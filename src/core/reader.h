@@ -13,7 +13,12 @@
  *    the stream's last time.
  *  - A trace cut short (crash, SIGKILL, os._exit, full disk) or damaged is
  *    read up to its last intact chunk. Nothing is thrown away silently: the
- *    cursor and the process say what was cut, in one line each.
+ *    cursor and the process say what was cut, in one line each. A file is
+ *    CUT where its data stops: it ends inside a chunk, it ends without
+ *    STREAM_END, or what follows its last intact chunk is what a crashed
+ *    writer leaves (stale bytes after a PARTIAL chunk; bad bytes at the very
+ *    end, where the writer was writing). Bad bytes followed by intact data,
+ *    or by more than one chunk's worth, are damage: CORRUPT.
  *  - Times are nanoseconds since the experiment's epoch: the earliest process
  *    start on the real-time clock, so processes share one time axis. Within a
  *    stream they never decrease.
@@ -65,7 +70,7 @@ typedef struct tt_attribute {
 typedef struct tt_process {
     uint64_t pid, ppid;
     const char *name;   /* what ran: the script, module or "-c" */
-    char *dir;          /* trace/<pid> */
+    char *dir;          /* EXPERIMENT/trace/<pid>, or <pid>.<k> for a later session of the pid */
     uint8_t clock_kind; /* enum tt_clock_kind */
     uint64_t ticks_per_second;
 

@@ -135,10 +135,12 @@ int tt_session_start(const tt_session_config *config, tt_registry *registry, tt_
     stream_init(s, &s->defs, TT_FILE_DEFS, tt_pool_try_get(&s->pool));
     if (tt_writer_start(&s->writer, s, err) < 0) goto fail_dir;
 
+    /* Replay first: ids must reach the trace in order, and defining the
+     * process may intern new strings. */
     tt_registry_set_sink(registry, tt_session_define, s);
+    tt_registry_replay(registry);
     define_process(s);
     define_clock_sync(s);
-    tt_registry_replay(registry);
     s->config.name = NULL; /* the caller's strings are not kept */
     s->config.attributes = NULL;
     s->config.attribute_count = 0;
@@ -175,19 +177,21 @@ tt_stream *tt_session_new_stream(tt_session *s, uint64_t native_tid, const char 
         return NULL;
     }
 
+    /* Defined before the writer can see the stream, so its file never
+     * reaches disk ahead of its name. */
     uint32_t name_id = tt_registry_string(s->registry, name, name_len);
-    pthread_mutex_lock(&lifecycle_lock);
     st->index = s->stream_count++;
-    st->next = s->streams;
-    s->streams = st; /* published to the writer's snapshots */
-    pthread_mutex_unlock(&lifecycle_lock);
-
     uint8_t rec[TT_RECORD_MAX_FIXED], *p = rec;
     *p++ = TT_DEF_THREAD;
     p = tt_put_varint(p, st->index);
     p = tt_put_varint(p, name_id);
     p = tt_put_varint(p, native_tid);
     tt_session_define(s, rec, (size_t)(p - rec));
+
+    pthread_mutex_lock(&lifecycle_lock);
+    st->next = s->streams;
+    s->streams = st;
+    pthread_mutex_unlock(&lifecycle_lock);
     return st;
 }
 

@@ -9,7 +9,9 @@
  * and a region ended inside one is taken from beneath it. `with
  * tracetop.region(...)` enters through the Region type's __enter__, which
  * CPython calls without a hook event, and leaves through __exit__, which it
- * calls like any C method; both cases land here.
+ * calls like any C method; both cases land here. So the Python API must
+ * reach these functions directly, never through a Python function that
+ * returns while the region is open.
  */
 #include "ext.h"
 
@@ -18,7 +20,8 @@
 #include "clock.h"
 #include "format.h"
 
-static PyObject *region_ids; /* region name (str) -> region id (int) */
+static PyObject *region_ids;      /* full region name (str) -> region id (int) */
+static PyObject *user_region_ids; /* name given to region_begin -> id of user:<name> */
 static PyObject *string_ids; /* parameter, counter and mark names -> string id */
 
 static uint32_t cached_id(PyObject *cache, PyObject *key)
@@ -57,19 +60,23 @@ static uint32_t name_id(PyObject *name)
     return id;
 }
 
-static uint32_t user_region(PyObject *name, PyObject *file, unsigned long line)
+/* The region recorded under `name` in `cache`; defined on first use as
+ * prefix + name, with the given file and line. */
+static uint32_t named_region(PyObject *cache, const char *prefix, PyObject *name, PyObject *file, unsigned long line)
 {
     if (!PyUnicode_Check(name)) {
         PyErr_Format(PyExc_TypeError, "region name must be str, not %.100s", Py_TYPE(name)->tp_name);
         return TT_NO_ID;
     }
-    uint32_t id = cached_id(region_ids, name);
+    uint32_t id = cached_id(cache, name);
     if (id != TT_NO_ID || PyErr_Occurred()) return id;
-    uint32_t name_string = utf8_string_id(name);
+    PyObject *full = PyUnicode_FromFormat("%s%U", prefix, name);
+    uint32_t name_string = full ? utf8_string_id(full) : TT_NO_ID;
+    Py_XDECREF(full);
     uint32_t file_string = file && PyUnicode_Check(file) ? utf8_string_id(file) : tt_registry_string(&tt_definitions, "", 0);
     if (name_string == TT_NO_ID || file_string == TT_NO_ID) return TT_NO_ID;
     id = tt_registry_named_region(&tt_definitions, name_string, file_string, (uint32_t)line, TT_REGION_USER);
-    if (id != TT_NO_ID && cache_id(region_ids, name, id) < 0) return TT_NO_ID;
+    if (id != TT_NO_ID && cache_id(cache, name, id) < 0) return TT_NO_ID;
     return id;
 }
 
@@ -101,47 +108,13 @@ static void leave_user_region(tt_stream *s, uint32_t region, PyObject *name)
     if (inside_own_call) tt_stream_skip(s, TT_STACK_OWN);
 }
 
-static int parse_region_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **name,
-                             PyObject **file, unsigned long *line)
-{
-    static const char *const keywords[] = {"name", "file", "line"};
-    PyObject *given[3] = {NULL, NULL, NULL};
-    if (nargs > 3) {
-        PyErr_SetString(PyExc_TypeError, "region_begin takes at most 3 arguments");
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < nargs; i++) given[i] = args[i];
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    for (Py_ssize_t k = 0; k < nkw; k++) {
-        PyObject *kw = PyTuple_GET_ITEM(kwnames, k);
-        size_t i = 0;
-        while (i < 3 && PyUnicode_CompareWithASCIIString(kw, keywords[i]) != 0) i++;
-        if (i == 3 || given[i]) {
-            PyErr_Format(PyExc_TypeError, "region_begin got an unexpected or repeated argument %R", kw);
-            return -1;
-        }
-        given[i] = args[nargs + k];
-    }
-    if (!given[0]) {
-        PyErr_SetString(PyExc_TypeError, "region_begin needs a name");
-        return -1;
-    }
-    *name = given[0];
-    *file = given[1];
-    *line = given[2] ? PyLong_AsUnsignedLong(given[2]) : 0;
-    return *line == (unsigned long)-1 && PyErr_Occurred() ? -1 : 0;
-}
-
-static PyObject *region_begin(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *region_begin(PyObject *self, PyObject *name)
 {
     (void)self;
     if (!tt_active) Py_RETURN_NONE;
-    PyObject *name, *file;
-    unsigned long line;
-    if (parse_region_args(args, nargs, kwnames, &name, &file, &line) < 0) return NULL;
     tt_stream *s = tt_thread_stream();
     if (!s) Py_RETURN_NONE;
-    uint32_t region = user_region(name, file, line);
+    uint32_t region = named_region(user_region_ids, "user:", name, NULL, 0);
     if (region == TT_NO_ID) return PyErr_Occurred() ? NULL : PyErr_NoMemory();
     enter_user_region(s, region);
     Py_RETURN_NONE;
@@ -153,7 +126,7 @@ static PyObject *region_end(PyObject *self, PyObject *name)
     if (!tt_active) Py_RETURN_NONE;
     tt_stream *s = tt_thread_stream();
     if (!s) Py_RETURN_NONE;
-    uint32_t region = user_region(name, NULL, 0);
+    uint32_t region = named_region(user_region_ids, "user:", name, NULL, 0);
     if (region == TT_NO_ID) return PyErr_Occurred() ? NULL : PyErr_NoMemory();
     leave_user_region(s, region, name);
     Py_RETURN_NONE;
@@ -283,7 +256,7 @@ static PyObject *Region_enter(Region *self, PyObject *unused)
     (void)unused;
     if (tt_active) {
         tt_stream *s = tt_thread_stream();
-        uint32_t region = s ? user_region(self->name, self->file, self->line) : TT_NO_ID;
+        uint32_t region = s ? named_region(region_ids, "", self->name, self->file, self->line) : TT_NO_ID;
         if (region != TT_NO_ID)
             enter_user_region(s, region);
         else if (PyErr_Occurred())
@@ -297,7 +270,7 @@ static PyObject *Region_exit(Region *self, PyObject *const *args, Py_ssize_t nar
     (void)args, (void)nargs;
     if (tt_active) {
         tt_stream *s = tt_thread_stream();
-        uint32_t region = s ? user_region(self->name, self->file, self->line) : TT_NO_ID;
+        uint32_t region = s ? named_region(region_ids, "", self->name, self->file, self->line) : TT_NO_ID;
         if (region != TT_NO_ID)
             leave_user_region(s, region, self->name);
         else if (PyErr_Occurred())
@@ -323,7 +296,7 @@ static PyTypeObject RegionType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._tracetop.Region",
     .tp_basicsize = sizeof(Region),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "Region(name, file=None, line=0): a user region as a context manager.",
+    .tp_doc = "Region(name, file=None, line=0): a region recorded as `name`, as a context manager.",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Region_init,
     .tp_dealloc = (destructor)Region_dealloc,
@@ -333,9 +306,8 @@ static PyTypeObject RegionType = {
 };
 
 static PyMethodDef api_methods[] = {
-    {"region_begin", (PyCFunction)(void (*)(void))region_begin, METH_FASTCALL | METH_KEYWORDS,
-     "region_begin(name, file=None, line=0)\n--\n\nOpen the user region `name`."},
-    {"region_end", region_end, METH_O, "region_end(name)\n--\n\nClose the user region `name`."},
+    {"region_begin", region_begin, METH_O, "region_begin(name)\n--\n\nOpen the user region user:<name>."},
+    {"region_end", region_end, METH_O, "region_end(name)\n--\n\nClose the user region user:<name>."},
     {"parameter_int", (PyCFunction)(void (*)(void))parameter_int, METH_FASTCALL, "parameter_int(name, value)"},
     {"parameter_uint", (PyCFunction)(void (*)(void))parameter_uint, METH_FASTCALL, "parameter_uint(name, value)"},
     {"parameter_string", (PyCFunction)(void (*)(void))parameter_string, METH_FASTCALL,
@@ -348,8 +320,9 @@ static PyMethodDef api_methods[] = {
 int tt_ext_add_api(PyObject *module)
 {
     region_ids = PyDict_New();
+    user_region_ids = PyDict_New();
     string_ids = PyDict_New();
-    if (!region_ids || !string_ids) return -1;
+    if (!region_ids || !user_region_ids || !string_ids) return -1;
     if (PyType_Ready(&RegionType) < 0 || PyModule_AddObjectRef(module, "Region", (PyObject *)&RegionType) < 0)
         return -1;
     if (tt_pyregions_own_methods(Region_methods) < 0) return -1;

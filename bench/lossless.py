@@ -1,0 +1,77 @@
+"""Checks that tracetop records every call of a long program within its memory budget.
+
+    python bench/lossless.py [--calls N] [--memory SIZE]
+
+Runs a program of 4 x N profile events (by default over 50 million) under `python -m tracetop`
+with the default budget (or --memory SIZE), then compares the ENTER events recorded for its
+two hot regions with the calls it made, which are known exactly. Prints the events, seconds,
+peak RSS and the times tracetop's writer made the program wait; exits 1 when a count differs.
+"""
+import argparse
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# Per iteration one call of lossless_tiny and one of the builtin math.gcd: four profile events
+# (call, return, c_call, c_return), and one ENTER in each of the two regions.
+PROGRAM = """\
+import math
+import sys
+
+
+def lossless_tiny(x):
+    return x
+
+
+def main(n):
+    for i in range(n):
+        lossless_tiny(i)
+        math.gcd(i, 6)
+
+
+main(int(sys.argv[1]))
+"""
+HOT = ("lossless_tiny", "gcd")
+
+
+def enters(profile, qualname):
+    """ENTER events of the regions named `module:qualname` (or `module:type.qualname`)."""
+    return sum(r["visits"] for r in profile["regions"] if r["name"].rpartition(":")[2].rpartition(".")[2] == qualname)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=13_000_000, help="loop iterations (default 13,000,000)")
+    parser.add_argument("--memory", help="tracetop's --memory budget (default: tracetop's own)")
+    args = parser.parse_args()
+    from tracetop import _tracetop
+
+    with tempfile.TemporaryDirectory(prefix="tracetop-lossless-") as tmp:
+        script, exp = Path(tmp) / "calls.py", Path(tmp) / "exp"
+        script.write_text(PROGRAM)
+        budget = ["--memory", args.memory] if args.memory else []
+        print(f"tracing {4 * args.calls:,} events ...", file=sys.stderr, flush=True)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "tracetop", "--output", str(exp), *budget, str(script), str(args.calls)],
+                       check=True)
+        seconds = time.perf_counter() - start
+        peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        process = _tracetop.Trace(str(exp)).processes[0]
+        profile = _tracetop.profile(str(exp))
+
+    print(f"events    {process['events']:,}")
+    print(f"seconds   {seconds:.1f}")
+    print(f"peak RSS  {peak_mib:.1f} MiB (budget: {args.memory or 'the default'})")
+    print(f"waits     {process['waits']:,} ({process['wait_ns'] / 1e9:.3f} s)")
+    recorded = {qualname: enters(profile, qualname) for qualname in HOT}
+    for qualname, count in recorded.items():
+        verdict = "ok" if count == args.calls else "DIFFERS"
+        print(f"{qualname:<14}{count:,} ENTER events for {args.calls:,} calls: {verdict}")
+    sys.exit(0 if all(count == args.calls for count in recorded.values()) else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,277 @@
+"""Benchmarks tracetop against no tracing, CPython's own profiling floor, cProfile and VizTracer.
+
+    python bench/run.py [--quick] [--workloads fib,objects] [--tools none,floor,cprofile] [--runs 5]
+
+Prints a markdown table per workload on stdout (and writes them to bench/results/latest.md);
+progress goes to stderr. bench/README.md says what each number means.
+"""
+import argparse
+import concurrent.futures
+import importlib.util
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import hook
+
+HERE = Path(__file__).resolve().parent
+WORKLOADS = HERE.parent.parent / "shared" / "workloads"
+RESULTS = HERE / "results" / "latest.md"
+TOOLS = ("none", "floor", "tracetop", "cprofile", "viztracer")
+# Each workload's size argument at the smaller and the larger size, by default and with
+# --quick. By default they are about 200,000 events apart (threads: 40,000, its events are
+# far apart), which keeps a full run within minutes under valgrind on two cores.
+SIZES = {
+    "fib": ((20, 23), (18, 21)),
+    "objects": ((50, 200), (20, 80)),
+    "builtins_heavy": ((2000, 9000), (1000, 4000)),
+    "generators": ((30, 120), (10, 40)),
+    "exceptions": ((5000, 22000), (2000, 10000)),
+    "threads": ((5000, 15000), (2000, 6000)),
+    "allocations": ((10000, 45000), (5000, 20000)),
+}
+TIMEOUT = 180  # seconds, for any one run
+# Fixed hash seed: the same events in every run of a size.
+ENV = {**os.environ, "PYTHONHASHSEED": "0"}
+
+
+class Failed(Exception):
+    """A run failed; the message is the reason the table gives."""
+
+
+@dataclass
+class Run:
+    stdout: str
+    stderr: str
+    seconds: float
+    max_rss_kib: int
+    instructions: "int | None" = None  # when run under the instruction counter
+    trace_bytes: "int | None" = None  # when the tool writes a trace
+
+
+def progress(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def execute(argv, workdir):
+    """Runs argv in workdir. Waiting with wait4 gives the peak RSS of exactly this process."""
+    with open(workdir / "stdout", "w+") as out, open(workdir / "stderr", "w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=workdir, env=ENV, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        killer = threading.Timer(TIMEOUT, proc.kill)
+        killer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        killer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait for it
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read().strip()
+    if seconds >= TIMEOUT:
+        raise Failed(f"timed out after {TIMEOUT} s")
+    if proc.returncode:
+        raise Failed(stderr.splitlines()[-1] if stderr else f"exit status {proc.returncode}")
+    return Run(stdout, stderr, seconds, usage.ru_maxrss)
+
+
+def perf_instructions(report):
+    """The instructions:u count in `perf stat -x,` output, or None where perf did not count."""
+    match = re.search(r"^(\d+),[^,]*,instructions:u,", report, re.MULTILINE)
+    return int(match.group(1)) if match else None
+
+
+def instruction_counter():
+    """perf where it counts instructions:u on this machine, else valgrind (cachegrind), else None."""
+    if shutil.which("perf"):
+        probe = subprocess.run(["perf", "stat", "-e", "instructions:u", "-x,", "true"], capture_output=True, text=True)
+        if probe.returncode == 0 and perf_instructions(probe.stderr) is not None:
+            return "perf"
+    return "valgrind" if shutil.which("valgrind") else None
+
+
+def count_instructions(counter, argv, workdir):
+    """Runs argv under the instruction counter, which counts the user-space instructions executed."""
+    report = workdir / "instructions.txt"
+    if counter == "perf":
+        run = execute(["perf", "stat", "-e", "instructions:u", "-x,", "-o", str(report), "--", *argv], workdir)
+        run.instructions = perf_instructions(report.read_text())
+    else:
+        run = execute(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                       f"--log-file={report}", *argv], workdir)
+        match = re.search(r"I\s+refs:\s+([\d,]+)", report.read_text())
+        run.instructions = int(match.group(1).replace(",", "")) if match else None
+    if run.instructions is None:
+        raise Failed(f"{counter} reported no instruction count")
+    return run
+
+
+def command(tool, script, size, workdir, entries):
+    """The argv that runs `script size` under tool, and the path of the trace it writes (or None)."""
+    py, program = sys.executable, [str(script), str(size)]
+    if tool == "none":
+        return [py, *program], None
+    if tool == "floor":
+        return [py, hook.__file__, "floor", *program], None
+    if tool == "tracetop":
+        return [py, "-m", "tracetop", "--output", str(workdir / "exp"), *program], workdir / "exp" / "trace"
+    if tool == "cprofile":
+        return [py, "-m", "cProfile", "-o", str(workdir / "out.prof"), *program], workdir / "out.prof"
+    # VizTracer keeps one entry per call in a ring buffer and drops the oldest once it is full:
+    # `entries` is its default or the number of events, whichever is more, so nothing is dropped.
+    return ([py, "-m", "viztracer", "--quiet", "--tracer_entries", str(entries), "-o", str(workdir / "out.json"),
+             *program], workdir / "out.json")
+
+
+def size_of(path):
+    if path.is_dir():
+        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    return path.stat().st_size
+
+
+@dataclass
+class Row:
+    instructions_per_event: float
+    seconds: float  # median wall clock at the larger size
+    trace_bytes: "int | None"
+    max_rss_kib: int
+
+
+def measure(name, sizes, tools, runs, counter):
+    """Measures each tool on one workload: ({tool: Row or "failed: reason"}, {size: events})."""
+    script = WORKLOADS / f"{name}.py"
+    small, large = sizes
+    progress(f"{name}: counting events")
+    events, outputs = {}, {}
+    for size in sizes:
+        with tempfile.TemporaryDirectory(prefix="tracetop-bench-") as tmp:
+            counted = execute([sys.executable, hook.__file__, "count", str(script), str(size)], Path(tmp))
+        events[size] = int(counted.stderr.rsplit(" ", 1)[-1])
+        outputs[size] = counted.stdout.strip()
+    entries = max(events[large], 1_000_000)
+
+    def run(tool, size, instructions=False):
+        """One run in a fresh directory, under the instruction counter if asked."""
+        with tempfile.TemporaryDirectory(prefix="tracetop-bench-") as tmp:
+            workdir = Path(tmp)
+            argv, trace = command(tool, script, size, workdir, entries)
+            result = count_instructions(counter, argv, workdir) if instructions else execute(argv, workdir)
+            if outputs[size] not in result.stdout.splitlines():
+                raise Failed("changed the program's output")
+            if trace:
+                if not trace.exists():
+                    raise Failed(f"wrote no {trace.name}")
+                result.trace_bytes = size_of(trace)
+            return result
+
+    def instructions_per_event(tool):
+        # A first, unmeasured run: does the tool work here at all; it also leaves what the
+        # tool imports compiled to bytecode, so that neither measured run pays for that.
+        run(tool, small)
+        low, high = (run(tool, size, instructions=True).instructions for size in sizes)
+        return (high - low) / (events[large] - events[small])
+
+    progress(f"{name}: instructions ({counter}): {', '.join(tools)}")
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
+        pending = {tool: pool.submit(instructions_per_event, tool) for tool in tools}
+    rows = {}
+    for tool, future in pending.items():
+        try:
+            per_event = future.result()
+            progress(f"{name}: wall clock: {tool}")
+            results = [run(tool, large) for _ in range(runs)]
+        except Failed as failure:
+            rows[tool] = f"failed: {failure}"
+        else:
+            rows[tool] = Row(per_event, statistics.median(r.seconds for r in results), results[-1].trace_bytes,
+                             max(r.max_rss_kib for r in results))
+    return rows, events
+
+
+def table(rows, events):
+    """The markdown table of one workload; events: those of a run at the larger size."""
+    none, floor = rows.get("none"), rows.get("floor")
+    baseline = isinstance(none, Row) and isinstance(floor, Row)
+    if baseline:
+        base, span = none.instructions_per_event, floor.instructions_per_event - none.instructions_per_event
+    lines = ["| tool | instructions/event | ratio | wall median (s) | trace bytes/event | peak RSS (MiB) |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for tool, row in rows.items():
+        if isinstance(row, str):
+            lines.append(f"| {tool} | {row.replace('|', '/')} | | | | |")
+            continue
+        cost = row.instructions_per_event
+        ratio = f"{(cost - base) / span:.2f}" if baseline else "–"
+        trace = "–" if row.trace_bytes is None else f"{row.trace_bytes / events:.2f}"
+        lines.append(f"| {tool} | {cost:.1f} | {ratio} | {row.seconds:.3f} | {trace} | {row.max_rss_kib / 1024:.1f} |")
+    return "\n".join(lines)
+
+
+def ensure_viztracer():
+    """VizTracer comes from PyPI: install it into the running venv when missing (outside a venv,
+    its rows say that it is missing)."""
+    if importlib.util.find_spec("viztracer") is None and sys.prefix != sys.base_prefix:
+        progress(f"installing viztracer into {sys.prefix}")
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "viztracer"], stdout=sys.stderr)
+
+
+def names(allowed):
+    def parse(text):
+        chosen = text.split(",")
+        unknown = [n for n in chosen if n not in allowed]
+        if unknown:
+            raise argparse.ArgumentTypeError(f"unknown: {', '.join(unknown)} (choose from {', '.join(allowed)})")
+        return chosen
+    return parse
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes: a quick look, less precise")
+    parser.add_argument("--workloads", type=names(SIZES), default=list(SIZES), help="comma-separated")
+    parser.add_argument("--tools", type=names(TOOLS), default=list(TOOLS), help="comma-separated")
+    parser.add_argument("--runs", type=int, default=5, help="wall-clock runs per tool (default 5)")
+    args = parser.parse_args()
+
+    if not WORKLOADS.is_dir():
+        sys.exit(f"run.py: no workloads at {WORKLOADS} (../shared/workloads, beside the repository)")
+    counter = instruction_counter()
+    if counter is None:
+        sys.exit("run.py: counting instructions needs perf (with instructions:u) or valgrind")
+    try:
+        hook.build()
+    except subprocess.CalledProcessError as error:
+        sys.exit(f"run.py: cannot build {hook.SOURCE.name}: {error}")
+    if "viztracer" in args.tools:
+        ensure_viztracer()
+
+    report = [f"# tracetop benchmark\n\nPython {platform.python_version()} ({sys.executable}), "
+              f"instructions by {counter}, wall clock: median of {args.runs} runs, {os.cpu_count()} CPUs"
+              f"{', --quick' if args.quick else ''}."]
+    print(report[0], flush=True)
+    for name in args.workloads:
+        sizes = SIZES[name][args.quick]
+        try:
+            rows, events = measure(name, sizes, args.tools, args.runs, counter)
+        except Failed as failure:
+            section = f"## {name}\n\nfailed: {failure}"
+        else:
+            (small, large), (low, high) = sizes, events.values()
+            section = (f"## {name}\n\n`{name}.py {small}` → `{name}.py {large}`: {low:,} → {high:,} events "
+                       f"({high - low:,} between them)\n\n{table(rows, high)}")
+        report.append(section)
+        print(f"\n{section}", flush=True)
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text("\n\n".join(report) + "\n")
+
+
+if __name__ == "__main__":
+    main()

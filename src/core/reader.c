@@ -1,0 +1,964 @@
+/* reader.c -- reading an experiment's native trace (see reader.h).
+ *
+ * Three layers:
+ *   chunk_file   one .tts file, chunk by chunk: header, sequence, checksum,
+ *                codec. Decides where the intact part of a file ends and
+ *                whether what follows is a cut or damage.
+ *   definitions  defs.tts of each process -> tt_process (tables, clock).
+ *   cursor       a stream file -> well-nested events in ns since the epoch.
+ * Records inside a chunk are decoded by records.c.
+ */
+#include "reader.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "grow.h"
+#include "records.h"
+
+/* Stream numbers are thread indexes. A larger one, in a definition or a file
+ * name, is not something the writer makes, and would size the thread table. */
+#define MAX_STREAMS (1u << 20)
+
+static const char UNDEFINED[] = "<undefined>";
+
+/* The reason in a problem line ("checksum mismatch"); sized so that the
+ * lines built around it fit their buffers. */
+#define WHY_SIZE 160
+
+/* ---- string arena: the definitions' strings live as long as the trace ---- */
+
+typedef struct arena_block {
+    struct arena_block *next;
+    size_t used, cap;
+    char data[];
+} arena_block;
+
+#define ARENA_BLOCK_SIZE (64u * 1024u)
+
+/* A NUL-terminated copy of len bytes, or NULL when memory runs out. */
+static char *arena_strndup(arena_block **arena, const void *s, size_t len)
+{
+    arena_block *b = *arena;
+    if (!b || b->cap - b->used < len + 1) {
+        size_t cap = len + 1 > ARENA_BLOCK_SIZE ? len + 1 : ARENA_BLOCK_SIZE;
+        b = malloc(sizeof *b + cap);
+        if (!b) return NULL;
+        b->used = 0;
+        b->cap = cap;
+        /* A string bigger than a block gets a block of its own, placed behind
+         * the current one so that the current one's free room stays in use. */
+        if (*arena && cap > ARENA_BLOCK_SIZE) {
+            b->next = (*arena)->next;
+            (*arena)->next = b;
+        } else {
+            b->next = *arena;
+            *arena = b;
+        }
+    }
+    char *out = b->data + b->used;
+    memcpy(out, s, len);
+    out[len] = '\0';
+    b->used += len + 1;
+    return out;
+}
+
+static void arena_free(arena_block *b)
+{
+    while (b) {
+        arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+}
+
+/* ---- chunk_file: one .tts file read chunk by chunk ---- */
+
+typedef struct chunk_file {
+    FILE *f;
+    uint64_t file_size;    /* when opened */
+    uint64_t offset;       /* where the next chunk starts */
+    uint64_t chunk_offset; /* where the chunk just read starts */
+    uint32_t chunks;       /* intact chunks read, = the seq expected next */
+    int after_partial;     /* the chunk just read is a PARTIAL snapshot */
+
+    struct tt_chunk_header h; /* of the chunk just read ... */
+    const uint8_t *payload;   /* ... and its h.raw_size decoded bytes */
+    uint8_t *stored, *decoded;
+    size_t stored_cap, decoded_cap;
+
+    /* Once stopped, no more chunks: state is COMPLETE at a clean end of file,
+     * else CUT or CORRUPT with what and where in why/problem_*. */
+    int stopped;
+    tt_stream_state state;
+    char why[WHY_SIZE];
+    uint32_t problem_chunk;
+    uint64_t problem_offset;
+} chunk_file;
+
+static int cf_stop_at(chunk_file *cf, tt_stream_state state, uint32_t chunk, uint64_t offset, const char *why)
+{
+    cf->stopped = 1;
+    cf->state = state;
+    cf->problem_chunk = chunk;
+    cf->problem_offset = offset;
+    snprintf(cf->why, sizeof cf->why, "%s", why);
+    return 0;
+}
+
+/* Stops where the next chunk would start. Returns 0, for `return cf_stop(...)`
+ * from cf_next. */
+static int cf_stop(chunk_file *cf, tt_stream_state state, const char *why)
+{
+    return cf_stop_at(cf, state, cf->chunks, cf->offset, why);
+}
+
+/* Is there an intact chunk header, the one expected after the chunk at
+ * cf->offset, where that chunk's header (intact or not) says it ends? */
+static int intact_chunk_follows(chunk_file *cf, const uint8_t *header)
+{
+    uint64_t next = cf->offset + TT_CHUNK_HEADER_SIZE + tt_get_u32(header + 16);
+    uint8_t bytes[TT_CHUNK_HEADER_SIZE];
+    struct tt_chunk_header h;
+    const char *why;
+    return next + TT_CHUNK_HEADER_SIZE <= cf->file_size && fseeko(cf->f, (off_t)next, SEEK_SET) == 0 &&
+           fread(bytes, 1, sizeof bytes, cf->f) == sizeof bytes && tt_chunk_header_decode(bytes, &h, &why) == 0 &&
+           h.seq == cf->chunks + 1;
+}
+
+/* The bytes at cf->offset are not a valid next chunk: damage, or the point
+ * where the writing stopped? The writer rewrites only the end of a file,
+ * the chunk it is filling (PARTIAL snapshots, then the full chunk over
+ * them; writer.c), so a crash leaves unfinished or stale bytes there and
+ * nowhere else. Bad bytes are damage when intact data follows them or when
+ * more follows than one unfinished chunk could leave; otherwise the file
+ * was cut there. After a PARTIAL chunk nothing more can have been complete. */
+static int cf_stale(chunk_file *cf) { return cf_stop(cf, TT_STREAM_CUT, "stale bytes after a partial chunk"); }
+
+static int cf_invalid(chunk_file *cf, const uint8_t *header, const char *why)
+{
+    if (cf->after_partial) return cf_stale(cf);
+    if (intact_chunk_follows(cf, header) ||
+        cf->file_size - cf->offset > TT_CHUNK_HEADER_SIZE + TT_CHUNK_PAYLOAD_SIZE)
+        return cf_stop(cf, TT_STREAM_CORRUPT, why);
+    char unfinished[sizeof cf->why];
+    snprintf(unfinished, sizeof unfinished, "unfinished last chunk: %s", why);
+    return cf_stop(cf, TT_STREAM_CUT, unfinished);
+}
+
+static int cf_read_error(chunk_file *cf)
+{
+    char why[96];
+    snprintf(why, sizeof why, "read error (%s)", strerror(errno));
+    return cf_stop(cf, TT_STREAM_CORRUPT, why);
+}
+
+/* Ends the file at the chunk just read, whose records are damaged. */
+static void cf_damage_chunk(chunk_file *cf, const char *why)
+{
+    cf_stop_at(cf, TT_STREAM_CORRUPT, cf->chunks - 1, cf->chunk_offset, why);
+}
+
+/* Makes *buf hold at least `need` bytes; its content is not kept. */
+static int reserve_bytes(uint8_t **buf, size_t *cap, size_t need)
+{
+    if (*buf && need <= *cap) return 0;
+    /* Most chunks are the writer's size: allocate that once and keep it. */
+    size_t n = need > TT_CHUNK_PAYLOAD_SIZE ? need : TT_CHUNK_PAYLOAD_SIZE;
+    free(*buf);
+    *buf = malloc(n);
+    *cap = *buf ? n : 0;
+    return *buf ? 0 : -1;
+}
+
+/* Opens a file and checks its header. Fails only when the file cannot be
+ * opened; a bad header stops the file (cf->stopped) with what is wrong. */
+static int cf_open(chunk_file *cf, const char *path, enum tt_file_kind want, tt_error *err)
+{
+    memset(cf, 0, sizeof *cf);
+    cf->f = fopen(path, "rb");
+    struct stat st;
+    if (!cf->f || fstat(fileno(cf->f), &st) != 0) {
+        tt_fail_errno(err, "cannot open %s", path);
+        if (cf->f) fclose(cf->f);
+        cf->f = NULL;
+        return -1;
+    }
+    cf->file_size = (uint64_t)st.st_size;
+
+    uint8_t header[TT_FILE_HEADER_SIZE];
+    enum tt_file_kind kind;
+    const char *why;
+    size_t n = fread(header, 1, sizeof header, cf->f);
+    if (n < sizeof header) {
+        if (ferror(cf->f))
+            cf_read_error(cf);
+        else
+            cf_stop(cf, TT_STREAM_CUT, "truncated file header");
+    } else if (tt_file_header_decode(header, n, &kind, &why) != 0) {
+        cf_stop(cf, TT_STREAM_CORRUPT, why);
+    } else if (kind != want) {
+        cf_stop(cf, TT_STREAM_CORRUPT, "wrong kind of trace file");
+    } else {
+        cf->offset = TT_FILE_HEADER_SIZE;
+    }
+    return 0;
+}
+
+static void cf_close(chunk_file *cf)
+{
+    if (cf->f) fclose(cf->f);
+    free(cf->stored);
+    free(cf->decoded);
+}
+
+/* Reads the next chunk: 1 with cf->h and cf->payload set, 0 when the file
+ * ends here (cf->state says how). A chunk that runs past the end of the file
+ * is a cut; one that is there but wrong is damage or a cut (cf_invalid). */
+static int cf_next(chunk_file *cf)
+{
+    if (cf->stopped) return 0;
+
+    uint8_t header[TT_CHUNK_HEADER_SIZE];
+    size_t n = fread(header, 1, sizeof header, cf->f);
+    if (n < sizeof header) {
+        if (ferror(cf->f)) return cf_read_error(cf);
+        if (n == 0) return cf_stop(cf, TT_STREAM_COMPLETE, "");
+        return cf_stop(cf, TT_STREAM_CUT, "truncated chunk header");
+    }
+
+    struct tt_chunk_header h;
+    const char *why;
+    if (tt_chunk_header_decode(header, &h, &why) != 0) return cf_invalid(cf, header, why);
+    if (reserve_bytes(&cf->stored, &cf->stored_cap, h.stored_size) != 0)
+        return cf_stop(cf, TT_STREAM_CUT, "out of memory");
+    n = fread(cf->stored, 1, h.stored_size, cf->f);
+    if (n < h.stored_size) {
+        if (ferror(cf->f)) return cf_read_error(cf);
+        return cf_stop(cf, TT_STREAM_CUT, "truncated chunk");
+    }
+    if (!tt_chunk_verify(header, cf->stored)) return cf_invalid(cf, header, "checksum mismatch");
+    /* Checked after the checksum: an intact chunk out of sequence is no
+     * unfinished write but a lost chunk. */
+    if (h.seq != cf->chunks) {
+        if (cf->after_partial) return cf_stale(cf);
+        char gap[64];
+        snprintf(gap, sizeof gap, "chunk sequence gap (found chunk %" PRIu32 ")", h.seq);
+        return cf_stop(cf, TT_STREAM_CORRUPT, gap);
+    }
+
+    if (h.codec == TT_CODEC_NONE) {
+        cf->payload = cf->stored;
+    } else {
+        if (reserve_bytes(&cf->decoded, &cf->decoded_cap, h.raw_size) != 0)
+            return cf_stop(cf, TT_STREAM_CUT, "out of memory");
+        if (tt_payload_decode(&h, cf->stored, cf->decoded, &why) != 0) return cf_invalid(cf, header, why);
+        cf->payload = cf->decoded;
+    }
+
+    cf->h = h;
+    cf->chunk_offset = cf->offset;
+    cf->offset += TT_CHUNK_HEADER_SIZE + h.stored_size;
+    cf->chunks++;
+    cf->after_partial = (h.flags & TT_CHUNK_PARTIAL) != 0;
+    return 1;
+}
+
+/* What stopped the file, in words: "cut after 17 chunks at byte 1114112
+ * (truncated chunk)" or "corrupt: checksum mismatch in chunk 5 at byte 327712". */
+static void cf_describe(const chunk_file *cf, char *buf, size_t size)
+{
+    if (cf->state == TT_STREAM_CUT)
+        snprintf(buf, size, "cut after %" PRIu32 " chunk%s at byte %" PRIu64 " (%s)", cf->chunks,
+                 cf->chunks == 1 ? "" : "s", cf->problem_offset, cf->why);
+    else if (cf->problem_offset < TT_FILE_HEADER_SIZE)
+        snprintf(buf, size, "corrupt: %s at byte 0", cf->why);
+    else
+        snprintf(buf, size, "corrupt: %s in chunk %" PRIu32 " at byte %" PRIu64, cf->why, cf->problem_chunk,
+                 cf->problem_offset);
+}
+
+/* ---- the trace ---- */
+
+typedef struct trace_problem {
+    char *line;
+    int corrupt;
+} trace_problem;
+
+struct tt_trace {
+    size_t process_count, process_cap;
+    tt_process *processes;
+    size_t problem_count, problem_cap;
+    trace_problem *problems;
+    arena_block *arena; /* every string of every process */
+};
+
+/* "a/b" in a malloc'd string, or NULL when memory runs out. */
+static char *path_join(const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    char *path = malloc(a + 1 + b + 1);
+    if (!path) return NULL;
+    memcpy(path, dir, a);
+    path[a] = '/';
+    memcpy(path + a + 1, name, b + 1);
+    return path;
+}
+
+/* Parses a decimal number the way the writer prints them (no sign, no
+ * leading zeros) at *p: 0 with *p moved past it, or -1. */
+static int parse_number(const char **p, uint64_t *out)
+{
+    const char *q = *p;
+    uint64_t v = 0;
+    if (*q < '0' || *q > '9' || (q[0] == '0' && q[1] >= '0' && q[1] <= '9')) return -1;
+    for (; *q >= '0' && *q <= '9'; q++) {
+        if (v > (UINT64_MAX - 9) / 10) return -1;
+        v = v * 10 + (uint64_t)(*q - '0');
+    }
+    *p = q;
+    *out = v;
+    return 0;
+}
+
+/* A stream file name, "<n>.tts": 0 and *n set, or -1. */
+static int parse_stream_name(const char *name, uint64_t *n)
+{
+    return parse_number(&name, n) == 0 && strcmp(name, ".tts") == 0 ? 0 : -1;
+}
+
+/* A process directory name: "<pid>", or "<pid>.<k>" for the k-th later
+ * measurement session of the same pid (session.c). 0 with both set, or -1. */
+static int parse_process_name(const char *name, uint64_t *pid, uint64_t *session)
+{
+    *session = 0;
+    if (parse_number(&name, pid) != 0) return -1;
+    if (*name == '.' && (++name, parse_number(&name, session) != 0 || *session == 0)) return -1;
+    return *name ? -1 : 0;
+}
+
+static void process_free(tt_process *p)
+{
+    free(p->dir);
+    free(p->strings);
+    free(p->regions);
+    free(p->threads);
+    free(p->attributes);
+}
+
+/* ---- definitions: defs.tts -> tt_process ---- */
+
+enum { LOAD_OK = 0, LOAD_DAMAGE = -1, LOAD_NOMEM = -2 };
+
+typedef struct clock_sync {
+    uint64_t ticks, monotonic_ns, realtime_ns;
+} clock_sync;
+
+typedef struct proc_loader {
+    tt_trace *t;
+    tt_process *p;
+    size_t string_cap, region_cap, thread_cap, attribute_cap;
+    int have_process;
+    unsigned syncs;
+    clock_sync first_sync, last_sync;
+    char why[WHY_SIZE]; /* LOAD_DAMAGE: what is wrong */
+} proc_loader;
+
+static int damage(proc_loader *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int damage(proc_loader *l, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l->why, sizeof l->why, fmt, ap);
+    va_end(ap);
+    return LOAD_DAMAGE;
+}
+
+/* Makes streams 0 .. n-1 exist in the thread table. */
+static int ensure_threads(proc_loader *l, size_t n)
+{
+    tt_process *p = l->p;
+    if (n <= p->thread_count) return LOAD_OK;
+    if (TT_RESERVE(p->threads, l->thread_cap, n) != 0) return LOAD_NOMEM;
+    memset(p->threads + p->thread_count, 0, (n - p->thread_count) * sizeof *p->threads);
+    p->thread_count = n;
+    return LOAD_OK;
+}
+
+/* Applies one definition. Ids must come dense and in order and refer only to
+ * strings already defined (format.h); anything else is damage, not guessed at. */
+static int apply_def(proc_loader *l, const tt_def_record *d)
+{
+    tt_process *p = l->p;
+    switch (d->tag) {
+    case TT_DEF_STRING: {
+        /* Ids stay below UINT32_MAX: events carry them as uint32_t, with
+         * the count itself as the placeholder. */
+        if (d->string.id != p->string_count || d->string.id >= UINT32_MAX)
+            return damage(l, "string %" PRIu64 " defined out of order", d->string.id);
+        if (TT_RESERVE(p->strings, l->string_cap, p->string_count + 1) != 0) return LOAD_NOMEM;
+        const char *s = arena_strndup(&l->t->arena, d->string.bytes, d->string.len);
+        if (!s) return LOAD_NOMEM;
+        p->strings[p->string_count++] = s;
+        return LOAD_OK;
+    }
+    case TT_DEF_REGION:
+        if (d->region.id != p->region_count || d->region.id >= UINT32_MAX)
+            return damage(l, "region %" PRIu64 " defined out of order", d->region.id);
+        if (d->region.name >= p->string_count || d->region.file >= p->string_count)
+            return damage(l, "region %" PRIu64 " refers to an undefined string", d->region.id);
+        if (d->region.line > UINT32_MAX || d->region.kind < TT_REGION_PYTHON || d->region.kind > TT_REGION_USER)
+            return damage(l, "region %" PRIu64 " has a bad line or kind", d->region.id);
+        if (TT_RESERVE(p->regions, l->region_cap, p->region_count + 1) != 0) return LOAD_NOMEM;
+        p->regions[p->region_count++] = (tt_region){
+            .name = p->strings[d->region.name],
+            .file = p->strings[d->region.file],
+            .line = (uint32_t)d->region.line,
+            .kind = d->region.kind,
+        };
+        return LOAD_OK;
+    case TT_DEF_THREAD: {
+        /* Threads register concurrently, so their definitions need not come
+         * in stream order; a stream defined again was renamed. */
+        if (d->thread.stream >= MAX_STREAMS)
+            return damage(l, "thread stream number %" PRIu64 " out of range", d->thread.stream);
+        if (d->thread.name >= p->string_count)
+            return damage(l, "thread %" PRIu64 " refers to an undefined string", d->thread.stream);
+        int rc = ensure_threads(l, (size_t)d->thread.stream + 1);
+        if (rc != LOAD_OK) return rc;
+        tt_thread *th = &p->threads[d->thread.stream];
+        th->name = p->strings[d->thread.name];
+        th->native_tid = d->thread.native_tid;
+        th->defined = 1;
+        return LOAD_OK;
+    }
+    case TT_DEF_PROCESS:
+        if (l->have_process) return damage(l, "a second PROCESS record");
+        if (d->process.name >= p->string_count) return damage(l, "PROCESS refers to an undefined string");
+        if (d->process.clock != TT_CLOCK_MONOTONIC && d->process.clock != TT_CLOCK_TSC)
+            return damage(l, "PROCESS has an unknown clock");
+        p->pid = d->process.pid;
+        p->ppid = d->process.ppid;
+        p->name = p->strings[d->process.name];
+        p->clock_kind = d->process.clock;
+        p->ticks_per_second = d->process.ticks_per_second;
+        l->have_process = 1;
+        return LOAD_OK;
+    case TT_DEF_CLOCK_SYNC: {
+        clock_sync s = {d->clock_sync.ticks, d->clock_sync.monotonic_ns, d->clock_sync.realtime_ns};
+        if (l->syncs++ == 0) l->first_sync = s;
+        l->last_sync = s;
+        return LOAD_OK;
+    }
+    case TT_DEF_ATTRIBUTE:
+        if (d->attribute.key >= p->string_count || d->attribute.value >= p->string_count)
+            return damage(l, "ATTRIBUTE refers to an undefined string");
+        if (TT_RESERVE(p->attributes, l->attribute_cap, p->attribute_count + 1) != 0) return LOAD_NOMEM;
+        p->attributes[p->attribute_count++] =
+            (tt_attribute){p->strings[d->attribute.key], p->strings[d->attribute.value]};
+        return LOAD_OK;
+    case TT_DEF_PROCESS_END:
+        p->ended = 1;
+        p->end_time = d->process_end.ticks; /* ticks until the epoch is known: finish_trace */
+        p->events = d->process_end.events;
+        p->waits = d->process_end.waits;
+        p->wait_ns = d->process_end.wait_ns;
+        return LOAD_OK;
+    }
+    return damage(l, "unknown definition record"); /* records.c yields known tags only */
+}
+
+/* Reads every chunk of defs.tts into l->p. LOAD_NOMEM or LOAD_OK; damage
+ * and cuts only stop the file (cf->state says so). */
+static int read_defs(proc_loader *l, chunk_file *cf)
+{
+    while (cf_next(cf)) {
+        tt_records it;
+        tt_def_record d;
+        const char *why;
+        int k;
+        tt_records_init(&it, cf->payload, cf->h.raw_size, 0);
+        while ((k = tt_records_next_def(&it, &d, &why)) > 0) {
+            int rc = apply_def(l, &d);
+            if (rc == LOAD_NOMEM) return rc;
+            if (rc == LOAD_DAMAGE) {
+                cf_damage_chunk(cf, l->why);
+                return LOAD_OK;
+            }
+        }
+        if (k < 0) {
+            cf_damage_chunk(cf, why);
+            return LOAD_OK;
+        }
+    }
+    return LOAD_OK;
+}
+
+/* The clock line: through the first and last CLOCK_SYNC when they are two
+ * distinct points (this absorbs a TSC rate that is slightly off), else the
+ * rate PROCESS states. Real time is anchored at the first sync. */
+static int set_clock(proc_loader *l)
+{
+    tt_process *p = l->p;
+    const clock_sync *a = &l->first_sync, *b = &l->last_sync;
+    if (b->ticks > a->ticks && b->monotonic_ns > a->monotonic_ns)
+        p->ns_per_tick = (double)(b->monotonic_ns - a->monotonic_ns) / (double)(b->ticks - a->ticks);
+    else if (p->ticks_per_second > 0)
+        p->ns_per_tick = 1e9 / (double)p->ticks_per_second;
+    else
+        return damage(l, "no clock rate");
+    p->sync_ticks = a->ticks;
+    p->start_realtime_ns = a->realtime_ns;
+    return LOAD_OK;
+}
+
+/* Marks the streams that have an events file; names the undefined ones. */
+static int scan_streams(proc_loader *l)
+{
+    tt_process *p = l->p;
+    DIR *dir = opendir(p->dir);
+    if (!dir) return damage(l, "cannot list its directory (%s)", strerror(errno));
+    int rc = LOAD_OK;
+    struct dirent *e;
+    while (rc == LOAD_OK && (e = readdir(dir))) {
+        uint64_t n;
+        if (parse_stream_name(e->d_name, &n) != 0 || n >= MAX_STREAMS) continue;
+        rc = ensure_threads(l, (size_t)n + 1);
+        if (rc == LOAD_OK) p->threads[n].present = 1;
+    }
+    closedir(dir);
+    for (size_t i = 0; rc == LOAD_OK && i < p->thread_count; i++) {
+        if (p->threads[i].defined) continue;
+        char name[32];
+        int len = snprintf(name, sizeof name, "stream %zu", i);
+        if (!(p->threads[i].name = arena_strndup(&l->t->arena, name, (size_t)len))) rc = LOAD_NOMEM;
+    }
+    return rc;
+}
+
+/* The "<undefined>" entries behind the tables (reader.h). */
+static int add_placeholders(proc_loader *l)
+{
+    tt_process *p = l->p;
+    if (TT_RESERVE(p->strings, l->string_cap, p->string_count + 1) != 0 ||
+        TT_RESERVE(p->regions, l->region_cap, p->region_count + 1) != 0)
+        return LOAD_NOMEM;
+    p->strings[p->string_count] = UNDEFINED;
+    p->regions[p->region_count] = (tt_region){.name = UNDEFINED, .file = "", .line = 0, .kind = 0};
+    return LOAD_OK;
+}
+
+static int add_problem(tt_trace *t, const char *line, int corrupt)
+{
+    if (TT_RESERVE(t->problems, t->problem_cap, t->problem_count + 1) != 0) return -1;
+    char *copy = strdup(line);
+    if (!copy) return -1;
+    t->problems[t->problem_count++] = (trace_problem){copy, corrupt};
+    return 0;
+}
+
+/* Reads defs.tts and the stream list of a process: LOAD_OK, LOAD_NOMEM, or
+ * LOAD_DAMAGE with l->why when the process cannot be read (*opened says
+ * whether cf needs closing). */
+static int load_defs(proc_loader *l, chunk_file *cf, char *what, size_t what_size, int *opened)
+{
+    tt_process *p = l->p;
+    char *path = path_join(p->dir, "defs.tts");
+    if (!path) return LOAD_NOMEM;
+    tt_error open_err;
+    int rc = cf_open(cf, path, TT_FILE_DEFS, &open_err);
+    free(path);
+    if (rc != 0) return damage(l, "%s", open_err.message);
+    *opened = 1;
+
+    if (read_defs(l, cf) != LOAD_OK) return LOAD_NOMEM;
+    p->defs_state = cf->state;
+    if (cf->state != TT_STREAM_COMPLETE) cf_describe(cf, what, what_size);
+
+    /* Without PROCESS and a clock the events cannot be placed in time. */
+    if (!l->have_process) return damage(l, "no PROCESS record in its definitions");
+    if (l->syncs == 0) return damage(l, "no CLOCK_SYNC record in its definitions");
+    if ((rc = set_clock(l)) != LOAD_OK) return rc;
+    if ((rc = scan_streams(l)) != LOAD_OK) return rc;
+    return add_placeholders(l);
+}
+
+/* Loads trace/<pid> into a new entry of t->processes. A process that cannot
+ * be read is left out with a line in t->problems; only running out of memory
+ * fails. */
+static int load_process(tt_trace *t, const char *trace_dir, const char *dir_name)
+{
+    char what[256] = "", line[768];
+    tt_process proc = {0};
+    proc_loader l = {.t = t, .p = &proc};
+    chunk_file cf;
+    int opened = 0;
+
+    int rc = (proc.dir = path_join(trace_dir, dir_name)) ? load_defs(&l, &cf, what, sizeof what, &opened)
+                                                         : LOAD_NOMEM;
+    if (opened) cf_close(&cf);
+    if (rc == LOAD_OK && proc.defs_state != TT_STREAM_COMPLETE) {
+        snprintf(line, sizeof line, "process %" PRIu64 ": definitions %s", proc.pid, what);
+        if (!(proc.defs_cut = arena_strndup(&t->arena, line, strlen(line)))) rc = LOAD_NOMEM;
+    }
+    if (rc == LOAD_OK && TT_RESERVE(t->processes, t->process_cap, t->process_count + 1) == 0) {
+        t->processes[t->process_count++] = proc;
+        return 0;
+    }
+    process_free(&proc);
+    if (rc != LOAD_DAMAGE) return -1;
+    /* Left out; say why, and what was wrong with the definitions if anything. */
+    snprintf(line, sizeof line, "process %s left out: %s%s%s", dir_name, l.why, *what ? "; definitions " : "",
+             what);
+    return add_problem(t, line, proc.defs_state == TT_STREAM_CORRUPT);
+}
+
+typedef struct process_dir {
+    uint64_t pid, session;
+} process_dir;
+
+static int compare_process_dirs(const void *a, const void *b)
+{
+    const process_dir *x = a, *y = b;
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    return (x->session > y->session) - (x->session < y->session);
+}
+
+static int compare_processes(const void *a, const void *b)
+{
+    const tt_process *x = a, *y = b;
+    if (x->start_realtime_ns != y->start_realtime_ns) return x->start_realtime_ns < y->start_realtime_ns ? -1 : 1;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The process directories of trace/, sorted by pid and session so that
+ * problems come in a stable order: *out malloc'd, *count set. 0, or -1. */
+static int list_processes(const char *trace_dir, process_dir **out, size_t *count, tt_error *err)
+{
+    DIR *dir = opendir(trace_dir);
+    if (!dir) return tt_fail_errno(err, "cannot open %s", trace_dir);
+    process_dir *dirs = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        process_dir d;
+        if (parse_process_name(e->d_name, &d.pid, &d.session) != 0) continue;
+        if (TT_RESERVE(dirs, cap, n + 1) != 0) {
+            free(dirs);
+            closedir(dir);
+            return tt_fail(err, "out of memory");
+        }
+        dirs[n++] = d;
+    }
+    closedir(dir);
+    if (n > 1) qsort(dirs, n, sizeof *dirs, compare_process_dirs); /* dirs is NULL when n == 0 */
+    *out = dirs;
+    *count = n;
+    return 0;
+}
+
+/* Why dir/trace is no directory (errno from its stat), in the words the
+ * user needs. */
+static int fail_no_trace(const char *dir, const char *trace_dir, tt_error *err)
+{
+    if (errno != ENOENT) return tt_fail_errno(err, "cannot open %s", trace_dir);
+    struct stat st;
+    if (stat(dir, &st) != 0) return tt_fail_errno(err, "%s", dir);
+    if (!S_ISDIR(st.st_mode)) return tt_fail(err, "%s: not a directory", dir);
+    /* An experiment whose program never got to write: say the trace is
+     * missing. Anything else was probably the wrong directory. */
+    char *manifest = path_join(dir, "MANIFEST.md");
+    int is_experiment = manifest && stat(manifest, &st) == 0;
+    free(manifest);
+    if (is_experiment) return tt_fail(err, "no trace in %s (missing %s)", dir, trace_dir);
+    return tt_fail(err, "%s: not a tracetop experiment (no trace directory)", dir);
+}
+
+/* Puts every process on the experiment's time axis, now that all are known. */
+static void finish_trace(tt_trace *t)
+{
+    uint64_t epoch = UINT64_MAX;
+    for (size_t i = 0; i < t->process_count; i++)
+        if (t->processes[i].start_realtime_ns < epoch) epoch = t->processes[i].start_realtime_ns;
+    for (size_t i = 0; i < t->process_count; i++) {
+        tt_process *p = &t->processes[i];
+        uint64_t offset = p->start_realtime_ns - epoch;
+        p->sync_time = offset > INT64_MAX ? INT64_MAX : (int64_t)offset;
+        if (p->ended) p->end_time = tt_process_time(p, p->end_time);
+    }
+    qsort(t->processes, t->process_count, sizeof *t->processes, compare_processes);
+}
+
+int tt_trace_open(const char *experiment_dir, tt_trace **out, tt_error *err)
+{
+    *out = NULL;
+    char *trace_dir = path_join(experiment_dir, "trace");
+    if (!trace_dir) return tt_fail(err, "out of memory");
+    struct stat st;
+    int found = stat(trace_dir, &st) == 0;
+    if (!found || !S_ISDIR(st.st_mode)) {
+        if (found) errno = ENOENT; /* a trace that is no directory: as good as missing */
+        int rc = fail_no_trace(experiment_dir, trace_dir, err);
+        free(trace_dir);
+        return rc;
+    }
+
+    process_dir *dirs = NULL;
+    size_t dir_count = 0;
+    tt_trace *t = calloc(1, sizeof *t);
+    int rc = t ? list_processes(trace_dir, &dirs, &dir_count, err) : tt_fail(err, "out of memory");
+    for (size_t i = 0; rc == 0 && i < dir_count; i++) {
+        char name[48]; /* as parsed, so as named */
+        if (dirs[i].session)
+            snprintf(name, sizeof name, "%" PRIu64 ".%" PRIu64, dirs[i].pid, dirs[i].session);
+        else
+            snprintf(name, sizeof name, "%" PRIu64, dirs[i].pid);
+        if (load_process(t, trace_dir, name) != 0) rc = tt_fail(err, "out of memory");
+    }
+    if (rc == 0 && t->process_count == 0) {
+        if (t->problem_count > 0)
+            rc = tt_fail(err, "no readable trace in %s: %s", experiment_dir, t->problems[0].line);
+        else
+            rc = tt_fail(err, "no trace in %s (%s holds no process)", experiment_dir, trace_dir);
+    }
+    free(dirs);
+    free(trace_dir);
+    if (rc != 0) {
+        tt_trace_close(t);
+        return rc;
+    }
+    finish_trace(t);
+    *out = t;
+    return 0;
+}
+
+void tt_trace_close(tt_trace *t)
+{
+    if (!t) return;
+    for (size_t i = 0; i < t->process_count; i++) process_free(&t->processes[i]);
+    free(t->processes);
+    for (size_t i = 0; i < t->problem_count; i++) free(t->problems[i].line);
+    free(t->problems);
+    arena_free(t->arena);
+    free(t);
+}
+
+size_t tt_trace_process_count(const tt_trace *t) { return t->process_count; }
+
+const tt_process *tt_trace_process(const tt_trace *t, size_t index)
+{
+    return index < t->process_count ? &t->processes[index] : NULL;
+}
+
+size_t tt_trace_problem_count(const tt_trace *t) { return t->problem_count; }
+
+const char *tt_trace_problem(const tt_trace *t, size_t index, int *corrupt)
+{
+    if (index >= t->problem_count) return NULL;
+    if (corrupt) *corrupt = t->problems[index].corrupt;
+    return t->problems[index].line;
+}
+
+uint64_t tt_process_time(const tt_process *p, uint64_t ticks)
+{
+    /* Signed: a stream's first events may come before the first CLOCK_SYNC. */
+    double ns = (double)p->sync_time + (double)(int64_t)(ticks - p->sync_ticks) * p->ns_per_tick;
+    if (ns <= 0) return 0; /* before the epoch: clamped, times are unsigned */
+    if (ns >= 18446744073709551615.0) return UINT64_MAX;
+    return (uint64_t)(ns + 0.5);
+}
+
+/* ---- cursor: a stream file -> well-nested events ---- */
+
+enum cursor_phase {
+    READING, /* yielding the data's events */
+    CLOSING, /* the data ended: closing open regions, then STREAM_END if read */
+    DONE,
+};
+
+struct tt_cursor {
+    const tt_process *p;
+    size_t stream;
+    chunk_file cf;
+    tt_records records; /* of the chunk in cf */
+    /* 1 when the definitions are complete, so an undefined id is damage
+     * rather than a definition lost with the end of defs.tts. */
+    int strict_ids;
+
+    uint32_t *stack; /* open regions, innermost last */
+    size_t depth, stack_cap;
+    uint64_t last_time;
+    uint64_t events;
+
+    enum cursor_phase phase;
+    int have_end;
+    tt_stream_state state;
+    char problem[512];
+};
+
+int tt_cursor_open(const tt_trace *t, const tt_process *p, size_t stream, tt_cursor **out, tt_error *err)
+{
+    (void)t; /* the process carries all the cursor needs; t keeps it alive */
+    *out = NULL;
+    if (stream >= p->thread_count || !p->threads[stream].present)
+        return tt_fail(err, "process %" PRIu64 " has no stream %zu", p->pid, stream);
+    char name[32];
+    snprintf(name, sizeof name, "%zu.tts", stream);
+    char *path = path_join(p->dir, name);
+    tt_cursor *c = calloc(1, sizeof *c);
+    if (!path || !c) {
+        free(path);
+        free(c);
+        return tt_fail(err, "out of memory");
+    }
+    int rc = cf_open(&c->cf, path, TT_FILE_EVENTS, err);
+    free(path);
+    if (rc != 0) {
+        free(c);
+        return rc;
+    }
+    c->p = p;
+    c->stream = stream;
+    c->strict_ids = p->ended && p->defs_state == TT_STREAM_COMPLETE;
+    c->phase = READING;
+    *out = c;
+    return 0;
+}
+
+void tt_cursor_close(tt_cursor *c)
+{
+    if (!c) return;
+    cf_close(&c->cf);
+    free(c->stack);
+    free(c);
+}
+
+/* The data ends here: say how, in one line, and start closing regions. */
+static int stop_reading(tt_cursor *c)
+{
+    c->phase = CLOSING;
+    c->state = c->cf.state;
+    if (c->state == TT_STREAM_COMPLETE) return 0;
+    char what[256];
+    cf_describe(&c->cf, what, sizeof what);
+    const tt_thread *th = &c->p->threads[c->stream];
+    snprintf(c->problem, sizeof c->problem, "process %" PRIu64 " thread \"%s\" (stream %zu): %s", c->p->pid,
+             th->name, c->stream, what);
+    return 0;
+}
+
+static int stop_damaged(tt_cursor *c, const char *why)
+{
+    cf_damage_chunk(&c->cf, why);
+    return stop_reading(c);
+}
+
+/* An id from the data, as an index into a table of `count` entries (the
+ * placeholder at `count` included): 0, or -1 when it is damage. */
+static int map_id(const tt_cursor *c, uint64_t id, size_t count, uint32_t *out)
+{
+    if (id < count) {
+        *out = (uint32_t)id;
+        return 0;
+    }
+    if (c->strict_ids) return -1;
+    *out = (uint32_t)count;
+    return 0;
+}
+
+/* Reads the next event from the data: 1 with *ev set, or 0 when the data
+ * ends (c->phase is then CLOSING and the state set). */
+static int read_event(tt_cursor *c, tt_event *ev)
+{
+    tt_event_record r;
+    const char *why;
+    for (;;) {
+        int k = tt_records_next_event(&c->records, &r, &why);
+        if (k > 0) break;
+        if (k < 0) return stop_damaged(c, why);
+        if (!cf_next(&c->cf)) {
+            if (c->cf.state == TT_STREAM_COMPLETE)
+                cf_stop(&c->cf, TT_STREAM_CUT, "no end-of-stream record");
+            return stop_reading(c);
+        }
+        tt_records_init(&c->records, c->cf.payload, c->cf.h.raw_size, c->cf.h.base_ticks);
+    }
+
+    /* Never backwards within a stream: consumers subtract times. */
+    uint64_t time = tt_process_time(c->p, r.ticks);
+    if (time < c->last_time) time = c->last_time;
+    *ev = (tt_event){.kind = r.tag, .time = time};
+
+    switch (r.tag) {
+    case TT_EV_ENTER:
+        if (map_id(c, r.id, c->p->region_count, &ev->region) != 0) return stop_damaged(c, "undefined region");
+        if (TT_RESERVE(c->stack, c->stack_cap, c->depth + 1) != 0) {
+            cf_stop(&c->cf, TT_STREAM_CUT, "out of memory");
+            return stop_reading(c);
+        }
+        c->stack[c->depth++] = ev->region;
+        break;
+    case TT_EV_LEAVE:
+        if (c->depth == 0) return stop_damaged(c, "LEAVE without an open region");
+        ev->region = c->stack[--c->depth];
+        break;
+    case TT_EV_PARAM_INT:
+    case TT_EV_PARAM_UINT:
+    case TT_EV_PARAM_STRING:
+    case TT_EV_COUNTER:
+    case TT_EV_MARK:
+        if (map_id(c, r.id, c->p->string_count, &ev->name) != 0) return stop_damaged(c, "undefined name");
+        ev->int_value = r.int_value;
+        ev->uint_value = r.uint_value;
+        ev->double_value = r.double_value;
+        ev->str = (const char *)r.str;
+        ev->str_len = r.str_len;
+        break;
+    case TT_EV_STREAM_END:
+        /* Held back until open regions are closed (tt_cursor_next). Nothing
+         * may follow it, except stale bytes behind a partial chunk. */
+        c->last_time = time;
+        c->events++;
+        c->have_end = 1;
+        if (tt_records_more(&c->records) || (!c->cf.after_partial && fgetc(c->cf.f) != EOF))
+            return stop_damaged(c, "data after the end-of-stream record");
+        return stop_reading(c);
+    default: /* RECORDING_OFF, RECORDING_ON: the time only */
+        break;
+    }
+    ev->depth = (uint32_t)c->depth;
+    c->last_time = time;
+    c->events++;
+    return 1;
+}
+
+int tt_cursor_next(tt_cursor *c, tt_event *ev)
+{
+    if (c->phase == READING && read_event(c, ev)) return 1;
+    if (c->phase != CLOSING) return 0;
+    if (c->depth > 0) {
+        c->depth--;
+        *ev = (tt_event){.kind = TT_EV_LEAVE,
+                         .time = c->last_time,
+                         .region = c->stack[c->depth],
+                         .depth = (uint32_t)c->depth,
+                         .synthesized = 1};
+        return 1;
+    }
+    c->phase = DONE;
+    if (!c->have_end) return 0;
+    *ev = (tt_event){.kind = TT_EV_STREAM_END, .time = c->last_time};
+    return 1;
+}
+
+tt_stream_state tt_cursor_state(const tt_cursor *c) { return c->state; }
+
+const char *tt_cursor_problem(const tt_cursor *c) { return c->state == TT_STREAM_COMPLETE ? NULL : c->problem; }
+
+uint64_t tt_cursor_events_read(const tt_cursor *c) { return c->events; }

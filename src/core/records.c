@@ -1,0 +1,145 @@
+/* records.c -- decoding the records of one chunk payload (see records.h). */
+#include "records.h"
+
+#include <string.h>
+
+/* Each decoder reads from a local pointer and commits it to the iterator only
+ * once the whole record decoded, so a malformed record leaves the iterator
+ * at its start. The GET macros bail out of the decoder on truncation. */
+#define GET_V(dst)                                                                                         \
+    do {                                                                                                   \
+        if (tt_get_varint(&p, end, &(dst)) != 0) goto truncated;                                           \
+    } while (0)
+
+#define GET_U8(dst)                                                                                        \
+    do {                                                                                                   \
+        if (p >= end) goto truncated;                                                                      \
+        (dst) = *p++;                                                                                      \
+    } while (0)
+
+/* A v length and that many bytes. */
+#define GET_BYTES(ptr, len)                                                                                \
+    do {                                                                                                   \
+        uint64_t n_;                                                                                       \
+        GET_V(n_);                                                                                         \
+        if (n_ > (uint64_t)(end - p)) goto truncated;                                                      \
+        (ptr) = p;                                                                                         \
+        (len) = (size_t)n_;                                                                                \
+        p += n_;                                                                                           \
+    } while (0)
+
+int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
+{
+    const uint8_t *p = it->pos, *end = it->end;
+    if (p >= end) return 0;
+
+    uint8_t tag = *p++;
+    if (tag < TT_EV_ENTER || tag > TT_EV_STREAM_END) {
+        *why = "unknown event record";
+        return -1;
+    }
+    uint64_t dt;
+    GET_V(dt);
+    if (dt > UINT64_MAX - it->ticks) {
+        *why = "event time overflows";
+        return -1;
+    }
+    r->tag = tag;
+    r->ticks = it->ticks + dt;
+
+    switch (tag) {
+    case TT_EV_ENTER:
+    case TT_EV_MARK:
+        GET_V(r->id);
+        break;
+    case TT_EV_PARAM_INT: {
+        uint64_t z;
+        GET_V(r->id);
+        GET_V(z);
+        r->int_value = tt_unzigzag(z);
+        break;
+    }
+    case TT_EV_PARAM_UINT:
+        GET_V(r->id);
+        GET_V(r->uint_value);
+        break;
+    case TT_EV_PARAM_STRING:
+        GET_V(r->id);
+        GET_BYTES(r->str, r->str_len);
+        break;
+    case TT_EV_COUNTER: {
+        GET_V(r->id);
+        if (end - p < 8) goto truncated;
+        uint64_t bits = tt_get_u64(p);
+        p += 8;
+        memcpy(&r->double_value, &bits, sizeof bits);
+        break;
+    }
+    default: /* LEAVE, RECORDING_OFF, RECORDING_ON, STREAM_END: the delta only */
+        break;
+    }
+    it->pos = p;
+    it->ticks = r->ticks;
+    return 1;
+
+truncated:
+    *why = "event record runs past the end of its chunk";
+    return -1;
+}
+
+int tt_records_next_def(tt_records *it, tt_def_record *d, const char **why)
+{
+    const uint8_t *p = it->pos, *end = it->end;
+    if (p >= end) return 0;
+
+    d->tag = *p++;
+    switch (d->tag) {
+    case TT_DEF_STRING:
+        GET_V(d->string.id);
+        GET_BYTES(d->string.bytes, d->string.len);
+        break;
+    case TT_DEF_REGION:
+        GET_V(d->region.id);
+        GET_V(d->region.name);
+        GET_V(d->region.file);
+        GET_V(d->region.line);
+        GET_U8(d->region.kind);
+        break;
+    case TT_DEF_THREAD:
+        GET_V(d->thread.stream);
+        GET_V(d->thread.name);
+        GET_V(d->thread.native_tid);
+        break;
+    case TT_DEF_PROCESS:
+        GET_V(d->process.pid);
+        GET_V(d->process.ppid);
+        GET_V(d->process.name);
+        GET_U8(d->process.clock);
+        GET_V(d->process.ticks_per_second);
+        break;
+    case TT_DEF_CLOCK_SYNC:
+        GET_V(d->clock_sync.ticks);
+        GET_V(d->clock_sync.monotonic_ns);
+        GET_V(d->clock_sync.realtime_ns);
+        break;
+    case TT_DEF_ATTRIBUTE:
+        GET_V(d->attribute.key);
+        GET_V(d->attribute.value);
+        break;
+    case TT_DEF_PROCESS_END:
+        GET_V(d->process_end.ticks);
+        GET_V(d->process_end.events);
+        GET_V(d->process_end.waits);
+        GET_V(d->process_end.wait_ns);
+        break;
+    default:
+        *why = "unknown definition record";
+        return -1;
+    }
+    it->pos = p;
+    return 1;
+
+truncated:
+    *why = "definition record runs past the end of its chunk";
+    return -1;
+}

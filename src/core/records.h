@@ -1,0 +1,95 @@
+/* records.h -- the records of one chunk payload, decoded.
+ *
+ * format.h defines the records; this module turns the bytes of ONE chunk
+ * payload (already checked with tt_chunk_verify and decoded with
+ * tt_payload_decode) back into records. It knows nothing of files, so the
+ * trace reader (reader.c) and a live consumer that takes chunks from shared
+ * memory decode the same way.
+ *
+ * Contract:
+ *  - tt_records_init starts an iterator over a payload; tt_records_next_event
+ *    (thread streams) or tt_records_next_def (defs.tts) yields its records in
+ *    order. An iterator reads one kind of payload; the kinds are not mixed.
+ *  - Nothing is allocated or copied: a record's string points into the
+ *    payload and is valid as long as the payload is.
+ *  - Event times are absolute: the chunk's base_ticks plus the running sum of
+ *    the records' deltas.
+ *  - A malformed record (unknown tag, a field running past the payload, a
+ *    time that overflows) ends the iteration: -1 with a static one-line reason.
+ *    Ids are NOT checked against definitions here; only the caller knows them.
+ */
+#ifndef TRACETOP_RECORDS_H
+#define TRACETOP_RECORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+
+typedef struct tt_records {
+    const uint8_t *pos, *end;
+    uint64_t ticks; /* time of the last record read (base_ticks before the first) */
+} tt_records;
+
+/* An event record. Which fields are set depends on the tag (format.h). */
+typedef struct tt_event_record {
+    uint8_t tag;            /* enum tt_event_tag */
+    uint64_t ticks;         /* absolute */
+    uint64_t id;            /* ENTER: region id; PARAM_*, COUNTER, MARK: name (string id) */
+    int64_t int_value;      /* PARAM_INT */
+    uint64_t uint_value;    /* PARAM_UINT */
+    double double_value;    /* COUNTER */
+    const uint8_t *str;     /* PARAM_STRING: points into the payload */
+    size_t str_len;
+} tt_event_record;
+
+/* A definition record: the member named after the tag is set. */
+typedef struct tt_def_record {
+    uint8_t tag; /* enum tt_def_tag */
+    union {
+        struct {
+            uint64_t id;
+            const uint8_t *bytes; /* points into the payload, not NUL-terminated */
+            size_t len;
+        } string;
+        struct {
+            uint64_t id, name, file, line;
+            uint8_t kind; /* enum tt_region_kind, unchecked */
+        } region;
+        struct {
+            uint64_t stream, name, native_tid;
+        } thread;
+        struct {
+            uint64_t pid, ppid, name;
+            uint8_t clock; /* enum tt_clock_kind, unchecked */
+            uint64_t ticks_per_second;
+        } process;
+        struct {
+            uint64_t ticks, monotonic_ns, realtime_ns;
+        } clock_sync;
+        struct {
+            uint64_t key, value;
+        } attribute;
+        struct {
+            uint64_t ticks, events, waits, wait_ns;
+        } process_end;
+    };
+} tt_def_record;
+
+static inline void tt_records_init(tt_records *it, const uint8_t *payload, size_t len, uint64_t base_ticks)
+{
+    it->pos = payload;
+    it->end = payload + len;
+    it->ticks = base_ticks;
+}
+
+/* 1 when the payload has bytes left to decode. */
+static inline int tt_records_more(const tt_records *it) { return it->pos < it->end; }
+
+/* Reads the next record: 1 with *r set, 0 at the end of the payload, -1 with
+ * a reason in *why when the record is malformed (the iterator then stays
+ * where the bad record starts). */
+int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why);
+int tt_records_next_def(tt_records *it, tt_def_record *d, const char **why);
+
+#endif

@@ -1,0 +1,492 @@
+/* readerobj.c -- the trace reader for Python: Trace, profile(), summary().
+ *
+ * A thin layer over reader.h and profile.h: the core reads, this file only
+ * turns its results into Python objects. Work that reads a whole trace
+ * without making Python objects (profile, summary, count_enters) runs with
+ * the GIL released, so other threads (a viewer's server) go on meanwhile.
+ */
+#include "ext.h"
+
+#include <structmember.h>
+
+#include "profile.h"
+#include "reader.h"
+
+/* Event kinds as Python sees them, by tag; interned once. */
+static const char *const kind_names[] = {
+    [TT_EV_ENTER] = "enter",
+    [TT_EV_LEAVE] = "leave",
+    [TT_EV_PARAM_INT] = "param_int",
+    [TT_EV_PARAM_UINT] = "param_uint",
+    [TT_EV_PARAM_STRING] = "param_string",
+    [TT_EV_COUNTER] = "counter",
+    [TT_EV_MARK] = "mark",
+    [TT_EV_RECORDING_OFF] = "recording_off",
+    [TT_EV_RECORDING_ON] = "recording_on",
+    [TT_EV_STREAM_END] = "stream_end",
+};
+#define KIND_COUNT (sizeof kind_names / sizeof kind_names[0])
+static PyObject *kind_objects[KIND_COUNT];
+
+static const char *const state_names[] = {
+    [TT_STREAM_COMPLETE] = "complete",
+    [TT_STREAM_CUT] = "cut",
+    [TT_STREAM_CORRUPT] = "corrupt",
+};
+
+static const char *region_kind_name(uint8_t kind)
+{
+    switch (kind) {
+    case TT_REGION_PYTHON: return "python";
+    case TT_REGION_C: return "c";
+    case TT_REGION_USER: return "user";
+    default: return "unknown"; /* the "<undefined>" placeholder */
+    }
+}
+
+/* Names in a trace are UTF-8 as the program gave them; a damaged byte must
+ * not make the whole trace unreadable from Python. */
+static PyObject *text(const char *s) { return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace"); }
+
+static PyObject *text_or_none(const char *s)
+{
+    if (s) return text(s);
+    Py_RETURN_NONE;
+}
+
+/* ---- Trace ---- */
+
+typedef struct {
+    PyObject_HEAD
+    tt_trace *trace;
+    PyObject *processes; /* list of dicts, made once */
+    PyObject *problems;  /* list of str: process directories left out */
+} TraceObject;
+
+static PyObject *thread_list(const tt_process *p)
+{
+    PyObject *list = PyList_New(0);
+    for (size_t s = 0; list && s < p->thread_count; s++) {
+        const tt_thread *th = &p->threads[s];
+        if (!th->present) continue;
+        PyObject *item = Py_BuildValue("{s:n,s:N,s:K}", "stream", (Py_ssize_t)s, "name", text(th->name), "native_tid",
+                                       (unsigned long long)th->native_tid);
+        if (!item || PyList_Append(list, item) < 0) Py_CLEAR(list);
+        Py_XDECREF(item);
+    }
+    return list;
+}
+
+static PyObject *region_list(const tt_process *p)
+{
+    PyObject *list = PyList_New((Py_ssize_t)p->region_count);
+    for (size_t i = 0; list && i < p->region_count; i++) {
+        const tt_region *r = &p->regions[i];
+        PyObject *item = Py_BuildValue("{s:n,s:N,s:N,s:k,s:s}", "id", (Py_ssize_t)i, "name", text(r->name), "file",
+                                       text(r->file), "line", (unsigned long)r->line, "kind", region_kind_name(r->kind));
+        if (!item) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
+static PyObject *attribute_dict(const tt_process *p)
+{
+    PyObject *dict = PyDict_New();
+    for (size_t i = 0; dict && i < p->attribute_count; i++) {
+        PyObject *key = text(p->attributes[i].key), *value = text(p->attributes[i].value);
+        if (!key || !value || PyDict_SetItem(dict, key, value) < 0) Py_CLEAR(dict);
+        Py_XDECREF(key);
+        Py_XDECREF(value);
+    }
+    return dict;
+}
+
+static PyObject *process_dict(const tt_process *p)
+{
+    PyObject *end_time = p->ended ? PyLong_FromUnsignedLongLong(p->end_time) : text_or_none(NULL);
+    return Py_BuildValue("{s:K,s:K,s:N,s:N,s:K,s:K,s:K,s:N,s:N,s:N,s:N,s:N}", "pid", (unsigned long long)p->pid,
+                         "ppid", (unsigned long long)p->ppid, "name", text(p->name), "ended", PyBool_FromLong(p->ended),
+                         "events", (unsigned long long)p->events, "waits", (unsigned long long)p->waits, "wait_ns",
+                         (unsigned long long)p->wait_ns, "defs_cut", text_or_none(p->defs_cut), "end_time", end_time,
+                         "threads", thread_list(p), "regions", region_list(p), "attributes", attribute_dict(p));
+}
+
+static PyObject *Trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"experiment_dir", NULL};
+    PyObject *path;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&:Trace", kwlist, PyUnicode_FSConverter, &path)) return NULL;
+    tt_trace *trace;
+    tt_error err;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tt_trace_open(PyBytes_AS_STRING(path), &trace, &err);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path);
+    if (rc != 0) return tt_raise(&err);
+
+    TraceObject *self = (TraceObject *)type->tp_alloc(type, 0);
+    if (!self) {
+        tt_trace_close(trace);
+        return NULL;
+    }
+    self->trace = trace;
+    size_t n = tt_trace_process_count(trace);
+    self->processes = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; self->processes && i < n; i++) {
+        PyObject *item = process_dict(tt_trace_process(trace, i));
+        if (!item) Py_CLEAR(self->processes);
+        else PyList_SET_ITEM(self->processes, (Py_ssize_t)i, item);
+    }
+    self->problems = PyList_New((Py_ssize_t)tt_trace_problem_count(trace));
+    for (size_t i = 0; self->problems && i < tt_trace_problem_count(trace); i++) {
+        PyObject *line = text(tt_trace_problem(trace, i, NULL));
+        if (!line) Py_CLEAR(self->problems);
+        else PyList_SET_ITEM(self->problems, (Py_ssize_t)i, line);
+    }
+    if (!self->processes || !self->problems) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+/* The lists are the caller's to change, and so to make cycles with. */
+static int Trace_traverse(TraceObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->processes);
+    Py_VISIT(self->problems);
+    return 0;
+}
+
+static int Trace_clear(TraceObject *self)
+{
+    Py_CLEAR(self->processes);
+    Py_CLEAR(self->problems);
+    return 0;
+}
+
+static void Trace_dealloc(TraceObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    Trace_clear(self);
+    tt_trace_close(self->trace);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The process at a Python index, or NULL with IndexError. */
+static const tt_process *process_at(TraceObject *self, Py_ssize_t index)
+{
+    if (index < 0 || (size_t)index >= tt_trace_process_count(self->trace)) {
+        PyErr_Format(PyExc_IndexError, "no process %zd in this trace", index);
+        return NULL;
+    }
+    return tt_trace_process(self->trace, (size_t)index);
+}
+
+/* Opens a cursor on (process_index, stream) from a method's arguments. A
+ * stream that is not there is an IndexError like a process that is not;
+ * TraceError is for a stream that is there but cannot be read. */
+static tt_cursor *open_cursor(TraceObject *self, PyObject *args, const char *format, const tt_process **p)
+{
+    Py_ssize_t index, stream;
+    if (!PyArg_ParseTuple(args, format, &index, &stream) || !(*p = process_at(self, index))) return NULL;
+    if (stream < 0 || (size_t)stream >= (*p)->thread_count || !(*p)->threads[stream].present) {
+        PyErr_Format(PyExc_IndexError, "process %llu has no stream %zd", (unsigned long long)(*p)->pid, stream);
+        return NULL;
+    }
+    tt_cursor *c;
+    tt_error err;
+    if (tt_cursor_open(self->trace, *p, (size_t)stream, &c, &err) != 0) {
+        tt_raise(&err);
+        return NULL;
+    }
+    return c;
+}
+
+/* Python objects for ids, made once per id in a read. */
+typedef struct name_cache {
+    const char *const *strings; /* NULL: look names up as regions */
+    const tt_region *regions;
+    size_t count;
+    PyObject **objects;
+} name_cache;
+
+static PyObject *cached_name(name_cache *cache, uint32_t id)
+{
+    if (!cache->objects[id])
+        cache->objects[id] = text(cache->strings ? cache->strings[id] : cache->regions[id].name);
+    Py_XINCREF(cache->objects[id]);
+    return cache->objects[id];
+}
+
+static void free_cache(name_cache *cache)
+{
+    for (size_t i = 0; cache->objects && i < cache->count; i++) Py_XDECREF(cache->objects[i]);
+    PyMem_Free(cache->objects);
+}
+
+/* The tuple for one event, or NULL. */
+static PyObject *event_tuple(const tt_event *ev, name_cache *regions, name_cache *strings)
+{
+    PyObject *items[4] = {kind_objects[ev->kind], PyLong_FromUnsignedLongLong(ev->time), NULL, NULL};
+    Py_ssize_t n = 2;
+    Py_INCREF(items[0]);
+    switch (ev->kind) {
+    case TT_EV_ENTER:
+    case TT_EV_LEAVE:
+        items[n++] = cached_name(regions, ev->region);
+        break;
+    case TT_EV_MARK:
+        items[n++] = cached_name(strings, ev->name);
+        break;
+    case TT_EV_PARAM_INT:
+    case TT_EV_PARAM_UINT:
+    case TT_EV_PARAM_STRING:
+    case TT_EV_COUNTER:
+        items[n++] = cached_name(strings, ev->name);
+        items[n++] = ev->kind == TT_EV_PARAM_INT      ? PyLong_FromLongLong(ev->int_value)
+                     : ev->kind == TT_EV_PARAM_UINT   ? PyLong_FromUnsignedLongLong(ev->uint_value)
+                     : ev->kind == TT_EV_PARAM_STRING ? PyUnicode_DecodeUTF8(ev->str, (Py_ssize_t)ev->str_len, "replace")
+                                                      : PyFloat_FromDouble(ev->double_value);
+        break;
+    }
+    PyObject *tuple = NULL;
+    int complete = 1;
+    for (Py_ssize_t i = 0; i < n; i++) complete &= items[i] != NULL;
+    if (complete && (tuple = PyTuple_New(n)))
+        for (Py_ssize_t i = 0; i < n; i++) PyTuple_SET_ITEM(tuple, i, items[i]);
+    else
+        for (Py_ssize_t i = 0; i < n; i++) Py_XDECREF(items[i]);
+    return tuple;
+}
+
+static PyObject *Trace_read_stream(TraceObject *self, PyObject *args)
+{
+    const tt_process *p;
+    tt_cursor *c = open_cursor(self, args, "nn:read_stream", &p);
+    if (!c) return NULL;
+    /* +1: the "<undefined>" placeholders (reader.h). */
+    name_cache regions = {.regions = p->regions, .count = p->region_count + 1};
+    name_cache strings = {.strings = p->strings, .count = p->string_count + 1};
+    regions.objects = PyMem_Calloc(regions.count, sizeof *regions.objects);
+    strings.objects = PyMem_Calloc(strings.count, sizeof *strings.objects);
+    PyObject *events = regions.objects && strings.objects ? PyList_New(0) : PyErr_NoMemory();
+    tt_event ev;
+    while (events && tt_cursor_next(c, &ev)) {
+        PyObject *item = event_tuple(&ev, &regions, &strings);
+        if (!item || PyList_Append(events, item) < 0) Py_CLEAR(events);
+        Py_XDECREF(item);
+    }
+    PyObject *result = NULL;
+    if (events) {
+        tt_stream_state state = tt_cursor_state(c);
+        result = Py_BuildValue("(NsN)", events, state_names[state], text_or_none(tt_cursor_problem(c)));
+    }
+    free_cache(&regions);
+    free_cache(&strings);
+    tt_cursor_close(c);
+    return result;
+}
+
+static PyObject *Trace_count_enters(TraceObject *self, PyObject *args)
+{
+    const tt_process *p;
+    tt_cursor *c = open_cursor(self, args, "nn:count_enters", &p);
+    if (!c) return NULL;
+    size_t count = p->region_count + 1; /* and the placeholder */
+    uint64_t *enters = PyMem_RawCalloc(count, sizeof *enters);
+    if (!enters) {
+        tt_cursor_close(c);
+        return PyErr_NoMemory();
+    }
+    tt_event ev;
+    Py_BEGIN_ALLOW_THREADS
+    while (tt_cursor_next(c, &ev))
+        if (ev.kind == TT_EV_ENTER) enters[ev.region]++;
+    Py_END_ALLOW_THREADS
+    tt_cursor_close(c);
+
+    /* By name: distinct regions may share one (two lambdas of a module). */
+    PyObject *dict = PyDict_New();
+    for (size_t i = 0; dict && i < count; i++) {
+        if (!enters[i]) continue;
+        PyObject *name = text(p->regions[i].name), *sum = NULL;
+        PyObject *before = name ? PyDict_GetItemWithError(dict, name) : NULL;
+        if (name && !PyErr_Occurred()) {
+            unsigned long long earlier = before ? PyLong_AsUnsignedLongLong(before) : 0;
+            sum = PyLong_FromUnsignedLongLong(earlier + enters[i]);
+        }
+        if (!sum || PyDict_SetItem(dict, name, sum) < 0) Py_CLEAR(dict);
+        Py_XDECREF(name);
+        Py_XDECREF(sum);
+    }
+    PyMem_RawFree(enters);
+    return dict;
+}
+
+static PyMethodDef Trace_methods[] = {
+    {"read_stream", (PyCFunction)Trace_read_stream, METH_VARARGS,
+     "read_stream(process_index, stream)\n--\n\n"
+     "All events of one stream as tuples, with the stream's state and problem:\n"
+     "(events, 'complete'|'cut'|'corrupt', problem or None). Times are ns since the\n"
+     "experiment's epoch."},
+    {"count_enters", (PyCFunction)Trace_count_enters, METH_VARARGS,
+     "count_enters(process_index, stream)\n--\n\n"
+     "{region name: number of ENTER events} of one stream, read without building\n"
+     "a list of events."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef Trace_members[] = {
+    {"processes", T_OBJECT, offsetof(TraceObject, processes), READONLY,
+     "the processes, by start time: dicts of their definitions"},
+    {"problems", T_OBJECT, offsetof(TraceObject, problems), READONLY,
+     "one line per process directory that could not be read"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject TraceType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._tracetop.Trace",
+    .tp_basicsize = sizeof(TraceObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Trace(experiment_dir)\n--\n\n"
+              "The native trace of an experiment: its processes' definitions, and\n"
+              "their streams of events read on demand.",
+    .tp_new = Trace_new,
+    .tp_dealloc = (destructor)Trace_dealloc,
+    .tp_traverse = (traverseproc)Trace_traverse,
+    .tp_clear = (inquiry)Trace_clear,
+    .tp_methods = Trace_methods,
+    .tp_members = Trace_members,
+};
+
+/* ---- profile() and summary() ---- */
+
+/* Opens the experiment at `path` (a bytes object from PyUnicode_FSConverter,
+ * released here) and builds its profile, without the GIL; and renders the
+ * text when `text_top` is not 0. 0, or -1 with TraceError or MemoryError. */
+static int build_profile(PyObject *path, tt_trace **trace, tt_profile **prof, size_t text_top, char **text_out)
+{
+    tt_error err;
+    int rc;
+    *trace = NULL;
+    *prof = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tt_trace_open(PyBytes_AS_STRING(path), trace, &err);
+    if (rc == 0) rc = tt_profile_build(*trace, prof, &err);
+    if (rc == 0 && text_top) *text_out = tt_profile_render_text(*prof, text_top);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path);
+    if (rc == 0 && text_top && !*text_out) {
+        PyErr_NoMemory();
+        rc = -1;
+    } else if (rc != 0) {
+        tt_raise(&err);
+    }
+    if (rc != 0) {
+        tt_profile_free(*prof);
+        tt_trace_close(*trace);
+    }
+    return rc;
+}
+
+static PyObject *problem_list(const tt_profile *prof)
+{
+    PyObject *list = PyList_New((Py_ssize_t)prof->problem_count);
+    for (size_t i = 0; list && i < prof->problem_count; i++) {
+        PyObject *line = text(prof->problems[i]);
+        if (!line) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, (Py_ssize_t)i, line);
+    }
+    return list;
+}
+
+static PyObject *profile_dict(const tt_profile *prof)
+{
+    PyObject *regions = PyList_New((Py_ssize_t)prof->region_count);
+    for (size_t i = 0; regions && i < prof->region_count; i++) {
+        const tt_profile_region *r = &prof->regions[i];
+        PyObject *item = Py_BuildValue("{s:N,s:N,s:k,s:s,s:K,s:K,s:K}", "name", text(r->name), "file", text(r->file),
+                                       "line", (unsigned long)r->line, "kind", region_kind_name(r->kind), "visits",
+                                       (unsigned long long)r->visits, "inclusive_ns", (unsigned long long)r->inclusive_ns,
+                                       "exclusive_ns", (unsigned long long)r->exclusive_ns);
+        if (!item) Py_CLEAR(regions);
+        else PyList_SET_ITEM(regions, (Py_ssize_t)i, item);
+    }
+    PyObject *threads = PyList_New((Py_ssize_t)prof->thread_count);
+    for (size_t i = 0; threads && i < prof->thread_count; i++) {
+        const tt_profile_thread *th = &prof->threads[i];
+        const tt_process *p = tt_trace_process(prof->trace, th->process);
+        PyObject *item = Py_BuildValue("{s:K,s:n,s:N,s:K,s:K,s:K}", "pid", (unsigned long long)p->pid, "stream",
+                                       (Py_ssize_t)th->stream, "name", text(p->threads[th->stream].name), "events",
+                                       (unsigned long long)th->events, "begin_ns", (unsigned long long)th->begin_ns,
+                                       "end_ns", (unsigned long long)th->end_ns);
+        if (!item) Py_CLEAR(threads);
+        else PyList_SET_ITEM(threads, (Py_ssize_t)i, item);
+    }
+    return Py_BuildValue("{s:K,s:K,s:N,s:N,s:N,s:N}", "events", (unsigned long long)prof->events, "total_ns",
+                         (unsigned long long)prof->total_ns, "corrupt", PyBool_FromLong(prof->corrupt), "problems",
+                         problem_list(prof), "regions", regions, "threads", threads);
+}
+
+static PyObject *profile(PyObject *module, PyObject *args, PyObject *kwds)
+{
+    (void)module;
+    static char *kwlist[] = {"experiment_dir", NULL};
+    PyObject *path;
+    tt_trace *trace;
+    tt_profile *prof;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&:profile", kwlist, PyUnicode_FSConverter, &path) ||
+        build_profile(path, &trace, &prof, 0, NULL) != 0)
+        return NULL;
+    PyObject *result = profile_dict(prof);
+    tt_profile_free(prof);
+    tt_trace_close(trace);
+    return result;
+}
+
+static PyObject *summary(PyObject *module, PyObject *args, PyObject *kwds)
+{
+    (void)module;
+    static char *kwlist[] = {"experiment_dir", "top", NULL};
+    PyObject *path;
+    Py_ssize_t top = 25;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|n:summary", kwlist, PyUnicode_FSConverter, &path, &top))
+        return NULL;
+    if (top <= 0) {
+        Py_DECREF(path);
+        return PyErr_Format(PyExc_ValueError, "top must be positive, not %zd", top);
+    }
+    tt_trace *trace;
+    tt_profile *prof;
+    char *rendered = NULL;
+    if (build_profile(path, &trace, &prof, (size_t)top, &rendered) != 0) return NULL;
+    PyObject *result = Py_BuildValue("(NNN)", text(rendered), problem_list(prof), PyBool_FromLong(prof->corrupt));
+    free(rendered);
+    tt_profile_free(prof);
+    tt_trace_close(trace);
+    return result;
+}
+
+static PyMethodDef reader_methods[] = {
+    {"profile", (PyCFunction)(void (*)(void))profile, METH_VARARGS | METH_KEYWORDS,
+     "profile(experiment_dir)\n--\n\n"
+     "The call-path profile of an experiment as a dict: events, total_ns, corrupt,\n"
+     "problems, regions (merged by name) and threads."},
+    {"summary", (PyCFunction)(void (*)(void))summary, METH_VARARGS | METH_KEYWORDS,
+     "summary(experiment_dir, top=25)\n--\n\n"
+     "(text, problems, corrupt): the text summary of an experiment (what\n"
+     "`tracetop summary` prints), the lines saying what was cut or damaged,\n"
+     "and whether anything was damaged."},
+    {NULL, NULL, 0, NULL},
+};
+
+int tt_ext_add_reader(PyObject *module)
+{
+    for (size_t i = 0; i < KIND_COUNT; i++)
+        if (kind_names[i] && !(kind_objects[i] = PyUnicode_InternFromString(kind_names[i]))) return -1;
+    if (PyType_Ready(&TraceType) < 0 || PyModule_AddObjectRef(module, "Trace", (PyObject *)&TraceType) < 0) return -1;
+    return PyModule_AddFunctions(module, reader_methods);
+}

@@ -1,0 +1,1196 @@
+/* test_reader.c -- the reader and the profile, on experiments written here
+ * record by record (a small writer below), intact, cut and damaged. */
+#define _GNU_SOURCE
+#include <ftw.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "format.h"
+#include "profile.h"
+#include "reader.h"
+
+/* ---- a test writer: records into a payload, payloads into chunk files ---- */
+
+typedef struct rec {
+    uint8_t b[1 << 16];
+    size_t n;
+} rec;
+
+static void put_u8(rec *r, uint8_t v) { r->b[r->n++] = v; }
+static void put_v(rec *r, uint64_t v) { r->n = (size_t)(tt_put_varint(r->b + r->n, v) - r->b); }
+static void put_str(rec *r, const char *s)
+{
+    put_v(r, strlen(s));
+    memcpy(r->b + r->n, s, strlen(s));
+    r->n += strlen(s);
+}
+
+static void e_tag(rec *r, uint8_t tag, uint64_t dt) /* LEAVE, RECORDING_*, STREAM_END */
+{
+    put_u8(r, tag);
+    put_v(r, dt);
+}
+static void e_id(rec *r, uint8_t tag, uint64_t dt, uint64_t id) /* ENTER, MARK */
+{
+    e_tag(r, tag, dt);
+    put_v(r, id);
+}
+static void e_enter(rec *r, uint64_t dt, uint64_t region) { e_id(r, TT_EV_ENTER, dt, region); }
+static void e_leave(rec *r, uint64_t dt) { e_tag(r, TT_EV_LEAVE, dt); }
+
+static void d_string(rec *r, uint64_t id, const char *s)
+{
+    put_u8(r, TT_DEF_STRING);
+    put_v(r, id);
+    put_str(r, s);
+}
+static void d_region(rec *r, uint64_t id, uint64_t name, uint64_t file, uint64_t line, uint8_t kind)
+{
+    put_u8(r, TT_DEF_REGION);
+    put_v(r, id);
+    put_v(r, name);
+    put_v(r, file);
+    put_v(r, line);
+    put_u8(r, kind);
+}
+static void d_thread(rec *r, uint64_t stream, uint64_t name, uint64_t tid)
+{
+    put_u8(r, TT_DEF_THREAD);
+    put_v(r, stream);
+    put_v(r, name);
+    put_v(r, tid);
+}
+static void d_process(rec *r, uint64_t pid, uint64_t ppid, uint64_t name, uint8_t clock, uint64_t tps)
+{
+    put_u8(r, TT_DEF_PROCESS);
+    put_v(r, pid);
+    put_v(r, ppid);
+    put_v(r, name);
+    put_u8(r, clock);
+    put_v(r, tps);
+}
+static void d_sync(rec *r, uint64_t ticks, uint64_t mono, uint64_t real)
+{
+    put_u8(r, TT_DEF_CLOCK_SYNC);
+    put_v(r, ticks);
+    put_v(r, mono);
+    put_v(r, real);
+}
+static void d_end(rec *r, uint64_t ticks, uint64_t events, uint64_t waits, uint64_t wait_ns)
+{
+    put_u8(r, TT_DEF_PROCESS_END);
+    put_v(r, ticks);
+    put_v(r, events);
+    put_v(r, waits);
+    put_v(r, wait_ns);
+}
+
+typedef struct tfile {
+    FILE *f;
+    uint32_t seq;      /* of the next chunk */
+    long offsets[256]; /* where each chunk starts */
+    long size;
+    void *zstd;
+    int compressed; /* chunks actually stored compressed */
+} tfile;
+
+static char root[] = "/tmp/tracetop-test-XXXXXX";
+
+/* Paths under root: exp/trace/<process directory>/file. */
+static void path_in(char *buf, size_t size, const char *exp, const char *process, const char *file)
+{
+    snprintf(buf, size, "%s/%s/trace/%s/%s", root, exp, process, file);
+}
+
+static void path_of(char *buf, size_t size, const char *exp, uint64_t pid, const char *file)
+{
+    char process[24];
+    snprintf(process, sizeof process, "%" PRIu64, pid);
+    path_in(buf, size, exp, process, file);
+}
+
+static void tf_open_in(tfile *tf, const char *exp, const char *process, const char *file, enum tt_file_kind kind)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", root, exp);
+    mkdir(path, 0777);
+    snprintf(path, sizeof path, "%s/%s/trace", root, exp);
+    mkdir(path, 0777);
+    snprintf(path, sizeof path, "%s/%s/trace/%s", root, exp, process);
+    mkdir(path, 0777);
+    path_in(path, sizeof path, exp, process, file);
+    memset(tf, 0, sizeof *tf);
+    tf->f = fopen(path, "wb");
+    if (!tf->f) {
+        perror(path);
+        exit(2);
+    }
+    uint8_t h[TT_FILE_HEADER_SIZE];
+    tt_file_header_encode(h, kind);
+    fwrite(h, 1, sizeof h, tf->f);
+    tf->size = sizeof h;
+}
+
+static void tf_open(tfile *tf, const char *exp, uint64_t pid, const char *file, enum tt_file_kind kind)
+{
+    char process[24];
+    snprintf(process, sizeof process, "%" PRIu64, pid);
+    tf_open_in(tf, exp, process, file, kind);
+}
+
+static void tf_raw(tfile *tf, const void *bytes, size_t n)
+{
+    fwrite(bytes, 1, n, tf->f);
+    tf->size += (long)n;
+}
+
+/* Writes r as the next chunk (zstd-compressed when asked and it helps) and
+ * empties r. */
+static void tf_chunk_codec(tfile *tf, uint64_t base_ticks, rec *r, uint8_t flags, int zstd)
+{
+    static uint8_t packed[1 << 17];
+    struct tt_chunk_header h = {.seq = tf->seq++,
+                                .base_ticks = base_ticks,
+                                .stored_size = (uint32_t)r->n,
+                                .raw_size = (uint32_t)r->n,
+                                .codec = TT_CODEC_NONE,
+                                .flags = flags};
+    const uint8_t *stored = r->b;
+    if (zstd) {
+        if (!tf->zstd) tf->zstd = tt_compress_ctx_new();
+        size_t n = tt_compress(tf->zstd, packed, sizeof packed, r->b, r->n);
+        if (n) {
+            h.codec = TT_CODEC_ZSTD;
+            h.stored_size = (uint32_t)n;
+            stored = packed;
+            tf->compressed++;
+        }
+    }
+    uint8_t header[TT_CHUNK_HEADER_SIZE];
+    tt_chunk_header_encode(header, &h, stored);
+    tf->offsets[h.seq] = tf->size;
+    tf_raw(tf, header, sizeof header);
+    tf_raw(tf, stored, h.stored_size);
+    r->n = 0;
+}
+
+static void tf_chunk(tfile *tf, uint64_t base_ticks, rec *r, uint8_t flags)
+{
+    tf_chunk_codec(tf, base_ticks, r, flags, 0);
+}
+
+static void tf_close(tfile *tf)
+{
+    fclose(tf->f);
+    tt_compress_ctx_free(tf->zstd);
+}
+
+/* Ticks per second: ticks are ns, or us for times that read well in ms. */
+#define TICK_NS 1000000000u
+#define TICK_US 1000000u
+
+/* Regions 0 "__main__:a", 1 "__main__:b", 2 "builtins:len"; strings 6 "n",
+ * 7 "mode"; thread 0 "MainThread"; ticks count from real time `real`. */
+static void std_defs(rec *r, uint64_t pid, uint64_t real, uint64_t tps)
+{
+    d_string(r, 0, "");
+    d_string(r, 1, "/home/u/prog.py");
+    d_string(r, 2, "__main__:a");
+    d_string(r, 3, "__main__:b");
+    d_string(r, 4, "builtins:len");
+    d_string(r, 5, "MainThread");
+    d_string(r, 6, "n");
+    d_string(r, 7, "mode");
+    d_process(r, pid, 1, 1, TT_CLOCK_MONOTONIC, tps);
+    d_sync(r, 0, 0, real);
+    d_region(r, 0, 2, 1, 10, TT_REGION_PYTHON);
+    d_region(r, 1, 3, 1, 20, TT_REGION_PYTHON);
+    d_region(r, 2, 4, 0, 0, TT_REGION_C);
+    d_thread(r, 0, 5, 4242);
+}
+
+/* A defs.tts with std_defs, ended normally (PROCESS_END) or not. */
+static void write_std_defs(const char *exp, uint64_t pid, int ended, uint64_t tps)
+{
+    static rec r;
+    tfile tf;
+    tf_open(&tf, exp, pid, "defs.tts", TT_FILE_DEFS);
+    std_defs(&r, pid, 1000000000000, tps);
+    if (ended) d_end(&r, 1000, 10, 0, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+}
+
+static void truncate_file(const char *exp, uint64_t pid, const char *file, long size)
+{
+    char path[512];
+    path_of(path, sizeof path, exp, pid, file);
+    if (truncate(path, size) != 0) {
+        perror(path);
+        exit(2);
+    }
+}
+
+/* Flips the bits of one byte of a file. */
+static void flip_byte(const char *exp, uint64_t pid, const char *file, long offset)
+{
+    char path[512];
+    path_of(path, sizeof path, exp, pid, file);
+    FILE *f = fopen(path, "r+b");
+    fseek(f, offset, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, offset, SEEK_SET);
+    fputc(c ^ 0xff, f);
+    fclose(f);
+}
+
+/* ---- reading a stream whole ---- */
+
+typedef struct stream_read {
+    tt_event ev[8192];
+    size_t n, synthesized;
+    tt_stream_state state;
+    char problem[512]; /* "" when complete */
+    uint64_t events_read;
+} stream_read;
+
+static char exp_dir[512];
+
+static const char *exp_path(const char *exp)
+{
+    snprintf(exp_dir, sizeof exp_dir, "%s/%s", root, exp);
+    return exp_dir;
+}
+
+/* Reads stream `stream` of process `pi`; -1 when the trace does not open. */
+static int read_stream(const char *exp, size_t pi, size_t stream, stream_read *out)
+{
+    tt_trace *t;
+    tt_cursor *c;
+    tt_error err;
+    memset(out, 0, sizeof *out);
+    if (tt_trace_open(exp_path(exp), &t, &err) != 0) {
+        fprintf(stderr, "    open failed: %s\n", err.message);
+        return -1;
+    }
+    if (tt_cursor_open(t, tt_trace_process(t, pi), stream, &c, &err) != 0) {
+        fprintf(stderr, "    cursor failed: %s\n", err.message);
+        tt_trace_close(t);
+        return -1;
+    }
+    tt_event ev;
+    while (tt_cursor_next(c, &ev)) {
+        if (out->n < sizeof out->ev / sizeof out->ev[0]) out->ev[out->n++] = ev;
+        out->synthesized += ev.synthesized;
+    }
+    CHECK(tt_cursor_next(c, &ev) == 0); /* stays at the end */
+    out->state = tt_cursor_state(c);
+    const char *problem = tt_cursor_problem(c);
+    CHECK((problem == NULL) == (out->state == TT_STREAM_COMPLETE));
+    snprintf(out->problem, sizeof out->problem, "%s", problem ? problem : "");
+    out->events_read = tt_cursor_events_read(c);
+    tt_cursor_close(c);
+    tt_trace_close(t);
+    return 0;
+}
+
+/* Every stream a cursor yields must be well nested, with times that never
+ * decrease and depths that match. */
+static int well_nested(const stream_read *s)
+{
+    uint32_t stack[1024];
+    size_t depth = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const tt_event *e = &s->ev[i];
+        if (i && e->time < s->ev[i - 1].time) return 0;
+        if (e->kind == TT_EV_ENTER) stack[depth++] = e->region;
+        if (e->kind == TT_EV_LEAVE && (depth == 0 || stack[--depth] != e->region)) return 0;
+        if (e->depth != depth) return 0;
+        if (e->kind == TT_EV_STREAM_END && (depth != 0 || i + 1 != s->n)) return 0;
+    }
+    return depth == 0;
+}
+
+/* ---- tests ---- */
+
+static void test_round_trip(void)
+{
+    static rec r;
+    tfile tf;
+    const char *exp = "roundtrip";
+    tf_open(&tf, exp, 4242, "defs.tts", TT_FILE_DEFS);
+    std_defs(&r, 4242, 5000000000, TICK_NS);
+    d_string(&r, 8, "worker-0");
+    d_string(&r, 9, "worker-1");
+    d_string(&r, 10, "python");
+    d_string(&r, 11, "3.12");
+    d_string(&r, 12, "user:load");
+    d_string(&r, 13, "q");
+    d_region(&r, 3, 12, 0, 0, TT_REGION_USER);
+    d_thread(&r, 1, 8, 4343);
+    d_thread(&r, 1, 9, 4343); /* renamed */
+    put_u8(&r, TT_DEF_ATTRIBUTE);
+    put_v(&r, 10);
+    put_v(&r, 11);
+    d_end(&r, 2000000, 77, 3, 999);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+
+    tf_open(&tf, exp, 4242, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 5, 0); /* t = 1000 + 5 */
+    e_tag(&r, TT_EV_PARAM_INT, 1);
+    put_v(&r, 6);
+    put_v(&r, tt_zigzag(INT64_MIN));
+    e_tag(&r, TT_EV_PARAM_UINT, 1);
+    put_v(&r, 6);
+    put_v(&r, UINT64_MAX);
+    e_tag(&r, TT_EV_PARAM_STRING, 1);
+    put_v(&r, 7);
+    put_str(&r, "fast");
+    e_tag(&r, TT_EV_COUNTER, 1);
+    put_v(&r, 13);
+    uint64_t bits;
+    double value = -2.5;
+    memcpy(&bits, &value, sizeof bits);
+    r.n += 8;
+    tt_put_u64(r.b + r.n - 8, bits);
+    e_id(&r, TT_EV_MARK, 1, 7);
+    e_tag(&r, TT_EV_RECORDING_OFF, 1);
+    e_tag(&r, TT_EV_RECORDING_ON, 100);
+    e_enter(&r, 1, 3);
+    e_enter(&r, 1, 2);
+    e_leave(&r, 10);
+    e_leave(&r, 1);
+    e_leave(&r, 1);
+    e_tag(&r, TT_EV_STREAM_END, 0);
+    tf_chunk(&tf, 1000, &r, 0);
+    tf_close(&tf);
+
+    tf_open(&tf, exp, 4242, "1.tts", TT_FILE_EVENTS);
+    e_tag(&r, TT_EV_STREAM_END, 7);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+
+    tt_trace *t;
+    tt_error err;
+    if (!CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) return;
+    CHECK_U64(tt_trace_process_count(t), 1);
+    CHECK_U64(tt_trace_problem_count(t), 0);
+    const tt_process *p = tt_trace_process(t, 0);
+    CHECK_U64(p->pid, 4242);
+    CHECK_U64(p->ppid, 1);
+    CHECK_STR(p->name, "/home/u/prog.py");
+    CHECK(p->clock_kind == TT_CLOCK_MONOTONIC);
+    CHECK_U64(p->ticks_per_second, 1000000000);
+    CHECK(p->ended);
+    CHECK_U64(p->end_time, 2000000);
+    CHECK_U64(p->events, 77);
+    CHECK_U64(p->waits, 3);
+    CHECK_U64(p->wait_ns, 999);
+    CHECK(p->defs_cut == NULL && p->defs_state == TT_STREAM_COMPLETE);
+    CHECK_U64(p->start_realtime_ns, 5000000000);
+    CHECK_U64(p->string_count, 14);
+    CHECK_STR(p->strings[7], "mode");
+    CHECK_STR(p->strings[14], "<undefined>");
+    CHECK_U64(p->region_count, 4);
+    CHECK_STR(p->regions[0].name, "__main__:a");
+    CHECK_STR(p->regions[0].file, "/home/u/prog.py");
+    CHECK_U64(p->regions[0].line, 10);
+    CHECK(p->regions[0].kind == TT_REGION_PYTHON);
+    CHECK_STR(p->regions[2].file, "");
+    CHECK(p->regions[2].kind == TT_REGION_C);
+    CHECK(p->regions[3].kind == TT_REGION_USER);
+    CHECK_STR(p->regions[4].name, "<undefined>");
+    CHECK_U64(p->thread_count, 2);
+    CHECK_STR(p->threads[0].name, "MainThread");
+    CHECK_U64(p->threads[0].native_tid, 4242);
+    CHECK_STR(p->threads[1].name, "worker-1");
+    CHECK(p->threads[1].defined && p->threads[1].present);
+    CHECK_U64(p->attribute_count, 1);
+    CHECK_STR(p->attributes[0].key, "python");
+    CHECK_STR(p->attributes[0].value, "3.12");
+
+    tt_cursor *c;
+    if (CHECK(tt_cursor_open(t, p, 0, &c, &err) == 0)) {
+        tt_event e[32];
+        size_t n = 0;
+        while (n < 32 && tt_cursor_next(c, &e[n])) {
+            if (e[n].kind == TT_EV_PARAM_STRING) {
+                CHECK(e[n].str_len == 4 && memcmp(e[n].str, "fast", 4) == 0);
+            }
+            n++;
+        }
+        CHECK_U64(n, 14);
+        CHECK(tt_cursor_state(c) == TT_STREAM_COMPLETE);
+        CHECK(tt_cursor_problem(c) == NULL);
+        CHECK_U64(tt_cursor_events_read(c), 14);
+        CHECK(e[0].kind == TT_EV_ENTER && e[0].time == 1005 && e[0].region == 0 && e[0].depth == 1);
+        CHECK(e[1].kind == TT_EV_PARAM_INT && e[1].time == 1006 && e[1].name == 6 && e[1].int_value == INT64_MIN);
+        CHECK(e[2].kind == TT_EV_PARAM_UINT && e[2].name == 6 && e[2].uint_value == UINT64_MAX);
+        CHECK(e[3].kind == TT_EV_PARAM_STRING && e[3].name == 7);
+        CHECK(e[4].kind == TT_EV_COUNTER && e[4].name == 13 && e[4].double_value == -2.5);
+        CHECK(e[5].kind == TT_EV_MARK && e[5].name == 7 && e[5].time == 1010);
+        CHECK(e[6].kind == TT_EV_RECORDING_OFF && e[6].time == 1011);
+        CHECK(e[7].kind == TT_EV_RECORDING_ON && e[7].time == 1111);
+        CHECK(e[8].kind == TT_EV_ENTER && e[8].region == 3 && e[8].depth == 2);
+        CHECK(e[9].kind == TT_EV_ENTER && e[9].region == 2 && e[9].depth == 3);
+        CHECK(e[10].kind == TT_EV_LEAVE && e[10].region == 2 && e[10].time == 1123 && e[10].depth == 2);
+        CHECK(e[11].kind == TT_EV_LEAVE && e[11].region == 3 && !e[11].synthesized);
+        CHECK(e[12].kind == TT_EV_LEAVE && e[12].region == 0 && e[12].depth == 0);
+        CHECK(e[13].kind == TT_EV_STREAM_END && e[13].time == 1125);
+        tt_cursor_close(c);
+    }
+    if (CHECK(tt_cursor_open(t, p, 1, &c, &err) == 0)) {
+        tt_event e;
+        CHECK(tt_cursor_next(c, &e) == 1 && e.kind == TT_EV_STREAM_END && e.time == 7);
+        CHECK(tt_cursor_next(c, &e) == 0);
+        CHECK(tt_cursor_state(c) == TT_STREAM_COMPLETE);
+        tt_cursor_close(c);
+    }
+    CHECK(tt_cursor_open(t, p, 2, &c, &err) == -1);
+    CHECK_STR(err.message, "process 4242 has no stream 2");
+    tt_trace_close(t);
+}
+
+/* 40 chunks, every other one compressed when the build has zstd. */
+static void test_multi_chunk(void)
+{
+    static rec r;
+    tfile tf;
+    const char *exp = "multichunk";
+    write_std_defs(exp, 7, 1, TICK_NS);
+    tf_open(&tf, exp, 7, "0.tts", TT_FILE_EVENTS);
+    for (int chunk = 0; chunk < 40; chunk++) {
+        for (int i = 0; i < 50; i++) {
+            e_enter(&r, 1, 0);
+            e_enter(&r, 2, 1);
+            e_leave(&r, 3);
+            e_leave(&r, 4);
+        }
+        if (chunk == 39) e_tag(&r, TT_EV_STREAM_END, 0);
+        tf_chunk_codec(&tf, (uint64_t)chunk * 500, &r, 0, chunk % 2);
+    }
+    int have_zstd = tf.zstd != NULL; /* the core's build says, not ours */
+    tf_close(&tf);
+    CHECK_U64(tf.compressed, have_zstd ? 20 : 0);
+
+    static stream_read s;
+    if (read_stream(exp, 0, 0, &s) != 0) return;
+    CHECK(s.state == TT_STREAM_COMPLETE);
+    CHECK_U64(s.n, 40 * 200 + 1);
+    CHECK_U64(s.events_read, 40 * 200 + 1);
+    CHECK(well_nested(&s));
+    int times_ok = 1;
+    static const uint64_t at[4] = {1, 3, 6, 10};
+    for (size_t i = 0; i + 1 < s.n; i++) times_ok &= s.ev[i].time == (i / 4) * 10 + at[i % 4];
+    CHECK(times_ok);
+}
+
+/* Two processes: one clock fitted through two syncs, one by its rate; the
+ * epoch is the earlier start; times before it clamp to 0. */
+static void test_clock_sync(void)
+{
+    static rec r;
+    tfile tf;
+    const char *exp = "clock";
+    /* Process 20: ticks at 0.5 ns by the two syncs (its stated rate is wrong). */
+    tf_open(&tf, exp, 20, "defs.tts", TT_FILE_DEFS);
+    d_string(&r, 0, "p20");
+    d_process(&r, 20, 1, 0, TT_CLOCK_TSC, 3000000000);
+    d_sync(&r, 1000, 5000, 2000000000);
+    d_sync(&r, 2000, 5400, 2000000400); /* not the last: ignored */
+    d_sync(&r, 3000, 6000, 2000001000);
+    d_end(&r, 5000, 0, 0, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    tf_open(&tf, exp, 20, "0.tts", TT_FILE_EVENTS);
+    e_id(&r, TT_EV_MARK, 0, 0);    /* ticks 0: before the first sync */
+    e_id(&r, TT_EV_MARK, 2000, 0); /* ticks 2000 */
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+
+    /* Process 10 starts 1 us earlier (the epoch): 2 ticks per ns by its rate. */
+    tf_open(&tf, exp, 10, "defs.tts", TT_FILE_DEFS);
+    d_string(&r, 0, "p10");
+    d_process(&r, 10, 1, 0, TT_CLOCK_TSC, 2000000000);
+    d_sync(&r, 100, 77, 1999999000);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    tf_open(&tf, exp, 10, "0.tts", TT_FILE_EVENTS);
+    e_id(&r, TT_EV_MARK, 0, 0);    /* 50 ns before the epoch: 0 */
+    e_id(&r, TT_EV_MARK, 4100, 0); /* 2000 ns after */
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+
+    tt_trace *t;
+    tt_error err;
+    if (!CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) return;
+    CHECK_U64(tt_trace_process_count(t), 2);
+    const tt_process *p10 = tt_trace_process(t, 0), *p20 = tt_trace_process(t, 1);
+    CHECK_U64(p10->pid, 10);
+    CHECK_U64(p20->pid, 20);
+    CHECK(!p10->ended && p20->ended);
+    CHECK_U64(p20->end_time, 1000 + 2000);
+    CHECK_U64(tt_process_time(p20, 1000), 1000);
+    CHECK_U64(tt_process_time(p20, 0), 500);
+    CHECK_U64(tt_process_time(p10, 0), 0);
+    tt_trace_close(t);
+
+    static stream_read s;
+    if (read_stream(exp, 1, 0, &s) == 0) {
+        CHECK(s.n == 2 && s.ev[0].time == 500 && s.ev[1].time == 1500);
+        CHECK(s.state == TT_STREAM_CUT);
+    }
+    if (read_stream(exp, 0, 0, &s) == 0) CHECK(s.n == 2 && s.ev[0].time == 0 && s.ev[1].time == 2000);
+}
+
+/* Writes a 3-chunk stream: a, b | leave, b | leave, leave, end. */
+static void write_three_chunks(const char *exp, tfile *tf)
+{
+    static rec r;
+    write_std_defs(exp, 5, 0, TICK_NS);
+    tf_open(tf, exp, 5, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    e_enter(&r, 10, 1);
+    tf_chunk(tf, 100, &r, 0);
+    e_leave(&r, 10);
+    e_enter(&r, 10, 1);
+    tf_chunk(tf, 110, &r, 0);
+    e_leave(&r, 10);
+    e_leave(&r, 10);
+    e_tag(&r, TT_EV_STREAM_END, 0);
+    tf_chunk(tf, 130, &r, 0);
+    tf_close(tf);
+}
+
+static void test_truncation(void)
+{
+    const char *exp = "truncated";
+    tfile tf;
+    static stream_read s;
+    write_three_chunks(exp, &tf);
+    if (read_stream(exp, 0, 0, &s) != 0) return;
+    CHECK(s.state == TT_STREAM_COMPLETE && s.n == 7 && s.synthesized == 0);
+
+    long last = tf.offsets[2];
+    int all_ok = 1;
+    for (long size = tf.size - 1; size >= last; size--) {
+        truncate_file(exp, 5, "0.tts", size);
+        if (read_stream(exp, 0, 0, &s) != 0) {
+            all_ok = 0;
+            continue;
+        }
+        char expected[128];
+        const char *why = size == last                             ? "no end-of-stream record"
+                          : size < last + TT_CHUNK_HEADER_SIZE ? "truncated chunk header"
+                                                               : "truncated chunk";
+        snprintf(expected, sizeof expected,
+                 "process 5 thread \"MainThread\" (stream 0): cut after 2 chunks at byte %ld (%s)", last, why);
+        int ok = s.state == TT_STREAM_CUT && s.n == 6 && s.events_read == 4 && s.synthesized == 2 &&
+                 well_nested(&s) && s.ev[4].time == 130 && s.ev[5].time == 130 && s.ev[4].region == 1 &&
+                 s.ev[5].region == 0 && strcmp(s.problem, expected) == 0;
+        if (!ok) fprintf(stderr, "    cut at %ld: state %d, %zu events, \"%s\"\n", size, s.state, s.n, s.problem);
+        all_ok &= ok;
+    }
+    CHECK(all_ok);
+
+    /* Cut inside the first chunk, and inside the file header. */
+    truncate_file(exp, 5, "0.tts", tf.offsets[0] + TT_CHUNK_HEADER_SIZE + 3);
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        CHECK(s.state == TT_STREAM_CUT && s.n == 0);
+        CHECK_CONTAINS(s.problem, "cut after 0 chunks at byte 16 (truncated chunk)");
+    }
+    truncate_file(exp, 5, "0.tts", 5);
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        CHECK(s.state == TT_STREAM_CUT && s.n == 0);
+        CHECK_CONTAINS(s.problem, "cut after 0 chunks at byte 0 (truncated file header)");
+    }
+}
+
+static void test_damage(void)
+{
+    const char *exp = "damaged";
+    tfile tf;
+    static stream_read s;
+    write_three_chunks(exp, &tf);
+    long middle = tf.offsets[1], end = tf.offsets[2];
+
+    /* A byte of the middle chunk's payload: a checksum mismatch there. */
+    flip_byte(exp, 5, "0.tts", end - 1);
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        char expected[128];
+        snprintf(expected, sizeof expected,
+                 "process 5 thread \"MainThread\" (stream 0): corrupt: checksum mismatch in chunk 1 at byte %ld",
+                 middle);
+        CHECK(s.state == TT_STREAM_CORRUPT);
+        CHECK_STR(s.problem, expected);
+        CHECK(s.n == 4 && s.events_read == 2 && s.synthesized == 2 && well_nested(&s));
+    }
+    flip_byte(exp, 5, "0.tts", end - 1);
+
+    /* Any byte of it: never read as intact, never more than the first chunk. */
+    int all_ok = 1;
+    for (long at = middle; at < end; at++) {
+        flip_byte(exp, 5, "0.tts", at);
+        int ok = read_stream(exp, 0, 0, &s) == 0 && s.state != TT_STREAM_COMPLETE && s.events_read == 2 &&
+                 well_nested(&s);
+        /* Only a bad size field can look like a cut: the chunk seems to run
+         * past the end, or to be followed by nothing intact. */
+        if (at >= middle + TT_CHUNK_HEADER_SIZE || at < middle + 16 || at >= middle + 24)
+            ok &= s.state == TT_STREAM_CORRUPT;
+        if (!ok) fprintf(stderr, "    flip at %ld: state %d, %zu events, \"%s\"\n", at, s.state, s.n, s.problem);
+        all_ok &= ok;
+        flip_byte(exp, 5, "0.tts", at);
+    }
+    CHECK(all_ok);
+
+    /* Damage in the last chunk cannot be told from an unfinished write. */
+    flip_byte(exp, 5, "0.tts", tf.size - 1);
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        char expected[160];
+        snprintf(expected, sizeof expected, "cut after 2 chunks at byte %ld (unfinished last chunk: checksum mismatch)",
+                 end);
+        CHECK(s.state == TT_STREAM_CUT);
+        CHECK_CONTAINS(s.problem, expected);
+        CHECK(s.events_read == 4);
+    }
+    flip_byte(exp, 5, "0.tts", tf.size - 1);
+
+    /* A bad file header. */
+    flip_byte(exp, 5, "0.tts", 0);
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        CHECK(s.state == TT_STREAM_CORRUPT && s.n == 0);
+        CHECK_CONTAINS(s.problem, "(stream 0): corrupt: not a tracetop trace file at byte 0");
+    }
+}
+
+static void test_seq_gap(void)
+{
+    static rec r;
+    static stream_read s;
+    tfile tf;
+    const char *exp = "gap";
+    write_std_defs(exp, 5, 0, TICK_NS);
+    tf_open(&tf, exp, 5, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    e_enter(&r, 1, 1);
+    tf_chunk(&tf, 0, &r, 0);
+    tf.seq++; /* chunk 2 lost */
+    e_leave(&r, 1);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    if (read_stream(exp, 0, 0, &s) != 0) return;
+    char expected[160];
+    snprintf(expected, sizeof expected,
+             "process 5 thread \"MainThread\" (stream 0): corrupt: chunk sequence gap (found chunk 3) in chunk 2 at "
+             "byte %ld",
+             tf.offsets[3]);
+    CHECK(s.state == TT_STREAM_CORRUPT);
+    CHECK_STR(s.problem, expected);
+    CHECK(s.n == 4 && s.synthesized == 2);
+}
+
+static void test_open_errors(void)
+{
+    tt_trace *t = (tt_trace *)&t;
+    tt_error err;
+    char expected[2048], dir[256];
+
+    snprintf(dir, sizeof dir, "%s/nonexistent", root);
+    CHECK(tt_trace_open(dir, &t, &err) == -1 && t == NULL);
+    snprintf(expected, sizeof expected, "%s: No such file or directory", dir);
+    CHECK_STR(err.message, expected);
+
+    snprintf(dir, sizeof dir, "%s/plain", root);
+    mkdir(dir, 0777);
+    CHECK(tt_trace_open(dir, &t, &err) == -1);
+    snprintf(expected, sizeof expected, "%s: not a tracetop experiment (no trace directory)", dir);
+    CHECK_STR(err.message, expected);
+
+    char path[700];
+    snprintf(path, sizeof path, "%s/MANIFEST.md", dir);
+    fclose(fopen(path, "w"));
+    CHECK(tt_trace_open(dir, &t, &err) == -1);
+    snprintf(expected, sizeof expected, "no trace in %s (missing %s/trace)", dir, dir);
+    CHECK_STR(err.message, expected);
+
+    snprintf(path, sizeof path, "%s/trace", dir);
+    mkdir(path, 0777);
+    CHECK(tt_trace_open(dir, &t, &err) == -1);
+    snprintf(expected, sizeof expected, "no trace in %s (%s/trace holds no process)", dir, dir);
+    CHECK_STR(err.message, expected);
+
+    snprintf(path, sizeof path, "%s/trace/77", dir);
+    mkdir(path, 0777);
+    CHECK(tt_trace_open(dir, &t, &err) == -1);
+    snprintf(expected, sizeof expected,
+             "no readable trace in %s: process 77 left out: cannot open %s/trace/77/defs.tts: No such file or "
+             "directory",
+             dir, dir);
+    CHECK_STR(err.message, expected);
+
+    /* Names that are not process directories are passed over. */
+    snprintf(path, sizeof path, "%s/trace/077", dir);
+    mkdir(path, 0777);
+    snprintf(path, sizeof path, "%s/trace/77.x", dir);
+    mkdir(path, 0777);
+
+    /* A readable process next to it opens, and the other is a problem. */
+    write_std_defs("plain", 78, 1, TICK_NS);
+    if (CHECK(tt_trace_open(dir, &t, &err) == 0)) {
+        int corrupt = -1;
+        CHECK_U64(tt_trace_process_count(t), 1);
+        CHECK_U64(tt_trace_problem_count(t), 1);
+        CHECK_CONTAINS(tt_trace_problem(t, 0, &corrupt), "process 77 left out: cannot open");
+        CHECK(corrupt == 0);
+        tt_trace_close(t);
+    }
+
+    /* A later session of a pid writes to <pid>.<k>: another process, by its start. */
+    static rec r;
+    tfile tf;
+    tf_open_in(&tf, "plain", "78.1", "defs.tts", TT_FILE_DEFS);
+    std_defs(&r, 78, 999, TICK_NS);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    if (CHECK(tt_trace_open(dir, &t, &err) == 0)) {
+        CHECK_U64(tt_trace_process_count(t), 2);
+        CHECK_CONTAINS(tt_trace_process(t, 0)->dir, "/trace/78.1");
+        CHECK_U64(tt_trace_process(t, 0)->start_realtime_ns, 999);
+        CHECK_CONTAINS(tt_trace_process(t, 1)->dir, "/trace/78");
+        tt_trace_close(t);
+    }
+}
+
+static void test_partial(void)
+{
+    static rec r;
+    static stream_read s;
+    tfile tf;
+    const char *exp = "partial";
+    static const uint8_t stale[] = {0x12, 0x99, 0x00, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48, 0x49,
+                                    0x12, 0x99, 0x00, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48, 0x49,
+                                    0x12, 0x99, 0x00, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48, 0x49};
+    write_std_defs(exp, 5, 0, TICK_NS);
+
+    /* Stale bytes after a partial chunk: the end of what was written. */
+    tf_open(&tf, exp, 5, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    e_enter(&r, 5, 1);
+    e_leave(&r, 5);
+    tf_chunk(&tf, 0, &r, TT_CHUNK_PARTIAL);
+    tf_raw(&tf, stale, sizeof stale);
+    tf_close(&tf);
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        char expected[160];
+        snprintf(expected, sizeof expected,
+                 "process 5 thread \"MainThread\" (stream 0): cut after 2 chunks at byte %ld (stale bytes after a "
+                 "partial chunk)",
+                 tf.offsets[1] + TT_CHUNK_HEADER_SIZE + 5);
+        CHECK(s.state == TT_STREAM_CUT);
+        CHECK_STR(s.problem, expected);
+        CHECK(s.n == 4 && s.synthesized == 1 && s.ev[3].time == 10 && well_nested(&s));
+    }
+
+    /* A valid chunk after a partial one is read on. */
+    tf_open(&tf, exp, 5, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    tf_chunk(&tf, 0, &r, TT_CHUNK_PARTIAL);
+    e_leave(&r, 5);
+    e_tag(&r, TT_EV_STREAM_END, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    if (read_stream(exp, 0, 0, &s) == 0) CHECK(s.state == TT_STREAM_COMPLETE && s.n == 3);
+
+    /* The same bytes after a complete chunk: the tail of a longer partial
+     * snapshot the full chunk was written over, so a cut too. */
+    tf_open(&tf, exp, 5, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_raw(&tf, stale, sizeof stale);
+    tf_close(&tf);
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        CHECK(s.state == TT_STREAM_CUT);
+        CHECK_CONTAINS(s.problem, "cut after 1 chunk at byte 51 (unfinished last chunk: bad chunk magic)");
+        CHECK(s.n == 2 && s.synthesized == 1);
+    }
+
+    /* But more of them than one unfinished chunk could leave is damage. */
+    tf_open(&tf, exp, 5, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    for (size_t i = 0; i <= TT_CHUNK_PAYLOAD_SIZE / sizeof stale + 1; i++) tf_raw(&tf, stale, sizeof stale);
+    tf_close(&tf);
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        CHECK(s.state == TT_STREAM_CORRUPT);
+        CHECK_CONTAINS(s.problem, "corrupt: bad chunk magic in chunk 1 at byte 51");
+    }
+}
+
+static void test_bad_records(void)
+{
+    static rec r;
+    static stream_read s;
+    tfile tf;
+    const char *exp = "records";
+    write_std_defs(exp, 5, 1, TICK_NS);
+
+    /* LEAVE with nothing open. */
+    tf_open(&tf, exp, 5, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    e_leave(&r, 1);
+    e_leave(&r, 1);
+    e_enter(&r, 1, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        CHECK(s.state == TT_STREAM_CORRUPT);
+        CHECK_STR(s.problem,
+                  "process 5 thread \"MainThread\" (stream 0): corrupt: LEAVE without an open region in chunk 0 at "
+                  "byte 16");
+        CHECK(s.n == 2 && s.synthesized == 0);
+    }
+
+    /* An unknown tag, and a record cut by the end of its chunk. */
+    tf_open(&tf, exp, 5, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    put_u8(&r, 0x7f);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        CHECK(s.state == TT_STREAM_CORRUPT && s.n == 2 && s.synthesized == 1);
+        CHECK_CONTAINS(s.problem, "corrupt: unknown event record in chunk 0 at byte 16");
+    }
+    tf_open(&tf, exp, 5, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    put_u8(&r, TT_EV_ENTER);
+    put_v(&r, 1);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    if (read_stream(exp, 0, 0, &s) == 0)
+        CHECK_CONTAINS(s.problem, "corrupt: event record runs past the end of its chunk in chunk 0");
+
+    /* The definitions are complete (PROCESS_END): an undefined region is damage. */
+    tf_open(&tf, exp, 5, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    e_enter(&r, 1, 99);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        CHECK(s.state == TT_STREAM_CORRUPT && s.n == 2);
+        CHECK_CONTAINS(s.problem, "corrupt: undefined region in chunk 0");
+    }
+
+    /* Nothing after STREAM_END: in its chunk, or in the file. */
+    tf_open(&tf, exp, 5, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    e_tag(&r, TT_EV_STREAM_END, 1);
+    e_leave(&r, 1);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        CHECK(s.state == TT_STREAM_CORRUPT);
+        CHECK_CONTAINS(s.problem, "corrupt: data after the end-of-stream record in chunk 0");
+        /* Regions open at STREAM_END are closed before it. */
+        CHECK(s.n == 3 && s.ev[1].synthesized && s.ev[2].kind == TT_EV_STREAM_END && well_nested(&s));
+    }
+    tf_open(&tf, exp, 5, "0.tts", TT_FILE_EVENTS);
+    e_tag(&r, TT_EV_STREAM_END, 1);
+    tf_chunk(&tf, 0, &r, 0);
+    e_tag(&r, TT_EV_STREAM_END, 1);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    if (read_stream(exp, 0, 0, &s) == 0)
+        CHECK_CONTAINS(s.problem, "corrupt: data after the end-of-stream record in chunk 0");
+
+    /* All chunks fine, but no STREAM_END. */
+    tf_open(&tf, exp, 5, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        CHECK(s.state == TT_STREAM_CUT && s.n == 2 && s.synthesized == 1);
+        char expected[128];
+        snprintf(expected, sizeof expected,
+                 "process 5 thread \"MainThread\" (stream 0): cut after 1 chunk at byte %ld (no end-of-stream record)",
+                 tf.size);
+        CHECK_STR(s.problem, expected);
+    }
+}
+
+/* Definitions cut by a crash: what was written is used, the rest stands in. */
+static void test_defs_cut(void)
+{
+    static rec r;
+    static stream_read s;
+    tfile tf, defs;
+    const char *exp = "defscut";
+    tf_open(&defs, exp, 9, "defs.tts", TT_FILE_DEFS);
+    std_defs(&r, 9, 1000, TICK_NS);
+    tf_chunk(&defs, 0, &r, 0);
+    d_string(&r, 8, "worker");
+    d_thread(&r, 1, 8, 1);
+    tf_chunk(&defs, 0, &r, 0);
+    tf_close(&defs);
+    tf_open(&tf, exp, 9, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    e_enter(&r, 1, 3); /* region 3: its definition was lost */
+    e_id(&r, TT_EV_MARK, 1, 50);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    tf_open(&tf, exp, 9, "1.tts", TT_FILE_EVENTS);
+    tf_close(&tf);
+    truncate_file(exp, 9, "defs.tts", defs.offsets[1] + 3);
+
+    tt_trace *t;
+    tt_error err;
+    if (!CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) return;
+    const tt_process *p = tt_trace_process(t, 0);
+    char expected[128];
+    snprintf(expected, sizeof expected,
+             "process 9: definitions cut after 1 chunk at byte %ld (truncated chunk header)", defs.offsets[1]);
+    CHECK_STR(p->defs_cut, expected);
+    CHECK(p->defs_state == TT_STREAM_CUT);
+    CHECK_U64(p->thread_count, 2);
+    CHECK(!p->threads[1].defined && p->threads[1].present);
+    CHECK_STR(p->threads[1].name, "stream 1");
+    tt_trace_close(t);
+
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        CHECK(s.state == TT_STREAM_CUT && s.n == 5);
+        CHECK(s.ev[1].region == 3); /* region_count: the placeholder */
+        CHECK(s.ev[2].kind == TT_EV_MARK && s.ev[2].name == 8);
+    }
+
+    /* Cut anywhere: an open that fails says why; one that works reads on. */
+    char path[512];
+    path_of(path, sizeof path, exp, 9, "defs.tts");
+    tf_open(&defs, exp, 9, "defs.tts", TT_FILE_DEFS);
+    std_defs(&r, 9, 1000, TICK_NS);
+    tf_chunk(&defs, 0, &r, 0);
+    d_end(&r, 10, 1, 0, 0);
+    tf_chunk(&defs, 0, &r, 0);
+    tf_close(&defs);
+    int all_ok = 1;
+    for (long size = defs.size; size >= 0; size--) {
+        truncate_file(exp, 9, "defs.tts", size);
+        int opened = tt_trace_open(exp_path(exp), &t, &err) == 0;
+        if (opened) {
+            const tt_process *q = tt_trace_process(t, 0);
+            /* Cut at a chunk boundary, the definitions look intact (no PROCESS_END tells). */
+            all_ok &= size >= defs.offsets[1] && (q->defs_cut == NULL) == (size == defs.size || size == defs.offsets[1]);
+            tt_trace_close(t);
+            all_ok &= read_stream(exp, 0, 0, &s) == 0 && well_nested(&s);
+        } else {
+            all_ok &= size < defs.offsets[1] && strstr(err.message, "no readable trace in") != NULL &&
+                      strstr(err.message, "process 9 left out: no PROCESS record in its definitions") != NULL;
+        }
+    }
+    CHECK(all_ok);
+
+    /* Damage in the definitions: corrupt, and noted as such. */
+    tf_open(&defs, exp, 9, "defs.tts", TT_FILE_DEFS);
+    std_defs(&r, 9, 1000, TICK_NS);
+    tf_chunk(&defs, 0, &r, 0);
+    d_string(&r, 8, "worker");
+    tf_chunk(&defs, 0, &r, 0);
+    d_end(&r, 10, 1, 0, 0);
+    tf_chunk(&defs, 0, &r, 0);
+    tf_close(&defs);
+    flip_byte(exp, 9, "defs.tts", defs.offsets[2] - 1);
+    if (CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) {
+        const tt_process *q = tt_trace_process(t, 0);
+        CHECK(q->defs_state == TT_STREAM_CORRUPT && !q->ended);
+        CHECK_CONTAINS(q->defs_cut, "process 9: definitions corrupt: checksum mismatch in chunk 1 at byte");
+        tt_profile *prof;
+        if (CHECK(tt_profile_build(t, &prof, &err) == 0)) {
+            CHECK(prof->corrupt);
+            CHECK_U64(prof->problem_count, 3); /* definitions, and both streams cut */
+            tt_profile_free(prof);
+        }
+        tt_trace_close(t);
+    }
+
+    /* Ids out of order in the definitions are damage. */
+    tf_open(&defs, exp, 9, "defs.tts", TT_FILE_DEFS);
+    std_defs(&r, 9, 1000, TICK_NS);
+    d_string(&r, 10, "skipped 8 and 9");
+    tf_chunk(&defs, 0, &r, 0);
+    tf_close(&defs);
+    if (CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) {
+        CHECK_CONTAINS(tt_trace_process(t, 0)->defs_cut,
+                       "process 9: definitions corrupt: string 10 defined out of order in chunk 0 at byte 16");
+        tt_trace_close(t);
+    }
+}
+
+static const tt_profile_region *find_region(const tt_profile *p, const char *name)
+{
+    for (size_t i = 0; i < p->region_count; i++)
+        if (strcmp(p->regions[i].name, name) == 0) return &p->regions[i];
+    return NULL;
+}
+
+static void test_profile(void)
+{
+    enum { US = 1000 };
+    static rec r;
+    tfile tf;
+    const char *exp = "profile";
+    write_std_defs(exp, 3, 1, TICK_US);
+    /* Ticks are us. Thread 0: a 0..100 { b 10..60 { a 20..50 } len 70..80 }; then a a a recursion. */
+    tf_open(&tf, exp, 3, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    e_enter(&r, 10, 1);
+    e_enter(&r, 10, 0);
+    e_leave(&r, 30);
+    e_leave(&r, 10);
+    e_enter(&r, 10, 2);
+    e_leave(&r, 10);
+    e_leave(&r, 20);
+    tf_chunk(&tf, 0, &r, 0);
+    e_enter(&r, 0, 0); /* 1000 */
+    e_enter(&r, 10, 0);
+    e_enter(&r, 10, 0);
+    e_leave(&r, 10);
+    e_leave(&r, 10);
+    e_leave(&r, 10); /* 1050 */
+    e_tag(&r, TT_EV_STREAM_END, 0);
+    tf_chunk(&tf, 1000, &r, 0);
+    tf_close(&tf);
+    /* Thread 1 of another process with the same region names: merged. Cut. */
+    write_std_defs(exp, 4, 0, TICK_US);
+    tf_open(&tf, exp, 4, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 1);
+    e_enter(&r, 5, 2);
+    e_leave(&r, 5);
+    e_enter(&r, 10, 2);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+
+    tt_trace *t;
+    tt_profile *p;
+    tt_error err;
+    if (!CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) return;
+    if (!CHECK(tt_profile_build(t, &p, &err) == 0)) {
+        tt_trace_close(t);
+        return;
+    }
+    CHECK_U64(p->thread_count, 2);
+    CHECK_U64(p->region_count, 3);
+    CHECK_U64(p->events, 15 + 4);
+    CHECK_U64(p->total_ns, (1050 + 20) * US);
+    CHECK(!p->corrupt);
+    CHECK_U64(p->problem_count, 1);
+    char expected[128];
+    snprintf(expected, sizeof expected,
+             "process 4 thread \"MainThread\" (stream 0): cut after 1 chunk at byte %ld (no end-of-stream record)",
+             tf.size);
+    CHECK_STR(p->problems[0], expected);
+
+    const tt_profile_region *a = find_region(p, "__main__:a"), *b = find_region(p, "__main__:b"),
+                            *len = find_region(p, "builtins:len");
+    if (CHECK(a && b && len)) {
+        /* a: outer 100 (40 own), inner 30; then 50 for three nested, each 10..20 own. */
+        CHECK_U64(a->visits, 5);
+        CHECK_U64(a->inclusive_ns, (100 + 50) * US);
+        CHECK_U64(a->exclusive_ns, (40 + 30 + 50) * US);
+        CHECK_STR(a->file, "/home/u/prog.py");
+        CHECK_U64(a->line, 10);
+        CHECK_U64(b->visits, 2);
+        CHECK_U64(b->inclusive_ns, (50 + 20) * US);
+        CHECK_U64(b->exclusive_ns, (20 + 15) * US);
+        /* b in thread 1 is cut at 20 with 5 in len; len twice there: 5, then
+         * open from 20 to the cut at 20. */
+        CHECK_U64(len->visits, 3);
+        CHECK_U64(len->inclusive_ns, (10 + 5) * US);
+        CHECK_U64(len->exclusive_ns, (10 + 5) * US);
+        CHECK(len->kind == TT_REGION_C);
+    }
+
+    const tt_profile_thread *th = &p->threads[0];
+    CHECK(th->process == 0 && th->stream == 0);
+    CHECK_U64(th->begin_ns, 0);
+    CHECK_U64(th->end_ns, 1050 * US);
+    CHECK_U64(th->events, 15);
+    CHECK_U64(th->node_count, 6);
+    CHECK(th->top_region != SIZE_MAX && strcmp(p->regions[th->top_region].name, "__main__:a") == 0);
+    if (th->node_count == 6) {
+        const tt_profile_node *n = th->nodes;
+        /* 0 a, 1 a/b, 2 a/b/a, 3 a/len, 4 a/a, 5 a/a/a */
+        CHECK(n[0].parent == UINT32_MAX && n[0].region == 0 && n[0].first_child == 1);
+        CHECK(n[1].parent == 0 && n[1].region == 1 && n[1].first_child == 2 && n[1].next_sibling == 3);
+        CHECK(n[2].parent == 1 && n[2].region == 0 && n[2].first_child == UINT32_MAX);
+        CHECK(n[3].parent == 0 && n[3].region == 2 && n[3].next_sibling == 4);
+        CHECK(n[4].parent == 0 && n[4].region == 0 && n[4].first_child == 5 && n[4].next_sibling == UINT32_MAX);
+        CHECK(n[5].parent == 4 && n[5].region == 0);
+        CHECK(n[0].visits == 2 && n[0].inclusive_ns == 150 * US && n[0].exclusive_ns == 60 * US);
+        CHECK(n[1].visits == 1 && n[1].inclusive_ns == 50 * US && n[1].exclusive_ns == 20 * US);
+        CHECK(n[2].visits == 1 && n[2].inclusive_ns == 30 * US && n[2].exclusive_ns == 30 * US);
+        CHECK(n[3].visits == 1 && n[3].inclusive_ns == 10 * US && n[3].exclusive_ns == 10 * US);
+        CHECK(n[4].visits == 1 && n[4].inclusive_ns == 30 * US && n[4].exclusive_ns == 20 * US);
+        CHECK(n[5].visits == 1 && n[5].inclusive_ns == 10 * US && n[5].exclusive_ns == 10 * US);
+    }
+    th = &p->threads[1];
+    CHECK(th->process == 1 && th->begin_ns == 0 && th->end_ns == 20 * US && th->events == 4);
+
+    char *text = tt_profile_render_text(p, 0);
+    if (CHECK(text != NULL)) {
+        CHECK_CONTAINS(text, "tracetop summary \xe2\x80\x94 2 processes, 2 threads, 19 events, 1.070 ms measured\n");
+        CHECK_CONTAINS(text, "process 3 \"/home/u/prog.py\" (ended normally)\n");
+        CHECK_CONTAINS(text, "process 4 \"/home/u/prog.py\" (did not end normally)\n");
+        CHECK_CONTAINS(text, "\nTop regions by exclusive time\n"
+                             "   excl ms   excl %   incl ms  visits  region        location\n"
+                             "     0.120    11.2%     0.150       5  __main__:a    prog.py:10\n"
+                             "     0.035     3.3%     0.070       2  __main__:b    prog.py:20\n"
+                             "     0.015     1.4%     0.015       3  builtins:len  -\n");
+        CHECK_CONTAINS(text, "\nTop regions by inclusive time\n"
+                             "   incl ms   incl %   excl ms  visits  region        location\n"
+                             "     0.150    14.0%     0.120       5  __main__:a    prog.py:10\n");
+        CHECK_CONTAINS(text, "Threads\n"
+                             "  process  thread      events   span ms  top region (excl)\n"
+                             "  3        MainThread      15     1.050  __main__:a\n"
+                             "  4        MainThread       4     0.020  __main__:b\n");
+        free(text);
+    }
+    text = tt_profile_render_text(p, 1);
+    if (CHECK(text != NULL)) {
+        /* One row per table; of the threads, the longest. */
+        CHECK_CONTAINS(text, "   0.120    11.2%     0.150       5  __main__:a  prog.py:10\n\nTop regions by inclusive");
+        CHECK_CONTAINS(text, "\n  3        MainThread      15     1.050  __main__:a\n  (1 more threads not shown)\n");
+        free(text);
+    }
+    tt_profile_free(p);
+    tt_trace_close(t);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+int main(void)
+{
+    if (!mkdtemp(root)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    test_round_trip();
+    test_multi_chunk();
+    test_clock_sync();
+    test_truncation();
+    test_damage();
+    test_seq_gap();
+    test_open_errors();
+    test_partial();
+    test_bad_records();
+    test_defs_cut();
+    test_profile();
+    nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return check_report();
+}

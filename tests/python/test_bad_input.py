@@ -1,0 +1,145 @@
+"""Bad input gets one line on stderr and a non-zero exit status, never a traceback."""
+import os
+import sys
+
+import pytest
+
+from helpers import PROGRAMS, environment, tracetop
+
+
+def assert_one_error_line(completed, status=2):
+    assert completed.returncode == status
+    assert "Traceback" not in completed.stderr
+    assert len(completed.stderr.splitlines()) == 1, completed.stderr
+    assert completed.stderr.startswith("tracetop: error: ")
+    return completed.stderr.strip()
+
+
+def assert_usage_error(completed, message):
+    assert completed.returncode == 2
+    assert "Traceback" not in completed.stderr
+    usage, error = completed.stderr.splitlines()
+    assert usage.startswith("usage: ")
+    assert message in error
+    assert completed.stdout == ""
+
+
+def test_unknown_option(tmp_path):
+    assert_usage_error(tracetop("--bogus", "-c", "print('ran')", cwd=tmp_path), "unrecognized arguments: --bogus")
+    assert not os.listdir(tmp_path)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--memory", "lots", "-c", "pass"], "argument --memory: invalid size 'lots'"),
+    (["--memory", "100k", "-c", "pass"], "below the minimum of 1M"),
+    (["--instrumenter=magic", "-c", "pass"], "invalid choice 'magic'"),
+    (["--format", "pdf", "-c", "pass"], "unknown format 'pdf'"),
+    (["-v"], "no program given"),
+    (["run"], "no program given"),
+    (["-c"], "argument -c: expected one argument"),
+])
+def test_bad_options(arguments, message, tmp_path):
+    assert_usage_error(tracetop(*arguments, cwd=tmp_path), message)
+
+
+def test_missing_script(tmp_path):
+    line = assert_one_error_line(tracetop("missing.py", cwd=tmp_path))
+    assert line == "tracetop: error: cannot open 'missing.py': No such file or directory"
+
+
+def test_missing_module(tmp_path):
+    line = assert_one_error_line(tracetop("-m", "no_such_module_here", cwd=tmp_path), status=1)
+    assert line == "tracetop: error: No module named no_such_module_here"
+
+
+def test_bad_environment(tmp_path):
+    completed = tracetop("-c", "print('ran')", cwd=tmp_path, env=environment(SCOREP_TOTAL_MEMORY="lots"))
+    assert assert_one_error_line(completed).startswith("tracetop: error: SCOREP_TOTAL_MEMORY: invalid size")
+    assert completed.stdout == ""
+
+
+def test_output_that_cannot_be_made(tmp_path):
+    completed = tracetop("--output", "/dev/null/exp", "-c", "print('ran')", cwd=tmp_path)
+    assert "'/dev/null/exp'" in assert_one_error_line(completed)
+    assert completed.stdout == ""
+
+
+def test_output_that_is_not_empty(tmp_path):
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "exp" / "keep.txt").write_text("mine")
+    completed = tracetop("--output", "exp", "-c", "print('ran')", cwd=tmp_path)
+    assert "exists and is not empty" in assert_one_error_line(completed)
+    assert completed.stdout == "" and os.listdir(tmp_path / "exp") == ["keep.txt"]
+
+
+def test_output_that_is_empty_is_used(tmp_path):
+    (tmp_path / "exp").mkdir()
+    assert tracetop("--output", "exp", "-c", "print('ran')", cwd=tmp_path).stdout == "ran\n"
+    assert (tmp_path / "exp" / "MANIFEST.md").exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_output_that_cannot_be_written(tmp_path):
+    (tmp_path / "exp").mkdir(mode=0o500)
+    completed = tracetop("--output", "exp", "-c", "print('ran')", cwd=tmp_path)
+    assert completed.returncode != 0 and "Traceback" not in completed.stderr
+    assert len(completed.stderr.splitlines()) == 1 and completed.stdout == ""
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="sys.monitoring exists")
+def test_monitoring_before_python_3_12(tmp_path):
+    completed = tracetop("--output", "exp", "--instrumenter=monitoring", "-c", "print('ran')", cwd=tmp_path)
+    assert_one_error_line(completed)
+    assert completed.stdout == "" and not (tmp_path / "exp").exists()
+
+
+def test_no_arguments(tmp_path):
+    completed = tracetop(cwd=tmp_path)
+    assert completed.returncode == 2 and completed.stderr.startswith("usage: ")
+
+
+@pytest.mark.parametrize("make", ["nothing", "empty directory", "file"])
+def test_summary_of_no_experiment(make, tmp_path):
+    target = tmp_path / "exp"
+    if make == "empty directory":
+        target.mkdir()
+    elif make == "file":
+        target.write_text("not an experiment")
+    completed = tracetop("summary", target, cwd=tmp_path)
+    assert_one_error_line(completed)
+    assert completed.stdout == ""
+
+
+def test_summary_bad_top(tmp_path):
+    assert_usage_error(tracetop("summary", "--top", "0", "exp", cwd=tmp_path), "not a positive whole number")
+
+
+def recorded_experiment(tmp_path):
+    completed = tracetop("--output", "exp", PROGRAMS / "ending.py", "return", "0.3", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    trace = tmp_path / "exp" / "trace"
+    return max((path for path in trace.rglob("*") if path.is_file()), key=lambda path: path.stat().st_size)
+
+
+def assert_summary_complains(tmp_path):
+    completed = tracetop("summary", "exp", cwd=tmp_path)
+    assert completed.returncode != 0
+    assert "Traceback" not in completed.stderr
+    assert len(completed.stderr.splitlines()) == 1, completed.stderr
+    assert completed.stderr.startswith(("tracetop: warning: ", "tracetop: error: "))
+
+
+def test_summary_of_a_damaged_trace(tmp_path):
+    largest = recorded_experiment(tmp_path)
+    data = bytearray(largest.read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 64] = bytes(byte ^ 0x5A for byte in data[middle:middle + 64])
+    largest.write_bytes(bytes(data))
+    assert_summary_complains(tmp_path)
+
+
+def test_summary_of_a_truncated_trace(tmp_path):
+    largest = recorded_experiment(tmp_path)
+    with open(largest, "r+b") as file:
+        file.truncate(largest.stat().st_size // 2)
+    assert_summary_complains(tmp_path)

@@ -1,0 +1,78 @@
+"""What a run records, by instrumenter and option, and how the trace ends when the program dies."""
+import signal
+import sys
+
+import pytest
+
+from helpers import PROGRAMS, assert_complete, enters, streams, tracetop, tracetop_lines, workload
+
+FIB_20_CALLS = 21891
+FIB_15_CALLS = 1973
+
+
+def test_every_call_of_fib(tmp_path):
+    completed = tracetop("--output", "exp", workload("fib.py"), "20", cwd=tmp_path)
+    assert completed.stdout == "fib 6765\n"
+    assert enters(tmp_path / "exp")["__main__:fib"] == FIB_20_CALLS
+    assert_complete(tmp_path / "exp")
+
+
+def test_threads_are_named(tmp_path):
+    completed = tracetop("--output", "exp", workload("threads.py"), "4000", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    names = [thread["name"] for _, thread, *_ in streams(tmp_path / "exp")]
+    assert sorted(names) == ["MainThread", "worker-0", "worker-1", "worker-2", "worker-3"]
+    for worker in range(4):
+        assert enters(tmp_path / "exp", f"worker-{worker}")["__main__:chunk"] == 1
+    assert_complete(tmp_path / "exp")
+
+
+@pytest.mark.parametrize("instrumenter", [
+    "trace",
+    pytest.param("monitoring", marks=pytest.mark.skipif(sys.version_info < (3, 12), reason="Python 3.12+")),
+])
+def test_other_instrumenters_record_python_calls(instrumenter, tmp_path):
+    completed = tracetop("--output", "exp", f"--instrumenter={instrumenter}", workload("fib.py"), "15",
+                         cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    assert enters(tmp_path / "exp")["__main__:fib"] == FIB_15_CALLS
+    assert_complete(tmp_path / "exp")
+
+
+def test_no_c_calls(tmp_path):
+    completed = tracetop("--output", "exp", "--no-c-calls", PROGRAMS / "ending.py", "return", "0.05", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    recorded = enters(tmp_path / "exp")
+    assert recorded["__main__:work_for"] == 1
+    assert not [name for name in recorded if name.startswith("builtins:")]
+
+
+def test_c_calls_by_default(tmp_path):
+    tracetop("--output", "exp", PROGRAMS / "ending.py", "return", "0.05", cwd=tmp_path)
+    assert enters(tmp_path / "exp")["builtins:sum"] >= 1
+
+
+def test_os_exit_leaves_a_complete_trace(tmp_path):
+    completed = tracetop("--output", "exp", PROGRAMS / "ending.py", "os-exit-3", "0.3", cwd=tmp_path)
+    assert completed.returncode == 3
+    assert enters(tmp_path / "exp")["__main__:work"] >= int(completed.stdout)
+    assert_complete(tmp_path / "exp")
+    summary = tracetop("summary", "exp", cwd=tmp_path)
+    assert (summary.returncode, summary.stderr) == (0, "")
+    assert (tmp_path / "exp" / "profile.txt").read_text() == summary.stdout
+
+
+@pytest.mark.parametrize("how, killed_by", [("sigkill", signal.SIGKILL), ("sigsegv", signal.SIGSEGV)])
+def test_a_killed_program_leaves_a_readable_trace(how, killed_by, tmp_path):
+    completed = tracetop("--output", "exp", PROGRAMS / "ending.py", how, "0.4", cwd=tmp_path)
+    assert completed.returncode == -killed_by
+    early_calls = int(completed.stdout)
+    assert early_calls > 0
+    # What was done 0.1 s and more before the end was written.
+    assert enters(tmp_path / "exp")["__main__:work"] >= early_calls
+    assert "cut" in {state for *_, state, _ in streams(tmp_path / "exp")}
+    summary = tracetop("summary", "exp", cwd=tmp_path)
+    assert summary.returncode == 1 and "__main__:work" in summary.stdout
+    assert len(tracetop_lines(summary.stderr)) == 1 and "cut" in summary.stderr
+    assert "Traceback" not in summary.stderr
+    assert "ended: not normally" in (tmp_path / "exp" / "MANIFEST.md").read_text()

@@ -1,0 +1,45 @@
+"""tracetop: timeline tracing and profiling of Python programs, with a C measurement core.
+
+Run a program under measurement with `tracetop run script.py` (or `python -m tracetop script.py`), or
+measure part of one with tracetop.start(). The program annotates itself with the API below; outside a
+measurement every call is a cheap no-op, so annotated code runs unchanged without tracetop.
+
+    with tracetop.region("load"): ...          # a user region, user:load; @tracetop.region() on a function
+    tracetop.region_begin("x"); tracetop.region_end("x")
+    tracetop.parameter_int("n", 5); tracetop.parameter_uint("u", 5); tracetop.parameter_string("mode", "fast")
+    tracetop.counter("queue_len", 17); tracetop.mark("checkpoint")
+    tracetop.disable_recording(); tracetop.enable_recording()
+    with tracetop.instrumenter.disable(): ...  # also enable(); both work as decorators
+    with tracetop.start(output="exp"): ...     # or session = tracetop.start(...); session.stop()
+"""
+
+from tracetop import instrumenter
+from tracetop._tracetop import (
+    TraceError,
+    counter,
+    disable_recording,
+    enable_recording,
+    mark,
+    parameter_int,
+    parameter_string,
+    parameter_uint,
+)
+from tracetop.regions import region, region_begin, region_end
+
+__all__ = [
+    "Session", "TraceError", "counter", "disable_recording", "enable_recording", "instrumenter", "mark",
+    "parameter_int", "parameter_string", "parameter_uint", "region", "region_begin", "region_end", "start",
+]
+
+
+# Loaded when first asked for, so that `import tracetop` stays light for programs that are not measured.
+def __getattr__(name):
+    if name in ("Session", "start"):
+        from tracetop import session
+
+        return getattr(session, name)
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("tracetop")
+    raise AttributeError(f"module 'tracetop' has no attribute {name!r}")

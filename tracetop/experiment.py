@@ -1,0 +1,152 @@
+"""The experiment directory: its name, and the files tracetop writes there beside the trace that the C
+core writes (config.txt, MANIFEST.md, profile.txt)."""
+
+import os
+import platform
+import shlex
+import shutil
+import signal
+import sys
+import time
+from dataclasses import dataclass
+
+import tracetop
+from tracetop import _tracetop
+from tracetop.commands import COMMANDS, EXPERIMENT_VIEWS
+from tracetop.sizes import format_size
+
+# Rows of each table in profile.txt, and in `tracetop summary` unless told otherwise.
+PROFILE_ROWS = 25
+
+# What each entry is, for MANIFEST.md, which lists those present.
+CONTENTS = {
+    "MANIFEST.md": "what is here and how it was made (this file)",
+    "config.txt": "the effective configuration, one `TRACETOP_NAME=value` per line "
+                  "(set as environment variables, they repeat the measurement)",
+    "trace/": "the native trace: compact binary chunks, per process (`trace/<pid>/`) and thread",
+    "profile.txt": "the text summary, as `tracetop summary` prints it",
+}
+
+
+@dataclass
+class Provenance:
+    """How an experiment was made, for MANIFEST.md."""
+
+    command: str  # the command line that made it
+    program: str  # what ran: the script, "-m module", "-c"
+    working_directory: str
+    configuration: list  # the lines of config.txt
+    started: float  # time.time()
+    ended: float = None  # None while running, and forever after a crash
+    exit_status: int = None  # negative: killed by that signal
+    stats: dict = None  # from _tracetop.stop()
+
+
+class Experiment:
+    """An experiment directory, made for one measurement."""
+
+    def __init__(self, path, shown, created):
+        self.path = path  # absolute, so that the program may change its working directory
+        self.shown = shown  # as the user gave it (or the default name), for messages
+        self._created = created
+
+    @classmethod
+    def create(cls, requested=None):
+        """The directory `requested` (default: tracetop-YYYYMMDD_HHMMSS_<pid> here), made or found empty."""
+        shown = requested or time.strftime("tracetop-%Y%m%d_%H%M%S_") + str(os.getpid())
+        path = os.path.abspath(shown)
+        try:
+            os.makedirs(path)
+            return cls(path, shown, created=True)
+        except FileExistsError:
+            pass
+        except OSError as problem:
+            raise _tracetop.TraceError(f"cannot create experiment directory {shown!r}: {problem.strerror}") from None
+        try:
+            if os.listdir(path):
+                raise _tracetop.TraceError(f"experiment directory {shown!r} exists and is not empty")
+        except OSError as problem:
+            raise _tracetop.TraceError(f"cannot use {shown!r} as experiment directory: {problem.strerror}") from None
+        return cls(path, shown, created=False)
+
+    def discard(self):
+        """Removes the directory again when this measurement made it (after a failed start)."""
+        if self._created:
+            shutil.rmtree(self.path, ignore_errors=True)
+
+    def write(self, name, text):
+        try:
+            with open(os.path.join(self.path, name), "w", encoding="utf-8") as file:
+                file.write(text)
+        except OSError as problem:
+            raise _tracetop.TraceError(f"cannot write {name} in {self.shown!r}: {problem.strerror}") from None
+
+    def write_profile(self):
+        """Writes profile.txt from the trace; returns what the reader found cut or damaged: (problems, corrupt)."""
+        text, problems, corrupt = _tracetop.summary(self.path, top=PROFILE_ROWS)
+        self.write("profile.txt", text)
+        return problems, corrupt
+
+    def write_manifest(self, provenance):
+        self.write("MANIFEST.md", "\n".join(self._manifest(provenance)) + "\n")
+
+    def _manifest(self, made):
+        yield f"# tracetop experiment {os.path.basename(self.path)}"
+        yield ""
+        yield "## How it was made"
+        yield ""
+        yield f"- command: `{made.command}`"
+        yield f"- program: `{made.program}`, in `{made.working_directory}`"
+        yield f"- tracetop {tracetop.__version__}, Python {platform.python_version()} (`{sys.executable}`)"
+        yield f"- started: {_when(made.started)}"
+        if made.ended is None:
+            yield ("- ended: not normally, or not yet (killed, crashed or still running); the trace is readable "
+                   "up to its last complete chunk, and `tracetop summary` says what was cut")
+        else:
+            status = "" if made.exit_status is None else f", {describe_exit(made.exit_status)}"
+            yield f"- ended: {_when(made.ended)}{status}"
+        if made.stats:
+            yield f"- recorded: {describe_stats(made.stats)}"
+        yield "- configuration:"
+        yield ""
+        yield "  ```"
+        yield from (f"  {line}" for line in made.configuration)
+        yield "  ```"
+        yield ""
+        yield "## What is here"
+        yield ""
+        for name, what in CONTENTS.items():
+            if os.path.exists(os.path.join(self.path, name)):
+                yield f"- `{name}`: {what}"
+        yield ""
+        yield "## How to look at it"
+        yield ""
+        for command in EXPERIMENT_VIEWS:
+            yield f"- `tracetop {command} {shlex.quote(self.shown)}`: {COMMANDS[command]}"
+
+
+def describe_exit(status):
+    if status < 0:
+        return f"killed by {signal.Signals(-status).name}"
+    return f"exit status {status}"
+
+
+def describe_stats(stats):
+    """What the writer says it recorded (the statistics of _tracetop.stop()), in one line."""
+    return (f"{_count(stats['events'], 'event')} in {_count(stats['streams'], 'stream')}, "
+            f"{format_size(stats['bytes'])} in {_count(stats['chunks'], 'chunk')}; the program waited for the "
+            f"writer {_count(stats['waits'], 'time')} ({stats['wait_ns'] / 1e6:.1f} ms)")
+
+
+def describe_problems(problems, corrupt):
+    """One line for what a reader found cut or damaged in a trace."""
+    more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{'trace damaged' if corrupt else 'trace cut short'}: {problems[0]}{more}"
+
+
+def _count(number, noun):
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _when(seconds):
+    return time.strftime("%Y-%m-%d %H:%M:%S %z", time.localtime(seconds))

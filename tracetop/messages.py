@@ -1,0 +1,44 @@
+"""How tracetop speaks to the user: lines on stderr that start with `tracetop:`, so they never mix with
+what the measured program prints on stdout."""
+
+import sys
+import traceback
+
+# Whether to say more (`tracetop run -v`, TRACETOP_VERBOSE): details of the measurement, and the
+# traceback of an internal error. Set by the measurement's configuration.
+verbose = False
+
+
+class CommandError(Exception):
+    """A problem with what the user asked for: reported in one line, without a traceback."""
+
+    exit_status = 2
+
+
+def say(text):
+    print(f"tracetop: {text}", file=sys.stderr, flush=True)
+
+
+def note(text):
+    say(f"note: {text}")
+
+
+def warning(text):
+    say(f"warning: {text}")
+
+
+def error(text):
+    say(f"error: {text}")
+
+
+def detail(text):
+    """A line said only in verbose mode."""
+    if verbose:
+        say(text)
+
+
+def internal_error(failure):
+    """Reports a failure that is tracetop's own fault: one line, after the traceback in verbose mode."""
+    if verbose:
+        traceback.print_exception(type(failure), failure, failure.__traceback__)
+    error(f"internal error: {type(failure).__name__}: {failure}")

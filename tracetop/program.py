@@ -1,0 +1,130 @@
+"""What `tracetop run` runs (a script, `-m module` or `-c code`, with its arguments) and how Python itself
+would present it to the program: its code object, its fresh __main__ module, sys.argv and sys.path[0]."""
+
+import builtins
+import os
+import runpy
+import sys
+import types
+from dataclasses import dataclass
+from importlib.machinery import BuiltinImporter, SourceFileLoader
+
+from tracetop.messages import CommandError
+
+
+class ModuleNotRunnable(CommandError):
+    """`-m module` names nothing Python could run (Python says so and exits 1)."""
+
+    exit_status = 1
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A program ready to run: evaluate `code` in the namespace of `main` with `argv` as sys.argv."""
+
+    code: types.CodeType
+    main: types.ModuleType
+    argv: list
+
+
+@dataclass(frozen=True)
+class Script:
+    """`python script.py args`"""
+
+    path: str
+    args: tuple
+
+    def describe(self):
+        return self.path
+
+    def search_path(self):
+        return os.path.dirname(os.path.realpath(self.path))
+
+    def load(self):
+        try:
+            with open(self.path, "rb") as file:
+                source = file.read()
+        except OSError as problem:
+            raise CommandError(f"cannot open {self.path!r}: {problem.strerror}") from None
+        filename = os.path.abspath(self.path)
+        main = _fresh_main(__file__=filename, __cached__=None, __loader__=SourceFileLoader("__main__", filename))
+        return Loaded(compile(source, filename, "exec", dont_inherit=True), main, [self.path, *self.args])
+
+
+@dataclass(frozen=True)
+class Module:
+    """`python -m module args`"""
+
+    name: str
+    args: tuple
+
+    def describe(self):
+        return f"-m {self.name}"
+
+    def search_path(self):
+        return os.getcwd()
+
+    def load(self):
+        """Finds the module as `python -m` does (importing its parent packages), without running it."""
+        _, spec, code = runpy._get_module_details(self.name, ModuleNotRunnable)
+        main = _fresh_main(__file__=spec.origin, __cached__=spec.cached, __loader__=spec.loader,
+                           __package__=spec.parent, __spec__=spec)
+        return Loaded(code, main, [spec.origin, *self.args])
+
+
+@dataclass(frozen=True)
+class Code:
+    """`python -c code args`"""
+
+    source: str
+    args: tuple
+
+    def describe(self):
+        return "-c"
+
+    def search_path(self):
+        return ""
+
+    def load(self):
+        main = _fresh_main(__loader__=BuiltinImporter)
+        return Loaded(compile(self.source, "<string>", "exec", dont_inherit=True), main, ["-c", *self.args])
+
+
+def split_command_line(arguments, flags_with_value):
+    """Splits `tracetop run` arguments into tracetop's options and the program (None when none is named).
+    As for `python`, the options end at the script name, `-m module`, `-c code` or `--`: what follows is
+    the program's."""
+    index = 0
+    while index < len(arguments):
+        argument = arguments[index]
+        if argument == "--":
+            return arguments[:index], _script(arguments[index + 1:])
+        if argument[:2] in ("-m", "-c"):
+            attached = len(argument) > 2  # -mjson.tool, as python accepts it
+            value_index = index if attached else index + 1
+            if value_index == len(arguments):
+                raise CommandError(f"argument {argument}: expected one argument")
+            value = argument[2:] if attached else arguments[value_index]
+            kind = Module if argument.startswith("-m") else Code
+            return arguments[:index], kind(value, tuple(arguments[value_index + 1:]))
+        if not argument.startswith("-") or argument == "-":
+            return arguments[:index], _script(arguments[index:])
+        index += 2 if argument in flags_with_value else 1
+    return arguments, None
+
+
+def _script(arguments):
+    return Script(arguments[0], tuple(arguments[1:])) if arguments else None
+
+
+def _fresh_main(**attributes):
+    """A new __main__ module as the interpreter makes one, with `attributes` set."""
+    main = types.ModuleType("__main__")
+    # Before Python 3.14 the interpreter gives __main__ an empty __annotations__; our own __main__, which
+    # has none of its own, shows whether this one does.
+    if "__annotations__" in vars(sys.modules["__main__"]):
+        main.__annotations__ = {}
+    main.__builtins__ = builtins
+    for name, value in attributes.items():
+        setattr(main, name, value)
+    return main

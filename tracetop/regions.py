@@ -1,0 +1,55 @@
+"""User regions: spans of the timeline that the program names itself. Outside a measurement they cost
+next to nothing: the C calls return at once.
+
+The C side keeps regions well nested by recognising its own calls on the profile stack, so every way
+in here reaches C directly: region_begin/region_end are the C functions, and a region's __enter__ and
+__exit__ are C methods. A Python function that returned while its region was still open would close
+that region with it."""
+
+import functools
+
+from tracetop import _tracetop
+
+region_begin = _tracetop.region_begin  # region_begin("x") opens user:x
+region_end = _tracetop.region_end
+
+
+class _Region(_tracetop.Region):
+    """A region as context manager (C) and as decorator."""
+
+    __slots__ = ()
+
+    def __call__(self, function):
+        return _recorded(function, self.name)
+
+
+class _FunctionRegion:
+    """The region of a decorated function, named after the function."""
+
+    __slots__ = ()
+
+    def __call__(self, function):
+        return _recorded(function, f"{function.__module__}:{function.__qualname__}")
+
+
+# A region object holds nothing but its name, so one per name is made and shared.
+@functools.lru_cache(maxsize=1024)
+def region(name=None):
+    """A user region. `with region("load"):` records the block as `user:load`. As a decorator,
+    `@region()` records each call of the function as `module:qualname`, `@region("x")` as `user:x`, both
+    with the function's file and first line."""
+    return _FunctionRegion() if name is None else _Region("user:" + name)
+
+
+def _recorded(function, name):
+    """`function`, recording each call as the region `name`."""
+    code = getattr(function, "__code__", None)
+    file, line = (code.co_filename, code.co_firstlineno) if code else ("", 0)
+    span = _tracetop.Region(name, file, line)
+
+    @functools.wraps(function)
+    def in_region(*args, **kwargs):
+        with span:
+            return function(*args, **kwargs)
+
+    return in_region

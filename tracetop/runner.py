@@ -1,0 +1,81 @@
+"""Runs a program under measurement as Python itself would run it.
+
+The program sees what `python` would give it: sys.argv, sys.path[0], a fresh __main__ module, the same
+stdin, stdout and stderr. It ends the same way: exit status, sys.exit() message, traceback of an uncaught
+exception (without tracetop's frames), death by SIGINT after an uncaught KeyboardInterrupt. Measurement
+starts as late as possible, once the program is found and compiled, so that no work of tracetop or
+importlib is recorded; it stops after the program's own atexit handlers.
+"""
+
+import atexit
+import contextlib
+import os
+import signal
+import sys
+
+from tracetop import _tracetop
+from tracetop.messages import CommandError
+from tracetop.session import OWN_CODE, Session, command_line
+
+
+def run(program, configuration):
+    """Runs `program` (a Script, Module or Code of tracetop.program) under measurement; returns what to pass
+    to sys.exit()."""
+    command = command_line()
+    interrupted = False
+
+    def die_like_python():  # registered before the session's stop, so it runs after it
+        if interrupted:
+            _die_by_sigint()
+
+    atexit.register(die_like_python)
+    if not getattr(sys.flags, "safe_path", False):  # python -P adds no directory to sys.path
+        sys.path[0] = program.search_path()
+    try:
+        loaded = program.load()
+    except CommandError:
+        raise
+    except Exception as failure:  # a syntax error, or a failing parent package of `-m`
+        _report_uncaught(failure)
+        return 1
+    sys.argv = loaded.argv
+    sys.modules["__main__"] = loaded.main
+    session = Session.begin(configuration, program=program.describe(), command=command)
+    try:
+        _tracetop.run_code(loaded.code, vars(loaded.main))
+    except SystemExit as exit:
+        status = exit.code
+    except BaseException as failure:
+        interrupted = isinstance(failure, KeyboardInterrupt)
+        _report_uncaught(failure)
+        status = 1
+    else:
+        status = 0
+    session.exit_status = -signal.SIGINT if interrupted else _exit_status(status)
+    return status
+
+
+def _exit_status(code):
+    """The exit status of the process after sys.exit(code)."""
+    if code is None:
+        return 0
+    return int(code) if isinstance(code, int) else 1
+
+
+def _report_uncaught(failure):
+    """Reports an exception as Python does when nothing catches it: through sys.excepthook, without the
+    frames of tracetop that called the program."""
+    frames = failure.__traceback__
+    while frames is not None and frames.tb_frame.f_code.co_filename.startswith(OWN_CODE):
+        frames = frames.tb_next
+    sys.excepthook(type(failure), failure.with_traceback(frames), frames)
+
+
+def _die_by_sigint():
+    """Ends the process as Python does after an uncaught KeyboardInterrupt: killed by SIGINT, so that the
+    shell that started it knows it was interrupted."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):  # replaced or closed by the program
+            stream.flush()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)

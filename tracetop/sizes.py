@@ -1,0 +1,28 @@
+"""Byte sizes as people write them (64M, 2g, 16000k, 1048576) and as tracetop shows them (1.2 MiB)."""
+
+import re
+
+_MULTIPLIERS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?", re.IGNORECASE)
+
+
+def parse_size(text):
+    """Bytes in `text`: a number with an optional binary unit (k, M, G, T; kB, MiB ... also read), as Score-P
+    reads SCOREP_TOTAL_MEMORY."""
+    match = _SIZE.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"invalid size {text!r} (examples: 64M, 2g, 1024k, 1048576)")
+    number, unit = match.groups()
+    return int(float(number) * _MULTIPLIERS[unit.lower()])
+
+
+def format_size(count):
+    """`count` bytes for people: '512 bytes', '1.2 MiB'."""
+    if count < 1024:
+        return f"{count} bytes"
+    value, unit = count / 1024, "KiB"
+    for larger in ("MiB", "GiB", "TiB"):
+        if value < 1024:
+            break
+        value, unit = value / 1024, larger
+    return f"{value:.1f} {unit}"
