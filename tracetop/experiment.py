@@ -18,9 +18,8 @@ from tracetop.sizes import format_size
 # Rows of each table in profile.txt, and in `tracetop summary` unless told otherwise.
 PROFILE_ROWS = 25
 
-# What each entry is, for MANIFEST.md, which lists those present.
+# What each entry beside MANIFEST.md is, for MANIFEST.md, which lists those present.
 CONTENTS = {
-    "MANIFEST.md": "what is here and how it was made (this file)",
     "config.txt": "the effective configuration, one `TRACETOP_NAME=value` per line "
                   "(set as environment variables, they repeat the measurement)",
     "trace/": "the native trace: compact binary chunks, per process (`trace/<pid>/`) and thread",

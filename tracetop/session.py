@@ -54,7 +54,6 @@ class Session:
                                 configuration=configuration.lines(), started=time.time())
         try:
             experiment.write("config.txt", "\n".join(configuration.lines()) + "\n")
-            experiment.write_manifest(provenance)  # says "not ended" until stop() rewrites it
             _tracetop.start(
                 experiment.path,
                 instrumenter=configuration["instrumenter"],
@@ -72,6 +71,7 @@ class Session:
         session = cls(experiment, configuration, provenance)
         atexit.register(session._stop_at_exit)
         os._exit = session._exit
+        experiment.write_manifest(provenance)  # says "not ended" until stop() rewrites it
         messages.detail(f"measuring {program} into {os.path.join(experiment.shown, '')}")
         for line in configuration.lines():
             messages.detail(f"  {line}")

@@ -28,7 +28,7 @@ def test_default_name_and_last_line(tmp_path):
 
 def test_contents(tmp_path):
     completed = tracetop("run", "--output", "exp", "--memory", "2m", "--instrumenter=trace", PROGRAMS / "ending.py",
-                         "exit-5", cwd=tmp_path)
+                         "exit-5", "0.05", cwd=tmp_path)
     assert completed.returncode == 5
     experiment = tmp_path / "exp"
     assert sorted(os.listdir(experiment)) == ["MANIFEST.md", "config.txt", "profile.txt", "trace"]

@@ -75,4 +75,5 @@ def test_a_killed_program_leaves_a_readable_trace(how, killed_by, tmp_path):
     assert summary.returncode == 1 and "__main__:work" in summary.stdout
     assert len(tracetop_lines(summary.stderr)) == 1 and "cut" in summary.stderr
     assert "Traceback" not in summary.stderr
-    assert "ended: not normally" in (tmp_path / "exp" / "MANIFEST.md").read_text()
+    manifest = (tmp_path / "exp" / "MANIFEST.md").read_text()
+    assert "ended: not normally" in manifest and "`trace/`" in manifest and "`profile.txt`" not in manifest
