@@ -323,7 +323,7 @@ int tt_ext_add_api(PyObject *module)
     user_region_ids = PyDict_New();
     string_ids = PyDict_New();
     if (!region_ids || !user_region_ids || !string_ids) return -1;
-    if (PyType_Ready(&RegionType) < 0 || PyModule_AddObjectRef(module, "Region", (PyObject *)&RegionType) < 0)
+    if (PyType_Ready(&RegionType) < 0 || tt_module_add(module, "Region", (PyObject *)&RegionType) < 0)
         return -1;
     if (tt_pyregions_own_methods(Region_methods) < 0) return -1;
     return PyModule_AddFunctions(module, api_methods);

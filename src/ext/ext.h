@@ -12,6 +12,7 @@
 #include <Python.h>
 #include <frameobject.h>
 
+#include "clock.h"
 #include "error.h"
 #include "ptrmap.h"
 #include "registry.h"
@@ -38,6 +39,11 @@ extern tt_session *tt_active;
 /* The user's switch (enable_recording / disable_recording). */
 extern int tt_recording;
 
+/* What the hooks record: calls at all (recording on and the instrumenter
+ * enabled), and calls of C functions (not --no-c-calls). */
+extern int tt_record_calls;
+extern int tt_record_c_calls;
+
 /* Strings and regions of this process; they outlive sessions. */
 extern tt_registry tt_definitions;
 
@@ -61,40 +67,89 @@ int tt_pyregions_init(PyObject *module);
  * never recorded. Replaces the previous list. */
 int tt_pyregions_exclude(PyObject *paths);
 
-/* The region of the code running in `frame`: TT_STACK_SKIP when it is not
- * recorded; cached in the code object, so only the first call pays. */
-uint32_t tt_code_region_slow(PyFrameObject *frame, PyCodeObject *code);
+/* The region of a code object that is starting to run (the current
+ * frame's): TT_STACK_SKIP when it is not recorded; cached in the code
+ * object, so only the first call pays. */
+uint32_t tt_code_region_slow(PyObject *code);
 extern Py_ssize_t tt_code_extra_index;
 
-static inline uint32_t tt_code_region(PyFrameObject *frame)
+static inline uint32_t tt_code_region(PyObject *code)
 {
-    PyCodeObject *code = PyFrame_GetCode(frame);
     void *extra = NULL;
 #if PY_VERSION_HEX >= 0x030C0000
-    PyUnstable_Code_GetExtra((PyObject *)code, tt_code_extra_index, &extra);
+    PyUnstable_Code_GetExtra(code, tt_code_extra_index, &extra);
 #else
-    _PyCode_GetExtra((PyObject *)code, tt_code_extra_index, &extra);
+    _PyCode_GetExtra(code, tt_code_extra_index, &extra);
 #endif
-    uint32_t region = extra ? (uint32_t)((uintptr_t)extra - 1) : tt_code_region_slow(frame, code);
-    Py_DECREF(code);
-    return region;
+    return extra ? (uint32_t)((uintptr_t)extra - 1) : tt_code_region_slow(code);
 }
 
-/* The region of a C function called from Python (a PyCFunctionObject):
- * TT_STACK_OWN for tracetop's own functions. */
+/* The region of a C function called from Python: a builtin function or
+ * bound method (PyCFunctionObject) or, from sys.monitoring, a method
+ * descriptor; TT_STACK_OWN for tracetop's own functions, TT_STACK_SKIP for
+ * other callables. Known by the PyMethodDef, whichever way it is called. */
 extern tt_ptrmap tt_cfunction_regions;
-uint32_t tt_cfunction_region_slow(PyObject *func);
+uint32_t tt_cfunction_region_slow(PyObject *func, PyMethodDef *def);
+
+static inline PyMethodDef *tt_method_def(PyObject *func)
+{
+    if (tt_likely(PyCFunction_Check(func))) return ((PyCFunctionObject *)func)->m_ml;
+    if (Py_IS_TYPE(func, &PyMethodDescr_Type)) return ((PyMethodDescrObject *)func)->d_method;
+    return NULL;
+}
 
 static inline uint32_t tt_cfunction_region(PyObject *func)
 {
     uint32_t region;
-    if (tt_likely(PyCFunction_Check(func)) &&
-        tt_ptrmap_get(&tt_cfunction_regions, ((PyCFunctionObject *)func)->m_ml, &region))
-        return region;
-    return tt_cfunction_region_slow(func);
+    PyMethodDef *def = tt_method_def(func);
+    if (tt_likely(def != NULL) && tt_ptrmap_get(&tt_cfunction_regions, def, &region)) return region;
+    return tt_cfunction_region_slow(func, def);
 }
 
 /* Marks the methods of one of tracetop's own types as TT_STACK_OWN. */
 int tt_pyregions_own_methods(PyMethodDef *methods);
+
+/* A call seen by a hook: recorded, or pushed as not recorded. */
+static inline void tt_hook_enter(tt_stream *s, uint32_t region)
+{
+    if (tt_likely(region < TT_STACK_OWN))
+        tt_stream_enter(s, tt_clock_now(), region);
+    else
+        tt_stream_skip(s, region);
+}
+
+/* ---- sys.monitoring (monitoring.c; Python 3.12 and later) ---- */
+
+#if PY_VERSION_HEX >= 0x030C0000
+int tt_monitoring_start(void);
+void tt_monitoring_stop(void);
+#endif
+
+/* ---- compatibility ---- */
+
+#if PY_VERSION_HEX < 0x030A0000
+static inline PyObject *tt_new_ref(PyObject *o)
+{
+    Py_XINCREF(o);
+    return o;
+}
+#define Py_NewRef(o) tt_new_ref((PyObject *)(o))
+#define Py_XNewRef(o) tt_new_ref((PyObject *)(o))
+#endif
+
+/* PyModule_AddObjectRef arrived in 3.10. */
+static inline int tt_module_add(PyObject *module, const char *name, PyObject *value)
+{
+#if PY_VERSION_HEX >= 0x030A0000
+    return PyModule_AddObjectRef(module, name, value);
+#else
+    Py_XINCREF(value);
+    if (PyModule_AddObject(module, name, value) < 0) {
+        Py_XDECREF(value);
+        return -1;
+    }
+    return 0;
+#endif
+}
 
 #endif

@@ -24,17 +24,17 @@ tt_registry tt_definitions;
  * event a call to __tls_get_addr. */
 __thread tt_stream *tt_tls_stream __attribute__((tls_model("initial-exec")));
 
-enum hook_kind { HOOK_NONE, HOOK_PROFILE, HOOK_TRACE };
+enum hook_kind { HOOK_NONE, HOOK_PROFILE, HOOK_TRACE, HOOK_MONITORING };
 
 static enum hook_kind hook_kind;
 static int instrumenter_enabled = 1;
-static int record_calls;   /* tt_recording && instrumenter_enabled */
-static int record_c_calls; /* the --no-c-calls option, inverted */
+int tt_record_calls;
+int tt_record_c_calls;
 static pthread_key_t stream_key;
 static PyObject *thread_hook;          /* _thread_hook, given to threading */
 static PyObject *saved_threading_hook; /* what threading had before start */
 
-static void update_switches(void) { record_calls = tt_recording && instrumenter_enabled; }
+static void update_switches(void) { tt_record_calls = tt_recording && instrumenter_enabled; }
 
 /* ---- per-thread streams ---- */
 
@@ -96,34 +96,36 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
     uint32_t region;
     switch (what) {
     case PyTrace_CALL:
-        region = tt_likely(record_calls) ? tt_code_region(frame) : TT_STACK_SKIP;
+        if (tt_likely(tt_record_calls)) {
+            PyCodeObject *code = PyFrame_GetCode(frame);
+            region = tt_code_region((PyObject *)code);
+            Py_DECREF(code);
+        } else {
+            region = TT_STACK_SKIP;
+        }
         break;
     case PyTrace_C_CALL:
-        if (!record_c_calls) return 0;
+        if (!tt_record_c_calls) return 0;
         region = tt_cfunction_region(arg);
-        if (!record_calls && region != TT_STACK_OWN) region = TT_STACK_SKIP;
+        if (!tt_record_calls && region != TT_STACK_OWN) region = TT_STACK_SKIP;
         break;
     case PyTrace_RETURN:
         tt_stream_leave(s, tt_clock_now());
         return 0;
     case PyTrace_C_RETURN:
     case PyTrace_C_EXCEPTION:
-        if (record_c_calls) tt_stream_leave(s, tt_clock_now());
+        if (tt_record_c_calls) tt_stream_leave(s, tt_clock_now());
         return 0;
     default: /* line, opcode and exception events of the trace hook */
         return 0;
     }
-    if (tt_likely(region < TT_STACK_OWN))
-        tt_stream_enter(s, tt_clock_now(), region);
-    else
-        tt_stream_skip(s, region);
+    tt_hook_enter(s, region);
     return 0;
 }
 
 /* Sets func (or NULL) as the hook of every thread of the interpreter. */
 static void install_everywhere(Py_tracefunc func)
 {
-    if (hook_kind == HOOK_NONE) return;
 #if PY_VERSION_HEX >= 0x030C0000
     if (hook_kind == HOOK_PROFILE)
         PyEval_SetProfileAllThreads(func, NULL);
@@ -186,6 +188,46 @@ static PyObject *thread_hook_impl(PyObject *self, PyObject *const *args, Py_ssiz
 
 /* ---- start and stop ---- */
 
+/* Puts the chosen hook in place for every thread, now and to come. */
+static int install_hooks(void)
+{
+    switch (hook_kind) {
+    case HOOK_NONE:
+        return 0;
+    case HOOK_MONITORING:
+#if PY_VERSION_HEX >= 0x030C0000
+        return tt_monitoring_start();
+#endif
+    case HOOK_PROFILE:
+    case HOOK_TRACE:
+        saved_threading_hook = set_threading_hook(thread_hook);
+        if (!saved_threading_hook) return -1;
+        install_everywhere(hook);
+        return 0;
+    }
+    return 0;
+}
+
+static void remove_hooks(void)
+{
+    switch (hook_kind) {
+    case HOOK_NONE:
+        return;
+    case HOOK_MONITORING:
+#if PY_VERSION_HEX >= 0x030C0000
+        tt_monitoring_stop();
+#endif
+        return;
+    case HOOK_PROFILE:
+    case HOOK_TRACE:
+        install_everywhere(NULL);
+        Py_XDECREF(set_threading_hook(saved_threading_hook));
+        Py_CLEAR(saved_threading_hook);
+        PyErr_Clear();
+        return;
+    }
+}
+
 static __thread PyThreadState *blocked_thread;
 
 /* Waiting for the writer (budget used up) lets other threads run. */
@@ -206,11 +248,15 @@ static int parse_kind(const char *name, enum hook_kind *kind)
     else if (strcmp(name, "none") == 0)
         *kind = HOOK_NONE;
     else if (strcmp(name, "monitoring") == 0) {
-        PyErr_SetString(tt_TraceError, "the monitoring instrumenter (sys.monitoring) is not available in this "
-                                       "version of tracetop; use --instrumenter=profile");
+#if PY_VERSION_HEX >= 0x030C0000
+        *kind = HOOK_MONITORING;
+#else
+        PyErr_SetString(tt_TraceError, "the monitoring instrumenter (sys.monitoring) needs Python 3.12 or later; "
+                                       "use --instrumenter=profile");
         return -1;
+#endif
     } else {
-        PyErr_Format(tt_TraceError, "unknown instrumenter '%s' (choose profile, trace or none)", name);
+        PyErr_Format(tt_TraceError, "unknown instrumenter '%s' (choose profile, trace, monitoring or none)", name);
         return -1;
     }
     return 0;
@@ -274,20 +320,16 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     if (rc < 0) return tt_raise(&err);
 
     hook_kind = kind;
-    record_c_calls = c_calls && kind == HOOK_PROFILE;
+    tt_record_c_calls = c_calls && (kind == HOOK_PROFILE || kind == HOOK_MONITORING);
     instrumenter_enabled = enabled;
     tt_recording = 1;
     update_switches();
     tt_active = session;
-    if (kind != HOOK_NONE) {
-        saved_threading_hook = set_threading_hook(thread_hook);
-        if (!saved_threading_hook) {
-            tt_session_stats stats;
-            tt_active = NULL;
-            tt_session_stop(session, &stats, NULL);
-            return NULL;
-        }
-        install_everywhere(hook);
+    if (install_hooks() < 0) {
+        tt_session_stats stats;
+        tt_active = NULL;
+        tt_session_stop(session, &stats, NULL);
+        return NULL;
     }
     Py_RETURN_NONE;
 }
@@ -296,13 +338,7 @@ static PyObject *stop(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     if (!tt_active) Py_RETURN_NONE;
-    if (hook_kind != HOOK_NONE) {
-        install_everywhere(NULL);
-        PyObject *mine = set_threading_hook(saved_threading_hook);
-        Py_XDECREF(mine);
-        Py_CLEAR(saved_threading_hook);
-        PyErr_Clear();
-    }
+    remove_hooks();
     tt_session *session = tt_active;
     tt_active = NULL;
     tt_session_stats stats;
@@ -423,6 +459,6 @@ int tt_ext_add_hooks(PyObject *module)
         return -1;
     }
     thread_hook = PyCFunction_NewEx(&thread_hook_def, module, NULL);
-    if (!thread_hook || PyModule_AddObjectRef(module, "_thread_hook", thread_hook) < 0) return -1;
+    if (!thread_hook || tt_module_add(module, "_thread_hook", thread_hook) < 0) return -1;
     return PyModule_AddFunctions(module, hook_methods);
 }

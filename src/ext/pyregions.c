@@ -85,38 +85,37 @@ static uint32_t define_region(PyObject *name, PyObject *file, long line, uint8_t
     return region == TT_NO_ID ? TT_STACK_SKIP : region;
 }
 
-uint32_t tt_code_region_slow(PyFrameObject *frame, PyCodeObject *code)
+uint32_t tt_code_region_slow(PyObject *code)
 {
     /* Naming may run Python code (attribute lookups); the exception state
      * of the traced program must come out as it went in. */
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     uint32_t region = TT_STACK_SKIP;
-    PyObject *filename = PyObject_GetAttrString((PyObject *)code, "co_filename");
+    PyObject *filename = PyObject_GetAttrString(code, "co_filename");
     if (filename && !is_excluded(filename)) {
-        PyObject *qualname = PyObject_GetAttrString((PyObject *)code, "co_qualname");
+        PyObject *qualname = PyObject_GetAttrString(code, "co_qualname");
         if (!qualname) {
             PyErr_Clear();
-            qualname = PyObject_GetAttrString((PyObject *)code, "co_name");
+            qualname = PyObject_GetAttrString(code, "co_name");
         }
-        PyObject *globals = PyObject_GetAttrString((PyObject *)frame, "f_globals");
-        PyObject *module = globals && PyDict_Check(globals) ? PyDict_GetItemString(globals, "__name__") : NULL;
-        PyObject *line = PyObject_GetAttrString((PyObject *)code, "co_firstlineno");
+        PyObject *globals = PyEval_GetGlobals(); /* the starting frame's */
+        PyObject *module = globals ? PyDict_GetItemString(globals, "__name__") : NULL;
+        PyObject *line = PyObject_GetAttrString(code, "co_firstlineno");
         PyObject *name = PyUnicode_FromFormat("%S:%S", module && PyUnicode_Check(module) ? module : Py_None,
                                               qualname ? qualname : Py_None);
         if (name) region = define_region(name, filename, line ? PyLong_AsLong(line) : 0, TT_REGION_PYTHON);
         Py_XDECREF(name);
         Py_XDECREF(line);
-        Py_XDECREF(globals);
         Py_XDECREF(qualname);
     }
     Py_XDECREF(filename);
     PyErr_Clear();
     void *extra = (void *)((uintptr_t)region + 1);
 #if PY_VERSION_HEX >= 0x030C0000
-    if (PyUnstable_Code_SetExtra((PyObject *)code, tt_code_extra_index, extra) < 0) PyErr_Clear();
+    if (PyUnstable_Code_SetExtra(code, tt_code_extra_index, extra) < 0) PyErr_Clear();
 #else
-    if (_PyCode_SetExtra((PyObject *)code, tt_code_extra_index, extra) < 0) PyErr_Clear();
+    if (_PyCode_SetExtra(code, tt_code_extra_index, extra) < 0) PyErr_Clear();
 #endif
     PyErr_Restore(type, value, tb);
     return region;
@@ -138,7 +137,7 @@ static PyObject *method_name(PyObject *self, const char *ml_name)
 static PyObject *cfunction_name(PyCFunctionObject *f)
 {
     const char *ml_name = f->m_ml->ml_name;
-    PyObject *self = PyCFunction_GET_SELF(f);
+    PyObject *self = PyCFunction_GET_SELF((PyObject *)f);
     if (self && PyType_Check(self)) return PyUnicode_FromFormat("%s.%s", ((PyTypeObject *)self)->tp_name, ml_name);
     if (self && !PyModule_Check(self)) return method_name(self, ml_name);
     PyObject *module = f->m_module;
@@ -151,22 +150,22 @@ static PyObject *cfunction_name(PyCFunctionObject *f)
     return PyUnicode_FromFormat("builtins:%s", ml_name);
 }
 
-uint32_t tt_cfunction_region_slow(PyObject *func)
+uint32_t tt_cfunction_region_slow(PyObject *func, PyMethodDef *def)
 {
-    if (!PyCFunction_Check(func)) return TT_STACK_SKIP;
-    PyCFunctionObject *f = (PyCFunctionObject *)func;
+    if (!def) return TT_STACK_SKIP;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     uint32_t region = TT_STACK_SKIP;
-    if (PyCFunction_GET_SELF(f) == own_module) {
+    PyObject *name;
+    if (PyCFunction_Check(func) && PyCFunction_GET_SELF(func) == own_module)
         region = TT_STACK_OWN;
-    } else {
-        PyObject *name = cfunction_name(f);
-        if (name) region = define_region(name, NULL, 0, TT_REGION_C);
-        Py_XDECREF(name);
+    else if ((name = PyCFunction_Check(func) ? cfunction_name((PyCFunctionObject *)func)
+                                             : PyUnicode_FromFormat("%s.%s", PyDescr_TYPE(func)->tp_name, def->ml_name))) {
+        region = define_region(name, NULL, 0, TT_REGION_C);
+        Py_DECREF(name);
     }
     PyErr_Clear();
-    if (tt_ptrmap_put(&tt_cfunction_regions, f->m_ml, region) < 0) region = TT_STACK_SKIP;
+    if (tt_ptrmap_put(&tt_cfunction_regions, def, region) < 0) region = TT_STACK_SKIP;
     PyErr_Restore(type, value, tb);
     return region;
 }

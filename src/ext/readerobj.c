@@ -487,6 +487,6 @@ int tt_ext_add_reader(PyObject *module)
 {
     for (size_t i = 0; i < KIND_COUNT; i++)
         if (kind_names[i] && !(kind_objects[i] = PyUnicode_InternFromString(kind_names[i]))) return -1;
-    if (PyType_Ready(&TraceType) < 0 || PyModule_AddObjectRef(module, "Trace", (PyObject *)&TraceType) < 0) return -1;
+    if (PyType_Ready(&TraceType) < 0 || tt_module_add(module, "Trace", (PyObject *)&TraceType) < 0) return -1;
     return PyModule_AddFunctions(module, reader_methods);
 }

@@ -1,0 +1,155 @@
+/* monitoring.c -- the `monitoring` instrumenter: PEP 669's sys.monitoring
+ * (Python 3.12 and later; compiled out before).
+ *
+ * tracetop takes the profiler's tool id and gets Python starts, resumes and
+ * throws as entries, returns, yields and unwinds as leaves, and calls of C
+ * functions (builtins and method descriptors) as entries matched by their
+ * C_RETURN or C_RAISE. sys.monitoring covers every thread of the
+ * interpreter, and no frame object is made for an event, which makes it
+ * the cheapest hook where it exists.
+ */
+#include "ext.h"
+
+#if PY_VERSION_HEX >= 0x030C0000
+
+#define TT_TOOL_ID 2 /* sys.monitoring.PROFILER_ID */
+
+static PyObject *monitoring; /* sys.monitoring while in use */
+
+static PyObject *enter_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (tt_likely(tt_active) && nargs >= 1) {
+        tt_stream *s = tt_thread_stream();
+        if (s) tt_hook_enter(s, tt_likely(tt_record_calls) ? tt_code_region(args[0]) : TT_STACK_SKIP);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *leave_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self, (void)args, (void)nargs;
+    if (tt_likely(tt_active)) {
+        tt_stream *s = tt_thread_stream();
+        if (s) tt_stream_leave(s, tt_clock_now());
+    }
+    Py_RETURN_NONE;
+}
+
+/* CALL fires for every callable, C_RETURN and C_RAISE for every one that is
+ * not a Python function; both sides keep to the callables that name a C
+ * function, so they pair. */
+static PyObject *enter_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (tt_likely(tt_active) && nargs >= 3 && tt_method_def(args[2])) {
+        tt_stream *s = tt_thread_stream();
+        if (s) {
+            uint32_t region = tt_cfunction_region(args[2]);
+            if (!tt_record_calls && region != TT_STACK_OWN) region = TT_STACK_SKIP;
+            tt_hook_enter(s, region);
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *leave_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (tt_likely(tt_active) && nargs >= 3 && tt_method_def(args[2])) {
+        tt_stream *s = tt_thread_stream();
+        if (s) tt_stream_leave(s, tt_clock_now());
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef callbacks[] = {
+    {"enter_python", (PyCFunction)(void (*)(void))enter_python, METH_FASTCALL, NULL},
+    {"leave_python", (PyCFunction)(void (*)(void))leave_python, METH_FASTCALL, NULL},
+    {"enter_c", (PyCFunction)(void (*)(void))enter_c, METH_FASTCALL, NULL},
+    {"leave_c", (PyCFunction)(void (*)(void))leave_c, METH_FASTCALL, NULL},
+};
+
+static const struct {
+    const char *event;
+    int callback; /* index into callbacks */
+    int c_call;   /* only with C calls recorded */
+} wiring[] = {
+    {"PY_START", 0, 0}, {"PY_RESUME", 0, 0}, {"PY_THROW", 0, 0}, {"PY_RETURN", 1, 0},
+    {"PY_YIELD", 1, 0}, {"PY_UNWIND", 1, 0}, {"CALL", 2, 1},     {"C_RETURN", 3, 1},
+    {"C_RAISE", 3, 1},
+};
+
+#define WIRES (sizeof wiring / sizeof *wiring)
+
+static long event_bit(PyObject *events, const char *name)
+{
+    PyObject *bit = PyObject_GetAttrString(events, name);
+    long value = bit ? PyLong_AsLong(bit) : -1;
+    Py_XDECREF(bit);
+    return value;
+}
+
+/* Registers (or, with register_them 0, clears) every callback; returns
+ * the event set, or -1 with an exception. */
+static long wire(int register_them)
+{
+    PyObject *events = PyObject_GetAttrString(monitoring, "events");
+    if (!events) return -1;
+    long mask = 0;
+    for (size_t i = 0; i < WIRES; i++) {
+        if (wiring[i].c_call && !tt_record_c_calls) continue;
+        long bit = event_bit(events, wiring[i].event);
+        PyObject *fn = register_them ? PyCFunction_New(&callbacks[wiring[i].callback], NULL) : Py_NewRef(Py_None);
+        PyObject *r = bit >= 0 && fn ? PyObject_CallMethod(monitoring, "register_callback", "ilO", TT_TOOL_ID, bit, fn)
+                                     : NULL;
+        Py_XDECREF(fn);
+        if (!r) {
+            Py_DECREF(events);
+            return -1;
+        }
+        Py_DECREF(r);
+        mask |= bit;
+    }
+    Py_DECREF(events);
+    return mask;
+}
+
+int tt_monitoring_start(void)
+{
+    PyObject *sys = PyImport_ImportModule("sys");
+    monitoring = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
+    Py_XDECREF(sys);
+    if (!monitoring) return -1;
+    PyObject *r = PyObject_CallMethod(monitoring, "use_tool_id", "is", TT_TOOL_ID, "tracetop");
+    if (!r) {
+        PyErr_Clear();
+        PyErr_SetString(tt_TraceError, "sys.monitoring's profiler slot is taken (is another profiler running?)");
+        Py_CLEAR(monitoring);
+        return -1;
+    }
+    Py_DECREF(r);
+    long mask = wire(1);
+    r = mask >= 0 ? PyObject_CallMethod(monitoring, "set_events", "il", TT_TOOL_ID, mask) : NULL;
+    if (!r) {
+        tt_monitoring_stop();
+        return -1;
+    }
+    Py_DECREF(r);
+    return 0;
+}
+
+void tt_monitoring_stop(void)
+{
+    if (!monitoring) return;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    Py_XDECREF(PyObject_CallMethod(monitoring, "set_events", "ii", TT_TOOL_ID, 0));
+    wire(0);
+    Py_XDECREF(PyObject_CallMethod(monitoring, "free_tool_id", "i", TT_TOOL_ID));
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    Py_CLEAR(monitoring);
+}
+
+#endif
