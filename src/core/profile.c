@@ -1,11 +1,20 @@
 /* profile.c -- the call-path profile and its text summary (see profile.h).
  *
- * One pass per stream through the reader. The cursor guarantees well
- * nesting, so a stack of open frames is all the state a stream needs: on
- * LEAVE the frame's duration goes to its call-path node (inclusive), minus
- * the time of its children (exclusive), and to its region. A region's
- * inclusive time is added only when its outermost activation on the thread
- * ends, so recursion is not counted twice.
+ * One pass per stream through the reader, doing as little per event as it
+ * can: the cursor guarantees well nesting, so the open call path is one
+ * node, `cur`. ENTER moves to the child of cur for its region (cached per
+ * node: a loop calls the same child again) and counts a visit; LEAVE moves
+ * to the parent. A node's inclusive time is the sum of its LEAVE times
+ * minus the sum of its ENTER times, so each event adds its time to one
+ * counter, in modular arithmetic, which is exact once every ENTER has its
+ * LEAVE (the cursor closes what is left open).
+ *
+ * Everything else follows from the tree once the stream is read (finish_thread):
+ * a node's exclusive time is its inclusive time minus its children's; a
+ * region's visits and exclusive time are the sums over its nodes; and its
+ * inclusive time, counted once per outermost activation so that recursion
+ * is not counted twice, is the sum over its nodes that have no ancestor of
+ * the same region.
  */
 #include "profile.h"
 
@@ -64,12 +73,13 @@ static int set_reserve(index_set *set, uint64_t (*rehash)(const void *ctx, uint3
 
 /* ---- building ---- */
 
-typedef struct frame {
+/* The child of a node that ENTER tries first: the one entered last from
+ * it (a loop calls the same function again). Kept per node at index
+ * node + 1; index 0 stands for the roots' level, where cur is NONE. */
+typedef struct child_link {
+    uint32_t region; /* of `node`; NONE before the first call */
     uint32_t node;
-    uint32_t region;   /* merged region index */
-    uint64_t enter;    /* ns */
-    uint64_t child_ns; /* inclusive time of the children so far */
-} frame;
+} child_link;
 
 typedef struct builder {
     const tt_trace *trace;
@@ -78,21 +88,24 @@ typedef struct builder {
     index_set names; /* merged regions by name */
 
     /* The process being read: its region ids -> merged region (NONE until
-     * the region is first entered, so unvisited regions never appear). */
+     * first needed, so regions never entered never appear). */
     uint32_t *merged;
     size_t merged_cap;
 
-    /* The thread being read. */
+    /* The thread being read. Per node: its last child entered (links), its
+     * visits while reading (in the node, the compiler would update them
+     * and the inclusive time together as a vector, at several times the
+     * cost), and its last child created (at index node + 1, as links), to
+     * chain a new one behind. */
     tt_profile_thread *th;
     size_t node_cap;
-    index_set paths;      /* nodes by (parent, region) */
-    uint32_t *last_child; /* per node, to append children in call order */
-    size_t last_child_cap;
-    uint32_t last_root;
-    frame *frames;
-    size_t depth, frame_cap;
-    /* Per merged region: its open activations and exclusive time on this
-     * thread. Zero between threads. */
+    index_set paths; /* nodes by (parent, region) */
+    child_link *links;
+    uint64_t *visits;
+    uint32_t *last_created;
+    size_t link_cap, visits_cap, created_cap;
+    /* Per merged region, for finish_thread: its nodes open on the walk's
+     * path, and its exclusive time on this thread. Zero between threads. */
     uint32_t *active;
     uint64_t *thread_excl;
     size_t active_cap, excl_cap;
@@ -148,8 +161,9 @@ static uint32_t merged_region(builder *b, const tt_process *p, uint32_t id)
 }
 
 /* The call-path node for `region` under `parent` (created on first call):
- * its index, or NONE when memory runs out. */
-static uint32_t path_node(builder *b, uint32_t parent, uint32_t region)
+ * its index, or NONE when memory runs out. Out of line: read_events calls
+ * it rarely, and keeps its locals in registers. */
+static uint32_t __attribute__((noinline)) path_node(builder *b, uint32_t parent, uint32_t region)
 {
     tt_profile_thread *th = b->th;
     if (set_reserve(&b->paths, path_rehash, th) != 0) return NONE;
@@ -160,14 +174,17 @@ static uint32_t path_node(builder *b, uint32_t parent, uint32_t region)
     }
 
     size_t count = th->node_count;
-    if (count >= NONE || TT_RESERVE(th->nodes, b->node_cap, count + 1) != 0 ||
-        TT_RESERVE(b->last_child, b->last_child_cap, count + 1) != 0)
+    if (count >= NONE - 1 || TT_RESERVE(th->nodes, b->node_cap, count + 1) != 0 ||
+        TT_RESERVE(b->links, b->link_cap, count + 2) != 0 || TT_RESERVE(b->visits, b->visits_cap, count + 1) != 0 ||
+        TT_RESERVE(b->last_created, b->created_cap, count + 2) != 0)
         return NONE;
     uint32_t index = (uint32_t)count;
     th->nodes[index] = (tt_profile_node){
         .region = region, .parent = parent, .first_child = NONE, .next_sibling = NONE};
-    b->last_child[index] = NONE;
-    uint32_t *last = parent == NONE ? &b->last_root : &b->last_child[parent];
+    b->links[index + 1] = (child_link){NONE, NONE};
+    b->visits[index] = 0;
+    b->last_created[index + 1] = NONE;
+    uint32_t *last = &b->last_created[(uint32_t)(parent + 1)];
     if (*last != NONE)
         th->nodes[*last].next_sibling = index;
     else if (parent != NONE)
@@ -179,33 +196,119 @@ static uint32_t path_node(builder *b, uint32_t parent, uint32_t region)
     return index;
 }
 
-static int enter(builder *b, const tt_process *p, const tt_event *ev)
+/* The child of `cur` to try when `last`, the child entered last, is not
+ * the one entered now: the sibling after it, or the first child after the
+ * last. Functions that call several others mostly call them in the same
+ * order every time, which is the order they were first called in, the
+ * order of the siblings. NONE when cur had no child yet. */
+static inline uint32_t next_in_turn(const tt_profile_node *nodes, uint32_t cur, uint32_t last)
 {
-    uint32_t region = merged_region(b, p, ev->region);
-    if (region == NONE) return -1;
-    uint32_t node = path_node(b, b->depth ? b->frames[b->depth - 1].node : NONE, ev->region);
-    if (node == NONE || TT_RESERVE(b->frames, b->frame_cap, b->depth + 1) != 0) return -1;
-    b->th->nodes[node].visits++;
-    b->prof->regions[region].visits++;
-    b->active[region]++;
-    b->frames[b->depth++] = (frame){.node = node, .region = region, .enter = ev->time, .child_ns = 0};
+    if (last == NONE) return NONE;
+    uint32_t next = nodes[last].next_sibling;
+    if (next != NONE) return next;
+    return cur == NONE ? 0 : nodes[cur].first_child;
+}
+
+/* Reads the events of cursor c into b->th's tree: 0, or -1 when memory
+ * runs out. The loop every event goes through: what it uses is in locals,
+ * which the calls to the cursor cannot change, and only path_node can. */
+static int __attribute__((noinline)) read_events(builder *b, tt_cursor *c)
+{
+    tt_profile_thread *th = b->th;
+    tt_profile_node *nodes = th->nodes;
+    child_link *links = b->links;
+    uint64_t *visits = b->visits;
+    uint32_t cur = NONE;
+    tt_event ev;
+    if (!tt_cursor_next(c, &ev)) return 0;
+    th->begin_ns = ev.time;
+    uint64_t time;
+    do {
+        time = ev.time;
+        if (ev.kind == TT_EV_ENTER) {
+            child_link *link = &links[(uint32_t)(cur + 1)];
+            uint32_t node = link->node;
+            if (link->region != ev.region) {
+                node = next_in_turn(nodes, cur, node);
+                if (node == NONE || nodes[node].region != ev.region) {
+                    if ((node = path_node(b, cur, ev.region)) == NONE) return -1;
+                    nodes = th->nodes;
+                    links = b->links;
+                    visits = b->visits;
+                    link = &links[(uint32_t)(cur + 1)];
+                }
+                *link = (child_link){ev.region, node};
+            }
+            visits[node]++;
+            nodes[node].inclusive_ns -= time;
+            cur = node;
+        } else if (ev.kind == TT_EV_LEAVE) {
+            nodes[cur].inclusive_ns += time;
+            cur = nodes[cur].parent;
+        }
+    } while (tt_cursor_next(c, &ev));
+    th->end_ns = time;
     return 0;
 }
 
-static void leave(builder *b, uint64_t time)
+/* Derives what the tree implies (see the top of this file) for thread th of
+ * process p: exclusive times, and the thread's share of the merged regions.
+ * Fails only when memory runs out. */
+static int finish_thread(builder *b, const tt_process *p)
 {
-    frame *f = &b->frames[--b->depth];
-    /* Times never decrease within a stream (reader.h), so the frame spans
-     * at least its children. */
-    uint64_t inclusive = time - f->enter, exclusive = inclusive - f->child_ns;
-    tt_profile_node *node = &b->th->nodes[f->node];
-    tt_profile_region *region = &b->prof->regions[f->region];
-    node->inclusive_ns += inclusive;
-    node->exclusive_ns += exclusive;
-    region->exclusive_ns += exclusive;
-    b->thread_excl[f->region] += exclusive;
-    if (--b->active[f->region] == 0) region->inclusive_ns += inclusive;
-    if (b->depth) b->frames[b->depth - 1].child_ns += inclusive;
+    tt_profile *prof = b->prof;
+    tt_profile_thread *th = b->th;
+    tt_profile_node *nodes = th->nodes;
+    uint32_t count = (uint32_t)th->node_count;
+
+    /* In index order, a region's first node comes first: merged regions are
+     * numbered in the order the trace first enters them. */
+    for (uint32_t n = 0; n < count; n++) {
+        uint32_t region = merged_region(b, p, nodes[n].region);
+        if (region == NONE) return -1;
+        nodes[n].visits = b->visits[n];
+        nodes[n].exclusive_ns += nodes[n].inclusive_ns;
+        if (nodes[n].parent != NONE) nodes[nodes[n].parent].exclusive_ns -= nodes[n].inclusive_ns;
+    }
+    for (uint32_t n = 0; n < count; n++) {
+        tt_profile_region *r = &prof->regions[b->merged[nodes[n].region]];
+        r->visits += nodes[n].visits;
+        r->exclusive_ns += nodes[n].exclusive_ns;
+        b->thread_excl[b->merged[nodes[n].region]] += nodes[n].exclusive_ns;
+    }
+
+    /* Depth first through the tree, counting the open nodes of each region
+     * on the path: a node opened when there are none is outermost. */
+    uint32_t n = count ? 0 : NONE;
+    while (n != NONE) {
+        uint32_t region = b->merged[nodes[n].region];
+        if (b->active[region]++ == 0) prof->regions[region].inclusive_ns += nodes[n].inclusive_ns;
+        if (nodes[n].first_child != NONE) {
+            n = nodes[n].first_child;
+            continue;
+        }
+        /* Close n, and its ancestors while they have no next sibling. */
+        for (;;) {
+            b->active[b->merged[nodes[n].region]]--;
+            if (nodes[n].next_sibling != NONE) {
+                n = nodes[n].next_sibling;
+                break;
+            }
+            if ((n = nodes[n].parent) == NONE) break;
+        }
+    }
+
+    uint64_t best = 0;
+    for (size_t i = 0; i < prof->region_count; i++) {
+        if (b->thread_excl[i] > best) {
+            best = b->thread_excl[i];
+            th->top_region = i;
+        }
+        b->thread_excl[i] = 0;
+    }
+    prof->events += th->events;
+    prof->total_ns += th->end_ns - th->begin_ns;
+    return 0;
 }
 
 /* Reads one stream into a new profile thread. Fails only when memory runs out. */
@@ -216,7 +319,8 @@ static int build_thread(builder *b, size_t process, size_t stream)
     tt_cursor *c;
     tt_error err;
     if (tt_cursor_open(b->trace, p, stream, &c, &err) != 0) return add_problem(b, err.message, 0);
-    if (TT_RESERVE(prof->threads, b->thread_cap, prof->thread_count + 1) != 0) {
+    if (TT_RESERVE(prof->threads, b->thread_cap, prof->thread_count + 1) != 0 ||
+        TT_RESERVE(b->links, b->link_cap, 1) != 0 || TT_RESERVE(b->last_created, b->created_cap, 1) != 0) {
         tt_cursor_close(c);
         return -1;
     }
@@ -225,39 +329,15 @@ static int build_thread(builder *b, size_t process, size_t stream)
     b->node_cap = 0;
     free(b->paths.slots); /* sized for this thread's tree, not the biggest one's */
     b->paths = (index_set){0};
-    b->last_root = NONE;
-    b->depth = 0;
+    b->links[0] = (child_link){NONE, NONE};
+    b->last_created[0] = NONE;
 
-    int rc = 0;
-    tt_event ev;
-    uint64_t events = 0;
-    while (rc == 0 && tt_cursor_next(c, &ev)) {
-        if (events++ == 0) b->th->begin_ns = ev.time;
-        b->th->end_ns = ev.time;
-        if (ev.kind == TT_EV_ENTER)
-            rc = enter(b, p, &ev);
-        else if (ev.kind == TT_EV_LEAVE)
-            leave(b, ev.time);
-    }
+    int rc = read_events(b, c);
     b->th->events = tt_cursor_events_read(c);
     if (rc == 0 && tt_cursor_state(c) != TT_STREAM_COMPLETE)
         rc = add_problem(b, tt_cursor_problem(c), tt_cursor_state(c) == TT_STREAM_CORRUPT);
     tt_cursor_close(c);
-    if (rc != 0) return rc;
-
-    /* The cursor closed every region, so the per-thread tables are back to
-     * zero but for the exclusive times: pick the top one and clear them. */
-    uint64_t best = 0;
-    for (size_t i = 0; i < prof->region_count; i++) {
-        if (b->thread_excl[i] > best) {
-            best = b->thread_excl[i];
-            b->th->top_region = i;
-        }
-        b->thread_excl[i] = 0;
-    }
-    prof->events += b->th->events;
-    prof->total_ns += b->th->end_ns - b->th->begin_ns;
-    return 0;
+    return rc == 0 ? finish_thread(b, p) : rc;
 }
 
 static int build_process(builder *b, size_t index)
@@ -290,8 +370,9 @@ int tt_profile_build(const tt_trace *t, tt_profile **out, tt_error *err)
     free(b.names.slots);
     free(b.merged);
     free(b.paths.slots);
-    free(b.last_child);
-    free(b.frames);
+    free(b.links);
+    free(b.visits);
+    free(b.last_created);
     free(b.active);
     free(b.thread_excl);
     if (rc != 0) {

@@ -765,16 +765,136 @@ const char *tt_trace_problem(const tt_trace *t, size_t index, int *corrupt)
     return t->problems[index].line;
 }
 
+/* ---- time: ticks -> ns since the epoch ----
+ *
+ * ns = sync_time + (ticks - sync_ticks) * ns_per_tick, rounded half up and
+ * clamped to [0, UINT64_MAX], in integers: ns_per_tick is the binary
+ * fixed-point number mult / 2^shift, which for any clock rate there is
+ * (a tick of 0.5 ps or more) holds the double exactly. So the result is
+ * the exact rounding of the real value, and a cursor gets it per event with
+ * one multiply and a shift (tick_clock). */
+
+#ifndef __SIZEOF_INT128__
+#error "reading traces needs __int128 (GCC or Clang on a 64-bit target)"
+#endif
+
+typedef struct tick_scale {
+    uint64_t mult; /* below 2^63 */
+    unsigned shift; /* at most 63 */
+} tick_scale;
+
+static tick_scale tick_scale_of(double ns_per_tick)
+{
+    /* Powers of two scale a double exactly. 63 bits at most, so that the
+     * signed products below stay within 127 bits. */
+    double scaled = ns_per_tick * 0x1p63;
+    unsigned shift = 63;
+    while (scaled >= 0x1p63 && shift > 0) {
+        scaled *= 0.5;
+        shift--;
+    }
+    /* A tick of 2^63 ns or more is no clock's: saturate. */
+    return (tick_scale){scaled < 0x1p63 ? (uint64_t)scaled : INT64_MAX, shift};
+}
+
+/* (ns + 1/2) * 2^shift at d = ticks - sync_ticks: |sync_time * 2^shift| and
+ * |d * mult| are at most 2^126, so this cannot overflow. */
+static __int128 scaled_time(const tt_process *p, tick_scale k, int64_t d)
+{
+    __int128 unit = (__int128)1 << k.shift;
+    return (__int128)p->sync_time * unit + (__int128)d * (__int128)k.mult + unit / 2;
+}
+
+/* The ns of a scaled_time, clamped: times are unsigned. */
+static uint64_t unscale_time(__int128 v, unsigned shift)
+{
+    if (v < 0) return 0;
+    unsigned __int128 ns = (unsigned __int128)v >> shift;
+    return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+}
+
 uint64_t tt_process_time(const tt_process *p, uint64_t ticks)
 {
     /* Signed: a stream's first events may come before the first CLOCK_SYNC. */
-    double ns = (double)p->sync_time + (double)(int64_t)(ticks - p->sync_ticks) * p->ns_per_tick;
-    if (ns <= 0) return 0; /* before the epoch: clamped, times are unsigned */
-    if (ns >= 18446744073709551615.0) return UINT64_MAX;
-    return (uint64_t)(ns + 0.5);
+    tick_scale k = tick_scale_of(p->ns_per_tick);
+    return unscale_time(scaled_time(p, k, (int64_t)(ticks - p->sync_ticks)), k.shift);
 }
 
-/* ---- cursor: a stream file -> well-nested events ---- */
+/* The deltas a cursor's fast path takes are below this: varints of at most
+ * 4 bytes (tt_short_varint). */
+#define FAST_DT_LIMIT ((uint64_t)1 << 28)
+
+/* A cursor's clock: for ticks in [lo, hi], tt_process_time without the
+ * clamping and the sign: (offset + ticks * mult) mod 2^128, shifted. */
+typedef struct tick_clock {
+    unsigned __int128 offset;
+    uint64_t mult;
+    unsigned shift;
+    uint64_t lo, hi; /* lo > hi when no ticks qualify */
+} tick_clock;
+
+/* 1 when a scaled_time is a time without clamping. */
+static int fits_time(__int128 v, unsigned shift) { return v >= 0 && (unsigned __int128)v >> shift <= UINT64_MAX; }
+
+/* The clock of process p as a cursor uses it. The ticks whose time needs no
+ * clamping form a range, since scaled_time grows with d. */
+static tick_clock tick_clock_of(const tt_process *p)
+{
+    tick_scale k = tick_scale_of(p->ns_per_tick);
+    tick_clock clock = {
+        .offset = (unsigned __int128)scaled_time(p, k, 0) - (unsigned __int128)p->sync_ticks * k.mult,
+        .mult = k.mult,
+        .shift = k.shift,
+        .lo = 1,
+        .hi = 0,
+    };
+    if (scaled_time(p, k, INT64_MAX) < 0) return clock;
+    /* Binary searches over d: the least d whose value is not negative ... */
+    int64_t a = INT64_MIN, b = INT64_MAX;
+    while (a < b) {
+        int64_t mid = a + (int64_t)(((uint64_t)b - (uint64_t)a) >> 1);
+        if (scaled_time(p, k, mid) >= 0)
+            b = mid;
+        else
+            a = mid + 1;
+    }
+    int64_t first = a;
+    if (!fits_time(scaled_time(p, k, first), k.shift)) return clock;
+    /* ... and the greatest whose time fits. */
+    b = INT64_MAX;
+    while (a < b) {
+        int64_t mid = b - (int64_t)(((uint64_t)b - (uint64_t)a) >> 1);
+        if (fits_time(scaled_time(p, k, mid), k.shift))
+            a = mid;
+        else
+            b = mid - 1;
+    }
+    __int128 lo = (__int128)p->sync_ticks + first, hi = (__int128)p->sync_ticks + a;
+    if (lo < 0) lo = 0;
+    if (hi > (__int128)UINT64_MAX) hi = UINT64_MAX;
+    if (lo <= hi) {
+        clock.lo = (uint64_t)lo;
+        clock.hi = (uint64_t)hi;
+    }
+    return clock;
+}
+
+/* The time of ticks in [clock->lo, clock->hi]. */
+static inline uint64_t clock_time(const tick_clock *clock, uint64_t ticks)
+{
+    /* The mask tells the compiler what it cannot know: a shift below 64. */
+    return (uint64_t)((clock->offset + (unsigned __int128)ticks * clock->mult) >> (clock->shift & 63));
+}
+
+/* ---- cursor: a stream file -> well-nested events ----
+ *
+ * Two paths. tt_cursor_next decodes ENTER and LEAVE records itself while
+ * nothing about them needs care: a record well inside its chunk (no bounds
+ * checks), short fields, a defined region, room on the stack, a time that
+ * needs no clamping. Everything else, and every record while any of this is
+ * in doubt, goes through read_event, which handles all records, damage and
+ * chunk changes, and decides after each record whether the fast path may go
+ * on (allow_fast). Both yield the same events. */
 
 enum cursor_phase {
     READING, /* yielding the data's events */
@@ -783,18 +903,25 @@ enum cursor_phase {
 };
 
 struct tt_cursor {
+    /* The fast path's state first. fast_end is where it stops: at
+     * records.pos while it is off, else TT_RECORD_MAX_FIXED bytes before the
+     * chunk's end, so that a record starting before it is entirely in the
+     * chunk. */
+    tt_records records; /* of the chunk in cf */
+    const uint8_t *fast_end;
+    uint32_t *stack; /* open regions, innermost last */
+    size_t depth, stack_cap;
+    uint64_t region_count; /* region ids below it are defined */
+    uint64_t last_time;
+    uint64_t events;
+    tick_clock clock;
+
     const tt_process *p;
     size_t stream;
     chunk_file cf;
-    tt_records records; /* of the chunk in cf */
     /* 1 when the definitions are complete, so an undefined id is damage
      * rather than a definition lost with the end of defs.tts. */
     int strict_ids;
-
-    uint32_t *stack; /* open regions, innermost last */
-    size_t depth, stack_cap;
-    uint64_t last_time;
-    uint64_t events;
 
     enum cursor_phase phase;
     int have_end;
@@ -825,6 +952,8 @@ int tt_cursor_open(const tt_trace *t, const tt_process *p, size_t stream, tt_cur
     }
     c->p = p;
     c->stream = stream;
+    c->region_count = p->region_count;
+    c->clock = tick_clock_of(p);
     c->strict_ids = p->ended && p->defs_state == TT_STREAM_COMPLETE;
     c->phase = READING;
     *out = c;
@@ -843,6 +972,7 @@ void tt_cursor_close(tt_cursor *c)
 static int stop_reading(tt_cursor *c)
 {
     c->phase = CLOSING;
+    c->fast_end = c->records.pos;
     c->state = c->cf.state;
     if (c->state == TT_STREAM_COMPLETE) return 0;
     char what[256];
@@ -872,6 +1002,24 @@ static int map_id(const tt_cursor *c, uint64_t id, size_t count, uint32_t *out)
     return 0;
 }
 
+/* Turns the fast path on for the rest of the chunk when it can go without
+ * checks there: when none of its records can reach a time that needs
+ * clamping (at most one per 2 bytes follows, each less than FAST_DT_LIMIT
+ * ticks later), when the time of the current ticks is not behind the last
+ * one (which a chunk starting back in time can make), and when the stack
+ * has room for every ENTER that can follow (one per 3 bytes at most). Then
+ * every time the fast path computes is exact, and never goes backwards.
+ * Called after every event of the general path. */
+static void allow_fast(tt_cursor *c)
+{
+    uint64_t ticks = c->records.ticks;
+    size_t left = (size_t)(c->records.end - c->records.pos);
+    int ok = left > TT_RECORD_MAX_FIXED && ticks >= c->clock.lo && ticks <= c->clock.hi &&
+             c->clock.hi - ticks >= (left / 2 + 1) * FAST_DT_LIMIT && clock_time(&c->clock, ticks) >= c->last_time &&
+             TT_RESERVE(c->stack, c->stack_cap, c->depth + left / 3) == 0;
+    c->fast_end = ok ? c->records.end - TT_RECORD_MAX_FIXED : c->records.pos;
+}
+
 /* Reads the next event from the data: 1 with *ev set, or 0 when the data
  * ends (c->phase is then CLOSING and the state set). */
 static int read_event(tt_cursor *c, tt_event *ev)
@@ -891,7 +1039,8 @@ static int read_event(tt_cursor *c, tt_event *ev)
     }
 
     /* Never backwards within a stream: consumers subtract times. */
-    uint64_t time = tt_process_time(c->p, r.ticks);
+    uint64_t time = r.ticks >= c->clock.lo && r.ticks <= c->clock.hi ? clock_time(&c->clock, r.ticks)
+                                                                      : tt_process_time(c->p, r.ticks);
     if (time < c->last_time) time = c->last_time;
     *ev = (tt_event){.kind = r.tag, .time = time};
 
@@ -935,10 +1084,12 @@ static int read_event(tt_cursor *c, tt_event *ev)
     ev->depth = (uint32_t)c->depth;
     c->last_time = time;
     c->events++;
+    allow_fast(c);
     return 1;
 }
 
-int tt_cursor_next(tt_cursor *c, tt_event *ev)
+/* Everything but the fast path's records. */
+static int __attribute__((noinline)) next_slow(tt_cursor *c, tt_event *ev)
 {
     if (c->phase == READING && read_event(c, ev)) return 1;
     if (c->phase != CLOSING) return 0;
@@ -954,6 +1105,32 @@ int tt_cursor_next(tt_cursor *c, tt_event *ev)
     c->phase = DONE;
     if (!c->have_end) return 0;
     *ev = (tt_event){.kind = TT_EV_STREAM_END, .time = c->last_time};
+    return 1;
+}
+
+int tt_cursor_next(tt_cursor *c, tt_event *ev)
+{
+    const uint8_t *p = c->records.pos;
+    uint8_t tag;
+    uint64_t dt, id;
+    if (p >= c->fast_end || !(p = tt_records_peek_call(p, &tag, &dt, &id))) return next_slow(c, ev);
+    size_t depth = c->depth;
+    if (tag == TT_EV_ENTER) {
+        if (id >= c->region_count) return next_slow(c, ev);
+        c->stack[depth++] = (uint32_t)id;
+    } else {
+        if (depth == 0) return next_slow(c, ev);
+        id = c->stack[--depth];
+    }
+    c->records.pos = p;
+    c->depth = depth;
+    c->events++;
+    ev->kind = tag;
+    ev->region = (uint32_t)id;
+    ev->depth = (uint32_t)depth;
+    ev->synthesized = 0;
+    uint64_t ticks = c->records.ticks += dt;
+    ev->time = c->last_time = clock_time(&c->clock, ticks);
     return 1;
 }
 

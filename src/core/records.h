@@ -17,6 +17,8 @@
  *  - A malformed record (unknown tag, a field running past the payload, a
  *    time that overflows) ends the iteration: -1 with a static one-line reason.
  *    Ids are NOT checked against definitions here; only the caller knows them.
+ *  - tt_records_peek_call is the hot path of readers of calls: inline, for
+ *    records that TT_RECORD_MAX_FIXED bytes of payload follow.
  */
 #ifndef TRACETOP_RECORDS_H
 #define TRACETOP_RECORDS_H
@@ -91,5 +93,52 @@ static inline int tt_records_more(const tt_records *it) { return it->pos < it->e
  * where the bad record starts). */
 int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why);
 int tt_records_next_def(tt_records *it, tt_def_record *d, const char **why);
+
+/* ---- the hot path of readers of calls ----
+ *
+ * Nearly all records are ENTER and LEAVE with short fields. A reader that
+ * knows TT_RECORD_MAX_FIXED bytes of payload follow a record decodes those
+ * inline, without bounds checks, and leaves every other record to
+ * tt_records_next_event. */
+
+/* A varint of at most 4 bytes at p (so below 2^28), read without bounds
+ * checks: the byte after it, with *out set, or NULL when it is longer.
+ * Each byte but the last has its high bit set: adding the bytes whole and
+ * subtracting those bits saves masking each. */
+static inline const uint8_t *tt_short_varint(const uint8_t *p, uint64_t *out)
+{
+    uint64_t v = p[0];
+    if (p[0] < 0x80) {
+        *out = v;
+        return p + 1;
+    }
+    v += ((uint64_t)p[1] << 7) - 0x80;
+    if (p[1] < 0x80) {
+        *out = v;
+        return p + 2;
+    }
+    v += ((uint64_t)p[2] << 14) - (0x80u << 7);
+    if (p[2] < 0x80) {
+        *out = v;
+        return p + 3;
+    }
+    v += ((uint64_t)p[3] << 21) - (0x80u << 14);
+    if (p[3] < 0x80) {
+        *out = v;
+        return p + 4;
+    }
+    return NULL;
+}
+
+/* The record at p when it is an ENTER or a LEAVE with fields of at most 4
+ * bytes: the byte after it, with *tag, *dt and *id (ENTER: the region) set;
+ * NULL for any other record. Reads at most 9 bytes. */
+static inline const uint8_t *tt_records_peek_call(const uint8_t *p, uint8_t *tag, uint64_t *dt, uint64_t *id)
+{
+    *tag = p[0];
+    if (*tag == TT_EV_LEAVE) return tt_short_varint(p + 1, dt);
+    if (*tag != TT_EV_ENTER || !(p = tt_short_varint(p + 1, dt))) return NULL;
+    return tt_short_varint(p, id);
+}
 
 #endif

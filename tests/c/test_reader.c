@@ -1168,6 +1168,339 @@ static void test_profile(void)
     tt_trace_close(t);
 }
 
+/* ---- random streams against a model ----
+ *
+ * The cursor decodes most ENTER and LEAVE records on a fast path and the
+ * rest on a general one; these streams mix both (fields of every length,
+ * undefined regions, chunks that start back in time, times before the epoch
+ * and past the end of the time range) and check every event against what
+ * the reader's contract says it must be. */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+
+static uint64_t rnd(uint64_t n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state % n;
+}
+
+/* A delta of 1 to 5 varint bytes, mostly of 2 as a TSC makes them. */
+static uint64_t rnd_dt(void)
+{
+    switch (rnd(16)) {
+    case 0: return rnd(128);
+    case 1: return rnd(1u << 21);
+    case 2: return rnd(1u << 28);
+    case 3: return (1u << 28) + rnd(1u << 30);
+    default: return 128 + rnd(3000);
+    }
+}
+
+/* Definitions of process pid: `regions` regions named "m:f<i % names>"
+ * (so names repeat when names < regions) and a clock of dns ns per dticks
+ * ticks, fitted through two syncs at ticks `sync_ticks` and later. Not
+ * ended: region ids past the definitions are the placeholder, not damage. */
+static void random_defs(const char *exp, uint64_t pid, uint64_t real, uint64_t sync_ticks, uint64_t dticks,
+                        uint64_t dns, unsigned regions, unsigned names)
+{
+    static rec r;
+    tfile tf;
+    tf_open(&tf, exp, pid, "defs.tts", TT_FILE_DEFS);
+    d_string(&r, 0, "");
+    d_string(&r, 1, "prog.py");
+    d_string(&r, 2, "MainThread");
+    d_string(&r, 3, "worker");
+    for (unsigned i = 0; i < names; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "m:f%u", i);
+        d_string(&r, 4 + i, name);
+    }
+    d_process(&r, pid, 1, 1, TT_CLOCK_TSC, 1000000000);
+    d_sync(&r, sync_ticks, 1000, real);
+    d_sync(&r, sync_ticks + dticks, 1000 + dns, real + dns);
+    for (unsigned i = 0; i < regions; i++) d_region(&r, i, 4 + i % names, 1, i + 1, TT_REGION_PYTHON);
+    d_thread(&r, 0, 2, 1);
+    d_thread(&r, 1, 3, 2);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+}
+
+typedef struct model_event {
+    uint8_t kind;
+    int synthesized;
+    uint64_t ticks;
+    uint32_t region, depth;
+} model_event;
+
+typedef struct model {
+    model_event ev[8000];
+    size_t n;
+} model;
+
+/* Writes stream `stream` of process pid: about n records from start_ticks,
+ * ENTERs of ids below id_limit (region_count of them defined), LEAVEs,
+ * MARKs; chunks of about chunk_bytes, each starting back in time now and
+ * then; STREAM_END after closing everything when `end`, else cut with
+ * regions open. *m gets the events a cursor must yield, less their times. */
+static void random_stream(const char *exp, uint64_t pid, size_t stream, size_t n, uint64_t start_ticks,
+                          uint32_t id_limit, uint32_t region_count, size_t chunk_bytes, int end, model *m)
+{
+    static rec r;
+    tfile tf;
+    char file[32];
+    snprintf(file, sizeof file, "%zu.tts", stream);
+    tf_open(&tf, exp, pid, file, TT_FILE_EVENTS);
+    uint32_t stack[64], depth = 0, turn[64] = {0};
+    uint64_t base = start_ticks, ticks = start_ticks;
+    m->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r.n > chunk_bytes) {
+            tf_chunk(&tf, base, &r, 0);
+            base = ticks = rnd(4) == 0 && ticks > 5000 ? ticks - rnd(5000) : ticks;
+        }
+        uint64_t dt = rnd_dt();
+        ticks += dt;
+        model_event *e = &m->ev[m->n++];
+        if (depth > 0 && (rnd(100) < 48 || depth == 64)) {
+            e_leave(&r, dt);
+            *e = (model_event){TT_EV_LEAVE, 0, ticks, stack[--depth], depth};
+        } else if (rnd(100) < 3) {
+            e_id(&r, TT_EV_MARK, dt, 0);
+            *e = (model_event){TT_EV_MARK, 0, ticks, 0, depth};
+        } else {
+            /* Mostly a few callees in turn, as programs call; now and then any. */
+            uint32_t id = rnd(4) ? (depth * 37 + turn[depth]++ % 3) % id_limit : (uint32_t)rnd(id_limit);
+            e_enter(&r, dt, id);
+            stack[depth++] = id < region_count ? id : region_count;
+            *e = (model_event){TT_EV_ENTER, 0, ticks, stack[depth - 1], depth};
+        }
+    }
+    while (end && depth > 0) {
+        ticks += 7;
+        e_leave(&r, 7);
+        m->ev[m->n++] = (model_event){TT_EV_LEAVE, 0, ticks, stack[--depth], depth};
+    }
+    while (depth > 0) {
+        depth--;
+        m->ev[m->n++] = (model_event){TT_EV_LEAVE, 1, ticks, stack[depth], depth};
+    }
+    if (end) {
+        e_tag(&r, TT_EV_STREAM_END, 0);
+        m->ev[m->n++] = (model_event){TT_EV_STREAM_END, 0, ticks, 0, 0};
+    }
+    tf_chunk(&tf, base, &r, 0);
+    tf_close(&tf);
+}
+
+/* Reads the stream and checks it event by event against the model: times
+ * are tt_process_time of the ticks, never going back; a synthesized LEAVE
+ * is at the last time. */
+static void check_stream(const char *exp, size_t pi, size_t stream, const model *m, int end)
+{
+    static stream_read s;
+    if (read_stream(exp, pi, stream, &s) != 0) return;
+    tt_trace *t;
+    tt_error err;
+    if (!CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) return;
+    const tt_process *p = tt_trace_process(t, pi);
+    CHECK(s.state == (end ? TT_STREAM_COMPLETE : TT_STREAM_CUT));
+    CHECK_U64(s.n, m->n);
+    size_t bad = 0;
+    uint64_t last = 0;
+    for (size_t i = 0; i < s.n && i < m->n; i++) {
+        const tt_event *e = &s.ev[i];
+        const model_event *x = &m->ev[i];
+        uint64_t time = x->synthesized ? last : tt_process_time(p, x->ticks);
+        if (time < last) time = last;
+        last = time;
+        int ok = e->kind == x->kind && e->time == time && e->depth == x->depth && e->synthesized == x->synthesized;
+        if (x->kind == TT_EV_ENTER || x->kind == TT_EV_LEAVE) ok &= e->region == x->region;
+        if (!ok && bad++ == 0)
+            fprintf(stderr, "    event %zu: kind %u time %" PRIu64 " region %u depth %u, expected %u %" PRIu64
+                            " %u %u\n",
+                    i, e->kind, e->time, e->region, e->depth, x->kind, time, x->region, x->depth);
+    }
+    CHECK_U64(bad, 0);
+    CHECK(well_nested(&s));
+    tt_trace_close(t);
+}
+
+static void test_random_streams(void)
+{
+    static model m;
+    const char *exp = "random";
+    /* 0.3725... ns per tick, 300 regions (2-byte ids) and more used. The
+     * first chunk starts before the first sync, and so before the epoch. */
+    random_defs(exp, 11, 1000000000000, 1u << 20, 1ull << 32, 1600000000, 300, 300);
+    for (int round = 0; round < 8; round++) {
+        int end = round % 2;
+        random_stream(exp, 11, 0, 7000, (1u << 20) - 50000, 320, 300, round < 4 ? 4000 : 200, end, &m);
+        check_stream(exp, 0, 0, &m, end);
+    }
+
+    /* About 2^20 ns per tick: times pass UINT64_MAX at about 2^44 ticks,
+     * inside the stream, and clamp there. */
+    const char *slow = "random-slow-clock";
+    random_defs(slow, 12, 1000000000000, 0, 1000, 1048576000 + 333, 10, 10);
+    uint64_t limit = (uint64_t)(18446744073709551615.0 / 1048576.333);
+    random_stream(slow, 12, 0, 7000, limit - (1u << 22), 10, 10, 4000, 1, &m);
+    check_stream(slow, 0, 0, &m, 1);
+}
+
+/* ---- the profile against a model ----
+ *
+ * The definition profile.h gives, computed the plain way, frame by frame
+ * from the cursor's events: tt_profile_build must agree on every number. */
+
+typedef struct ref_node {
+    uint32_t region, parent, first_child, next_sibling, last_child;
+    uint64_t visits, inclusive, exclusive;
+} ref_node;
+
+typedef struct ref_region {
+    const char *name;
+    uint64_t visits, inclusive, exclusive, thread_excl;
+    uint32_t active;
+} ref_region;
+
+typedef struct ref_profile {
+    ref_region regions[512];
+    size_t region_count;
+    ref_node nodes[8192];
+    size_t node_count;
+} ref_profile;
+
+static uint32_t ref_merged(ref_profile *rp, const char *name)
+{
+    for (size_t i = 0; i < rp->region_count; i++)
+        if (strcmp(rp->regions[i].name, name) == 0) return (uint32_t)i;
+    rp->regions[rp->region_count] = (ref_region){.name = name};
+    return (uint32_t)rp->region_count++;
+}
+
+/* The model's tree of one stream (rp->nodes) and its share of the regions;
+ * then checks thread th of prof against it. */
+static void check_thread(ref_profile *rp, const tt_process *p, const stream_read *s, const tt_profile *prof,
+                         const tt_profile_thread *th)
+{
+    struct {
+        uint32_t node, region;
+        uint64_t enter, child;
+    } frames[128];
+    size_t depth = 0;
+    uint32_t last_root = UINT32_MAX;
+    rp->node_count = 0;
+    for (size_t i = 0; i < rp->region_count; i++) rp->regions[i].thread_excl = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const tt_event *e = &s->ev[i];
+        if (e->kind == TT_EV_ENTER) {
+            uint32_t parent = depth ? frames[depth - 1].node : UINT32_MAX, node = UINT32_MAX;
+            for (uint32_t k = 0; k < rp->node_count && node == UINT32_MAX; k++)
+                if (rp->nodes[k].parent == parent && rp->nodes[k].region == e->region) node = k;
+            if (node == UINT32_MAX) {
+                node = (uint32_t)rp->node_count++;
+                rp->nodes[node] = (ref_node){e->region, parent, UINT32_MAX, UINT32_MAX, UINT32_MAX, 0, 0, 0};
+                uint32_t *last = parent == UINT32_MAX ? &last_root : &rp->nodes[parent].last_child;
+                if (*last != UINT32_MAX)
+                    rp->nodes[*last].next_sibling = node;
+                else if (parent != UINT32_MAX)
+                    rp->nodes[parent].first_child = node;
+                *last = node;
+            }
+            uint32_t region = ref_merged(rp, p->regions[e->region].name);
+            rp->nodes[node].visits++;
+            rp->regions[region].visits++;
+            rp->regions[region].active++;
+            frames[depth].node = node;
+            frames[depth].region = region;
+            frames[depth].enter = e->time;
+            frames[depth++].child = 0;
+        } else if (e->kind == TT_EV_LEAVE) {
+            depth--;
+            uint64_t inclusive = e->time - frames[depth].enter, exclusive = inclusive - frames[depth].child;
+            ref_node *n = &rp->nodes[frames[depth].node];
+            ref_region *r = &rp->regions[frames[depth].region];
+            n->inclusive += inclusive;
+            n->exclusive += exclusive;
+            r->exclusive += exclusive;
+            r->thread_excl += exclusive;
+            if (--r->active == 0) r->inclusive += inclusive;
+            if (depth) frames[depth - 1].child += inclusive;
+        }
+    }
+
+    CHECK_U64(th->events, s->events_read);
+    CHECK_U64(th->begin_ns, s->n ? s->ev[0].time : 0);
+    CHECK_U64(th->end_ns, s->n ? s->ev[s->n - 1].time : 0);
+    CHECK_U64(th->node_count, rp->node_count);
+    size_t bad = 0, top = SIZE_MAX;
+    for (size_t i = 0; i < th->node_count && i < rp->node_count; i++) {
+        const tt_profile_node *a = &th->nodes[i];
+        const ref_node *b = &rp->nodes[i];
+        bad += a->region != b->region || a->parent != b->parent || a->first_child != b->first_child ||
+               a->next_sibling != b->next_sibling || a->visits != b->visits || a->inclusive_ns != b->inclusive ||
+               a->exclusive_ns != b->exclusive;
+    }
+    CHECK_U64(bad, 0);
+    uint64_t best = 0;
+    for (size_t i = 0; i < rp->region_count; i++)
+        if (rp->regions[i].thread_excl > best) best = rp->regions[i].thread_excl, top = i;
+    CHECK(top == SIZE_MAX ? th->top_region == SIZE_MAX
+                          : strcmp(prof->regions[th->top_region].name, rp->regions[top].name) == 0);
+}
+
+static void test_profile_model(void)
+{
+    static model m;
+    static stream_read s;
+    static ref_profile rp;
+    const char *exp = "profile-model";
+    /* Process 21: 200 regions under 150 names, so some names are shared by
+     * two regions (merged, and recursion through both counted once); two
+     * threads, one cut. Process 22: regions of the same names, merged with
+     * those of 21. */
+    random_defs(exp, 21, 1000000000000, 1000, 1ull << 32, 1600000000, 200, 150);
+    random_stream(exp, 21, 0, 7000, 1u << 20, 210, 200, 3000, 1, &m);
+    random_stream(exp, 21, 1, 5000, 1u << 21, 60, 200, 3000, 0, &m);
+    random_defs(exp, 22, 1000000500000, 1000, 1000, 1000, 40, 40);
+    random_stream(exp, 22, 0, 4000, 5000, 40, 40, 3000, 1, &m);
+
+    tt_trace *t;
+    tt_profile *prof;
+    tt_error err;
+    if (!CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) return;
+    if (!CHECK(tt_profile_build(t, &prof, &err) == 0)) {
+        tt_trace_close(t);
+        return;
+    }
+    rp.region_count = 0;
+    CHECK_U64(prof->thread_count, 3);
+    uint64_t events = 0, total = 0;
+    for (size_t i = 0; i < prof->thread_count; i++) {
+        const tt_profile_thread *th = &prof->threads[i];
+        if (read_stream(exp, th->process, th->stream, &s) != 0) continue;
+        check_thread(&rp, tt_trace_process(t, th->process), &s, prof, th);
+        events += s.events_read;
+        total += th->end_ns - th->begin_ns;
+    }
+    CHECK_U64(prof->events, events);
+    CHECK_U64(prof->total_ns, total);
+    CHECK_U64(prof->region_count, rp.region_count);
+    size_t bad = 0;
+    for (size_t i = 0; i < prof->region_count && i < rp.region_count; i++) {
+        const tt_profile_region *a = &prof->regions[i];
+        const ref_region *b = &rp.regions[i];
+        bad += strcmp(a->name, b->name) != 0 || a->visits != b->visits || a->inclusive_ns != b->inclusive ||
+               a->exclusive_ns != b->exclusive;
+    }
+    CHECK_U64(bad, 0);
+    CHECK_U64(prof->problem_count, 1); /* the cut thread */
+    tt_profile_free(prof);
+    tt_trace_close(t);
+}
+
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st, (void)flag, (void)ftw;
@@ -1191,6 +1524,8 @@ int main(void)
     test_bad_records();
     test_defs_cut();
     test_profile();
+    test_random_streams();
+    test_profile_model();
     nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     return check_report();
 }
