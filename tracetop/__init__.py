@@ -16,6 +16,7 @@ measurement every call is a cheap no-op, so annotated code runs unchanged withou
 from tracetop import instrumenter
 from tracetop._tracetop import (
     TraceError,
+    __version__,
     counter,
     disable_recording,
     enable_recording,
@@ -38,8 +39,4 @@ def __getattr__(name):
         from tracetop import session
 
         return getattr(session, name)
-    if name == "__version__":
-        from importlib.metadata import version
-
-        return version("tracetop")
     raise AttributeError(f"module 'tracetop' has no attribute {name!r}")
