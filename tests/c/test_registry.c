@@ -3,21 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "format.h"
 #include "ptrmap.h"
 #include "registry.h"
-
-static int passed, failed;
-
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (cond) {                                                        \
-            passed++;                                                      \
-        } else {                                                           \
-            failed++;                                                      \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                  \
-    } while (0)
 
 /* A sink that keeps the definition records it is given, back to back. */
 typedef struct sink {
@@ -132,6 +121,5 @@ int main(void)
 {
     test_strings_and_regions();
     test_ptrmap();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return check_report();
 }
