@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tracetop import _tracetop
+
 # Per iteration one call of lossless_tiny and one of the builtin math.gcd: four profile events
 # (call, return, c_call, c_return), and one ENTER in each of the two regions.
 PROGRAM = """\
@@ -47,25 +49,27 @@ def main():
     parser.add_argument("--calls", type=int, default=13_000_000, help="loop iterations (default 13,000,000)")
     parser.add_argument("--memory", help="tracetop's --memory budget (default: tracetop's own)")
     args = parser.parse_args()
-    from tracetop import _tracetop
 
     with tempfile.TemporaryDirectory(prefix="tracetop-lossless-") as tmp:
         script, exp = Path(tmp) / "calls.py", Path(tmp) / "exp"
         script.write_text(PROGRAM)
-        budget = ["--memory", args.memory] if args.memory else []
-        print(f"tracing {4 * args.calls:,} events ...", file=sys.stderr, flush=True)
+        memory = ["--memory", args.memory] if args.memory else []
+        print(f"tracing some {4 * args.calls:,} events ...", file=sys.stderr, flush=True)
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "tracetop", "--output", str(exp), *budget, str(script), str(args.calls)],
-                       check=True)
+        # In tmp, where no source tree shadows the installed tracetop.
+        subprocess.run([sys.executable, "-m", "tracetop", "--output", str(exp), *memory, str(script), str(args.calls)],
+                       cwd=tmp, check=True)
         seconds = time.perf_counter() - start
         peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         process = _tracetop.Trace(str(exp)).processes[0]
         profile = _tracetop.profile(str(exp))
+        config = dict(line.split("=", 1) for line in (exp / "config.txt").read_text().splitlines() if "=" in line)
 
     print(f"events    {process['events']:,}")
     print(f"seconds   {seconds:.1f}")
-    print(f"peak RSS  {peak_mib:.1f} MiB (budget: {args.memory or 'the default'})")
-    print(f"waits     {process['waits']:,} ({process['wait_ns'] / 1e9:.3f} s)")
+    budget_mib = int(config["TRACETOP_TOTAL_MEMORY"]) / 2**20
+    print(f"peak RSS  {peak_mib:.1f} MiB, the whole process (tracetop's budget, --memory: {budget_mib:.1f} MiB)")
+    print(f"waits     {process['waits']:,} ({process['wait_ns'] / 1e9:.3f} s in all)")
     recorded = {qualname: enters(profile, qualname) for qualname in HOT}
     for qualname, count in recorded.items():
         verdict = "ok" if count == args.calls else "DIFFERS"

@@ -28,16 +28,17 @@ WORKLOADS = HERE.parent.parent / "shared" / "workloads"
 RESULTS = HERE / "results" / "latest.md"
 TOOLS = ("none", "floor", "tracetop", "cprofile", "viztracer")
 # Each workload's size argument at the smaller and the larger size, by default and with
-# --quick. By default they are about 200,000 events apart (threads: 40,000, its events are
-# far apart), which keeps a full run within minutes under valgrind on two cores.
+# --quick. By default they are some 200,000 events apart (threads: 40,000, its events are far
+# apart), with --quick some 40,000 (threads: 8,000): enough for instruction counts, which vary
+# little, and a full run stays within minutes under valgrind on two cores.
 SIZES = {
-    "fib": ((20, 23), (18, 21)),
-    "objects": ((50, 200), (20, 80)),
-    "builtins_heavy": ((2000, 9000), (1000, 4000)),
-    "generators": ((30, 120), (10, 40)),
-    "exceptions": ((5000, 22000), (2000, 10000)),
-    "threads": ((5000, 15000), (2000, 6000)),
-    "allocations": ((10000, 45000), (5000, 20000)),
+    "fib": ((20, 23), (16, 20)),
+    "objects": ((50, 200), (10, 40)),
+    "builtins_heavy": ((2000, 9000), (500, 2000)),
+    "generators": ((30, 120), (5, 25)),
+    "exceptions": ((5000, 22000), (1000, 5000)),
+    "threads": ((5000, 15000), (1000, 3000)),
+    "allocations": ((10000, 45000), (2000, 10000)),
 }
 TIMEOUT = 180  # seconds, for any one run
 # Fixed hash seed: the same events in every run of a size.
@@ -153,9 +154,9 @@ def measure(name, sizes, tools, runs, counter):
     events, outputs = {}, {}
     for size in sizes:
         with tempfile.TemporaryDirectory(prefix="tracetop-bench-") as tmp:
-            counted = execute([sys.executable, hook.__file__, "count", str(script), str(size)], Path(tmp))
-        events[size] = int(counted.stderr.rsplit(" ", 1)[-1])
-        outputs[size] = counted.stdout.strip()
+            result = execute([sys.executable, hook.__file__, "count", str(script), str(size)], Path(tmp))
+        events[size] = int(result.stderr.rsplit(" ", 1)[-1])
+        outputs[size] = result.stdout.strip()
     entries = max(events[large], 1_000_000)
 
     def run(tool, size, instructions=False):
@@ -172,28 +173,33 @@ def measure(name, sizes, tools, runs, counter):
                 result.trace_bytes = size_of(trace)
             return result
 
-    def instructions_per_event(tool):
-        # A first, unmeasured run: does the tool work here at all; it also leaves what the
-        # tool imports compiled to bytecode, so that neither measured run pays for that.
-        run(tool, small)
-        low, high = (run(tool, size, instructions=True).instructions for size in sizes)
-        return (high - low) / (events[large] - events[small])
-
-    progress(f"{name}: instructions ({counter}): {', '.join(tools)}")
-    with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
-        pending = {tool: pool.submit(instructions_per_event, tool) for tool in tools}
     rows = {}
-    for tool, future in pending.items():
+    # A first, unmeasured run of each tool: does it work here at all; it also leaves what the
+    # tool imports compiled to bytecode, so that no measured run pays for that. Its time orders
+    # the instruction counts, slowest first, which keeps every core busy to the end.
+    first_seconds = {}
+    for tool in tools:
         try:
-            per_event = future.result()
+            first_seconds[tool] = run(tool, small).seconds
+        except Failed as failure:
+            rows[tool] = f"failed: {failure}"
+    progress(f"{name}: instructions ({counter}): {', '.join(first_seconds)}")
+    jobs = sorted(((tool, size) for tool in first_seconds for size in sizes),
+                  key=lambda job: (first_seconds[job[0]], job[1]), reverse=True)
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
+        counted = {job: pool.submit(run, *job, instructions=True) for job in jobs}
+    for tool in first_seconds:
+        try:
+            low, high = (counted[tool, size].result().instructions for size in sizes)
             progress(f"{name}: wall clock: {tool}")
             results = [run(tool, large) for _ in range(runs)]
         except Failed as failure:
             rows[tool] = f"failed: {failure}"
         else:
-            rows[tool] = Row(per_event, statistics.median(r.seconds for r in results), results[-1].trace_bytes,
+            rows[tool] = Row((high - low) / (events[large] - events[small]),
+                             statistics.median(r.seconds for r in results), results[-1].trace_bytes,
                              max(r.max_rss_kib for r in results))
-    return rows, events
+    return {tool: rows[tool] for tool in tools}, events
 
 
 def table(rows, events):
@@ -224,6 +230,7 @@ def ensure_viztracer():
 
 
 def names(allowed):
+    """An argparse type: a comma-separated list of names from allowed."""
     def parse(text):
         chosen = text.split(",")
         unknown = [n for n in chosen if n not in allowed]
@@ -240,6 +247,8 @@ def main():
     parser.add_argument("--tools", type=names(TOOLS), default=list(TOOLS), help="comma-separated")
     parser.add_argument("--runs", type=int, default=5, help="wall-clock runs per tool (default 5)")
     args = parser.parse_args()
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
 
     if not WORKLOADS.is_dir():
         sys.exit(f"run.py: no workloads at {WORKLOADS} (../shared/workloads, beside the repository)")
@@ -248,7 +257,7 @@ def main():
         sys.exit("run.py: counting instructions needs perf (with instructions:u) or valgrind")
     try:
         hook.build()
-    except subprocess.CalledProcessError as error:
+    except (OSError, subprocess.CalledProcessError) as error:
         sys.exit(f"run.py: cannot build {hook.SOURCE.name}: {error}")
     if "viztracer" in args.tools:
         ensure_viztracer()
@@ -258,13 +267,14 @@ def main():
               f"{', --quick' if args.quick else ''}."]
     print(report[0], flush=True)
     for name in args.workloads:
-        sizes = SIZES[name][args.quick]
+        sizes = SIZES[name][1 if args.quick else 0]
         try:
             rows, events = measure(name, sizes, args.tools, args.runs, counter)
         except Failed as failure:
             section = f"## {name}\n\nfailed: {failure}"
         else:
-            (small, large), (low, high) = sizes, events.values()
+            small, large = sizes
+            low, high = events[small], events[large]
             section = (f"## {name}\n\n`{name}.py {small}` → `{name}.py {large}`: {low:,} → {high:,} events "
                        f"({high - low:,} between them)\n\n{table(rows, high)}")
         report.append(section)
