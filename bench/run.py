@@ -26,7 +26,7 @@ import hook
 HERE = Path(__file__).resolve().parent
 WORKLOADS = HERE.parent.parent / "shared" / "workloads"
 RESULTS = HERE / "results" / "latest.md"
-TOOLS = ("none", "floor", "tracetop", "cprofile", "viztracer")
+TOOLS = ("none", "floor", "tracetop", "tracetop+summary", "cprofile", "viztracer")
 # Each workload's size argument at the smaller and the larger size, by default and with
 # --quick. By default they are some 200,000 events apart (threads: 40,000, its events are far
 # apart), with --quick some 40,000 (threads: 8,000): enough for instruction counts, which vary
@@ -122,7 +122,12 @@ def command(tool, script, size, workdir, entries):
         return [py, *program], None
     if tool == "floor":
         return [py, hook.__file__, "floor", *program], None
+    # tracetop: the measurement, the trace written to disk. tracetop+summary: a default run, which
+    # also reads the whole trace back at the end to write profile.txt.
     if tool == "tracetop":
+        return ([py, "-m", "tracetop", "--no-profile", "--output", str(workdir / "exp"), *program],
+                workdir / "exp" / "trace")
+    if tool == "tracetop+summary":
         return [py, "-m", "tracetop", "--output", str(workdir / "exp"), *program], workdir / "exp" / "trace"
     if tool == "cprofile":
         return [py, "-m", "cProfile", "-o", str(workdir / "out.prof"), *program], workdir / "out.prof"
