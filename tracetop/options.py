@@ -132,7 +132,7 @@ OPTIONS = (
     Option("mpp", "MPP", "none", choice("none", "mpi"), "MPI-aware naming and communication events",
            flags=("--mpp",), switches={"--mpi": "mpi"}, metavar="{none,mpi}", available=False),
     Option("follow", "FOLLOW", True, parse_bool, "measure child processes too (default: on)",
-           switches={"--follow": True, "--no-follow": False}, available=False),
+           switches={"--follow": True, "--no-follow": False}),
     Option("keep_files", "KEEP_FILES", False, parse_bool,
            "keep temporary files (accepted; tracetop makes none)", switches={"--keep-files": True}),
     Option("verbose", "VERBOSE", False, parse_bool, "say more about the measurement",

@@ -6,7 +6,9 @@ import functools
 import os
 import platform
 import shlex
+import signal
 import sys
+import threading
 import time
 
 import tracetop
@@ -24,14 +26,17 @@ class Session:
     """A measurement in progress, filling the experiment directory `directory`. It ends with stop() or at
     the end of a `with` block; at the latest when the process exits, by os._exit() too."""
 
-    def __init__(self, experiment, configuration, provenance):
+    def __init__(self, experiment, configuration, provenance, process):
         self.experiment = experiment
         self.configuration = configuration
         self.exit_status = None  # how the program ended, where known: recorded in MANIFEST.md
         self.stats = None  # from _tracetop.stop()
         self._provenance = provenance
-        self._pid = os.getpid()  # a forked child inherits this object, not the measurement
+        self._process = process  # what _tracetop.start() and fork_continue() are told about this process
+        self._pid = os.getpid()  # a forked child inherits this object, and measures on only if it follows
+        self._child = False  # a child process measured into its parent's experiment, which is not its own
         self._stopped = False
+        self._stopping = threading.Lock()
         self._real_exit = os._exit
         self._exit = _exit_stopping(self, self._real_exit)
 
@@ -52,6 +57,9 @@ class Session:
         configuration = configuration.replace("output", experiment.path)
         provenance = Provenance(command=command, program=program, working_directory=os.getcwd(),
                                 configuration=configuration.lines(), started=time.time())
+        process = {"memory": configuration["memory"], "name": program,
+                   "attributes": {"command": command, "tracetop_version": tracetop.__version__,
+                                  "python_version": platform.python_version()}}
         try:
             experiment.write("config.txt", "\n".join(configuration.lines()) + "\n")
             _tracetop.start(
@@ -59,18 +67,14 @@ class Session:
                 instrumenter=configuration["instrumenter"],
                 instrumenter_enabled=configuration["instrumenter_enabled"],
                 c_calls=configuration["c_calls"],
-                memory=configuration["memory"],
-                name=program,
-                attributes={"command": command, "tracetop_version": tracetop.__version__,
-                            "python_version": platform.python_version()},
                 exclude_paths=(OWN_CODE,),
+                **process,
             )
         except BaseException:
             experiment.discard()
             raise
-        session = cls(experiment, configuration, provenance)
-        atexit.register(session._stop_at_exit)
-        os._exit = session._exit
+        session = cls(experiment, configuration, provenance, process)
+        session._measure_on_exit()
         experiment.write_manifest(provenance)  # says "not ended" until stop() rewrites it
         messages.detail(f"measuring {program} into {os.path.join(experiment.shown, '')}")
         for line in configuration.lines():
@@ -79,14 +83,31 @@ class Session:
 
     def stop(self):
         """Ends the measurement: closes the trace, writes profile.txt and MANIFEST.md, says where the
-        experiment is; returns the writer's statistics. Does nothing a second time."""
+        experiment is; returns the writer's statistics. Does nothing a second time, and a stop made while
+        another thread stops (SIGTERM while the program exits) waits for that one."""
+        with self._stopping:
+            return self._stop()
+
+    def _stop(self):
+        global _measuring
         if self._stopped or os.getpid() != self._pid:
             return self.stats
         self._stopped = True
+        _measuring = None
         atexit.unregister(self._stop_at_exit)
         if os._exit is self._exit:
             os._exit = self._real_exit
-        self.stats = _tracetop.stop()
+        try:
+            self.stats = _tracetop.stop()
+            if not self._child:
+                self._finish()
+        finally:
+            # Until here SIGTERM waits for the files to be complete (a pool worker is sent it as it exits).
+            _tracetop.release_sigterm()
+        return self.stats
+
+    def _finish(self):
+        """What the process that made the experiment writes at the end: profile.txt, MANIFEST.md."""
         made = self._provenance
         made.ended, made.exit_status, made.stats = time.time(), self.exit_status, self.stats
         try:
@@ -96,13 +117,44 @@ class Session:
         self._announce()
         if problems:
             messages.warning(describe_problems(problems, corrupt))
-        return self.stats
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc_info):
         self.stop()
+
+    def _measure_on_exit(self):
+        """Stops the measurement when the process ends, by os._exit() too; follows it into forked children."""
+        global _measuring
+        _measuring = self
+        atexit.register(self._stop_at_exit)
+        os._exit = self._exit
+        _tracetop.catch_sigterm(self._terminated)
+
+    def _terminated(self):
+        """SIGTERM: the process dies by it once the measurement has stopped (see src/ext/terminate.c)."""
+        self.exit_status = -signal.SIGTERM
+        self._stop_at_exit()
+
+    def _after_fork(self):
+        """In a child forked while measuring: measures on into the same experiment, or not at all."""
+        global _measuring
+        continued = False
+        if self.configuration["follow"]:
+            # Caught first: a worker that is sent SIGTERM as it starts must not leave a trace unwritten.
+            _tracetop.catch_sigterm(self._terminated)
+            try:
+                continued = _tracetop.fork_continue(self.directory, **self._process)
+            except _tracetop.TraceError as failure:
+                messages.warning(f"process {os.getpid()} is not measured: {failure}")
+        if continued:
+            self._pid = os.getpid()
+            self._child = True
+        else:
+            _tracetop.release_sigterm()
+            _tracetop.fork_leave()
+            _measuring = None
 
     def _stop_at_exit(self):
         """stop() at interpreter exit or os._exit(), where nothing could catch a failure: it is reported."""
@@ -134,6 +186,18 @@ def start(output=None, **options):
 def command_line():
     """The command line of this process, as a shell would take it."""
     return shlex.join(getattr(sys, "orig_argv", sys.argv))
+
+
+# The session measuring this process, if any: forked children follow it.
+_measuring = None
+
+
+def _after_fork_in_child():
+    if _measuring is not None:
+        _measuring._after_fork()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _exit_stopping(session, real_exit):

@@ -214,6 +214,7 @@ void tt_session_close_stream(tt_stream *stream)
 
 int tt_session_trylock_streams(void) { return pthread_mutex_trylock(&lifecycle_lock) == 0; }
 void tt_session_unlock_streams(void) { pthread_mutex_unlock(&lifecycle_lock); }
+void tt_session_lock_streams(void) { pthread_mutex_lock(&lifecycle_lock); }
 
 int tt_session_stop(tt_session *s, tt_session_stats *stats, tt_error *err)
 {

@@ -71,6 +71,8 @@ void tt_session_close_stream(tt_stream *stream);
  * so it never waits on a thread that waits on the writer. */
 int tt_session_trylock_streams(void);
 void tt_session_unlock_streams(void);
+/* The same lock, waited for: held across fork() (fork.h). */
+void tt_session_lock_streams(void);
 
 /* The registry's sink: appends one definition record to defs.tts. */
 void tt_session_define(void *session, const uint8_t *record, size_t len);

@@ -29,12 +29,28 @@ PyObject *tt_raise(const tt_error *err);
 int tt_ext_add_hooks(PyObject *module);  /* hooks.c: start, stop, instrumenter */
 int tt_ext_add_api(PyObject *module);    /* api.c: regions, parameters, counters */
 int tt_ext_add_reader(PyObject *module); /* readerobj.c: Trace, profile, summary */
+int tt_ext_add_fork(PyObject *module);   /* fork.c: measuring on in a forked child */
+int tt_ext_add_terminate(PyObject *module); /* terminate.c: SIGTERM completes the trace */
+
+/* In a forked child (terminate.c): SIGTERM's default action back. */
+void tt_terminate_forked(void);
 
 /* ---- the running measurement (hooks.c) ---- */
 
 /* The session being recorded, NULL when none: every entry point checks it
  * first, so outside a measurement each is a no-op. */
 extern tt_session *tt_active;
+
+/* Takes the hooks away from every thread, as when a measurement stops. */
+void tt_remove_hooks(void);
+
+/* key, value, key, value ... of a dict of str for tt_session_config,
+ * borrowed from the dict's strings; PyMem_Free it. NULL with an exception. */
+const char **tt_attribute_array(PyObject *attributes, size_t *count);
+
+/* A session's wait for the writer (budget used up) lets other threads run. */
+void tt_blocking_begin(void);
+void tt_blocking_end(void);
 
 /* The user's switch (enable_recording / disable_recording). */
 extern int tt_recording;

@@ -67,9 +67,15 @@ static PyObject *thread_name(void)
     return PyUnicode_FromFormat("Thread-%lu", PyThread_get_thread_native_id());
 }
 
+/* Set while the calling thread's stream is being made: looking its name up
+ * may run Python code (a property), whose events are not recorded, when
+ * the hook is not already kept out of them (it is inside a hook call). */
+static __thread int making_stream;
+
 tt_stream *tt_thread_stream_slow(void)
 {
-    if (!tt_active) return NULL;
+    if (!tt_active || making_stream) return NULL;
+    making_stream = 1;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyObject *name = thread_name();
@@ -79,6 +85,7 @@ tt_stream *tt_thread_stream_slow(void)
     Py_XDECREF(name);
     PyErr_Clear();
     PyErr_Restore(type, value, tb);
+    making_stream = 0;
     if (!s) return NULL;
     tt_tls_stream = s;
     pthread_setspecific(stream_key, s);
@@ -208,7 +215,7 @@ static int install_hooks(void)
     return 0;
 }
 
-static void remove_hooks(void)
+void tt_remove_hooks(void)
 {
     switch (hook_kind) {
     case HOOK_NONE:
@@ -231,9 +238,9 @@ static void remove_hooks(void)
 static __thread PyThreadState *blocked_thread;
 
 /* Waiting for the writer (budget used up) lets other threads run. */
-static void blocking_begin(void) { blocked_thread = PyGILState_Check() ? PyEval_SaveThread() : NULL; }
+void tt_blocking_begin(void) { blocked_thread = PyGILState_Check() ? PyEval_SaveThread() : NULL; }
 
-static void blocking_end(void)
+void tt_blocking_end(void)
 {
     if (blocked_thread) PyEval_RestoreThread(blocked_thread);
     blocked_thread = NULL;
@@ -263,7 +270,7 @@ static int parse_kind(const char *name, enum hook_kind *kind)
 }
 
 /* key, value, key, value ... as UTF-8, borrowed from the dict's strings. */
-static const char **attribute_array(PyObject *attributes, size_t *count)
+const char **tt_attribute_array(PyObject *attributes, size_t *count)
 {
     Py_ssize_t n = PyDict_Size(attributes), pos = 0, i = 0;
     const char **out = PyMem_Calloc((size_t)n * 2 + 1, sizeof *out);
@@ -303,7 +310,7 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     if (exclude && tt_pyregions_exclude(exclude) < 0) return NULL;
     size_t attribute_count = 0;
     const char **attribute_pairs = NULL;
-    if (attributes && !(attribute_pairs = attribute_array(attributes, &attribute_count))) return NULL;
+    if (attributes && !(attribute_pairs = tt_attribute_array(attributes, &attribute_count))) return NULL;
 
     tt_session_config config = {.directory = directory,
                                 .memory = memory,
@@ -311,8 +318,8 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
                                 .name = name,
                                 .attributes = attribute_pairs,
                                 .attribute_count = attribute_count,
-                                .blocking_begin = blocking_begin,
-                                .blocking_end = blocking_end};
+                                .blocking_begin = tt_blocking_begin,
+                                .blocking_end = tt_blocking_end};
     tt_error err;
     tt_session *session;
     int rc = tt_session_start(&config, &tt_definitions, &session, &err);
@@ -338,7 +345,7 @@ static PyObject *stop(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     if (!tt_active) Py_RETURN_NONE;
-    remove_hooks();
+    tt_remove_hooks();
     tt_session *session = tt_active;
     tt_active = NULL;
     tt_session_stats stats;

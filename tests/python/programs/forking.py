@@ -1,0 +1,59 @@
+"""Forks a child with os.fork as HOW says, and prints what parent and child computed:
+  exit       the child ends with os._exit(0)
+  return     the child returns and ends as the parent's program would, at the end of the script
+  thread     the fork is made from a thread named "forker"; the child ends with os._exit(0)
+  sigterm    the child works, then waits until the parent ends it with SIGTERM
+"""
+import os
+import signal
+import sys
+import threading
+import time
+
+
+def square_sum(n):
+    return sum(i * i for i in range(n))
+
+
+def before_fork():
+    return square_sum(10)
+
+
+def in_child(how):
+    print("child", square_sum(300), flush=True)
+    if how == "sigterm":
+        os.write(ready_w, b"!")
+        while True:
+            time.sleep(1)
+    if how != "return":
+        os._exit(0)
+
+
+def fork_here(how):
+    pid = os.fork()
+    if pid == 0:
+        in_child(how)
+        return None
+    if how == "sigterm":
+        os.read(ready_r, 1)
+        os.kill(pid, signal.SIGTERM)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def main(how):
+    before_fork()
+    if how == "thread":
+        statuses = []
+        forker = threading.Thread(target=lambda: statuses.append(fork_here(how)), name="forker")
+        forker.start()
+        forker.join()
+        status, = statuses
+    else:
+        status = fork_here(how)
+    if status is not None:
+        print("parent", square_sum(200), "child status", status, flush=True)
+
+
+ready_r, ready_w = os.pipe()
+main(sys.argv[1])

@@ -1,0 +1,123 @@
+"""os.fork under measurement: the child measures on into the parent's experiment, as a process of its own
+whose stream continues the forking thread's; SIGTERM completes a trace before it kills."""
+import signal
+
+import pytest
+from tracetop import _tracetop
+
+from helpers import PROGRAMS, assert_complete, program_stderr, python, tracetop, tracetop_lines
+
+
+def events(trace, process_index, name=None):
+    """The events of one stream (by thread name; the only one when None)."""
+    threads = trace.processes[process_index]["threads"]
+    stream, = [thread["stream"] for thread in threads if name is None or thread["name"] == name]
+    recorded, state, problem = trace.read_stream(process_index, stream)
+    assert (state, problem) == ("complete", None)
+    return recorded
+
+
+def run_both(tmp_path, *arguments, options=()):
+    plain = python(PROGRAMS / "forking.py", *arguments, cwd=tmp_path)
+    traced = tracetop("--output", "exp", *options, PROGRAMS / "forking.py", *arguments, cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    assert (traced.returncode, traced.stdout, program_stderr(traced.stderr)) == (0, plain.stdout, plain.stderr)
+    return traced
+
+
+def parent_and_child(experiment):
+    trace = _tracetop.Trace(str(experiment))
+    assert trace.problems == []
+    parent, child = trace.processes  # by start time
+    assert child["ppid"] == parent["pid"] and child["name"] == parent["name"]
+    return trace
+
+
+def entered(recorded):
+    return [event[2] for event in recorded if event[0] == "enter"]
+
+
+@pytest.mark.parametrize("how", ["exit", "return"])
+def test_the_child_continues_the_forking_stream(how, tmp_path):
+    run_both(tmp_path, how)
+    assert_complete(tmp_path / "exp")
+    trace = parent_and_child(tmp_path / "exp")
+    parent, child = events(trace, 0), events(trace, 1)
+    # The child's stream opens with what was open when it forked, all entered at one time ...
+    stack = ["__main__:<module>", "__main__:main", "__main__:fork_here", "posix:fork"]
+    assert [event[2] for event in child[:4]] == stack and {event[1] for event in child[:4]} == {child[0][1]}
+    assert child[4][:3] == ("leave", child[4][1], "posix:fork")
+    # ... and has its own calls, none of the parent's: those before the fork are the parent's alone.
+    assert "__main__:in_child" in entered(child) and "__main__:before_fork" not in entered(child)
+    assert "__main__:in_child" not in entered(parent) and "__main__:before_fork" in entered(parent)
+    # One time axis: the child runs within the parent's fork and wait.
+    fork_begins = next(event[1] for event in parent if event[:3:2] == ("enter", "posix:fork"))
+    wait_ends = next(event[1] for event in parent if event[:3:2] == ("leave", "posix:waitpid"))
+    assert fork_begins <= child[0][1] and child[-1][1] <= wait_ends
+
+
+def test_a_fork_from_a_thread_continues_that_thread(tmp_path):
+    run_both(tmp_path, "thread")
+    assert_complete(tmp_path / "exp")
+    trace = parent_and_child(tmp_path / "exp")
+    assert [thread["name"] for thread in trace.processes[1]["threads"]] == ["forker"]
+    assert "__main__:in_child" in entered(events(trace, 1))
+    assert "__main__:main" not in entered(events(trace, 1))  # the main thread's stream stays the parent's
+
+
+def test_no_follow_measures_the_parent_only(tmp_path):
+    run_both(tmp_path, "exit", options=["--no-follow"])
+    trace = _tracetop.Trace(str(tmp_path / "exp"))
+    assert [process["name"] for process in trace.processes] == [str(PROGRAMS / "forking.py")]
+    assert "__main__:in_child" not in entered(events(trace, 0))
+
+
+def test_a_child_ended_by_sigterm_completes_its_trace(tmp_path):
+    traced = run_both(tmp_path, "sigterm")
+    assert f"child status {-signal.SIGTERM}" in traced.stdout
+    assert_complete(tmp_path / "exp")
+    trace = parent_and_child(tmp_path / "exp")
+    assert trace.processes[1]["ended"]
+    assert "__main__:in_child" in entered(events(trace, 1))
+
+
+SIGTERM_ITSELF = """
+import os, signal, time
+print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL, flush=True)
+def work():
+    return sum(range(100))
+work()
+os.kill(os.getpid(), signal.SIGTERM)
+time.sleep(10)
+print("not reached")
+"""
+
+
+def test_sigterm_ends_a_measured_process_as_it_would_end_it(tmp_path):
+    plain = python("-c", SIGTERM_ITSELF, cwd=tmp_path)
+    traced = tracetop("--output", "exp", "-c", SIGTERM_ITSELF, cwd=tmp_path)
+    assert (plain.returncode, plain.stdout) == (-signal.SIGTERM, "True\n")
+    assert (traced.returncode, traced.stdout, program_stderr(traced.stderr)) == (-signal.SIGTERM, "True\n", "")
+    assert any("experiment in exp/" in line for line in tracetop_lines(traced.stderr))
+    assert_complete(tmp_path / "exp")
+    assert "killed by SIGTERM" in (tmp_path / "exp" / "MANIFEST.md").read_text()
+    assert "__main__:work" in (tmp_path / "exp" / "profile.txt").read_text()
+
+
+OWN_HANDLER = """
+import os, signal, sys
+def handler(signo, frame):
+    print("handled", signo, flush=True)
+    sys.exit(3)
+signal.signal(signal.SIGTERM, handler)
+os.kill(os.getpid(), signal.SIGTERM)
+signal.pause()
+"""
+
+
+def test_the_programs_own_sigterm_handler_runs(tmp_path):
+    plain = python("-c", OWN_HANDLER, cwd=tmp_path)
+    traced = tracetop("--output", "exp", "-c", OWN_HANDLER, cwd=tmp_path)
+    assert (plain.returncode, plain.stdout) == (3, f"handled {signal.SIGTERM.value}\n")
+    assert (traced.returncode, traced.stdout, program_stderr(traced.stderr)) == (3, plain.stdout, "")
+    assert_complete(tmp_path / "exp")
