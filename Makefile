@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev
-SOURCES := $(shell git ls-files -co --exclude-standard -- src tracetop meson.build meson.options pyproject.toml 2>/dev/null)
+SOURCES := $(shell git ls-files -co --exclude-standard -- src tracetop tracetop-follow.pth meson.build meson.options pyproject.toml 2>/dev/null)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test test-c test-python bench deps clean

@@ -21,6 +21,10 @@ from tracetop.sizes import format_size
 # Code objects from this package are never recorded: tracetop's own frames must not appear in a trace.
 OWN_CODE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
 
+# While a measurement follows child processes, this variable names its experiment directory; child processes
+# that run Python inherit it and measure themselves into that experiment (tracetop/child.py).
+FOLLOW_VARIABLE = "TRACETOP_FOLLOW_INTO"
+
 
 class Session:
     """A measurement in progress, filling the experiment directory `directory`. It ends with stop() or at
@@ -57,11 +61,37 @@ class Session:
         configuration = configuration.replace("output", experiment.path)
         provenance = Provenance(command=command, program=program, working_directory=os.getcwd(),
                                 configuration=configuration.lines(), started=time.time())
+        try:
+            experiment.write("config.txt", "\n".join(configuration.lines()) + "\n")
+            session = cls._start(experiment, configuration, provenance, program, command)
+        except BaseException:
+            experiment.discard()
+            raise
+        if configuration["follow"]:
+            os.environ[FOLLOW_VARIABLE] = experiment.path
+        experiment.write_manifest(provenance)  # says "not ended" until stop() rewrites it
+        messages.detail(f"measuring {program} into {os.path.join(experiment.shown, '')}")
+        for line in configuration.lines():
+            messages.detail(f"  {line}")
+        return session
+
+    @classmethod
+    def join(cls, experiment, configuration, program, command):
+        """Starts measuring a child process into the experiment of the measurement it descends from."""
+        messages.verbose = configuration["verbose"]
+        session = cls._start(experiment, configuration, None, program, command)
+        session._child = True
+        return session
+
+    @classmethod
+    def _start(cls, experiment, configuration, provenance, program, command):
         process = {"memory": configuration["memory"], "name": program,
                    "attributes": {"command": command, "tracetop_version": tracetop.__version__,
                                   "python_version": platform.python_version()}}
+        session = cls(experiment, configuration, provenance, process)
+        # Caught first: a worker that is sent SIGTERM as it starts must not leave a trace unwritten.
+        _tracetop.catch_sigterm(session._terminated)
         try:
-            experiment.write("config.txt", "\n".join(configuration.lines()) + "\n")
             _tracetop.start(
                 experiment.path,
                 instrumenter=configuration["instrumenter"],
@@ -71,14 +101,9 @@ class Session:
                 **process,
             )
         except BaseException:
-            experiment.discard()
+            _tracetop.release_sigterm()
             raise
-        session = cls(experiment, configuration, provenance, process)
         session._measure_on_exit()
-        experiment.write_manifest(provenance)  # says "not ended" until stop() rewrites it
-        messages.detail(f"measuring {program} into {os.path.join(experiment.shown, '')}")
-        for line in configuration.lines():
-            messages.detail(f"  {line}")
         return session
 
     def stop(self):
@@ -97,9 +122,11 @@ class Session:
         atexit.unregister(self._stop_at_exit)
         if os._exit is self._exit:
             os._exit = self._real_exit
+        if not self._child and os.environ.get(FOLLOW_VARIABLE) == self.directory:
+            del os.environ[FOLLOW_VARIABLE]  # children started from now on are not measured
         try:
-            self.stats = _tracetop.stop()
-            if not self._child:
+            self.stats = _tracetop.stop()  # None: SIGTERM came before the measurement started
+            if self.stats is not None and not self._child:
                 self._finish()
         finally:
             # Until here SIGTERM waits for the files to be complete (a pool worker is sent it as it exits).
@@ -130,7 +157,6 @@ class Session:
         _measuring = self
         atexit.register(self._stop_at_exit)
         os._exit = self._exit
-        _tracetop.catch_sigterm(self._terminated)
 
     def _terminated(self):
         """SIGTERM: the process dies by it once the measurement has stopped (see src/ext/terminate.c)."""

@@ -15,6 +15,7 @@ tt_ptrmap tt_cfunction_regions;
 
 static PyObject *own_module;     /* tracetop._tracetop */
 static PyObject *exclude_paths;  /* tuple of str */
+static PyObject *main_name;      /* "__main__" */
 
 int tt_pyregions_init(PyObject *module)
 {
@@ -33,7 +34,8 @@ int tt_pyregions_init(PyObject *module)
     }
     own_module = module; /* borrowed: the module lives as long as the process */
     exclude_paths = PyTuple_New(0);
-    return exclude_paths ? 0 : -1;
+    main_name = PyUnicode_InternFromString("__main__");
+    return exclude_paths && main_name ? 0 : -1;
 }
 
 int tt_pyregions_exclude(PyObject *paths)
@@ -101,6 +103,10 @@ uint32_t tt_code_region_slow(PyObject *code)
         }
         PyObject *globals = PyEval_GetGlobals(); /* the starting frame's */
         PyObject *module = globals ? PyDict_GetItemString(globals, "__name__") : NULL;
+        /* multiprocessing's spawned children run the main script as __mp_main__: it is __main__ of the
+         * program, in them as in its first process, so that a merged profile adds their calls up. */
+        if (module && PyUnicode_Check(module) && PyUnicode_CompareWithASCIIString(module, "__mp_main__") == 0)
+            module = main_name;
         PyObject *line = PyObject_GetAttrString(code, "co_firstlineno");
         PyObject *name = PyUnicode_FromFormat("%S:%S", module && PyUnicode_Check(module) ? module : Py_None,
                                               qualname ? qualname : Py_None);
