@@ -5,7 +5,7 @@
 PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
-APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev
+APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev openmpi-bin libopenmpi-dev
 SOURCES := $(shell git ls-files -co --exclude-standard -- src tracetop tracetop-follow.pth meson.build meson.options pyproject.toml 2>/dev/null)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -38,7 +38,7 @@ deps:
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q meson-python meson ninja pytest
+	$(VPY) -m pip install -q meson-python meson ninja pytest mpi4py
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.created $(SOURCES) | deps

@@ -50,8 +50,9 @@ class Experiment:
         self._created = created
 
     @classmethod
-    def create(cls, requested=None):
-        """The directory `requested` (default: tracetop-YYYYMMDD_HHMMSS_<pid> here), made or found empty."""
+    def create(cls, requested=None, shared=False):
+        """The directory `requested` (default: tracetop-YYYYMMDD_HHMMSS_<pid> here), made or found empty; `shared`:
+        the other processes of an MPI job may have put their traces there already."""
         shown = requested or time.strftime("tracetop-%Y%m%d_%H%M%S_") + str(os.getpid())
         path = os.path.abspath(shown)
         try:
@@ -62,11 +63,20 @@ class Experiment:
         except OSError as problem:
             raise _tracetop.TraceError(f"cannot create experiment directory {shown!r}: {problem.strerror}") from None
         try:
-            if os.listdir(path):
+            if set(os.listdir(path)) - ({"trace"} if shared else set()):
                 raise _tracetop.TraceError(f"experiment directory {shown!r} exists and is not empty")
         except OSError as problem:
             raise _tracetop.TraceError(f"cannot use {shown!r} as experiment directory: {problem.strerror}") from None
         return cls(path, shown, created=False)
+
+    @classmethod
+    def join(cls, path):
+        """The directory `path`, which another process of the measurement makes (rank 0 of an MPI job)."""
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError as problem:
+            raise _tracetop.TraceError(f"cannot create experiment directory {path!r}: {problem.strerror}") from None
+        return cls(os.path.abspath(path), path, created=False)
 
     def discard(self):
         """Removes the directory again when this measurement made it (after a failed start)."""

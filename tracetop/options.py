@@ -130,7 +130,7 @@ OPTIONS = (
     Option("objects", "OBJECTS", False, parse_bool, "record object creation and destruction",
            switches={"--objects": True}, available=False),
     Option("mpp", "MPP", "none", choice("none", "mpi"), "MPI-aware naming and communication events",
-           flags=("--mpp",), switches={"--mpi": "mpi"}, metavar="{none,mpi}", available=False),
+           flags=("--mpp",), switches={"--mpi": "mpi"}, metavar="{none,mpi}"),
     Option("follow", "FOLLOW", True, parse_bool, "measure child processes too (default: on)",
            switches={"--follow": True, "--no-follow": False}),
     Option("keep_files", "KEEP_FILES", False, parse_bool,

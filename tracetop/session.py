@@ -12,7 +12,7 @@ import threading
 import time
 
 import tracetop
-from tracetop import _tracetop, messages
+from tracetop import _tracetop, messages, mpi
 from tracetop.commands import EXPERIMENT_VIEWS
 from tracetop.experiment import Experiment, Provenance, describe_problems, describe_stats
 from tracetop.options import from_keywords
@@ -38,7 +38,8 @@ class Session:
         self._provenance = provenance
         self._process = process  # what _tracetop.start() and fork_continue() are told about this process
         self._pid = os.getpid()  # a forked child inherits this object, and measures on only if it follows
-        self._child = False  # a child process measured into its parent's experiment, which is not its own
+        self._joined = False  # measured into an experiment another process made (a parent, MPI rank 0)
+        self._job = None  # the MPI job of an MPI rank (mpi.Job)
         self._stopped = False
         self._stopping = threading.Lock()
         self._real_exit = os._exit
@@ -54,21 +55,27 @@ class Session:
         if _tracetop.active():
             raise _tracetop.TraceError("a measurement is already running in this process")
         messages.verbose = configuration["verbose"]
+        job = mpi.job(os.environ) if configuration["mpp"] == "mpi" else None
+        requested = configuration["output"] or (job and mpi.default_directory(job))
+        if job and job.rank > 0:  # rank 0 makes the experiment, and says what there is to say about it
+            experiment = Experiment.join(requested)
+            session = cls._start(experiment, configuration.replace("output", experiment.path), None, program,
+                                 command, job)
+            session._joined = True
+            return session
         unavailable = configuration.unavailable()
         if unavailable:
             messages.note(f"not in this version yet, ignored: {', '.join(unavailable)}")
-        experiment = Experiment.create(configuration["output"])
+        experiment = Experiment.create(requested, shared=job is not None and job.size > 1)
         configuration = configuration.replace("output", experiment.path)
         provenance = Provenance(command=command, program=program, working_directory=os.getcwd(),
                                 configuration=configuration.lines(), started=time.time())
         try:
             experiment.write("config.txt", "\n".join(configuration.lines()) + "\n")
-            session = cls._start(experiment, configuration, provenance, program, command)
+            session = cls._start(experiment, configuration, provenance, program, command, job)
         except BaseException:
             experiment.discard()
             raise
-        if configuration["follow"]:
-            os.environ[FOLLOW_VARIABLE] = experiment.path
         experiment.write_manifest(provenance)  # says "not ended" until stop() rewrites it
         messages.detail(f"measuring {program} into {os.path.join(experiment.shown, '')}")
         for line in configuration.lines():
@@ -80,15 +87,20 @@ class Session:
         """Starts measuring a child process into the experiment of the measurement it descends from."""
         messages.verbose = configuration["verbose"]
         session = cls._start(experiment, configuration, None, program, command)
-        session._child = True
+        session._joined = True
         return session
 
     @classmethod
-    def _start(cls, experiment, configuration, provenance, program, command):
-        process = {"memory": configuration["memory"], "name": program,
-                   "attributes": {"command": command, "tracetop_version": tracetop.__version__,
-                                  "python_version": platform.python_version()}}
+    def _start(cls, experiment, configuration, provenance, program, command, job=None):
+        if job:
+            mpi.check()
+        attributes = {"command": command, "tracetop_version": tracetop.__version__,
+                      "python_version": platform.python_version()}
+        if job:
+            attributes["mpi_rank"] = str(job.rank)
+        process = {"memory": configuration["memory"], "name": program, "attributes": attributes}
         session = cls(experiment, configuration, provenance, process)
+        session._job = job
         # Caught first: a worker that is sent SIGTERM as it starts must not leave a trace unwritten.
         _tracetop.catch_sigterm(session._terminated)
         try:
@@ -103,7 +115,11 @@ class Session:
         except BaseException:
             _tracetop.release_sigterm()
             raise
+        if job:
+            _tracetop.mpi_attach(mpi.LIBRARY)
         session._measure_on_exit()
+        if configuration["follow"]:
+            os.environ[FOLLOW_VARIABLE] = experiment.path
         return session
 
     def stop(self):
@@ -122,11 +138,11 @@ class Session:
         atexit.unregister(self._stop_at_exit)
         if os._exit is self._exit:
             os._exit = self._real_exit
-        if not self._child and os.environ.get(FOLLOW_VARIABLE) == self.directory:
+        if os.environ.get(FOLLOW_VARIABLE) == self.directory:
             del os.environ[FOLLOW_VARIABLE]  # children started from now on are not measured
         try:
             self.stats = _tracetop.stop()  # None: SIGTERM came before the measurement started
-            if self.stats is not None and not self._child:
+            if self.stats is not None and not self._joined:
                 self._finish()
         finally:
             # Until here SIGTERM waits for the files to be complete (a pool worker is sent it as it exits).
@@ -135,6 +151,8 @@ class Session:
 
     def _finish(self):
         """What the process that made the experiment writes at the end: profile.txt, MANIFEST.md."""
+        if self._job and self._job.size > 1 and self.exit_status != -signal.SIGTERM:
+            mpi.wait_for_ranks(self.directory, self._job.size)  # those that have not ended are cut in profile.txt
         made = self._provenance
         made.ended, made.exit_status, made.stats = time.time(), self.exit_status, self.stats
         try:
@@ -176,7 +194,7 @@ class Session:
                 messages.warning(f"process {os.getpid()} is not measured: {failure}")
         if continued:
             self._pid = os.getpid()
-            self._child = True
+            self._joined = True
         else:
             _tracetop.release_sigterm()
             _tracetop.fork_leave()

@@ -45,6 +45,18 @@
  * A writer guarantees well nesting: every LEAVE closes an ENTER of the same
  * stream, and a complete stream has closed every region before STREAM_END.
  *
+ * MPI events, inside the region of the MPI call that makes them (peer: a
+ * rank in the communicator; comm: an MPI_COMM definition; bytes: of the
+ * message; request: a number the process gives a nonblocking operation):
+ *     MPI_SEND             dt, v receiver, v tag, v comm, v bytes
+ *     MPI_RECV             dt, v sender, v tag, v comm, v bytes
+ *     MPI_ISEND            dt, v receiver, v tag, v comm, v bytes, v request
+ *     MPI_ISEND_COMPLETE   dt, v request
+ *     MPI_IRECV_REQUEST    dt, v request
+ *     MPI_IRECV            dt, v sender, v tag, v comm, v bytes, v request
+ *     MPI_COLLECTIVE_BEGIN dt
+ *     MPI_COLLECTIVE_END   dt, u8 op (TT_MPI_*), v comm, v root + 1 (0: none), v sent, v received
+ *
  * Definition records (in defs.tts); ids are dense from 0, per process, and a
  * definition always precedes any record that refers to it:
  *     STRING      v id, string
@@ -54,7 +66,17 @@
  *     CLOCK_SYNC  v ticks, v monotonic_ns, v realtime_ns
  *     ATTRIBUTE   v key, v value           (strings: command line, versions ...)
  *     PROCESS_END v ticks, v events, v waits, v wait_ns
+ *     MPI_RANK    v rank, v size           this process is rank `rank` of MPI_COMM_WORLD
+ *     MPI_COMM    v id, u8 kind (TT_COMM_*), v parent + 1 (0: none), v seq, v size,
+ *                 v listed, listed x v world rank
  * A process whose defs lack PROCESS_END did not end normally.
+ *
+ * MPI_COMM ids are per process. A communicator made by a collective call on
+ * a parent (dup, split, create) has the parent and the number of such calls
+ * made on the parent before it (seq), which all its members agree on, so
+ * readers can tell the same communicator across processes; one first seen
+ * in use has no parent. Its members are listed as world ranks in rank order,
+ * unless there are more than TT_MPI_COMM_LISTED_MAX (listed = 0).
  *
  * Time: a stream's ticks come from the process's clock (TSC or
  * CLOCK_MONOTONIC in ns). CLOCK_SYNC records pair ticks with monotonic and
@@ -96,7 +118,16 @@ enum tt_event_tag {
     TT_EV_RECORDING_OFF = 8,
     TT_EV_RECORDING_ON = 9,
     TT_EV_STREAM_END = 10,
+    TT_EV_MPI_SEND = 11,
+    TT_EV_MPI_RECV = 12,
+    TT_EV_MPI_ISEND = 13,
+    TT_EV_MPI_ISEND_COMPLETE = 14,
+    TT_EV_MPI_IRECV_REQUEST = 15,
+    TT_EV_MPI_IRECV = 16,
+    TT_EV_MPI_COLLECTIVE_BEGIN = 17,
+    TT_EV_MPI_COLLECTIVE_END = 18,
 };
+#define TT_EV_LAST TT_EV_MPI_COLLECTIVE_END
 
 enum tt_def_tag {
     TT_DEF_STRING = 1,
@@ -106,12 +137,39 @@ enum tt_def_tag {
     TT_DEF_CLOCK_SYNC = 5,
     TT_DEF_ATTRIBUTE = 6,
     TT_DEF_PROCESS_END = 7,
+    TT_DEF_MPI_RANK = 8,
+    TT_DEF_MPI_COMM = 9,
 };
 
 enum tt_region_kind {
     TT_REGION_PYTHON = 1, /* a Python function: module:qualname */
     TT_REGION_C = 2,      /* a C function: module:name or Type.name */
     TT_REGION_USER = 3,   /* a user region: user:<name> */
+    TT_REGION_MPI = 4,    /* an MPI function: MPI_Send */
+};
+
+enum tt_comm_kind { TT_COMM_WORLD = 1, TT_COMM_SELF = 2, TT_COMM_DERIVED = 3 };
+#define TT_MPI_COMM_LISTED_MAX 4096u
+
+/* Collective operations, numbered as OTF2_CollectiveOp. */
+enum tt_mpi_collective {
+    TT_MPI_BARRIER = 0,
+    TT_MPI_BCAST = 1,
+    TT_MPI_GATHER = 2,
+    TT_MPI_GATHERV = 3,
+    TT_MPI_SCATTER = 4,
+    TT_MPI_SCATTERV = 5,
+    TT_MPI_ALLGATHER = 6,
+    TT_MPI_ALLGATHERV = 7,
+    TT_MPI_ALLTOALL = 8,
+    TT_MPI_ALLTOALLV = 9,
+    TT_MPI_ALLTOALLW = 10,
+    TT_MPI_ALLREDUCE = 11,
+    TT_MPI_REDUCE = 12,
+    TT_MPI_REDUCE_SCATTER = 13,
+    TT_MPI_SCAN = 14,
+    TT_MPI_EXSCAN = 15,
+    TT_MPI_REDUCE_SCATTER_BLOCK = 16,
 };
 
 enum tt_clock_kind { TT_CLOCK_MONOTONIC = 1, TT_CLOCK_TSC = 2 };

@@ -621,6 +621,7 @@ char *tt_profile_render_text(const tt_profile *p, size_t top)
         sb_printf(&b, "process %" PRIu64 " \"", proc->pid);
         sb_cell(&b, proc->name, 0);
         sb_printf(&b, "\" (");
+        if (proc->mpi_size) sb_printf(&b, "rank %" PRIu64 " of %" PRIu64 ", ", proc->mpi_rank, proc->mpi_size);
         if (has_parent_in_trace(p->trace, proc)) sb_printf(&b, "child of %" PRIu64 ", ", proc->ppid);
         sb_printf(&b, "%s)\n", proc->ended ? "ended normally" : "did not end normally");
     }

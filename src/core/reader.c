@@ -345,6 +345,8 @@ static int parse_process_name(const char *name, uint64_t *pid, uint64_t *session
 
 static void process_free(tt_process *p)
 {
+    for (size_t i = 0; i < p->comm_count; i++) free(p->comms[i].members);
+    free(p->comms);
     free(p->dir);
     free(p->strings);
     free(p->regions);
@@ -363,7 +365,7 @@ typedef struct clock_sync {
 typedef struct proc_loader {
     tt_trace *t;
     tt_process *p;
-    size_t string_cap, region_cap, thread_cap, attribute_cap;
+    size_t string_cap, region_cap, thread_cap, attribute_cap, comm_cap;
     int have_process;
     unsigned syncs;
     clock_sync first_sync, last_sync;
@@ -391,6 +393,35 @@ static int ensure_threads(proc_loader *l, size_t n)
     return LOAD_OK;
 }
 
+static int apply_comm(proc_loader *l, const tt_def_record *d)
+{
+    tt_process *p = l->p;
+    uint64_t id = d->mpi_comm.id, listed = d->mpi_comm.listed;
+    if (id != p->comm_count || id >= UINT32_MAX)
+        return damage(l, "communicator %" PRIu64 " defined out of order", id);
+    if (d->mpi_comm.kind < TT_COMM_WORLD || d->mpi_comm.kind > TT_COMM_DERIVED || d->mpi_comm.parent > id ||
+        (listed != 0 && listed != d->mpi_comm.size) || listed > TT_MPI_COMM_LISTED_MAX)
+        return damage(l, "communicator %" PRIu64 " is malformed", id);
+    if (TT_RESERVE(p->comms, l->comm_cap, p->comm_count + 1) != 0) return LOAD_NOMEM;
+    tt_comm c = {.kind = d->mpi_comm.kind,
+                 .parent = d->mpi_comm.parent ? (uint32_t)(d->mpi_comm.parent - 1) : UINT32_MAX,
+                 .seq = d->mpi_comm.seq,
+                 .size = d->mpi_comm.size,
+                 .listed = (size_t)listed};
+    if (listed && !(c.members = malloc(listed * sizeof *c.members))) return LOAD_NOMEM;
+    const uint8_t *q = d->mpi_comm.members;
+    for (size_t i = 0; i < listed; i++) {
+        uint64_t member;
+        if (tt_get_varint(&q, d->mpi_comm.members_end, &member) != 0 || member > UINT32_MAX) {
+            free(c.members);
+            return damage(l, "communicator %" PRIu64 " has a member out of range", id);
+        }
+        c.members[i] = (uint32_t)member;
+    }
+    p->comms[p->comm_count++] = c;
+    return LOAD_OK;
+}
+
 /* Applies one definition. Ids must come dense and in order and refer only to
  * strings already defined (format.h); anything else is damage, not guessed at. */
 static int apply_def(proc_loader *l, const tt_def_record *d)
@@ -413,7 +444,7 @@ static int apply_def(proc_loader *l, const tt_def_record *d)
             return damage(l, "region %" PRIu64 " defined out of order", d->region.id);
         if (d->region.name >= p->string_count || d->region.file >= p->string_count)
             return damage(l, "region %" PRIu64 " refers to an undefined string", d->region.id);
-        if (d->region.line > UINT32_MAX || d->region.kind < TT_REGION_PYTHON || d->region.kind > TT_REGION_USER)
+        if (d->region.line > UINT32_MAX || d->region.kind < TT_REGION_PYTHON || d->region.kind > TT_REGION_MPI)
             return damage(l, "region %" PRIu64 " has a bad line or kind", d->region.id);
         if (TT_RESERVE(p->regions, l->region_cap, p->region_count + 1) != 0) return LOAD_NOMEM;
         p->regions[p->region_count++] = (tt_region){
@@ -470,6 +501,14 @@ static int apply_def(proc_loader *l, const tt_def_record *d)
         p->waits = d->process_end.waits;
         p->wait_ns = d->process_end.wait_ns;
         return LOAD_OK;
+    case TT_DEF_MPI_RANK:
+        if (d->mpi_rank.rank >= d->mpi_rank.size || d->mpi_rank.size > UINT32_MAX)
+            return damage(l, "MPI rank %" PRIu64 " of %" PRIu64, d->mpi_rank.rank, d->mpi_rank.size);
+        p->mpi_rank = d->mpi_rank.rank;
+        p->mpi_size = d->mpi_rank.size;
+        return LOAD_OK;
+    case TT_DEF_MPI_COMM:
+        return apply_comm(l, d);
     }
     return damage(l, "unknown definition record"); /* records.c yields known tags only */
 }
@@ -547,10 +586,12 @@ static int add_placeholders(proc_loader *l)
 {
     tt_process *p = l->p;
     if (TT_RESERVE(p->strings, l->string_cap, p->string_count + 1) != 0 ||
-        TT_RESERVE(p->regions, l->region_cap, p->region_count + 1) != 0)
+        TT_RESERVE(p->regions, l->region_cap, p->region_count + 1) != 0 ||
+        TT_RESERVE(p->comms, l->comm_cap, p->comm_count + 1) != 0)
         return LOAD_NOMEM;
     p->strings[p->string_count] = UNDEFINED;
     p->regions[p->region_count] = (tt_region){.name = UNDEFINED, .file = "", .line = 0, .kind = 0};
+    p->comms[p->comm_count] = (tt_comm){.parent = UINT32_MAX};
     return LOAD_OK;
 }
 
@@ -813,6 +854,18 @@ static uint64_t unscale_time(__int128 v, unsigned shift)
     return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
 }
 
+uint64_t tt_comm_world_rank(const tt_process *p, uint32_t comm, uint64_t rank)
+{
+    if (comm >= p->comm_count) return UINT64_MAX;
+    const tt_comm *c = &p->comms[comm];
+    if (rank >= c->size) return UINT64_MAX;
+    switch (c->kind) {
+    case TT_COMM_WORLD: return rank;
+    case TT_COMM_SELF: return p->mpi_size ? p->mpi_rank : UINT64_MAX;
+    default: return rank < c->listed ? c->members[rank] : UINT64_MAX;
+    }
+}
+
 uint64_t tt_process_time(const tt_process *p, uint64_t ticks)
 {
     /* Signed: a stream's first events may come before the first CLOCK_SYNC. */
@@ -1069,6 +1122,31 @@ static int read_event(tt_cursor *c, tt_event *ev)
         ev->str = (const char *)r.str;
         ev->str_len = r.str_len;
         break;
+    case TT_EV_MPI_SEND:
+    case TT_EV_MPI_RECV:
+    case TT_EV_MPI_ISEND:
+    case TT_EV_MPI_IRECV:
+        if (map_id(c, r.mpi.comm, c->p->comm_count, &ev->comm) != 0)
+            return stop_damaged(c, "undefined communicator");
+        if (r.mpi.peer > UINT32_MAX || r.mpi.tag > UINT32_MAX) return stop_damaged(c, "MPI rank or tag out of range");
+        ev->peer = (uint32_t)r.mpi.peer;
+        ev->tag = (uint32_t)r.mpi.tag;
+        ev->bytes = r.mpi.bytes;
+        if (r.tag == TT_EV_MPI_ISEND || r.tag == TT_EV_MPI_IRECV) ev->request = r.mpi.request;
+        break;
+    case TT_EV_MPI_COLLECTIVE_END:
+        if (map_id(c, r.mpi.comm, c->p->comm_count, &ev->comm) != 0)
+            return stop_damaged(c, "undefined communicator");
+        if (r.mpi.root > UINT32_MAX) return stop_damaged(c, "MPI root out of range");
+        ev->root = r.mpi.root ? (uint32_t)(r.mpi.root - 1) : UINT32_MAX;
+        ev->op = r.mpi.op;
+        ev->sent = r.mpi.sent;
+        ev->received = r.mpi.received;
+        break;
+    case TT_EV_MPI_ISEND_COMPLETE:
+    case TT_EV_MPI_IRECV_REQUEST:
+        ev->request = r.mpi.request;
+        break;
     case TT_EV_STREAM_END:
         /* Held back until open regions are closed (tt_cursor_next). Nothing
          * may follow it, except stale bytes behind a partial chunk. */
@@ -1078,7 +1156,7 @@ static int read_event(tt_cursor *c, tt_event *ev)
         if (tt_records_more(&c->records) || (!c->cf.after_partial && fgetc(c->cf.f) != EOF))
             return stop_damaged(c, "data after the end-of-stream record");
         return stop_reading(c);
-    default: /* RECORDING_OFF, RECORDING_ON: the time only */
+    default: /* RECORDING_OFF, RECORDING_ON, MPI_COLLECTIVE_BEGIN: the time only */
         break;
     }
     ev->depth = (uint32_t)c->depth;

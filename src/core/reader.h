@@ -67,6 +67,16 @@ typedef struct tt_attribute {
     const char *value;
 } tt_attribute;
 
+/* An MPI communicator as one process knows it (MPI_COMM in format.h). */
+typedef struct tt_comm {
+    uint8_t kind;            /* enum tt_comm_kind; 0 for the "<undefined>" placeholder */
+    uint32_t parent;         /* index of the communicator it was made from; UINT32_MAX for none */
+    uint64_t seq;            /* the calls that made communicators from the parent before it */
+    uint64_t size;
+    size_t listed;           /* size, or 0 when its members are not listed */
+    uint32_t *members;       /* world ranks of its ranks 0 .. listed-1 */
+} tt_comm;
+
 typedef struct tt_process {
     uint64_t pid, ppid;
     const char *name;   /* what ran: the script, module or "-c" */
@@ -92,6 +102,12 @@ typedef struct tt_process {
      * damaged; defs_state says which (TT_STREAM_COMPLETE when intact). */
     const char *defs_cut;
     tt_stream_state defs_state;
+
+    /* MPI, from MPI_RANK: rank mpi_rank of mpi_size in MPI_COMM_WORLD;
+     * mpi_size is 0 for a process that did not initialize MPI. */
+    uint64_t mpi_rank, mpi_size;
+    size_t comm_count;
+    tt_comm *comms; /* by id; [comm_count] is the "<undefined>" placeholder */
 
     /* Clock mapping: ticks -> ns since epoch (set by the reader). */
     uint64_t sync_ticks;       /* a reference point ... */
@@ -119,6 +135,10 @@ const char *tt_trace_problem(const tt_trace *t, size_t index, int *corrupt);
 /* ns since the epoch for ticks of process p. */
 uint64_t tt_process_time(const tt_process *p, uint64_t ticks);
 
+/* The world rank of rank `rank` of communicator `comm` of process p, or
+ * UINT64_MAX when the trace does not tell. */
+uint64_t tt_comm_world_rank(const tt_process *p, uint32_t comm, uint64_t rank);
+
 typedef struct tt_event {
     uint8_t kind;        /* enum tt_event_tag */
     uint64_t time;       /* ns since epoch */
@@ -131,6 +151,12 @@ typedef struct tt_event {
     double double_value; /* COUNTER */
     const char *str;     /* PARAM_STRING: bytes valid until the next call */
     size_t str_len;
+    /* MPI_* (format.h). peer: the receiver of a send, the sender of a
+     * receive, as a rank in comm; comm: an index into the process's comms;
+     * root: a rank in comm, UINT32_MAX for none. */
+    uint32_t peer, tag, comm, root;
+    uint64_t bytes, request, sent, received;
+    uint8_t op;
 } tt_event;
 
 typedef struct tt_cursor tt_cursor;

@@ -34,7 +34,7 @@ int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
     if (p >= end) return 0;
 
     uint8_t tag = *p++;
-    if (tag < TT_EV_ENTER || tag > TT_EV_STREAM_END) {
+    if (tag < TT_EV_ENTER || tag > TT_EV_LAST) {
         *why = "unknown event record";
         return -1;
     }
@@ -75,7 +75,28 @@ int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
         memcpy(&r->double_value, &bits, sizeof bits);
         break;
     }
-    default: /* LEAVE, RECORDING_OFF, RECORDING_ON, STREAM_END: the delta only */
+    case TT_EV_MPI_SEND:
+    case TT_EV_MPI_RECV:
+    case TT_EV_MPI_ISEND:
+    case TT_EV_MPI_IRECV:
+        GET_V(r->mpi.peer);
+        GET_V(r->mpi.tag);
+        GET_V(r->mpi.comm);
+        GET_V(r->mpi.bytes);
+        if (tag == TT_EV_MPI_ISEND || tag == TT_EV_MPI_IRECV) GET_V(r->mpi.request);
+        break;
+    case TT_EV_MPI_ISEND_COMPLETE:
+    case TT_EV_MPI_IRECV_REQUEST:
+        GET_V(r->mpi.request);
+        break;
+    case TT_EV_MPI_COLLECTIVE_END:
+        GET_U8(r->mpi.op);
+        GET_V(r->mpi.comm);
+        GET_V(r->mpi.root);
+        GET_V(r->mpi.sent);
+        GET_V(r->mpi.received);
+        break;
+    default: /* LEAVE, RECORDING_OFF, RECORDING_ON, STREAM_END, MPI_COLLECTIVE_BEGIN: the delta only */
         break;
     }
     it->pos = p;
@@ -131,6 +152,21 @@ int tt_records_next_def(tt_records *it, tt_def_record *d, const char **why)
         GET_V(d->process_end.events);
         GET_V(d->process_end.waits);
         GET_V(d->process_end.wait_ns);
+        break;
+    case TT_DEF_MPI_RANK:
+        GET_V(d->mpi_rank.rank);
+        GET_V(d->mpi_rank.size);
+        break;
+    case TT_DEF_MPI_COMM:
+        GET_V(d->mpi_comm.id);
+        GET_U8(d->mpi_comm.kind);
+        GET_V(d->mpi_comm.parent);
+        GET_V(d->mpi_comm.seq);
+        GET_V(d->mpi_comm.size);
+        GET_V(d->mpi_comm.listed);
+        d->mpi_comm.members = p;
+        for (uint64_t i = 0, member; i < d->mpi_comm.listed; i++) GET_V(member);
+        d->mpi_comm.members_end = p;
         break;
     default:
         *why = "unknown definition record";

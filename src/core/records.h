@@ -43,6 +43,11 @@ typedef struct tt_event_record {
     double double_value;    /* COUNTER */
     const uint8_t *str;     /* PARAM_STRING: points into the payload */
     size_t str_len;
+    struct {                /* MPI_*: the fields format.h gives each */
+        uint64_t peer, tag, comm, bytes, request;
+        uint8_t op;
+        uint64_t root, sent, received; /* root: rank + 1, 0 for none */
+    } mpi;
 } tt_event_record;
 
 /* A definition record: the member named after the tag is set. */
@@ -75,6 +80,14 @@ typedef struct tt_def_record {
         struct {
             uint64_t ticks, events, waits, wait_ns;
         } process_end;
+        struct {
+            uint64_t rank, size;
+        } mpi_rank;
+        struct {
+            uint64_t id, parent, seq, size, listed; /* parent: id + 1, 0 for none */
+            uint8_t kind;                           /* enum tt_comm_kind, unchecked */
+            const uint8_t *members, *members_end; /* `listed` varints (world ranks), in the payload */
+        } mpi_comm;
     };
 } tt_def_record;
 

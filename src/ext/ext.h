@@ -31,6 +31,7 @@ int tt_ext_add_api(PyObject *module);    /* api.c: regions, parameters, counters
 int tt_ext_add_reader(PyObject *module); /* readerobj.c: Trace, profile, summary */
 int tt_ext_add_fork(PyObject *module);   /* fork.c: measuring on in a forked child */
 int tt_ext_add_terminate(PyObject *module); /* terminate.c: SIGTERM completes the trace */
+int tt_ext_add_mpi(PyObject *module);    /* mpi.c: MPI calls recorded */
 
 /* In a forked child (terminate.c): SIGTERM's default action back. */
 void tt_terminate_forked(void);

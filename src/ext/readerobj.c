@@ -24,6 +24,14 @@ static const char *const kind_names[] = {
     [TT_EV_RECORDING_OFF] = "recording_off",
     [TT_EV_RECORDING_ON] = "recording_on",
     [TT_EV_STREAM_END] = "stream_end",
+    [TT_EV_MPI_SEND] = "mpi_send",
+    [TT_EV_MPI_RECV] = "mpi_recv",
+    [TT_EV_MPI_ISEND] = "mpi_isend",
+    [TT_EV_MPI_ISEND_COMPLETE] = "mpi_isend_complete",
+    [TT_EV_MPI_IRECV_REQUEST] = "mpi_irecv_request",
+    [TT_EV_MPI_IRECV] = "mpi_irecv",
+    [TT_EV_MPI_COLLECTIVE_BEGIN] = "mpi_collective_begin",
+    [TT_EV_MPI_COLLECTIVE_END] = "mpi_collective_end",
 };
 #define KIND_COUNT (sizeof kind_names / sizeof kind_names[0])
 static PyObject *kind_objects[KIND_COUNT];
@@ -40,6 +48,44 @@ static const char *region_kind_name(uint8_t kind)
     case TT_REGION_PYTHON: return "python";
     case TT_REGION_C: return "c";
     case TT_REGION_USER: return "user";
+    case TT_REGION_MPI: return "mpi";
+    default: return "unknown"; /* the "<undefined>" placeholder */
+    }
+}
+
+/* Collective operations by number (format.h), as MPI names them, lower case. */
+static const char *const collective_names[] = {
+    [TT_MPI_BARRIER] = "barrier",
+    [TT_MPI_BCAST] = "bcast",
+    [TT_MPI_GATHER] = "gather",
+    [TT_MPI_GATHERV] = "gatherv",
+    [TT_MPI_SCATTER] = "scatter",
+    [TT_MPI_SCATTERV] = "scatterv",
+    [TT_MPI_ALLGATHER] = "allgather",
+    [TT_MPI_ALLGATHERV] = "allgatherv",
+    [TT_MPI_ALLTOALL] = "alltoall",
+    [TT_MPI_ALLTOALLV] = "alltoallv",
+    [TT_MPI_ALLTOALLW] = "alltoallw",
+    [TT_MPI_ALLREDUCE] = "allreduce",
+    [TT_MPI_REDUCE] = "reduce",
+    [TT_MPI_REDUCE_SCATTER] = "reduce_scatter",
+    [TT_MPI_SCAN] = "scan",
+    [TT_MPI_EXSCAN] = "exscan",
+    [TT_MPI_REDUCE_SCATTER_BLOCK] = "reduce_scatter_block",
+};
+
+static const char *collective_name(uint8_t op)
+{
+    return op < sizeof collective_names / sizeof *collective_names && collective_names[op] ? collective_names[op]
+                                                                                           : "unknown";
+}
+
+static const char *comm_kind_name(uint8_t kind)
+{
+    switch (kind) {
+    case TT_COMM_WORLD: return "world";
+    case TT_COMM_SELF: return "self";
+    case TT_COMM_DERIVED: return "derived";
     default: return "unknown"; /* the "<undefined>" placeholder */
     }
 }
@@ -102,14 +148,38 @@ static PyObject *attribute_dict(const tt_process *p)
     return dict;
 }
 
+static PyObject *comm_list(const tt_process *p)
+{
+    PyObject *list = PyList_New((Py_ssize_t)p->comm_count);
+    for (size_t i = 0; list && i < p->comm_count; i++) {
+        const tt_comm *c = &p->comms[i];
+        PyObject *members = c->listed ? PyList_New((Py_ssize_t)c->listed) : Py_NewRef(Py_None);
+        for (size_t m = 0; members && c->listed && m < c->listed; m++) {
+            PyObject *rank = PyLong_FromUnsignedLong(c->members[m]);
+            if (!rank) Py_CLEAR(members);
+            else PyList_SET_ITEM(members, (Py_ssize_t)m, rank);
+        }
+        PyObject *parent = c->parent == UINT32_MAX ? Py_NewRef(Py_None) : PyLong_FromUnsignedLong(c->parent);
+        PyObject *item = Py_BuildValue("{s:s,s:N,s:K,s:K,s:N}", "kind", comm_kind_name(c->kind), "parent", parent,
+                                       "seq", (unsigned long long)c->seq, "size", (unsigned long long)c->size,
+                                       "members", members);
+        if (!item) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
 static PyObject *process_dict(const tt_process *p)
 {
     PyObject *end_time = p->ended ? PyLong_FromUnsignedLongLong(p->end_time) : text_or_none(NULL);
-    return Py_BuildValue("{s:K,s:K,s:N,s:N,s:K,s:K,s:K,s:N,s:N,s:N,s:N,s:N}", "pid", (unsigned long long)p->pid,
-                         "ppid", (unsigned long long)p->ppid, "name", text(p->name), "ended", PyBool_FromLong(p->ended),
-                         "events", (unsigned long long)p->events, "waits", (unsigned long long)p->waits, "wait_ns",
-                         (unsigned long long)p->wait_ns, "defs_cut", text_or_none(p->defs_cut), "end_time", end_time,
-                         "threads", thread_list(p), "regions", region_list(p), "attributes", attribute_dict(p));
+    PyObject *rank = p->mpi_size ? PyLong_FromUnsignedLongLong(p->mpi_rank) : Py_NewRef(Py_None);
+    return Py_BuildValue("{s:K,s:K,s:N,s:N,s:K,s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:K,s:N}", "pid",
+                         (unsigned long long)p->pid, "ppid", (unsigned long long)p->ppid, "name", text(p->name),
+                         "ended", PyBool_FromLong(p->ended), "events", (unsigned long long)p->events, "waits",
+                         (unsigned long long)p->waits, "wait_ns", (unsigned long long)p->wait_ns, "defs_cut",
+                         text_or_none(p->defs_cut), "end_time", end_time, "threads", thread_list(p), "regions",
+                         region_list(p), "attributes", attribute_dict(p), "mpi_rank", rank, "mpi_size",
+                         (unsigned long long)p->mpi_size, "comms", comm_list(p));
 }
 
 static PyObject *Trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -230,10 +300,32 @@ static void free_cache(name_cache *cache)
 /* The tuple for one event, or NULL. */
 static PyObject *event_tuple(const tt_event *ev, name_cache *regions, name_cache *strings)
 {
-    PyObject *items[4] = {kind_objects[ev->kind], PyLong_FromUnsignedLongLong(ev->time), NULL, NULL};
+    PyObject *items[7] = {kind_objects[ev->kind], PyLong_FromUnsignedLongLong(ev->time)};
     Py_ssize_t n = 2;
     Py_INCREF(items[0]);
     switch (ev->kind) {
+    case TT_EV_MPI_SEND:
+    case TT_EV_MPI_RECV:
+    case TT_EV_MPI_ISEND:
+    case TT_EV_MPI_IRECV:
+        items[n++] = PyLong_FromUnsignedLong(ev->peer);
+        items[n++] = PyLong_FromUnsignedLong(ev->tag);
+        items[n++] = PyLong_FromUnsignedLong(ev->comm);
+        items[n++] = PyLong_FromUnsignedLongLong(ev->bytes);
+        if (ev->kind == TT_EV_MPI_ISEND || ev->kind == TT_EV_MPI_IRECV)
+            items[n++] = PyLong_FromUnsignedLongLong(ev->request);
+        break;
+    case TT_EV_MPI_ISEND_COMPLETE:
+    case TT_EV_MPI_IRECV_REQUEST:
+        items[n++] = PyLong_FromUnsignedLongLong(ev->request);
+        break;
+    case TT_EV_MPI_COLLECTIVE_END:
+        items[n++] = PyUnicode_FromString(collective_name(ev->op));
+        items[n++] = PyLong_FromUnsignedLong(ev->comm);
+        items[n++] = ev->root == UINT32_MAX ? Py_NewRef(Py_None) : PyLong_FromUnsignedLong(ev->root);
+        items[n++] = PyLong_FromUnsignedLongLong(ev->sent);
+        items[n++] = PyLong_FromUnsignedLongLong(ev->received);
+        break;
     case TT_EV_ENTER:
     case TT_EV_LEAVE:
         items[n++] = cached_name(regions, ev->region);

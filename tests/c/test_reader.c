@@ -885,6 +885,21 @@ static void test_bad_records(void)
         CHECK_CONTAINS(s.problem, "corrupt: undefined region in chunk 0");
     }
 
+    /* An MPI message on a communicator the complete definitions do not have. */
+    tf_open(&tf, exp, 5, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    e_tag(&r, TT_EV_MPI_SEND, 1);
+    put_v(&r, 1); /* receiver */
+    put_v(&r, 7); /* tag */
+    put_v(&r, 0); /* communicator */
+    put_v(&r, 8); /* bytes */
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        CHECK(s.state == TT_STREAM_CORRUPT && s.n == 2);
+        CHECK_CONTAINS(s.problem, "corrupt: undefined communicator in chunk 0");
+    }
+
     /* Nothing after STREAM_END: in its chunk, or in the file. */
     tf_open(&tf, exp, 5, "0.tts", TT_FILE_EVENTS);
     e_enter(&r, 0, 0);

@@ -106,7 +106,7 @@ def test_unavailable_options_are_named_as_given():
     configuration = parse("--live", "--mpi", "--format=otf2", "--no-follow", "--trace",
                           SCOREP_FILTERING_FILE="f.filt")
     assert configuration.unavailable() == [
-        "--format=otf2", "SCOREP_FILTERING_FILE=f.filt", "--live", "--mpi"]
+        "--format=otf2", "SCOREP_FILTERING_FILE=f.filt", "--live"]
 
 
 def test_replace_keeps_the_rest():

@@ -1,0 +1,44 @@
+"""An MPI program: each rank passes a token around the ring (MPI_Send / MPI_Recv, tag 7), then all ranks sum
+their ranks with MPI_Allreduce; rank 0 prints the results. With `pickled`, the same with mpi4py's pickling calls
+(send/recv by matched probes, isend/wait)."""
+import array
+import sys
+
+from mpi4py import MPI
+
+
+def ring(comm, rank, size):
+    token = array.array("q", [0])
+    if rank == 0:
+        token[0] = 1
+        comm.Send([token, MPI.INT64_T], dest=1 % size, tag=7)
+        comm.Recv([token, MPI.INT64_T], source=size - 1, tag=7)
+    else:
+        comm.Recv([token, MPI.INT64_T], source=rank - 1, tag=7)
+        token[0] += rank
+        comm.Send([token, MPI.INT64_T], dest=(rank + 1) % size, tag=7)
+    return token[0]
+
+
+def ring_pickled(comm, rank, size):
+    if rank == 0:
+        request = comm.isend({"token": 1}, dest=1 % size, tag=8)
+        request.wait()
+        return comm.recv(source=size - 1, tag=8)["token"]
+    token = comm.recv(source=rank - 1, tag=8)
+    comm.send({"token": token["token"] + rank}, dest=(rank + 1) % size, tag=8)
+    return None
+
+
+def total(comm, rank):
+    mine, summed = array.array("d", [float(rank)]), array.array("d", [0.0])
+    comm.Allreduce([mine, MPI.DOUBLE], [summed, MPI.DOUBLE], op=MPI.SUM)
+    return summed[0]
+
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+token = (ring_pickled if sys.argv[1:] == ["pickled"] else ring)(comm, rank, size)
+summed = total(comm, rank)
+if rank == 0:
+    print("token", token, "sum", summed, "ranks", size, flush=True)

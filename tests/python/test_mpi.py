@@ -1,0 +1,126 @@
+"""`mpirun -n 3 tracetop run --mpi`: the ranks in one experiment, their MPI calls as MPI regions, their messages
+and collectives as MPI events that pair up across ranks."""
+import collections
+import shutil
+import sys
+
+import pytest
+from tracetop import _tracetop
+
+from helpers import PROGRAMS, environment, program_stderr, run
+
+pytest.importorskip("mpi4py")
+if shutil.which("mpirun") is None:
+    pytest.skip("no mpirun", allow_module_level=True)
+
+RANKS = 3
+
+
+def mpirun(*command, cwd):
+    env = environment(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    return run("mpirun", "-n", RANKS, sys.executable, *command, cwd=cwd, env=env, timeout=180)
+
+
+def measured(tmp_path, *arguments, options=("--output", "exp")):
+    plain = mpirun(PROGRAMS / "ring.py", *arguments, cwd=tmp_path)
+    traced = mpirun("-m", "tracetop", "run", "--mpi", *options, PROGRAMS / "ring.py", *arguments, cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout == f"token {1 + sum(range(RANKS))} sum {float(sum(range(RANKS)))} ranks {RANKS}\n"
+    assert (traced.returncode, traced.stdout, program_stderr(traced.stderr)) == (0, plain.stdout, plain.stderr)
+    return traced
+
+
+def ranks(experiment):
+    """{rank: (process, [events of its one stream])}, every stream complete."""
+    trace = _tracetop.Trace(str(experiment))
+    assert trace.problems == []
+    by_rank = {}
+    for index, process in enumerate(trace.processes):
+        (thread,) = process["threads"]
+        events, state, problem = trace.read_stream(index, thread["stream"])
+        assert (state, problem) == ("complete", None)
+        by_rank[process["mpi_rank"]] = process, events
+    assert sorted(by_rank) == list(range(RANKS))
+    return by_rank
+
+
+def world_rank(process, comm, rank):
+    communicator = process["comms"][comm]
+    return rank if communicator["kind"] == "world" else communicator["members"][rank]
+
+
+def messages(by_rank, send_kinds, receive_kinds):
+    """The messages sent and received: (sender, receiver, tag, bytes) -> [time, ...], in world ranks."""
+    sent, received = collections.defaultdict(list), collections.defaultdict(list)
+    for rank, (process, events) in by_rank.items():
+        for event in events:
+            if event[0] in send_kinds:
+                sent[rank, world_rank(process, event[4], event[2]), event[3], event[5]].append(event[1])
+            elif event[0] in receive_kinds:
+                received[world_rank(process, event[4], event[2]), rank, event[3], event[5]].append(event[1])
+    return sent, received
+
+
+def in_region(events, kind, region):
+    """Whether every event of `kind` lies in an open region named `region`."""
+    open_regions = []
+    for event in events:
+        if event[0] == "enter":
+            open_regions.append(event[2])
+        elif event[0] == "leave":
+            open_regions.pop()
+        elif event[0] == kind and open_regions[-1:] != [region]:
+            return False
+    return True
+
+
+def test_ring_and_allreduce(tmp_path):
+    measured(tmp_path)
+    by_rank = ranks(tmp_path / "exp")
+    for rank, (process, events) in by_rank.items():
+        assert process["mpi_size"] == RANKS and process["attributes"]["mpi_rank"] == str(rank)
+        assert [comm["kind"] for comm in process["comms"][:2]] == ["world", "self"]
+        assert process["comms"][1]["members"] == [rank]
+        kinds = {region["name"]: region["kind"] for region in process["regions"]}
+        assert {kinds["MPI_Send"], kinds["MPI_Recv"], kinds["MPI_Allreduce"]} == {"mpi"}
+        assert in_region(events, "mpi_send", "MPI_Send") and in_region(events, "mpi_recv", "MPI_Recv")
+        collective = [event for event in events if event[0].startswith("mpi_collective")]
+        assert [event[0] for event in collective] == ["mpi_collective_begin", "mpi_collective_end"]
+        assert collective[1][2:] == ("allreduce", 0, None, 8, 8)
+        assert in_region(events, "mpi_collective_end", "MPI_Allreduce")
+
+    # Every message sent is received once, by the rank it was sent to, after it was sent: the ring.
+    sent, received = messages(by_rank, ("mpi_send",), ("mpi_recv",))
+    assert sorted(sent) == sorted(received) == sorted((rank, (rank + 1) % RANKS, 7, 8) for rank in range(RANKS))
+    for message, (send_time,) in sent.items():
+        (receive_time,) = received[message]
+        assert send_time <= receive_time
+
+    # Rank 0 wrote profile.txt once every rank had ended.
+    profile = (tmp_path / "exp" / "profile.txt").read_text()
+    assert profile.startswith(f"tracetop summary \N{EM DASH} {RANKS} processes")
+    assert profile.count("(rank ") == RANKS and "did not end normally" not in profile
+
+
+def test_nonblocking_and_matched_receives(tmp_path):
+    measured(tmp_path, "pickled")
+    by_rank = ranks(tmp_path / "exp")
+    sent, received = messages(by_rank, ("mpi_send", "mpi_isend"), ("mpi_recv", "mpi_irecv"))
+    assert sorted(sent) == sorted(received)
+    assert sorted((sender, receiver, tag) for sender, receiver, tag, _ in sent) == sorted(
+        (rank, (rank + 1) % RANKS, 8) for rank in range(RANKS))
+    # Rank 0 sent with isend and completed it in MPI_Wait; the others received by matched probe.
+    _, events = by_rank[0]
+    isend, = [event for event in events if event[0] == "mpi_isend"]
+    complete, = [event for event in events if event[0] == "mpi_isend_complete"]
+    assert complete[2] == isend[6] and in_region(events, "mpi_isend_complete", "MPI_Wait")
+    for rank in range(1, RANKS):
+        assert in_region(by_rank[rank][1], "mpi_recv", "MPI_Mrecv")
+
+
+def test_the_ranks_agree_on_the_default_directory(tmp_path):
+    measured(tmp_path, options=())
+    experiment, = [path for path in tmp_path.iterdir() if path.name.startswith("tracetop-")]
+    assert experiment.name.startswith("tracetop-mpi-")
+    ranks(experiment)
+    assert (experiment / "MANIFEST.md").exists() and (experiment / "profile.txt").exists()
