@@ -1,6 +1,6 @@
 """An MPI program: each rank passes a token around the ring (MPI_Send / MPI_Recv, tag 7), then all ranks sum
 their ranks with MPI_Allreduce; rank 0 prints the results. With `pickled`, the same with mpi4py's pickling calls
-(send/recv by matched probes, isend/wait)."""
+(send/recv by matched probes, isend/wait); with `split`, the same in the communicators of odd and even ranks."""
 import array
 import sys
 
@@ -36,9 +36,12 @@ def total(comm, rank):
     return summed[0]
 
 
-comm = MPI.COMM_WORLD
+world = MPI.COMM_WORLD
+comm = world.Split(color=world.Get_rank() % 2, key=world.Get_rank()) if sys.argv[1:] == ["split"] else world
 rank, size = comm.Get_rank(), comm.Get_size()
 token = (ring_pickled if sys.argv[1:] == ["pickled"] else ring)(comm, rank, size)
 summed = total(comm, rank)
-if rank == 0:
-    print("token", token, "sum", summed, "ranks", size, flush=True)
+if world.Get_rank() == 0:
+    print("token", token, "sum", summed, "ranks", world.Get_size(), flush=True)
+if comm is not world:
+    comm.Free()
