@@ -109,6 +109,15 @@ typedef struct builder {
     uint32_t *active;
     uint64_t *thread_excl;
     size_t active_cap, excl_cap;
+
+    /* The process being read, and per merged region its exclusive time
+     * in it (zero between processes). */
+    const tt_process *process;
+    uint64_t *process_excl;
+    size_t process_excl_cap, process_cap;
+
+    index_set pairs; /* prof->messages by (sender, receiver) */
+    size_t message_cap;
 } builder;
 
 static uint64_t name_rehash(const void *ctx, uint32_t index)
@@ -122,6 +131,14 @@ static uint64_t path_rehash(const void *ctx, uint32_t index)
 {
     const tt_profile_node *n = &((const tt_profile_thread *)ctx)->nodes[index];
     return path_key(n->parent, n->region);
+}
+
+static uint64_t pair_key(uint32_t sender, uint32_t receiver) { return hash_u64((uint64_t)sender << 32 | receiver); }
+
+static uint64_t pair_rehash(const void *ctx, uint32_t index)
+{
+    const tt_profile_messages *m = &((const tt_profile *)ctx)->messages[index];
+    return pair_key(m->sender, m->receiver);
 }
 
 static int add_problem(builder *b, const char *line, int corrupt)
@@ -149,11 +166,13 @@ static uint32_t merged_region(builder *b, const tt_process *p, uint32_t id)
 
     size_t n = prof->region_count;
     if (n >= NONE || TT_RESERVE(prof->regions, b->region_cap, n + 1) != 0 ||
-        TT_RESERVE(b->active, b->active_cap, n + 1) != 0 || TT_RESERVE(b->thread_excl, b->excl_cap, n + 1) != 0)
+        TT_RESERVE(b->active, b->active_cap, n + 1) != 0 || TT_RESERVE(b->thread_excl, b->excl_cap, n + 1) != 0 ||
+        TT_RESERVE(b->process_excl, b->process_excl_cap, n + 1) != 0)
         return NONE;
     prof->regions[n] = (tt_profile_region){.name = r->name, .file = r->file, .line = r->line, .kind = r->kind};
     b->active[n] = 0;
     b->thread_excl[n] = 0;
+    b->process_excl[n] = 0;
     b->names.slots[j] = (uint32_t)n + 1;
     b->names.used++;
     prof->region_count++;
@@ -209,6 +228,46 @@ static inline uint32_t next_in_turn(const tt_profile_node *nodes, uint32_t cur, 
     return cur == NONE ? 0 : nodes[cur].first_child;
 }
 
+/* An MPI event, which the profile counts if it is a message sent (by the
+ * sender, so that each counts once) or the end of a collective. 0, or -1
+ * when memory runs out. Messages whose ranks the trace does not tell are
+ * left out. */
+static int __attribute__((noinline)) count_mpi(builder *b, const tt_event *ev)
+{
+    tt_profile *prof = b->prof;
+    const tt_process *p = b->process;
+    if (ev->kind != TT_EV_MPI_SEND && ev->kind != TT_EV_MPI_ISEND && ev->kind != TT_EV_MPI_COLLECTIVE_END) return 0;
+    if (ev->kind == TT_EV_MPI_COLLECTIVE_END) {
+        if (ev->op < TT_PROFILE_COLLECTIVES) {
+            tt_profile_collective *c = &prof->collectives[ev->op];
+            c->calls++;
+            c->sent += ev->sent;
+            c->received += ev->received;
+        }
+        return 0;
+    }
+    uint64_t receiver = tt_comm_world_rank(p, ev->comm, ev->peer);
+    if (!p->mpi_size || receiver > UINT32_MAX) return 0;
+    uint32_t sender = (uint32_t)p->mpi_rank;
+    if (set_reserve(&b->pairs, pair_rehash, prof) != 0) return -1;
+    size_t j = pair_key(sender, (uint32_t)receiver) & b->pairs.mask;
+    for (; b->pairs.slots[j]; j = (j + 1) & b->pairs.mask) {
+        tt_profile_messages *m = &prof->messages[b->pairs.slots[j] - 1];
+        if (m->sender == sender && m->receiver == receiver) {
+            m->count++;
+            m->bytes += ev->bytes;
+            return 0;
+        }
+    }
+    size_t n = prof->message_count;
+    if (n >= NONE || TT_RESERVE(prof->messages, b->message_cap, n + 1) != 0) return -1;
+    prof->messages[n] = (tt_profile_messages){sender, (uint32_t)receiver, 1, ev->bytes};
+    b->pairs.slots[j] = (uint32_t)n + 1;
+    b->pairs.used++;
+    prof->message_count++;
+    return 0;
+}
+
 /* Reads the events of cursor c into b->th's tree: 0, or -1 when memory
  * runs out. The loop every event goes through: what it uses is in locals,
  * which the calls to the cursor cannot change, and only path_node can. */
@@ -245,6 +304,8 @@ static int __attribute__((noinline)) read_events(builder *b, tt_cursor *c)
         } else if (ev.kind == TT_EV_LEAVE) {
             nodes[cur].inclusive_ns += time;
             cur = nodes[cur].parent;
+        } else if (ev.kind >= TT_EV_MPI_SEND && count_mpi(b, &ev) != 0) {
+            return -1;
         }
     } while (tt_cursor_next(c, &ev));
     th->end_ns = time;
@@ -275,6 +336,7 @@ static int finish_thread(builder *b, const tt_process *p)
         r->visits += nodes[n].visits;
         r->exclusive_ns += nodes[n].exclusive_ns;
         b->thread_excl[b->merged[nodes[n].region]] += nodes[n].exclusive_ns;
+        b->process_excl[b->merged[nodes[n].region]] += nodes[n].exclusive_ns;
     }
 
     /* Depth first through the tree, counting the open nodes of each region
@@ -340,19 +402,61 @@ static int build_thread(builder *b, size_t process, size_t stream)
     return rc == 0 ? finish_thread(b, p) : rc;
 }
 
+/* Its threads, events, span and top region, from the threads just read. */
+static void finish_process(builder *b, tt_profile_process *pp, size_t first_thread)
+{
+    tt_profile *prof = b->prof;
+    for (size_t i = first_thread; i < prof->thread_count; i++) {
+        const tt_profile_thread *th = &prof->threads[i];
+        if (!th->events) continue; /* its times are 0 */
+        if (!pp->events || th->begin_ns < pp->begin_ns) pp->begin_ns = th->begin_ns;
+        if (th->end_ns > pp->end_ns) pp->end_ns = th->end_ns;
+        pp->events += th->events;
+    }
+    pp->threads = prof->thread_count - first_thread;
+    uint64_t best = 0;
+    for (size_t i = 0; i < prof->region_count; i++) {
+        if (b->process_excl[i] > best) {
+            best = b->process_excl[i];
+            pp->top_region = i;
+        }
+        b->process_excl[i] = 0;
+    }
+}
+
 static int build_process(builder *b, size_t index)
 {
+    tt_profile *prof = b->prof;
     const tt_process *p = tt_trace_process(b->trace, index);
     if (p->defs_cut && add_problem(b, p->defs_cut, p->defs_state == TT_STREAM_CORRUPT) != 0) return -1;
     /* +1: the "<undefined>" placeholder region. */
-    if (TT_RESERVE(b->merged, b->merged_cap, p->region_count + 1) != 0) return -1;
+    if (TT_RESERVE(b->merged, b->merged_cap, p->region_count + 1) != 0 ||
+        TT_RESERVE(prof->processes, b->process_cap, prof->process_count + 1) != 0)
+        return -1;
     for (size_t i = 0; i <= p->region_count; i++) b->merged[i] = NONE;
+    b->process = p;
+    size_t first_thread = prof->thread_count;
     for (size_t s = 0; s < p->thread_count; s++)
         if (p->threads[s].present && build_thread(b, index, s) != 0) return -1;
+    tt_profile_process *pp = &prof->processes[prof->process_count++];
+    *pp = (tt_profile_process){.process = index, .top_region = SIZE_MAX};
+    finish_process(b, pp, first_thread);
     return 0;
 }
 
+static int by_ranks(const void *a, const void *b)
+{
+    const tt_profile_messages *x = a, *y = b;
+    if (x->sender != y->sender) return x->sender < y->sender ? -1 : 1;
+    return (x->receiver > y->receiver) - (x->receiver < y->receiver);
+}
+
 int tt_profile_build(const tt_trace *t, tt_profile **out, tt_error *err)
+{
+    return tt_profile_build_process(t, SIZE_MAX, out, err);
+}
+
+int tt_profile_build_process(const tt_trace *t, size_t process, tt_profile **out, tt_error *err)
 {
     *out = NULL;
     tt_profile *prof = calloc(1, sizeof *prof);
@@ -360,12 +464,14 @@ int tt_profile_build(const tt_trace *t, tt_profile **out, tt_error *err)
     prof->trace = t;
     builder b = {.trace = t, .prof = prof};
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < tt_trace_problem_count(t); i++) {
+    for (size_t i = 0; rc == 0 && process == SIZE_MAX && i < tt_trace_problem_count(t); i++) {
         int corrupt;
         const char *line = tt_trace_problem(t, i, &corrupt);
         rc = add_problem(&b, line, corrupt);
     }
-    for (size_t i = 0; rc == 0 && i < tt_trace_process_count(t); i++) rc = build_process(&b, i);
+    for (size_t i = 0; rc == 0 && i < tt_trace_process_count(t); i++)
+        if (process == SIZE_MAX || process == i) rc = build_process(&b, i);
+    if (rc == 0 && prof->message_count > 1) qsort(prof->messages, prof->message_count, sizeof *prof->messages, by_ranks);
 
     free(b.names.slots);
     free(b.merged);
@@ -375,6 +481,8 @@ int tt_profile_build(const tt_trace *t, tt_profile **out, tt_error *err)
     free(b.last_created);
     free(b.active);
     free(b.thread_excl);
+    free(b.process_excl);
+    free(b.pairs.slots);
     if (rc != 0) {
         tt_profile_free(prof);
         return tt_fail(err, "out of memory");
@@ -389,6 +497,8 @@ void tt_profile_free(tt_profile *p)
     for (size_t i = 0; i < p->thread_count; i++) free(p->threads[i].nodes);
     free(p->threads);
     free(p->regions);
+    free(p->processes);
+    free(p->messages);
     for (size_t i = 0; i < p->problem_count; i++) free(p->problems[i]);
     free(p->problems);
     free(p);
@@ -598,6 +708,113 @@ static void render_threads(strbuf *b, const tt_profile *p, const time_unit *u, t
     if (rows < p->thread_count) sb_printf(b, "  (%zu more threads not shown)\n", p->thread_count - rows);
 }
 
+/* The processes in trace order; when there are more than `top`, the `top`
+ * with the longest spans. */
+static void render_processes(strbuf *b, const tt_profile *p, const time_unit *u, thread_row *order, size_t top)
+{
+    for (size_t i = 0; i < p->process_count; i++)
+        order[i] = (thread_row){i, p->processes[i].end_ns - p->processes[i].begin_ns};
+    size_t rows = p->process_count;
+    if (rows > top) {
+        qsort(order, rows, sizeof *order, by_span);
+        rows = top;
+        qsort(order, rows, sizeof *order, by_index);
+    }
+    size_t pid_w = 7, threads_w = 7, events_w = 6;
+    for (size_t i = 0; i < rows; i++) {
+        const tt_profile_process *pp = &p->processes[order[i].index];
+        if (digits(tt_trace_process(p->trace, pp->process)->pid) > pid_w)
+            pid_w = digits(tt_trace_process(p->trace, pp->process)->pid);
+        if (digits(pp->threads) > threads_w) threads_w = digits(pp->threads);
+        if (digits(pp->events) > events_w) events_w = digits(pp->events);
+    }
+    char span[16];
+    snprintf(span, sizeof span, "span %s", u->name);
+    sb_printf(b, "\nProcesses\n  %-*s  %*s  %*s  %8s  top region (excl)\n", (int)pid_w, "process", (int)threads_w,
+              "threads", (int)events_w, "events", span);
+    for (size_t i = 0; i < rows; i++) {
+        const tt_profile_process *pp = &p->processes[order[i].index];
+        sb_printf(b, "  %-*" PRIu64 "  %*zu  %*" PRIu64 "  %8.3f  ", (int)pid_w,
+                  tt_trace_process(p->trace, pp->process)->pid, (int)threads_w, pp->threads, (int)events_w,
+                  pp->events, in_unit(u, order[i].span));
+        sb_cell(b, pp->top_region == SIZE_MAX ? "-" : p->regions[pp->top_region].name, 0);
+        sb_printf(b, "\n");
+    }
+    if (rows < p->process_count) sb_printf(b, "  (%zu more processes not shown)\n", p->process_count - rows);
+}
+
+static const char *const collective_names[TT_PROFILE_COLLECTIVES] = {
+    [TT_MPI_BARRIER] = "barrier",
+    [TT_MPI_BCAST] = "bcast",
+    [TT_MPI_GATHER] = "gather",
+    [TT_MPI_GATHERV] = "gatherv",
+    [TT_MPI_SCATTER] = "scatter",
+    [TT_MPI_SCATTERV] = "scatterv",
+    [TT_MPI_ALLGATHER] = "allgather",
+    [TT_MPI_ALLGATHERV] = "allgatherv",
+    [TT_MPI_ALLTOALL] = "alltoall",
+    [TT_MPI_ALLTOALLV] = "alltoallv",
+    [TT_MPI_ALLTOALLW] = "alltoallw",
+    [TT_MPI_ALLREDUCE] = "allreduce",
+    [TT_MPI_REDUCE] = "reduce",
+    [TT_MPI_REDUCE_SCATTER] = "reduce_scatter",
+    [TT_MPI_SCAN] = "scan",
+    [TT_MPI_EXSCAN] = "exscan",
+    [TT_MPI_REDUCE_SCATTER_BLOCK] = "reduce_scatter_block",
+};
+
+static int by_bytes(const void *a, const void *b)
+{
+    const tt_profile_messages *x = *(const tt_profile_messages *const *)a, *y = *(const tt_profile_messages *const *)b;
+    if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+    return by_ranks(x, y);
+}
+
+static int by_rank_pointers(const void *a, const void *b)
+{
+    return by_ranks(*(const tt_profile_messages *const *)a, *(const tt_profile_messages *const *)b);
+}
+
+/* The communication matrix as a list (the `top` pairs that sent the most
+ * bytes, by rank), and the collectives. */
+static void render_mpi(strbuf *b, const tt_profile *p, const tt_profile_messages **order, size_t top)
+{
+    if (p->message_count) {
+        for (size_t i = 0; i < p->message_count; i++) order[i] = &p->messages[i];
+        size_t rows = p->message_count;
+        if (rows > top) {
+            qsort(order, rows, sizeof *order, by_bytes);
+            rows = top;
+            qsort(order, rows, sizeof *order, by_rank_pointers);
+        }
+        uint64_t count = 0, bytes = 0;
+        size_t count_w = 8, bytes_w = 5;
+        for (size_t i = 0; i < p->message_count; i++) {
+            count += p->messages[i].count;
+            bytes += p->messages[i].bytes;
+            if (digits(p->messages[i].count) > count_w) count_w = digits(p->messages[i].count);
+            if (digits(p->messages[i].bytes) > bytes_w) bytes_w = digits(p->messages[i].bytes);
+        }
+        sb_printf(b, "\nMPI messages sent, by rank: %" PRIu64 " message%s, %" PRIu64 " bytes\n  %6s  %6s  %*s  %*s\n",
+                  count, count == 1 ? "" : "s", bytes, "from", "to", (int)count_w, "messages", (int)bytes_w, "bytes");
+        for (size_t i = 0; i < rows; i++)
+            sb_printf(b, "  %6" PRIu32 "  %6" PRIu32 "  %*" PRIu64 "  %*" PRIu64 "\n", order[i]->sender,
+                      order[i]->receiver, (int)count_w, order[i]->count, (int)bytes_w, order[i]->bytes);
+        if (rows < p->message_count) sb_printf(b, "  (%zu more pairs not shown)\n", p->message_count - rows);
+    }
+    int any = 0;
+    for (size_t op = 0; op < TT_PROFILE_COLLECTIVES; op++) any |= p->collectives[op].calls != 0;
+    if (!any) return;
+    sb_printf(b, "\nMPI collectives, all ranks\n  %-20s  %8s  %14s  %14s\n", "operation", "calls", "bytes sent",
+              "bytes received");
+    for (size_t op = 0; op < TT_PROFILE_COLLECTIVES; op++) {
+        const tt_profile_collective *c = &p->collectives[op];
+        if (c->calls)
+            sb_printf(b, "  %-20s  %8" PRIu64 "  %14" PRIu64 "  %14" PRIu64 "\n", collective_names[op], c->calls,
+                      c->sent, c->received);
+    }
+}
+
 /* 1 when the process's parent is measured too. */
 static int has_parent_in_trace(const tt_trace *t, const tt_process *proc)
 {
@@ -613,11 +830,12 @@ char *tt_profile_render_text(const tt_profile *p, size_t top)
     size_t nproc = tt_trace_process_count(p->trace);
     time_unit u = p->total_ns >= 100000000 ? (time_unit){"s", 1e9} : (time_unit){"ms", 1e6};
 
-    sb_printf(&b, "tracetop summary \xe2\x80\x94 %zu process%s, %zu thread%s, %" PRIu64 " events, %.3f %s measured\n",
-              nproc, nproc == 1 ? "" : "es", p->thread_count, p->thread_count == 1 ? "" : "s", p->events,
-              in_unit(&u, p->total_ns), u.name);
-    for (size_t i = 0; i < nproc; i++) {
-        const tt_process *proc = tt_trace_process(p->trace, i);
+    sb_printf(&b, "tracetop summary \xe2\x80\x94 ");
+    if (p->process_count < nproc) sb_printf(&b, "%zu of ", p->process_count); /* of one process */
+    sb_printf(&b, "%zu process%s, %zu thread%s, %" PRIu64 " events, %.3f %s measured\n", nproc, nproc == 1 ? "" : "es",
+              p->thread_count, p->thread_count == 1 ? "" : "s", p->events, in_unit(&u, p->total_ns), u.name);
+    for (size_t i = 0; i < p->process_count; i++) {
+        const tt_process *proc = tt_trace_process(p->trace, p->processes[i].process);
         sb_printf(&b, "process %" PRIu64 " \"", proc->pid);
         sb_cell(&b, proc->name, 0);
         sb_printf(&b, "\" (");
@@ -627,15 +845,20 @@ char *tt_profile_render_text(const tt_profile *p, size_t top)
     }
 
     const tt_profile_region **regions = malloc((p->region_count ? p->region_count : 1) * sizeof *regions);
-    thread_row *threads = malloc((p->thread_count ? p->thread_count : 1) * sizeof *threads);
-    if (regions && threads) {
+    size_t rows = p->thread_count > p->process_count ? p->thread_count : p->process_count;
+    thread_row *threads = malloc((rows ? rows : 1) * sizeof *threads);
+    const tt_profile_messages **messages = malloc((p->message_count ? p->message_count : 1) * sizeof *messages);
+    if (regions && threads && messages) {
         render_regions(&b, p, &u, regions, top, 0);
         render_regions(&b, p, &u, regions, top, 1);
         render_threads(&b, p, &u, threads, top);
+        if (p->process_count > 1) render_processes(&b, p, &u, threads, top);
+        render_mpi(&b, p, messages, top);
     }
     free(regions);
     free(threads);
-    if (!regions || !threads || b.failed) {
+    free(messages);
+    if (!regions || !threads || !messages || b.failed) {
         free(b.s);
         return NULL;
     }

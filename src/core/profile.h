@@ -9,6 +9,11 @@
  *    threads and processes) it gives visits, exclusive time and inclusive
  *    time counted once per outermost activation (recursion is not double
  *    counted).
+ *  - Per process it gives its threads, events, span and top region; and for
+ *    MPI, the point-to-point messages by sender and receiver world rank (as
+ *    sent: MPI_SEND, MPI_ISEND) and the collectives by operation, so that a
+ *    communication matrix needs no second pass.
+ *  - It covers every process of the trace, or one (tt_profile_build_process).
  *  - What the reader reported as cut or corrupt is collected, so the caller
  *    can say it once.
  */
@@ -54,6 +59,27 @@ typedef struct tt_profile_region {
     uint64_t exclusive_ns;
 } tt_profile_region;
 
+typedef struct tt_profile_process {
+    size_t process;            /* index into the trace's processes */
+    size_t threads;            /* its threads in the profile */
+    uint64_t events;
+    uint64_t begin_ns, end_ns; /* its first and last event; both 0 without events */
+    size_t top_region;         /* index into regions: most exclusive time in it; SIZE_MAX when none */
+} tt_profile_process;
+
+/* The messages one world rank sent another. */
+typedef struct tt_profile_messages {
+    uint32_t sender, receiver;
+    uint64_t count, bytes;
+} tt_profile_messages;
+
+/* The calls of one collective operation (enum tt_mpi_collective), over all ranks. */
+typedef struct tt_profile_collective {
+    uint64_t calls, sent, received;
+} tt_profile_collective;
+
+#define TT_PROFILE_COLLECTIVES (TT_MPI_REDUCE_SCATTER_BLOCK + 1)
+
 typedef struct tt_profile {
     const tt_trace *trace;
     size_t thread_count;
@@ -62,6 +88,11 @@ typedef struct tt_profile {
     tt_profile_region *regions; /* merged by name over all threads; only regions entered */
     uint64_t total_ns;          /* sum of the threads' spans */
     uint64_t events;
+    size_t process_count;
+    tt_profile_process *processes; /* those read, in trace order */
+    size_t message_count;
+    tt_profile_messages *messages; /* by sender, then receiver */
+    tt_profile_collective collectives[TT_PROFILE_COLLECTIVES];
     /* One line per stream or process that was cut or damaged (or left out,
      * see tt_trace_problem), in process order. */
     size_t problem_count;
@@ -71,12 +102,17 @@ typedef struct tt_profile {
 
 /* Fails only when memory runs out: what cannot be read is a problem line. */
 int tt_profile_build(const tt_trace *t, tt_profile **out, tt_error *err);
+
+/* The same for process `process` (an index into the trace's processes)
+ * alone; SIZE_MAX for all of them. Problems are those of that process. */
+int tt_profile_build_process(const tt_trace *t, size_t process, tt_profile **out, tt_error *err);
 void tt_profile_free(tt_profile *p);
 
 /* Renders the text summary (top regions by exclusive and inclusive time,
- * visits, per thread and process) into a malloc'd string, NULL when memory
- * runs out. `top` limits the rows of each table (0: a default of 25); the
- * problems are not part of it (the caller says them). */
+ * visits, per thread and process, MPI communication) into a malloc'd
+ * string, NULL when memory runs out. `top` limits the rows of each table
+ * (0: a default of 25); the problems are not part of it (the caller says
+ * them). */
 char *tt_profile_render_text(const tt_profile *p, size_t top);
 
 #endif

@@ -456,18 +456,54 @@ static PyTypeObject TraceType = {
 
 /* ---- profile() and summary() ---- */
 
+/* Which processes a profile covers: all, or the one with a pid or an MPI rank. */
+typedef struct process_choice {
+    PyObject *pid, *rank; /* None or an int; at most one of them an int */
+} process_choice;
+
+/* The index of the chosen process, SIZE_MAX for all; -1 with TraceError
+ * when there is no such process. */
+static int choose_process(const tt_trace *t, const char *path, const process_choice *choice, size_t *index)
+{
+    *index = SIZE_MAX;
+    int by_pid = choice->pid != Py_None;
+    PyObject *wanted = by_pid ? choice->pid : choice->rank;
+    if (wanted == Py_None) return 0;
+    unsigned long long value = PyLong_AsUnsignedLongLong(wanted);
+    if (value == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    for (size_t i = 0; i < tt_trace_process_count(t); i++) {
+        const tt_process *p = tt_trace_process(t, i);
+        if (by_pid ? p->pid == value : p->mpi_size && p->mpi_rank == value) {
+            *index = i;
+            return 0;
+        }
+    }
+    PyErr_Format(tt_TraceError, "%s has no %s %llu", path, by_pid ? "process" : "MPI rank", value);
+    return -1;
+}
+
 /* Opens the experiment at `path` (a bytes object from PyUnicode_FSConverter,
- * released here) and builds its profile, without the GIL; and renders the
- * text when `text_top` is not 0. 0, or -1 with TraceError or MemoryError. */
-static int build_profile(PyObject *path, tt_trace **trace, tt_profile **prof, size_t text_top, char **text_out)
+ * released here) and builds its profile (of the process chosen), without
+ * the GIL; and renders the text when `text_top` is not 0. 0, or -1 with
+ * TraceError or MemoryError. */
+static int build_profile(PyObject *path, const process_choice *choice, tt_trace **trace, tt_profile **prof,
+                         size_t text_top, char **text_out)
 {
     tt_error err;
     int rc;
+    size_t process = SIZE_MAX;
     *trace = NULL;
     *prof = NULL;
     Py_BEGIN_ALLOW_THREADS
     rc = tt_trace_open(PyBytes_AS_STRING(path), trace, &err);
-    if (rc == 0) rc = tt_profile_build(*trace, prof, &err);
+    Py_END_ALLOW_THREADS
+    if (rc == 0 && choose_process(*trace, PyBytes_AS_STRING(path), choice, &process) != 0) {
+        tt_trace_close(*trace);
+        Py_DECREF(path);
+        return -1;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (rc == 0) rc = tt_profile_build_process(*trace, process, prof, &err);
     if (rc == 0 && text_top) *text_out = tt_profile_render_text(*prof, text_top);
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
@@ -518,21 +554,72 @@ static PyObject *profile_dict(const tt_profile *prof)
         if (!item) Py_CLEAR(threads);
         else PyList_SET_ITEM(threads, (Py_ssize_t)i, item);
     }
-    return Py_BuildValue("{s:K,s:K,s:N,s:N,s:N,s:N}", "events", (unsigned long long)prof->events, "total_ns",
-                         (unsigned long long)prof->total_ns, "corrupt", PyBool_FromLong(prof->corrupt), "problems",
-                         problem_list(prof), "regions", regions, "threads", threads);
+    PyObject *processes = PyList_New((Py_ssize_t)prof->process_count);
+    for (size_t i = 0; processes && i < prof->process_count; i++) {
+        const tt_profile_process *pp = &prof->processes[i];
+        PyObject *top = pp->top_region == SIZE_MAX ? Py_NewRef(Py_None) : text(prof->regions[pp->top_region].name);
+        PyObject *item = Py_BuildValue("{s:K,s:n,s:K,s:K,s:K,s:N}", "pid",
+                                       (unsigned long long)tt_trace_process(prof->trace, pp->process)->pid, "threads",
+                                       (Py_ssize_t)pp->threads, "events", (unsigned long long)pp->events, "begin_ns",
+                                       (unsigned long long)pp->begin_ns, "end_ns", (unsigned long long)pp->end_ns,
+                                       "top_region", top);
+        if (!item) Py_CLEAR(processes);
+        else PyList_SET_ITEM(processes, (Py_ssize_t)i, item);
+    }
+    PyObject *messages = PyList_New((Py_ssize_t)prof->message_count);
+    for (size_t i = 0; messages && i < prof->message_count; i++) {
+        const tt_profile_messages *m = &prof->messages[i];
+        PyObject *item = Py_BuildValue("{s:k,s:k,s:K,s:K}", "sender", (unsigned long)m->sender, "receiver",
+                                       (unsigned long)m->receiver, "count", (unsigned long long)m->count, "bytes",
+                                       (unsigned long long)m->bytes);
+        if (!item) Py_CLEAR(messages);
+        else PyList_SET_ITEM(messages, (Py_ssize_t)i, item);
+    }
+    PyObject *collectives = PyDict_New();
+    for (uint8_t op = 0; collectives && op < TT_PROFILE_COLLECTIVES; op++) {
+        const tt_profile_collective *c = &prof->collectives[op];
+        if (!c->calls) continue;
+        PyObject *item = Py_BuildValue("{s:K,s:K,s:K}", "calls", (unsigned long long)c->calls, "sent",
+                                       (unsigned long long)c->sent, "received", (unsigned long long)c->received);
+        if (!item || PyDict_SetItemString(collectives, collective_name(op), item) < 0) Py_CLEAR(collectives);
+        Py_XDECREF(item);
+    }
+    return Py_BuildValue("{s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:N}", "events", (unsigned long long)prof->events,
+                         "total_ns", (unsigned long long)prof->total_ns, "corrupt", PyBool_FromLong(prof->corrupt),
+                         "problems", problem_list(prof), "regions", regions, "threads", threads, "processes",
+                         processes, "messages", messages, "collectives", collectives);
+}
+
+/* The keywords that choose a process: pid=, rank=. */
+static int check_choice(const process_choice *choice)
+{
+    if ((choice->pid != Py_None && !PyLong_Check(choice->pid)) || (choice->rank != Py_None && !PyLong_Check(choice->rank))) {
+        PyErr_SetString(PyExc_TypeError, "pid and rank must be int or None");
+        return -1;
+    }
+    if (choice->pid != Py_None && choice->rank != Py_None) {
+        PyErr_SetString(PyExc_ValueError, "choose a process by pid or by rank, not both");
+        return -1;
+    }
+    return 0;
 }
 
 static PyObject *profile(PyObject *module, PyObject *args, PyObject *kwds)
 {
     (void)module;
-    static char *kwlist[] = {"experiment_dir", NULL};
+    static char *kwlist[] = {"experiment_dir", "pid", "rank", NULL};
     PyObject *path;
+    process_choice choice = {Py_None, Py_None};
     tt_trace *trace;
     tt_profile *prof;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&:profile", kwlist, PyUnicode_FSConverter, &path) ||
-        build_profile(path, &trace, &prof, 0, NULL) != 0)
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|$OO:profile", kwlist, PyUnicode_FSConverter, &path, &choice.pid,
+                                     &choice.rank))
         return NULL;
+    if (check_choice(&choice) != 0) {
+        Py_DECREF(path);
+        return NULL;
+    }
+    if (build_profile(path, &choice, &trace, &prof, 0, NULL) != 0) return NULL;
     PyObject *result = profile_dict(prof);
     tt_profile_free(prof);
     tt_trace_close(trace);
@@ -542,19 +629,25 @@ static PyObject *profile(PyObject *module, PyObject *args, PyObject *kwds)
 static PyObject *summary(PyObject *module, PyObject *args, PyObject *kwds)
 {
     (void)module;
-    static char *kwlist[] = {"experiment_dir", "top", NULL};
+    static char *kwlist[] = {"experiment_dir", "top", "pid", "rank", NULL};
     PyObject *path;
     Py_ssize_t top = 25;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|n:summary", kwlist, PyUnicode_FSConverter, &path, &top))
+    process_choice choice = {Py_None, Py_None};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|n$OO:summary", kwlist, PyUnicode_FSConverter, &path, &top,
+                                     &choice.pid, &choice.rank))
         return NULL;
     if (top <= 0) {
         Py_DECREF(path);
         return PyErr_Format(PyExc_ValueError, "top must be positive, not %zd", top);
     }
+    if (check_choice(&choice) != 0) {
+        Py_DECREF(path);
+        return NULL;
+    }
     tt_trace *trace;
     tt_profile *prof;
     char *rendered = NULL;
-    if (build_profile(path, &trace, &prof, (size_t)top, &rendered) != 0) return NULL;
+    if (build_profile(path, &choice, &trace, &prof, (size_t)top, &rendered) != 0) return NULL;
     PyObject *result = Py_BuildValue("(NNN)", text(rendered), problem_list(prof), PyBool_FromLong(prof->corrupt));
     free(rendered);
     tt_profile_free(prof);
@@ -564,14 +657,15 @@ static PyObject *summary(PyObject *module, PyObject *args, PyObject *kwds)
 
 static PyMethodDef reader_methods[] = {
     {"profile", (PyCFunction)(void (*)(void))profile, METH_VARARGS | METH_KEYWORDS,
-     "profile(experiment_dir)\n--\n\n"
-     "The call-path profile of an experiment as a dict: events, total_ns, corrupt,\n"
-     "problems, regions (merged by name) and threads."},
+     "profile(experiment_dir, *, pid=None, rank=None)\n--\n\n"
+     "The call-path profile of an experiment (of one process, by pid or MPI rank)\n"
+     "as a dict: events, total_ns, corrupt, problems, regions (merged by name),\n"
+     "threads, processes, messages (MPI, by world rank) and collectives."},
     {"summary", (PyCFunction)(void (*)(void))summary, METH_VARARGS | METH_KEYWORDS,
-     "summary(experiment_dir, top=25)\n--\n\n"
-     "(text, problems, corrupt): the text summary of an experiment (what\n"
-     "`tracetop summary` prints), the lines saying what was cut or damaged,\n"
-     "and whether anything was damaged."},
+     "summary(experiment_dir, top=25, *, pid=None, rank=None)\n--\n\n"
+     "(text, problems, corrupt): the text summary of an experiment (of one\n"
+     "process, by pid or MPI rank; what `tracetop summary` prints), the lines\n"
+     "saying what was cut or damaged, and whether anything was damaged."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "fork.h"
 #include "mpi_records.h"
+#include "profile.h"
 #include "reader.h"
 #include "session.h"
 
@@ -117,6 +118,23 @@ static void test_fork(void)
     }
     n = read_events(t, (uint64_t)getpid(), ev, 64, &p);
     CHECK(n == 5 && ev[0].region == outer && ev[1].region == inner && ev[4].kind == TT_EV_STREAM_END);
+
+    /* The profile of both, and of the child alone. */
+    tt_profile *both, *alone;
+    size_t child = tt_trace_process(t, 0)->pid == (uint64_t)pid ? 0 : 1;
+    if (CHECK(tt_profile_build(t, &both, &err) == 0)) {
+        CHECK(both->process_count == 2 && both->thread_count == 2 && both->problem_count == 0);
+        CHECK(both->processes[child].threads == 1 && both->processes[child].events == 7);
+        tt_profile_free(both);
+    }
+    if (CHECK(tt_profile_build_process(t, child, &alone, &err) == 0)) {
+        CHECK(alone->process_count == 1 && alone->processes[0].process == child && alone->events == 7);
+        CHECK(alone->region_count == 3 && alone->processes[0].top_region != SIZE_MAX);
+        char *text = tt_profile_render_text(alone, 0);
+        CHECK_CONTAINS(text, "tracetop summary \xe2\x80\x94 1 of 2 processes, 1 thread, 7 events");
+        free(text);
+        tt_profile_free(alone);
+    }
     tt_trace_close(t);
 }
 
@@ -176,6 +194,22 @@ static void test_mpi_records(void)
               ev[9].root == UINT32_MAX && ev[9].sent == 8 && ev[9].received == 8);
         CHECK(ev[11].kind == TT_EV_MPI_COLLECTIVE_END && ev[11].op == TT_MPI_BCAST && ev[11].root == 1 &&
               ev[11].received == 64);
+    }
+
+    /* The profile counts messages as sent, by world rank: to rank 2 in the
+     * world, and to rank 1 of communicator 2, which is rank 2 too. */
+    tt_profile *prof;
+    if (CHECK(tt_profile_build(t, &prof, &err) == 0)) {
+        if (CHECK(prof->message_count == 1))
+            CHECK(prof->messages[0].sender == 1 && prof->messages[0].receiver == 2 && prof->messages[0].count == 2 &&
+                  prof->messages[0].bytes == 816);
+        CHECK(prof->collectives[TT_MPI_ALLREDUCE].calls == 1 && prof->collectives[TT_MPI_ALLREDUCE].sent == 8);
+        CHECK(prof->collectives[TT_MPI_BCAST].calls == 1 && prof->collectives[TT_MPI_BCAST].received == 64);
+        char *text = tt_profile_render_text(prof, 0);
+        CHECK_CONTAINS(text, "(rank 1 of 3, ended normally)");
+        CHECK_CONTAINS(text, "MPI messages sent, by rank: 2 messages, 816 bytes");
+        free(text);
+        tt_profile_free(prof);
     }
     tt_trace_close(t);
 }

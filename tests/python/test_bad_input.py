@@ -114,6 +114,22 @@ def test_summary_bad_top(tmp_path):
     assert_usage_error(tracetop("summary", "--top", "0", "exp", cwd=tmp_path), "not a positive whole number")
 
 
+@pytest.mark.parametrize("arguments, message", [
+    (["--process", "x"], "argument --process: not a whole number: 'x'"),
+    (["--rank", "-1"], "argument --rank: not a whole number: '-1'"),
+    (["--process", "1", "--rank", "1"], "argument --rank: not allowed with argument --process"),
+])
+def test_summary_bad_process(arguments, message, tmp_path):
+    assert_usage_error(tracetop("summary", *arguments, "exp", cwd=tmp_path), message)
+
+
+@pytest.mark.parametrize("option, says", [("--process", "has no process 4000000000"), ("--rank", "has no MPI rank 0")])
+def test_summary_of_a_process_not_there(option, says, tmp_path):
+    assert tracetop("--output", "exp", "-c", "pass", cwd=tmp_path).returncode == 0
+    completed = tracetop("summary", option, "4000000000" if option == "--process" else "0", "exp", cwd=tmp_path)
+    assert says in assert_one_error_line(completed) and completed.stdout == ""
+
+
 def recorded_experiment(tmp_path):
     completed = tracetop("--output", "exp", PROGRAMS / "ending.py", "return", "0.3", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr

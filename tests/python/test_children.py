@@ -49,6 +49,23 @@ def test_processes_workload(tmp_path):
     # The forked child's stream continues the parent's: it entered run() when the parent did.
     assert len(forked) == 1 and forked[0]["__main__:square_sum"] == 1 and forked[0]["__main__:run"] == 1
 
+    # The summary (profile.txt) has every process, merged and one by one; and the profile of each alone.
+    profile = (tmp_path / "exp" / "profile.txt").read_text()
+    assert profile.startswith("tracetop summary \N{EM DASH} 5 processes")
+    assert profile.count(f"(child of {parent['pid']}, ended normally)") == 4
+    table = profile.split("\nProcesses\n")[1].splitlines()[1:6]
+    assert sorted(int(row.split()[0]) for row in table) == sorted(process["pid"] for process, _ in processes(
+        tmp_path / "exp"))
+    merged = _tracetop.profile(str(tmp_path / "exp"))
+    assert {region["name"]: region["visits"] for region in merged["regions"]}["__main__:square_sum"] == 9
+    assert len(merged["processes"]) == 5 and sum(process["events"] for process in merged["processes"]) == merged["events"]
+    forked_pid, = [child["pid"] for child, counts in children if counts is forked[0]]
+    alone = _tracetop.profile(str(tmp_path / "exp"), pid=forked_pid)
+    assert [process["pid"] for process in alone["processes"]] == [forked_pid]
+    assert {region["name"]: region["visits"] for region in alone["regions"]}["__main__:square_sum"] == 1
+    summary = tracetop("summary", "--process", forked_pid, "exp", cwd=tmp_path)
+    assert summary.returncode == 0 and summary.stdout.startswith("tracetop summary \N{EM DASH} 1 of 5 processes")
+
 
 @pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
 def test_multiprocessing_start_method(method, tmp_path):

@@ -96,10 +96,28 @@ def test_ring_and_allreduce(tmp_path):
         (receive_time,) = received[message]
         assert send_time <= receive_time
 
-    # Rank 0 wrote profile.txt once every rank had ended.
+    # Rank 0 wrote profile.txt once every rank had ended; it has the communication matrix and the collectives.
     profile = (tmp_path / "exp" / "profile.txt").read_text()
     assert profile.startswith(f"tracetop summary \N{EM DASH} {RANKS} processes")
     assert profile.count("(rank ") == RANKS and "did not end normally" not in profile
+    matrix = profile.split(f"MPI messages sent, by rank: {RANKS} messages, {8 * RANKS} bytes\n")[1].splitlines()[1:]
+    assert [line.split() for line in matrix[:RANKS]] == [
+        [str(rank), str((rank + 1) % RANKS), "1", "8"] for rank in range(RANKS)]
+    assert f"allreduce {RANKS} {8 * RANKS} {8 * RANKS}" in " ".join(profile.split())
+    whole = _tracetop.profile(str(tmp_path / "exp"))
+    assert [(m["sender"], m["receiver"], m["count"], m["bytes"]) for m in whole["messages"]] == [
+        (rank, (rank + 1) % RANKS, 1, 8) for rank in range(RANKS)]
+    assert whole["collectives"] == {"allreduce": {"calls": RANKS, "sent": 8 * RANKS, "received": 8 * RANKS}}
+
+    # One rank's profile: its own calls and messages.
+    one = _tracetop.profile(str(tmp_path / "exp"), rank=1)
+    assert [process["pid"] for process in one["processes"]] == [by_rank[1][0]["pid"]]
+    assert [(m["sender"], m["receiver"]) for m in one["messages"]] == [(1, 2)]
+    visits = {region["name"]: region["visits"] for region in one["regions"]}
+    assert visits["MPI_Send"] == visits["MPI_Recv"] == visits["MPI_Allreduce"] == 1
+    summary = run(sys.executable, "-m", "tracetop", "summary", "--rank", "1", "exp", cwd=tmp_path)
+    assert summary.returncode == 0 and summary.stdout.startswith(f"tracetop summary \N{EM DASH} 1 of {RANKS} processes")
+    assert summary.stdout.count("(rank ") == 1 and f"(rank 1 of {RANKS}, ended normally)" in summary.stdout
 
 
 def test_nonblocking_and_matched_receives(tmp_path):

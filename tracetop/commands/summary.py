@@ -9,13 +9,18 @@ from tracetop.experiment import PROFILE_ROWS, describe_problems
 
 
 def main(arguments, prog):
-    parser = argparse.ArgumentParser(prog=prog, description=f"{COMMANDS['summary']}.",
+    parser = argparse.ArgumentParser(prog=prog, usage="%(prog)s [options] EXP", description=f"{COMMANDS['summary']}.",
                                      allow_abbrev=False)
     parser.add_argument("experiment", metavar="EXP", help="the experiment directory")
     parser.add_argument("--top", type=_positive, default=PROFILE_ROWS, metavar="N",
                         help="rows in each table (default: %(default)s)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--process", type=_number, metavar="PID",
+                       help="the profile of this process alone (default: all processes together)")
+    which.add_argument("--rank", type=_number, metavar="N", help="the profile of this MPI rank alone")
     namespace = parser.parse_args(arguments)
-    text, problems, corrupt = _tracetop.summary(namespace.experiment, top=namespace.top)
+    text, problems, corrupt = _tracetop.summary(namespace.experiment, top=namespace.top, pid=namespace.process,
+                                                rank=namespace.rank)
     sys.stdout.write(text)
     if problems:
         messages.warning(describe_problems(problems, corrupt))
@@ -26,4 +31,10 @@ def main(arguments, prog):
 def _positive(text):
     if not text.isdigit() or int(text) == 0:
         raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return int(text)
+
+
+def _number(text):
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
     return int(text)
