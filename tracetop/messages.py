@@ -2,7 +2,6 @@
 what the measured program prints on stdout."""
 
 import sys
-import traceback
 
 # Whether to say more (`tracetop run -v`, TRACETOP_VERBOSE): details of the measurement, and the
 # traceback of an internal error. Set by the measurement's configuration.
@@ -40,5 +39,7 @@ def detail(text):
 def internal_error(failure):
     """Reports a failure that is tracetop's own fault: one line, after the traceback in verbose mode."""
     if verbose:
+        import traceback  # not at the top: child processes import this module as they start (tracetop/child.py)
+
         traceback.print_exception(type(failure), failure, failure.__traceback__)
     error(f"internal error: {type(failure).__name__}: {failure}")
