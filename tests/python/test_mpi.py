@@ -155,3 +155,19 @@ def test_derived_communicators(tmp_path):
         assert end[2:4] == ("allreduce", 2)
     sent, received = messages(by_rank, ("mpi_send",), ("mpi_recv",))
     assert sorted(sent) == sorted(received) == [(0, 2, 7, 8), (1, 1, 7, 8), (2, 0, 7, 8)]
+
+
+def test_a_rank_that_crashes(tmp_path):
+    traced = mpirun("-m", "tracetop", "run", "--mpi", "--output", "exp", PROGRAMS / "ring.py", "crash", cwd=tmp_path)
+    assert traced.returncode != 0 and "exited on signal 11" in traced.stderr
+    # mpirun ended the other ranks with SIGTERM: their traces are complete; the crashed rank's is cut after the
+    # ring, which it had finished.
+    trace = _tracetop.Trace(str(tmp_path / "exp"))
+    assert trace.problems == [] and sorted(process["mpi_rank"] for process in trace.processes) == list(range(RANKS))
+    for index, process in enumerate(trace.processes):
+        events, state, problem = trace.read_stream(index, 0)
+        assert state == ("cut" if process["mpi_rank"] == 1 else "complete"), problem
+        entered = [event[2] for event in events if event[0] == "enter"]
+        assert {"MPI_Send", "MPI_Recv"} <= set(entered)
+    assert (tmp_path / "exp" / "profile.txt").exists() and "killed by SIGTERM" in (
+        tmp_path / "exp" / "MANIFEST.md").read_text()

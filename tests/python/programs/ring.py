@@ -1,6 +1,7 @@
 """An MPI program: each rank passes a token around the ring (MPI_Send / MPI_Recv, tag 7), then all ranks sum
 their ranks with MPI_Allreduce; rank 0 prints the results. With `pickled`, the same with mpi4py's pickling calls
-(send/recv by matched probes, isend/wait); with `split`, the same in the communicators of odd and even ranks."""
+(send/recv by matched probes, isend/wait); with `split`, the same in the communicators of odd and even ranks; with
+`crash`, rank 1 dies of a segmentation fault after the ring, once the writer has had time to write."""
 import array
 import sys
 
@@ -40,6 +41,14 @@ world = MPI.COMM_WORLD
 comm = world.Split(color=world.Get_rank() % 2, key=world.Get_rank()) if sys.argv[1:] == ["split"] else world
 rank, size = comm.Get_rank(), comm.Get_size()
 token = (ring_pickled if sys.argv[1:] == ["pickled"] else ring)(comm, rank, size)
+if sys.argv[1:] == ["crash"] and rank == 1:
+    import ctypes
+    import resource
+    import time
+
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    time.sleep(0.5)
+    ctypes.string_at(0)
 summed = total(comm, rank)
 if world.Get_rank() == 0:
     print("token", token, "sum", summed, "ranks", world.Get_size(), flush=True)
