@@ -185,7 +185,7 @@ class Session:
         """In a child forked while measuring: measures on into the same experiment, or not at all."""
         global _measuring
         continued = False
-        if self.configuration["follow"]:
+        if self.configuration["follow"] and not _forked_to_exec():
             # Caught first: a worker that is sent SIGTERM as it starts must not leave a trace unwritten.
             _tracetop.catch_sigterm(self._terminated)
             try:
@@ -242,6 +242,17 @@ def _after_fork_in_child():
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _forked_to_exec():
+    """Whether this forked child is subprocess's, which runs its preexec_fn and then execs: if what it execs is
+    Python, it is measured then (tracetop/child.py)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_execute_child" and frame.f_globals.get("__name__") == "subprocess":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _exit_stopping(session, real_exit):

@@ -90,10 +90,11 @@ def test_python_subprocesses_see_what_python_gives_them(tmp_path):
     (tmp_path / "site" / "sitecustomize.py").write_text("import os\nos.environ['SITECUSTOMIZED'] = 'yes'\n")
     env = environment(PYTHONPATH=str(tmp_path / "site"))
     traced = same_as_python(tmp_path, PROGRAMS / "children.py", env=env)
-    assert traced.stdout.count('"sitecustomize": "yes"') == 3  # the program's own sitecustomize still runs
+    assert traced.stdout.count('"sitecustomize": "yes"') == 4  # the program's own sitecustomize still runs
     assert_complete(tmp_path / "exp")
+    # Each child once: the one forked to run a preexec_fn is measured after it execs.
     (parent, _), *children = processes(tmp_path / "exp")
-    assert [child["name"] for child, _ in children] == ["-c", "-m seen", str(PROGRAMS / "seen.py")]
+    assert [child["name"] for child, _ in children] == ["-c", "-m seen"] + [str(PROGRAMS / "seen.py")] * 2
     assert all(child["ppid"] == parent["pid"] for child, _ in children)
     assert all(counts["builtins:print"] == 1 for _, counts in children)
 
