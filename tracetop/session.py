@@ -236,12 +236,20 @@ def command_line():
 _measuring = None
 
 
+def _after_fork_in_parent():
+    try:
+        _tracetop.fork_resume()
+    except _tracetop.TraceError as failure:
+        messages.error(f"measurement stopped: {failure}")
+
+
 def _after_fork_in_child():
     if _measuring is not None:
         _measuring._after_fork()
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+os.register_at_fork(before=_tracetop.fork_prepare, after_in_parent=_after_fork_in_parent,
+                    after_in_child=_after_fork_in_child)
 
 
 def _forked_to_exec():

@@ -186,7 +186,7 @@ static void *writer_main(void *arg)
     size_t snap_cap = 0;
     for (;;) {
         pthread_mutex_lock(&w->lock);
-        if (!w->queue_head && !w->stopping) {
+        if (!w->queue_head && !w->stopping && !w->pausing) {
             struct timespec deadline;
             clock_gettime(CLOCK_REALTIME, &deadline);
             deadline.tv_nsec += TT_WRITER_PERIOD_MS * 1000000L;
@@ -198,7 +198,7 @@ static void *writer_main(void *arg)
         }
         tt_chunk *queued = w->queue_head;
         w->queue_head = w->queue_tail = NULL;
-        int stopping = w->stopping;
+        int stopping = w->stopping, pausing = w->pausing;
         pthread_mutex_unlock(&w->lock);
 
         pass(w, queued, &snaps, &snap_cap);
@@ -211,6 +211,7 @@ static void *writer_main(void *arg)
             if (done) break;
             continue;
         }
+        if (pausing) break;
         uint64_t now = tt_monotonic_ns();
         if (now - w->last_sync_ns >= TT_CLOCK_SYNC_PERIOD_NS) {
             w->last_sync_ns = now;
@@ -239,6 +240,30 @@ int tt_writer_start(tt_writer *w, struct tt_session *session, tt_error *err)
         free(w->scratch);
         return tt_fail_errno(err, "cannot start the writer thread");
     }
+    w->running = 1;
+    return 0;
+}
+
+void tt_writer_pause(tt_writer *w)
+{
+    if (!w->running) return;
+    pthread_mutex_lock(&w->lock);
+    w->pausing = 1;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    w->running = 0;
+}
+
+int tt_writer_resume(tt_writer *w, tt_error *err)
+{
+    w->pausing = 0;
+    int rc = pthread_create(&w->thread, NULL, writer_main, w);
+    if (rc != 0) {
+        errno = rc;
+        return tt_fail_errno(err, "cannot start the writer thread again");
+    }
+    w->running = 1;
     return 0;
 }
 
@@ -272,7 +297,10 @@ int tt_writer_stop(tt_writer *w, tt_error *err)
     w->stopping = 1;
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
-    pthread_join(w->thread, NULL);
+    if (w->running)
+        pthread_join(w->thread, NULL);
+    else
+        writer_main(w); /* paused, and its thread could not start again */
 
     close_file(w, &w->session->defs);
     for (tt_stream *s = w->session->streams; s; s = s->next) close_file(w, s);

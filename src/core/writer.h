@@ -35,6 +35,8 @@ typedef struct tt_writer {
     pthread_cond_t wake;
     tt_chunk *queue_head, *queue_tail; /* full chunks, in submission order */
     int stopping;
+    int pausing;
+    int running; /* the thread is; not between pause and resume */
 
     uint8_t *scratch; /* one chunk header + a compressed payload */
     size_t scratch_cap;
@@ -54,5 +56,14 @@ void tt_writer_submit(tt_writer *w, tt_chunk *c);
 /* Writes everything queued and everything streams hold, closes the files
  * and joins the thread. Returns -1 with the message when writing failed. */
 int tt_writer_stop(tt_writer *w, tt_error *err);
+
+/* Ends the thread after its current pass, and starts it again: around a
+ * fork(), so that the process has no thread of tracetop's then (Python
+ * 3.12 warns of fork() in a process with threads). Chunks submitted
+ * meanwhile wait in the queue. Resume fails only when no thread can be
+ * started; tt_writer_stop then does the writing itself, so the caller
+ * should stop the session at once. */
+void tt_writer_pause(tt_writer *w);
+int tt_writer_resume(tt_writer *w, tt_error *err);
 
 #endif

@@ -35,6 +35,10 @@ int tt_ext_add_mpi(PyObject *module);    /* mpi.c: MPI calls recorded */
 
 /* In a forked child (terminate.c): SIGTERM's default action back. */
 void tt_terminate_forked(void);
+/* Around a fork (terminate.c): the watcher thread ended (1: there was
+ * one), and started again. */
+int tt_terminate_pause(void);
+void tt_terminate_resume(void);
 
 /* ---- the running measurement (hooks.c) ---- */
 

@@ -7,12 +7,22 @@
  * Python on) records nothing, rather than filling buffers that no writer
  * thread drains. Python tells us about the forks it makes itself (os.fork,
  * and with it multiprocessing's fork and forkserver start methods): the
- * session's os.register_at_fork hook (tracetop/session.py) calls
- * fork_continue, or fork_leave when child processes are not followed.
+ * session's os.register_at_fork hooks (tracetop/session.py) call
+ * fork_prepare before, fork_resume after in the parent, and fork_continue,
+ * or fork_leave when child processes are not followed, in the child.
+ *
+ * fork_prepare ends tracetop's threads (the writer's, the SIGTERM
+ * watcher's) and fork_resume starts them again: the program then forks as
+ * it would without tracetop, with no thread it does not know of (Python
+ * 3.12 and later warn of a fork in a process with threads).
  */
 #include "ext.h"
 
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "fork.h"
 
@@ -32,6 +42,59 @@ static void in_child(void)
     tt_active = NULL;
     /* Definitions made from here on must not reach the parent's defs. */
     tt_registry_set_sink(&tt_definitions, NULL, NULL);
+}
+
+/* The threads of the process as the kernel counts them, which is what
+ * CPython looks at before it warns; -1 where /proc does not say. */
+static long thread_count(void)
+{
+    char buf[1024];
+    FILE *f = fopen("/proc/self/stat", "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = '\0';
+    /* pid (comm) state ppid ...: num_threads is field 20, the 18th after
+     * the name, which may itself hold spaces and parentheses. */
+    char *p = strrchr(buf, ')');
+    for (int field = 2; p && field < 20; field++) p = strchr(p + 1, ' ');
+    return p ? strtol(p + 1, NULL, 10) : -1;
+}
+
+static PyObject *fork_prepare(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    long before = thread_count(), ended = 0;
+    if (tt_active && tt_active->writer.running) {
+        tt_session *session = tt_active;
+        Py_BEGIN_ALLOW_THREADS /* the writer may be waiting to write, never for the GIL */
+        tt_writer_pause(&session->writer);
+        Py_END_ALLOW_THREADS
+        ended++;
+    }
+    ended += tt_terminate_pause();
+    /* A joined thread may still be counted for a moment, until the kernel
+     * has released it: wait for that, a few milliseconds at most. */
+    for (int i = 0; ended && before > 0 && i < 1000 && thread_count() > before - ended; i++) {
+        struct timespec pause = {0, 10000};
+        nanosleep(&pause, NULL);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *fork_resume(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    tt_terminate_resume();
+    if (!tt_active || tt_active->writer.running) Py_RETURN_NONE;
+    tt_error err;
+    if (tt_writer_resume(&tt_active->writer, &err) == 0) Py_RETURN_NONE;
+    /* No writer, no measurement: what was recorded is written here. */
+    tt_remove_hooks();
+    tt_session *session = tt_active;
+    tt_active = NULL;
+    tt_session_stats stats;
+    tt_session_stop(session, &stats, NULL);
+    return tt_raise(&err);
 }
 
 static PyObject *fork_continue(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -87,6 +150,10 @@ static PyObject *fork_leave(PyObject *self, PyObject *unused)
 }
 
 static PyMethodDef fork_methods[] = {
+    {"fork_prepare", fork_prepare, METH_NOARGS, "Before os.fork: end tracetop's threads until fork_resume."},
+    {"fork_resume", fork_resume, METH_NOARGS,
+     "After os.fork, in the parent: start tracetop's threads again (TraceError when the writer's cannot be;\n"
+     "the measurement is then stopped)."},
     {"fork_continue", (PyCFunction)(void (*)(void))fork_continue, METH_VARARGS | METH_KEYWORDS,
      "fork_continue(directory, *, memory=64 MiB, compress=False, name='', attributes={})\n--\n\n"
      "In a child forked while measuring: measure on into directory/trace/<pid>,\n"

@@ -21,13 +21,16 @@
  * one is set. A handler the program sets replaces this one, and then
  * SIGTERM is the program's business. Children that exec start with the
  * default action again; forked children get it back at once (tt_terminate_
- * forked) and are caught again when they measure on.
+ * forked) and are caught again when they measure on. Around os.fork the
+ * watcher thread is ended and started again (tt_terminate_pause/resume),
+ * like the writer's, so that the program forks with no thread of ours.
  */
 #include "ext.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,7 +40,10 @@
 static PyObject *callback;   /* the session's (GIL): stops the measurement */
 static int caught;           /* on_sigterm was set as SIGTERM's action */
 static int watching;         /* the watcher thread runs in this process */
-static sem_t signalled;      /* posted by on_sigterm */
+static int paused;           /* it was ended for a fork, to start again after */
+static pthread_t watcher_thread;
+static atomic_int quitting;  /* the watcher is woken to end (tt_terminate_pause) */
+static sem_t signalled;      /* posted by on_sigterm, and to end the watcher */
 static sem_t stopping;       /* posted by the stopper once it holds the GIL */
 
 static void on_sigterm(int signo)
@@ -84,6 +90,9 @@ static void *watcher(void *unused)
 {
     (void)unused;
     while (sem_wait(&signalled) != 0) continue; /* EINTR */
+    /* Woken to end: a SIGTERM that came meanwhile stays posted for the
+     * watcher that takes over. */
+    if (atomic_load(&quitting)) return NULL;
     if (start_detached(stopper) == 0) {
         struct timespec deadline;
         clock_gettime(CLOCK_REALTIME, &deadline);
@@ -115,7 +124,8 @@ static PyObject *catch_sigterm(PyObject *self, PyObject *function)
         current.sa_handler != SIG_DFL)
         Py_RETURN_FALSE; /* the program's business */
     if (!watching) {
-        if (sem_init(&signalled, 0, 0) != 0 || sem_init(&stopping, 0, 0) != 0 || start_detached(watcher) != 0)
+        if (sem_init(&signalled, 0, 0) != 0 || sem_init(&stopping, 0, 0) != 0 ||
+            pthread_create(&watcher_thread, NULL, watcher, NULL) != 0)
             Py_RETURN_FALSE; /* SIGTERM then cuts the trace, as without tracetop */
         watching = 1;
     }
@@ -152,7 +162,30 @@ void tt_terminate_forked(void)
      * child may hold no GIL here to drop it. */
     release();
     callback = NULL;
+    watching = paused = 0;
+}
+
+int tt_terminate_pause(void)
+{
+    if (!watching) return 0;
+    atomic_store(&quitting, 1);
+    sem_post(&signalled);
+    pthread_join(watcher_thread, NULL);
+    atomic_store(&quitting, 0);
     watching = 0;
+    paused = 1;
+    return 1;
+}
+
+void tt_terminate_resume(void)
+{
+    if (!paused) return;
+    paused = 0;
+    /* Should it not start, SIGTERM must not be caught with nobody to see it. */
+    if (pthread_create(&watcher_thread, NULL, watcher, NULL) == 0)
+        watching = 1;
+    else
+        release();
 }
 
 static PyMethodDef terminate_methods[] = {

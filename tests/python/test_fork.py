@@ -101,7 +101,9 @@ def test_sigterm_ends_a_measured_process_as_it_would_end_it(tmp_path):
     assert any("experiment in exp/" in line for line in tracetop_lines(traced.stderr))
     assert_complete(tmp_path / "exp")
     assert "killed by SIGTERM" in (tmp_path / "exp" / "MANIFEST.md").read_text()
-    assert "__main__:work" in (tmp_path / "exp" / "profile.txt").read_text()
+    assert (tmp_path / "exp" / "profile.txt").read_text().startswith("tracetop summary")
+    profile = _tracetop.profile(str(tmp_path / "exp"))
+    assert {region["name"]: region["visits"] for region in profile["regions"]}["__main__:work"] == 1
 
 
 OWN_HANDLER = """

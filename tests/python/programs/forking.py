@@ -9,6 +9,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 
 
 def square_sum(n):
@@ -44,6 +45,8 @@ def fork_here(how):
 def main(how):
     before_fork()
     if how == "thread":
+        # Python 3.12+ warns of fork() in a process with threads, naming its pid: this one has two of its own.
+        warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
         statuses = []
         forker = threading.Thread(target=lambda: statuses.append(fork_here(how)), name="forker")
         forker.start()
