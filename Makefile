@@ -39,6 +39,7 @@ $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q meson-python meson ninja pytest
+	$(VPY) -m pip install -q ipykernel jupyter_client nbclient nbformat
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.created $(SOURCES) | deps

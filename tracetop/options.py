@@ -133,6 +133,9 @@ OPTIONS = (
            flags=("--mpp",), switches={"--mpi": "mpi"}, metavar="{none,mpi}", available=False),
     Option("follow", "FOLLOW", True, parse_bool, "measure child processes too (default: on)",
            switches={"--follow": True, "--no-follow": False}, available=False),
+    Option("scorep_compat", "SCOREP_COMPAT", False, parse_bool,
+           "make `import scorep` (scorep.user, scorep.instrumenter) work with tracetop's compatibility module "
+           "where the real scorep package is not installed", switches={"--scorep-compat": True}),
     Option("keep_files", "KEEP_FILES", False, parse_bool,
            "keep temporary files (accepted; tracetop makes none)", switches={"--keep-files": True}),
     Option("verbose", "VERBOSE", False, parse_bool, "say more about the measurement",

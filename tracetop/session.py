@@ -10,7 +10,7 @@ import sys
 import time
 
 import tracetop
-from tracetop import _tracetop, messages
+from tracetop import _tracetop, compat, messages
 from tracetop.commands import EXPERIMENT_VIEWS
 from tracetop.experiment import Experiment, Provenance, describe_problems, describe_stats
 from tracetop.options import from_keywords
@@ -45,6 +45,8 @@ class Session:
         if _tracetop.active():
             raise _tracetop.TraceError("a measurement is already running in this process")
         messages.verbose = configuration["verbose"]
+        if configuration["scorep_compat"]:
+            compat.install()
         unavailable = configuration.unavailable()
         if unavailable:
             messages.note(f"not in this version yet, ignored: {', '.join(unavailable)}")
@@ -57,7 +59,7 @@ class Session:
             _tracetop.start(
                 experiment.path,
                 instrumenter=configuration["instrumenter"],
-                instrumenter_enabled=configuration["instrumenter_enabled"],
+                instrumenter_enabled=False,  # switched as configured once this function is done
                 c_calls=configuration["c_calls"],
                 memory=configuration["memory"],
                 name=program,
@@ -75,6 +77,9 @@ class Session:
         messages.detail(f"measuring {program} into {os.path.join(experiment.shown, '')}")
         for line in configuration.lines():
             messages.detail(f"  {line}")
+        # Last, so that none of the calls above is recorded: the measurement shows the program alone.
+        if configuration["instrumenter_enabled"]:
+            _tracetop.instrumenter_enable()
         return session
 
     def stop(self):
@@ -82,6 +87,7 @@ class Session:
         experiment is; returns the writer's statistics. Does nothing a second time."""
         if self._stopped or os.getpid() != self._pid:
             return self.stats
+        _tracetop.instrumenter_disable()  # what follows is tracetop's own work, not the program's
         self._stopped = True
         atexit.unregister(self._stop_at_exit)
         if os._exit is self._exit:
