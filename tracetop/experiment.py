@@ -52,7 +52,7 @@ class Experiment:
     @classmethod
     def create(cls, requested=None):
         """The directory `requested` (default: tracetop-YYYYMMDD_HHMMSS_<pid> here), made or found empty."""
-        shown = requested or time.strftime("tracetop-%Y%m%d_%H%M%S_") + str(os.getpid())
+        shown = requested or default_name()
         path = os.path.abspath(shown)
         try:
             os.makedirs(path)
@@ -122,6 +122,11 @@ class Experiment:
         yield ""
         for command in EXPERIMENT_VIEWS:
             yield f"- `tracetop {command} {shlex.quote(self.shown)}`: {COMMANDS[command]}"
+
+
+def default_name():
+    """The experiment directory when none is named: tracetop-YYYYMMDD_HHMMSS_<pid>."""
+    return time.strftime("tracetop-%Y%m%d_%H%M%S_") + str(os.getpid())
 
 
 def describe_exit(status):

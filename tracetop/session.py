@@ -24,6 +24,9 @@ class Session:
     """A measurement in progress, filling the experiment directory `directory`. It ends with stop() or at
     the end of a `with` block; at the latest when the process exits, by os._exit() too."""
 
+    # Whether the threads already running when it starts are measured, besides the one that starts it.
+    other_threads = True
+
     def __init__(self, experiment, configuration, provenance):
         self.experiment = experiment
         self.configuration = configuration
@@ -66,6 +69,7 @@ class Session:
                 attributes={"command": command, "tracetop_version": tracetop.__version__,
                             "python_version": platform.python_version()},
                 exclude_paths=(OWN_CODE,),
+                other_threads=cls.other_threads,
             )
         except BaseException:
             experiment.discard()

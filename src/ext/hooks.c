@@ -188,8 +188,18 @@ static PyObject *thread_hook_impl(PyObject *self, PyObject *const *args, Py_ssiz
 
 /* ---- start and stop ---- */
 
-/* Puts the chosen hook in place for every thread, now and to come. */
-static int install_hooks(void)
+/* Sets func as the hook of the calling thread only. */
+static void install_here(Py_tracefunc func)
+{
+    if (hook_kind == HOOK_PROFILE)
+        PyEval_SetProfile(func, NULL);
+    else
+        PyEval_SetTrace(func, NULL);
+}
+
+/* Puts the chosen hook in place for the threads to come, and for those
+ * running now or (other_threads == 0) the calling thread alone. */
+static int install_hooks(int other_threads)
 {
     switch (hook_kind) {
     case HOOK_NONE:
@@ -202,7 +212,10 @@ static int install_hooks(void)
     case HOOK_TRACE:
         saved_threading_hook = set_threading_hook(thread_hook);
         if (!saved_threading_hook) return -1;
-        install_everywhere(hook);
+        if (other_threads)
+            install_everywhere(hook);
+        else
+            install_here(hook);
         return 0;
     }
     return 0;
@@ -286,13 +299,15 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     static char *kwlist[] = {"directory", "instrumenter", "c_calls",    "instrumenter_enabled", "memory",
-                             "compress",  "name",         "attributes", "exclude_paths",        NULL};
+                             "compress",  "name",         "attributes", "exclude_paths",        "other_threads",
+                             NULL};
     const char *directory, *instrumenter = "profile", *name = "";
-    int c_calls = 1, enabled = 1, compress = 0;
+    int c_calls = 1, enabled = 1, compress = 0, other_threads = 1;
     unsigned long long memory = 64ull << 20;
     PyObject *attributes = NULL, *exclude = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!O", kwlist, &directory, &instrumenter, &c_calls,
-                                     &enabled, &memory, &compress, &name, &PyDict_Type, &attributes, &exclude))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!Op", kwlist, &directory, &instrumenter, &c_calls,
+                                     &enabled, &memory, &compress, &name, &PyDict_Type, &attributes, &exclude,
+                                     &other_threads))
         return NULL;
     if (tt_active) {
         PyErr_SetString(tt_TraceError, "a measurement is already running in this process");
@@ -325,7 +340,7 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     tt_recording = 1;
     update_switches();
     tt_active = session;
-    if (install_hooks() < 0) {
+    if (install_hooks(other_threads) < 0) {
         tt_session_stats stats;
         tt_active = NULL;
         tt_session_stop(session, &stats, NULL);
@@ -430,8 +445,9 @@ static PyObject *instrumenter_is_enabled(PyObject *self, PyObject *unused)
 static PyMethodDef hook_methods[] = {
     {"start", (PyCFunction)(void (*)(void))start, METH_VARARGS | METH_KEYWORDS,
      "start(directory, *, instrumenter='profile', c_calls=True, instrumenter_enabled=True, memory=64 MiB, "
-     "compress=False, name='', attributes={}, exclude_paths=())\n--\n\nStart measuring this process into "
-     "directory/trace."},
+     "compress=False, name='', attributes={}, exclude_paths=(), other_threads=True)\n--\n\nStart measuring this "
+     "process into directory/trace: the threads running now (only the calling one when other_threads is\n"
+     "false; not with the monitoring instrumenter, which sees every thread) and those started later."},
     {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
     {"run_code", run_code, METH_VARARGS, "run_code(code, globals)\n--\n\nexec() without an event of its own."},

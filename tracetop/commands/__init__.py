@@ -6,6 +6,7 @@ COMMANDS = {
     "run": "Run a Python program under measurement; writes an experiment directory",
     "summary": "Text profile of an experiment: top regions by exclusive and inclusive time, visits, "
                "per thread and process",
+    "jupyter": "Register the Jupyter kernel \"tracetop\" (`tracetop jupyter install [--user]`)",
 }
 
 # The commands that look at an experiment (`tracetop NAME EXP`), as MANIFEST.md lists them; the end of a
