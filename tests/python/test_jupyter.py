@@ -285,3 +285,40 @@ def test_magics_in_any_ipython_kernel(jupyter_path, tmp_path):
         assert enters(tmp_path / experiment_of(displayed(outputs)[0]))["user:loaded"] == 1
     finally:
         plain.close()
+
+
+def test_arguments_and_environment_apply_to_measured_cells(kernel):
+    assert kernel.stdout("%%tracetop_args\n--no-c-calls --thread=pthread") == (
+        "tracetop run arguments for measured cells set successfully: ['--no-c-calls']\n"
+        "Not needed with tracetop, ignored: --thread=pthread\n")
+    assert kernel.stdout("%%tracetop_env\nTRACETOP_EXPERIMENT_DIRECTORY=chosen\nSCOREP_METRIC_PAPI=PAPI_TOT_CYC") == (
+        "Environment for measured cells set successfully: TRACETOP_EXPERIMENT_DIRECTORY=chosen, "
+        "SCOREP_METRIC_PAPI=PAPI_TOT_CYC\nNot read by tracetop, set all the same: SCOREP_METRIC_PAPI\n")
+    status, outputs = kernel.run("%%trace\ndef f():\n    return len('abc')\nf()")
+    assert status == "ok" and ("result", {"text/plain": "3"}) in outputs
+    recorded = enters(kernel.cwd / "chosen")
+    assert recorded["__main__:f"] == 1 and "builtins:len" not in recorded  # --no-c-calls
+    # Options on the magic's line add to those set, for this cell only.
+    status, outputs = kernel.run("%%trace --c-calls --output=own\nf()")
+    assert status == "ok" and enters(kernel.cwd / "own")["builtins:len"] == 1
+    kernel.stdout("%%tracetop_args\n")
+    kernel.stdout("%%tracetop_env\nTRACETOP_EXPERIMENT_DIRECTORY=")
+
+
+def test_write_mode_keeps_strings_and_comment_cells(kernel):
+    assert kernel.stdout("%%writefile_begin kept") .startswith("Started converting to Python script.")
+    kernel.stdout("text = '''two\n  lines'''")
+    kernel.stdout("# nothing but a comment")
+    kernel.stdout("%%trace\nprint(repr(text))")
+    kernel.stdout("%%writefile_end")
+    completed = subprocess.run([str(kernel.cwd / "kept_run.sh")], cwd=kernel.cwd, env=environment(),
+                               capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == "'two\\n  lines'\n"
+
+
+def test_aborted_write_mode_leaves_no_files(kernel):
+    kernel.stdout("%%writefile_begin dropped")
+    kernel.stdout("x = 1")
+    assert kernel.stdout("%%abort_writefile") == "Writefile mode aborted.\n"
+    assert not (kernel.cwd / "dropped.py").exists() and not (kernel.cwd / "dropped_run.sh").exists()

@@ -33,6 +33,8 @@ ALIASES = {
     "writefile_abort": "abort_writefile",
 }
 CONTROL = ("multicell_begin", "multicell_end", "multicell_abort", "writefile_begin", "writefile_end", "writefile_abort")
+# The magics that are line magics too: `%tracetop_args --no-c-calls`, and a cell of theirs without a body.
+LINE_TOO = CONTROL + ("tracetop_env", "tracetop_args")
 TAKE = "_tracetop_take"
 DEFAULT_SCRIPT = "jupyter_to_script"
 
@@ -41,7 +43,7 @@ def _names(*names):
     return {name for tracetop_name in names for name in (tracetop_name, ALIASES[tracetop_name])}
 
 
-CONTROL_NAMES = _names(*CONTROL)
+LINE_NAMES = _names(*LINE_TOO)
 OWN_NAMES = _names(*ALIASES) | {TAKE}
 TRACE_NAMES = _names("trace")
 
@@ -56,9 +58,8 @@ class Notebook:
         self.script = None  # write mode: the Script being recorded
 
     def register(self):
-        magics = {"trace": (self.trace, "cell"), "tracetop_env": (self.tracetop_env, "cell"),
-                  "tracetop_args": (self.tracetop_args, "cell")}
-        magics.update({name: (getattr(self, name), "line_cell") for name in CONTROL})
+        magics = {"trace": (self.trace, "cell")}
+        magics.update({name: (getattr(self, name), "line_cell") for name in LINE_TOO})
         for name, (function, kind) in magics.items():
             for magic_name in (name, ALIASES[name]):
                 self.shell.register_magic_function(function, magic_kind=kind, magic_name=magic_name)
@@ -102,8 +103,10 @@ class Notebook:
 
     # ---- settings ----
 
-    def tracetop_env(self, line, body):
-        """%%tracetop_env: NAME=value lines, TRACETOP_ and SCOREP_ variables for measured cells."""
+    def tracetop_env(self, line, body=None):
+        """%%tracetop_env: NAME=value lines, TRACETOP_ and SCOREP_ variables for measured cells (an empty
+        value unsets one); `%tracetop_env NAME=value` in one line."""
+        body = line if body is None else body
         try:
             if self.script:
                 self.script.set_environment(parse_environment(body))
@@ -117,8 +120,10 @@ class Notebook:
         if ignored:
             print(f"Not read by tracetop, set all the same: {', '.join(ignored)}")
 
-    def tracetop_args(self, line, body):
-        """%%tracetop_args: `tracetop run` options for measured cells."""
+    def tracetop_args(self, line, body=None):
+        """%%tracetop_args: `tracetop run` options for measured cells, in place of those set before (none:
+        the defaults again); `%tracetop_args OPTIONS` in one line."""
+        body = line if body is None else body
         try:
             if self.script:
                 self.script.set_arguments(check_arguments(body)[0])
@@ -228,7 +233,7 @@ class Notebook:
         first = lines[0].strip() if lines else ""
         name = first[2:].split(maxsplit=1)[0] if first.startswith("%%") and len(first) > 2 else None
         rest = lines[1:]
-        if name in CONTROL_NAMES and not "".join(rest).strip():
+        if name in LINE_NAMES and not "".join(rest).strip():
             return [f"%{first[2:]}\n"]
         if (self.marked is None and self.script is None) or name in OWN_NAMES - TRACE_NAMES:
             return lines
