@@ -58,20 +58,22 @@ static void take_sample(tt_usage *u)
     };
 }
 
+/* Samples every interval until stopped, then once more: the end of the span. */
 static void *sampler(void *arg)
 {
     tt_usage *u = arg;
     pthread_mutex_lock(&u->lock);
-    while (!u->stopping) {
-        pthread_mutex_unlock(&u->lock);
-        take_sample(u);
+    for (;;) {
         uint64_t due = clock_ns(CLOCK_MONOTONIC) + u->interval_ns;
         struct timespec until = {.tv_sec = (time_t)(due / 1000000000u), .tv_nsec = (long)(due % 1000000000u)};
-        pthread_mutex_lock(&u->lock);
         while (!u->stopping && pthread_cond_timedwait(&u->wake, &u->lock, &until) != ETIMEDOUT) continue;
+        if (u->stopping) break;
+        pthread_mutex_unlock(&u->lock);
+        take_sample(u);
+        pthread_mutex_lock(&u->lock);
     }
     pthread_mutex_unlock(&u->lock);
-    take_sample(u); /* the end of the span */
+    take_sample(u);
     return NULL;
 }
 
@@ -93,6 +95,7 @@ int tt_usage_start(uint64_t interval_ns, tt_usage **out, tt_error *err)
     pthread_cond_init(&u->wake, &attr);
     pthread_condattr_destroy(&attr);
     pthread_mutex_init(&u->lock, NULL);
+    take_sample(u); /* the start of the span, before the thread runs */
     int rc = pthread_create(&u->thread, NULL, sampler, u);
     if (rc != 0) {
         errno = rc;

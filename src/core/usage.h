@@ -3,8 +3,9 @@
  * Jupyter cell.
  *
  * Contract:
- *  - tt_usage_start starts a plain pthread (it runs no Python, so no hook
- *    ever records it) that takes a sample at once and then every interval.
+ *  - tt_usage_start takes a first sample and starts a plain pthread (it
+ *    runs no Python, so no hook ever records it) that takes one every
+ *    interval.
  *    tt_usage_stop wakes it, has it take a last sample, joins it and hands
  *    over the samples: the last one is the end of the span.
  *  - Memory stays bounded however long the span: when the buffer holds
