@@ -22,7 +22,7 @@ test-c: $(VENV)/.installed
 	$(VENV)/bin/meson setup build/c --reconfigure >/dev/null 2>&1 || $(VENV)/bin/meson setup build/c
 	$(VENV)/bin/meson test -C build/c --print-errorlogs
 
-test-python: $(VENV)/.installed
+test-python: $(VENV)/.installed $(VENV)/.jupyter
 	$(VENV)/bin/pytest -q tests/python
 
 bench: $(VENV)/.installed
@@ -39,6 +39,10 @@ $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q meson-python meson ninja pytest
+	touch $@
+
+# The Jupyter kernel's packages, and the clients its tests drive it with.
+$(VENV)/.jupyter: $(VENV)/.created
 	$(VPY) -m pip install -q ipykernel jupyter_client nbclient nbformat
 	touch $@
 
