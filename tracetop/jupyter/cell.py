@@ -23,7 +23,7 @@ class Measured:
     experiment: str  # the experiment directory, absolute
     shown: str  # as the configuration named it, for messages
     stats: dict  # the writer's statistics (_tracetop.stop())
-    usage: list  # [(seconds since the cell began, CPU seconds of the process, resident bytes)]; last: the end
+    usage: list  # [(seconds since the measurement began, CPU seconds of the process, resident bytes)]
     value: object = None  # the value of the cell's last expression, shown as the cell's result
     failure: BaseException = None  # what the cell raised, its traceback without tracetop's frames
 
@@ -69,11 +69,15 @@ def measure(shell, codes, configuration, program):
     __tracebackhide__ = True  # noqa: F841 -- IPython leaves this frame out of tracebacks
     namespace = shell.user_ns
     value = raised = None
-    session = _CellSession.begin(configuration, program=program, command=command_line())
+    _tracetop.usage_start(USAGE_INTERVAL)
+    try:
+        session = _CellSession.begin(configuration, program=program, command=command_line())
+    except BaseException:
+        _tracetop.usage_stop()
+        raise
     # From here to instrumenter_disable() the only calls recorded are the cells' own: the functions of
     # _tracetop are tracetop's and never recorded, and the session switched the instrumenter on (or not,
     # as configured) as its last act.
-    _tracetop.usage_start(USAGE_INTERVAL)
     try:
         for statements, last in codes:
             _tracetop.run_code(statements, namespace)
@@ -84,7 +88,7 @@ def measure(shell, codes, configuration, program):
         _tracetop.instrumenter_disable()
         usage = _tracetop.usage_stop()
     stats = session.stop()
-    failure = raised and raised.with_traceback(raised.__traceback__.tb_next)  # from the cell's frame on
+    failure = None if raised is None else raised.with_traceback(raised.__traceback__.tb_next)  # the cell's frames
     return Measured(session.directory, session.experiment.shown, stats, usage, value, failure)
 
 

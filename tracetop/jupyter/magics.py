@@ -3,8 +3,8 @@ kernel gives it, and the messages that kernel documents for its flow.
 
 Multicell mode and write mode take the cells that follow, whatever they hold: an input transformer turns
 each into a call of the hidden magic %%_tracetop_take while one of them is on. The control magics run with
-an empty body, which IPython refuses for cell magics: they are line magics too, and the transformer makes
-`%%multicell_begin` alone in a cell the line magic `%multicell_begin`.
+an empty body, which IPython refuses for cell magics: they (and %%tracetop_env, %%tracetop_args) are line
+magics too, and the transformer makes `%%multicell_begin` alone in a cell the line magic `%multicell_begin`.
 
 Bad arguments raise UsageError: IPython shows it in the cell's output, and the kernel goes on."""
 
