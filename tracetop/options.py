@@ -124,7 +124,7 @@ OPTIONS = (
            f"also write these formats at the end of the run ({', '.join(FORMATS)})",
            flags=("--format",), metavar="FORMAT[,FORMAT...]", available=False),
     Option("filter", "FILTERING_FILE", None, parse_path, "a Score-P filter file: which regions to record",
-           flags=("--filter",), metavar="FILE", scorep_name="SCOREP_FILTERING_FILE", available=False),
+           flags=("--filter",), metavar="FILE", scorep_name="SCOREP_FILTERING_FILE"),
     Option("live", "LIVE", False, parse_bool, "publish to `tracetop top`",
            switches={"--live": True}, available=False),
     Option("objects", "OBJECTS", False, parse_bool, "record object creation and destruction",

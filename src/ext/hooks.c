@@ -286,13 +286,15 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     static char *kwlist[] = {"directory", "instrumenter", "c_calls",    "instrumenter_enabled", "memory",
-                             "compress",  "name",         "attributes", "exclude_paths",        NULL};
-    const char *directory, *instrumenter = "profile", *name = "";
+                             "compress",  "name",         "attributes", "exclude_paths",        "filter",
+                             NULL};
+    const char *directory, *instrumenter = "profile", *name = "", *filter = NULL;
     int c_calls = 1, enabled = 1, compress = 0;
     unsigned long long memory = 64ull << 20;
     PyObject *attributes = NULL, *exclude = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!O", kwlist, &directory, &instrumenter, &c_calls,
-                                     &enabled, &memory, &compress, &name, &PyDict_Type, &attributes, &exclude))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!Oz", kwlist, &directory, &instrumenter, &c_calls,
+                                     &enabled, &memory, &compress, &name, &PyDict_Type, &attributes, &exclude,
+                                     &filter))
         return NULL;
     if (tt_active) {
         PyErr_SetString(tt_TraceError, "a measurement is already running in this process");
@@ -304,6 +306,10 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     size_t attribute_count = 0;
     const char **attribute_pairs = NULL;
     if (attributes && !(attribute_pairs = attribute_array(attributes, &attribute_count))) return NULL;
+    if (tt_region_filter_set(filter) < 0) {
+        PyMem_Free(attribute_pairs);
+        return NULL;
+    }
 
     tt_session_config config = {.directory = directory,
                                 .memory = memory,
@@ -317,7 +323,10 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     tt_session *session;
     int rc = tt_session_start(&config, &tt_definitions, &session, &err);
     PyMem_Free(attribute_pairs);
-    if (rc < 0) return tt_raise(&err);
+    if (rc < 0) {
+        tt_region_filter_clear();
+        return tt_raise(&err);
+    }
 
     hook_kind = kind;
     tt_record_c_calls = c_calls && (kind == HOOK_PROFILE || kind == HOOK_MONITORING);
@@ -329,6 +338,7 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
         tt_session_stats stats;
         tt_active = NULL;
         tt_session_stop(session, &stats, NULL);
+        tt_region_filter_clear();
         return NULL;
     }
     Py_RETURN_NONE;
@@ -345,7 +355,9 @@ static PyObject *stop(PyObject *self, PyObject *unused)
     tt_error err;
     int rc;
     Py_BEGIN_ALLOW_THREADS rc = tt_session_stop(session, &stats, &err);
-    Py_END_ALLOW_THREADS if (rc < 0) return tt_raise(&err);
+    Py_END_ALLOW_THREADS
+    tt_region_filter_clear();
+    if (rc < 0) return tt_raise(&err);
     return Py_BuildValue("{sKsKsKsKsKsI}", "events", (unsigned long long)stats.events, "bytes",
                          (unsigned long long)stats.bytes, "chunks", (unsigned long long)stats.chunks, "waits",
                          (unsigned long long)stats.waits, "wait_ns", (unsigned long long)stats.wait_ns, "streams",
@@ -430,7 +442,7 @@ static PyObject *instrumenter_is_enabled(PyObject *self, PyObject *unused)
 static PyMethodDef hook_methods[] = {
     {"start", (PyCFunction)(void (*)(void))start, METH_VARARGS | METH_KEYWORDS,
      "start(directory, *, instrumenter='profile', c_calls=True, instrumenter_enabled=True, memory=64 MiB, "
-     "compress=False, name='', attributes={}, exclude_paths=())\n--\n\nStart measuring this process into "
+     "compress=False, name='', attributes={}, exclude_paths=(), filter=None)\n--\n\nStart measuring this process into "
      "directory/trace."},
     {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
