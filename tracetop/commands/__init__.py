@@ -6,6 +6,8 @@ COMMANDS = {
     "run": "Run a Python program under measurement; writes an experiment directory",
     "summary": "Text profile of an experiment: top regions by exclusive and inclusive time, visits, "
                "per thread and process",
+    "convert": "Write an experiment's trace in a standard format: otf2, cubex, perfetto, chrome, speedscope, "
+               "pstats, collapsed",
 }
 
 # The commands that look at an experiment (`tracetop NAME EXP`), as MANIFEST.md lists them; the end of a
