@@ -10,6 +10,7 @@ static const struct {
     const char *format, *file_name;
     tt_converter *convert;
 } converters[] = {
+    {"otf2", "traces.otf2", tt_export_otf2},
     {"chrome", "trace.chrome.json", tt_export_chrome},
     {"speedscope", "profile.speedscope.json", tt_export_speedscope},
     {"pstats", "profile.pstats", tt_export_pstats},
