@@ -38,7 +38,7 @@ deps:
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q meson-python meson ninja pytest
+	$(VPY) -m pip install -q meson-python meson ninja pytest pycubexr perfetto
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.created $(SOURCES) | deps

@@ -11,6 +11,7 @@ static const struct {
     tt_converter *convert;
 } converters[] = {
     {"otf2", "traces.otf2", tt_export_otf2},
+    {"cubex", "profile.cubex", tt_export_cubex},
     {"chrome", "trace.chrome.json", tt_export_chrome},
     {"speedscope", "profile.speedscope.json", tt_export_speedscope},
     {"pstats", "profile.pstats", tt_export_pstats},
