@@ -12,6 +12,7 @@ static const struct {
 } converters[] = {
     {"otf2", "traces.otf2", tt_export_otf2},
     {"cubex", "profile.cubex", tt_export_cubex},
+    {"perfetto", "trace.perfetto-trace", tt_export_perfetto},
     {"chrome", "trace.chrome.json", tt_export_chrome},
     {"speedscope", "profile.speedscope.json", tt_export_speedscope},
     {"pstats", "profile.pstats", tt_export_pstats},

@@ -139,7 +139,7 @@ def test_unknown_format(experiment):
     assert_one_line(completed, f"unknown format 'pdf' (known: {', '.join(_tracetop.FORMATS)})")
 
 
-@pytest.mark.parametrize("format", ["cubex", "chrome", "speedscope", "pstats", "collapsed"])
+@pytest.mark.parametrize("format", ["cubex", "perfetto", "chrome", "speedscope", "pstats", "collapsed"])
 def test_unwritable_output(experiment, tmp_path, format):
     target = tmp_path / "missing" / "out"
     completed = tracetop("convert", experiment, "--to", format, "-o", target, cwd=tmp_path)
