@@ -6,10 +6,11 @@ COMMANDS = {
     "run": "Run a Python program under measurement; writes an experiment directory",
     "summary": "Text profile of an experiment: top regions by exclusive and inclusive time, visits, "
                "per thread and process",
+    "score": "Estimated trace size per region and region group, as scorep-score; suggests a filter file",
     "convert": "Write an experiment's trace in a standard format: otf2, cubex, perfetto, chrome, speedscope, "
                "pstats, collapsed",
 }
 
 # The commands that look at an experiment (`tracetop NAME EXP`), as MANIFEST.md lists them; the end of a
 # run suggests the first.
-EXPERIMENT_VIEWS = ("summary",)
+EXPERIMENT_VIEWS = ("summary", "score")
