@@ -14,8 +14,9 @@
  * definition must come after the strings it names, which is why the global
  * definitions are written last, once the events have named everything; and
  * timestamps never decrease within a location, which the reader guarantees.
- * Event writers flush their buffers to disk as they fill, so memory stays
- * bounded; one location is written at a time.
+ * Event writers flush their buffers to disk as they fill (memory callbacks
+ * that give each a few chunks), so memory stays bounded; one location is
+ * written at a time.
  */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include <errno.h>
@@ -60,6 +61,53 @@ static OTF2_FlushType pre_flush(void *data, OTF2_FileType type, OTF2_LocationRef
 }
 
 static const OTF2_FlushCallbacks flush_callbacks = {.otf2_pre_flush = pre_flush, .otf2_post_flush = NULL};
+
+/* libotf2 flushes a buffer to its file only when it cannot get memory for
+ * another chunk; by default it always can, and would keep a location's
+ * events in memory until the location is closed. These callbacks give an
+ * event buffer at most EVENT_CHUNKS chunks, so that it flushes and the
+ * memory stays bounded; other buffers (definitions) grow as they need. */
+#define EVENT_CHUNKS 4
+
+typedef struct chunk_list {
+    size_t count, cap;
+    void *chunks[];
+} chunk_list;
+
+static void *allocate_chunk(void *data, OTF2_FileType type, OTF2_LocationRef location, void **per_buffer,
+                            uint64_t size)
+{
+    (void)data, (void)location;
+    chunk_list *list = *per_buffer;
+    if (type == OTF2_FILETYPE_EVENTS && list && list->count >= EVENT_CHUNKS) return NULL;
+    if (!list || list->count == list->cap) {
+        size_t cap = list ? list->cap * 2 : EVENT_CHUNKS;
+        chunk_list *grown = realloc(list, sizeof *list + cap * sizeof *list->chunks);
+        if (!grown) return NULL;
+        if (!list) grown->count = 0;
+        grown->cap = cap;
+        *per_buffer = list = grown;
+    }
+    void *chunk = malloc(size);
+    if (chunk) list->chunks[list->count++] = chunk;
+    return chunk;
+}
+
+static void free_chunks(void *data, OTF2_FileType type, OTF2_LocationRef location, void **per_buffer, bool final)
+{
+    (void)data, (void)type, (void)location;
+    chunk_list *list = *per_buffer;
+    if (!list) return;
+    for (size_t i = 0; i < list->count; i++) free(list->chunks[i]);
+    list->count = 0;
+    if (final) {
+        free(list);
+        *per_buffer = NULL;
+    }
+}
+
+static const OTF2_MemoryCallbacks memory_callbacks = {.otf2_allocate = allocate_chunk,
+                                                      .otf2_free_all = free_chunks};
 
 /* ---- maps: uint64 key -> uint32 id, open addressing ---- */
 
@@ -544,6 +592,7 @@ int tt_export_otf2(const tt_trace *t, const char *path, tt_export_result *r, tt_
     int failed = 0;
     OTF2_ErrorCode rc = x.archive ? OTF2_SUCCESS : OTF2_ERROR_MEM_FAULT;
     if (rc == OTF2_SUCCESS) rc = OTF2_Archive_SetFlushCallbacks(x.archive, &flush_callbacks, NULL);
+    if (rc == OTF2_SUCCESS) rc = OTF2_Archive_SetMemoryCallbacks(x.archive, &memory_callbacks, NULL);
     if (rc == OTF2_SUCCESS) rc = OTF2_Archive_SetSerialCollectiveCallbacks(x.archive);
     if (rc == OTF2_SUCCESS) rc = OTF2_Archive_SetCreator(x.archive, "tracetop");
     if (rc == OTF2_SUCCESS) rc = OTF2_Archive_OpenEvtFiles(x.archive);

@@ -164,3 +164,18 @@ def test_missing_experiment(tmp_path):
     completed = tracetop("convert", "nowhere", "--to", "chrome", cwd=tmp_path)
     assert completed.returncode == 2 and len(completed.stderr.splitlines()) == 1
     assert completed.stderr.startswith("tracetop: error: nowhere")
+
+
+@pytest.mark.parametrize("format", list(_tracetop.FORMATS))
+def test_cut_trace_converts_what_is_there(tmp_path, format):
+    """A trace cut short converts up to where it stops: the file is written, one warning says what was cut."""
+    experiment = measure(tmp_path)
+    main_stream = experiment / "trace" / str(_tracetop.Trace(str(experiment)).processes[0]["pid"]) / "0.tts"
+    with open(main_stream, "r+b") as file:
+        file.truncate(main_stream.stat().st_size - 100)
+    completed = tracetop("convert", experiment, "--to", format, cwd=tmp_path)
+    assert completed.returncode == 1
+    wrote, warning = completed.stderr.splitlines()
+    assert wrote.startswith(f"tracetop: wrote {experiment / _tracetop.default_name(format)} (")
+    assert warning.startswith("tracetop: warning: trace cut short: process ") and '"MainThread"' in warning
+    assert (experiment / _tracetop.default_name(format)).stat().st_size > 0

@@ -95,3 +95,18 @@ def test_bad_output(experiment, output, message):
     completed = tracetop("convert", experiment, "--to", "otf2", "-o", output, cwd=experiment.parent)
     assert completed.returncode == 2
     assert completed.stderr == f"tracetop: error: {message}\n"
+
+
+def test_large_location_is_flushed_as_it_is_written(tmp_path):
+    """Past a few MiB of events libotf2 must flush a location's buffer (the converter's memory callbacks make it):
+    400,000 events in one location still read back whole."""
+    (tmp_path / "loop.py").write_text("def tiny(i):\n    return i\n\n\nfor i in range(100000):\n    tiny(i)\n    abs(i)\n")
+    completed = tracetop("--output", "exp", "loop.py", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    convert(tmp_path / "exp", "otf2")
+    assert sum(f.stat().st_size for f in (tmp_path / "exp" / "traces").glob("*.evt")) > 4 << 20  # 4 chunks of 1 MiB
+    enters = collections.Counter()
+    for line in otf2_print(tmp_path / "exp" / "traces.otf2").splitlines():
+        if line.startswith("ENTER "):
+            enters[re.search(r'Region: "(.*)" <\d+>', line).group(1)] += 1
+    assert enters["__main__:tiny"] == 100000 and enters["builtins:abs"] == 100000
