@@ -5,7 +5,7 @@
 PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
-APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev
+APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev libotf2-trace-dev otf2-tools chromium nodejs
 SOURCES := $(shell git ls-files -co --exclude-standard -- src tracetop meson.build meson.options pyproject.toml 2>/dev/null)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -22,7 +22,7 @@ test-c: $(VENV)/.installed
 	$(VENV)/bin/meson setup build/c --reconfigure >/dev/null 2>&1 || $(VENV)/bin/meson setup build/c
 	$(VENV)/bin/meson test -C build/c --print-errorlogs
 
-test-python: $(VENV)/.installed $(VENV)/.jupyter
+test-python: $(VENV)/.installed $(VENV)/.jupyter $(VENV)/.formats
 	$(VENV)/bin/pytest -q tests/python
 
 bench: $(VENV)/.installed
@@ -44,6 +44,11 @@ $(VENV)/.created:
 # The Jupyter kernel's packages, and the clients its tests drive it with.
 $(VENV)/.jupyter: $(VENV)/.created
 	$(VPY) -m pip install -q ipykernel jupyter_client nbclient nbformat
+# The consumers of the converted formats that the tests read them back with: pycubexr (CUBE4), Perfetto's
+# protos, and speedscope's app (npm) driven in Chromium by Playwright.
+$(VENV)/.formats: $(VENV)/.created | deps
+	$(VPY) -m pip install -q pycubexr perfetto playwright
+	npm install --silent --no-audit --no-fund --prefix $(VENV)/npm speedscope@1.25.0
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.created $(SOURCES) | deps

@@ -24,6 +24,8 @@ CONTENTS = {
                   "(set as environment variables, they repeat the measurement)",
     "trace/": "the native trace: compact binary chunks, per process (`trace/<pid>/`) and thread",
     "profile.txt": "the text summary, as `tracetop summary` prints it",
+    **{_tracetop.default_name(format): f"the trace in {format} format (`--format {format}`, `tracetop convert "
+                                       f"--to {format}`)" for format in _tracetop.FORMATS},
 }
 
 
@@ -127,6 +129,11 @@ class Experiment:
 def default_name():
     """The experiment directory when none is named: tracetop-YYYYMMDD_HHMMSS_<pid>."""
     return time.strftime("tracetop-%Y%m%d_%H%M%S_") + str(os.getpid())
+def convert(experiment, format, output=None):
+    """Writes the trace of the experiment directory `experiment` in `format` to `output` (default: the format's
+    file in the experiment); returns (the path written, the converter's result)."""
+    path = output or os.path.join(experiment, _tracetop.default_name(format))
+    return path, _tracetop.convert(experiment, format, path)
 
 
 def describe_exit(status):

@@ -8,11 +8,12 @@ import argparse
 import os
 from dataclasses import dataclass, field
 
+from tracetop import _tracetop
 from tracetop.messages import CommandError
 from tracetop.sizes import parse_size
 
-# The names of `--format` (and, later, of `tracetop convert --to`).
-FORMATS = ("otf2", "cubex", "chrome", "perfetto", "speedscope", "pstats", "collapsed")
+# The names of `--format`, as those of `tracetop convert --to`: the converters of the C core.
+FORMATS = _tracetop.FORMATS
 
 MINIMUM_MEMORY = 1 << 20
 
@@ -122,9 +123,9 @@ OPTIONS = (
            switches={"--profile": True, "--no-profile": False}, scorep_name="SCOREP_ENABLE_PROFILING"),
     Option("formats", "FORMAT", (), parse_formats,
            f"also write these formats at the end of the run ({', '.join(FORMATS)})",
-           flags=("--format",), metavar="FORMAT[,FORMAT...]", available=False),
+           flags=("--format",), metavar="FORMAT[,FORMAT...]"),
     Option("filter", "FILTERING_FILE", None, parse_path, "a Score-P filter file: which regions to record",
-           flags=("--filter",), metavar="FILE", scorep_name="SCOREP_FILTERING_FILE", available=False),
+           flags=("--filter",), metavar="FILE", scorep_name="SCOREP_FILTERING_FILE"),
     Option("live", "LIVE", False, parse_bool, "publish to `tracetop top`",
            switches={"--live": True}, available=False),
     Option("objects", "OBJECTS", False, parse_bool, "record object creation and destruction",

@@ -12,7 +12,7 @@ import time
 import tracetop
 from tracetop import _tracetop, compat, messages
 from tracetop.commands import EXPERIMENT_VIEWS
-from tracetop.experiment import Experiment, Provenance, describe_problems, describe_stats
+from tracetop.experiment import Experiment, Provenance, convert, describe_problems, describe_stats
 from tracetop.options import from_keywords
 from tracetop.sizes import format_size
 
@@ -70,6 +70,7 @@ class Session:
                             "python_version": platform.python_version()},
                 exclude_paths=(OWN_CODE,),
                 other_threads=cls.other_threads,
+                filter=configuration["filter"],
             )
         except BaseException:
             experiment.discard()
@@ -101,6 +102,9 @@ class Session:
         made.ended, made.exit_status, made.stats = time.time(), self.exit_status, self.stats
         try:
             problems, corrupt = self.experiment.write_profile() if self.configuration["profile"] else ([], False)
+            for format in self.configuration["formats"]:
+                path, result = convert(self.experiment.path, format)
+                messages.detail(f"wrote {path} ({format_size(result['bytes'])})")
         finally:
             self.experiment.write_manifest(made)
         self._announce()

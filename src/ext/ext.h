@@ -30,6 +30,7 @@ int tt_ext_add_hooks(PyObject *module);  /* hooks.c: start, stop, instrumenter *
 int tt_ext_add_api(PyObject *module);    /* api.c: regions, parameters, counters */
 int tt_ext_add_reader(PyObject *module); /* readerobj.c: Trace, profile, summary */
 int tt_ext_add_inline(PyObject *module); /* inline.c: overview, usage sampler (Jupyter) */
+int tt_ext_add_convert(PyObject *module); /* convertobj.c: convert, FORMATS */
 
 /* ---- the running measurement (hooks.c) ---- */
 
@@ -110,13 +111,38 @@ static inline uint32_t tt_cfunction_region(PyObject *func)
 /* Marks the methods of one of tracetop's own types as TT_STACK_OWN. */
 int tt_pyregions_own_methods(PyMethodDef *methods);
 
+/* ---- the filter in force, `--filter FILE` (regionfilter.c) ---- */
+
+/* By region id: 1 when the filter excludes the region. NULL when no filter
+ * is in force, so that without one a call pays a test of this pointer. */
+extern uint8_t *tt_region_filtered;
+
+/* Loads the filter file at path (NULL: none) for the next session; -1 with
+ * TraceError saying where the file is wrong. */
+int tt_region_filter_set(const char *path);
+void tt_region_filter_clear(void);
+
+/* To be called with each region defined: decides its flag. Returns the
+ * region, or TT_STACK_SKIP when its flag could not be stored. */
+uint32_t tt_region_filter_defined(uint32_t region);
+
+/* 1 when `region` (a region id, TT_STACK_SKIP or TT_STACK_OWN) is filtered out. */
+static inline int tt_region_is_filtered(uint32_t region)
+{
+    return tt_unlikely(tt_region_filtered != NULL) && region < TT_STACK_OWN && tt_region_filtered[region];
+}
+
 /* A call seen by a hook: recorded, or pushed as not recorded. */
 static inline void tt_hook_enter(tt_stream *s, uint32_t region)
 {
-    if (tt_likely(region < TT_STACK_OWN))
-        tt_stream_enter(s, tt_clock_now(), region);
-    else
+    if (tt_likely(region < TT_STACK_OWN)) {
+        if (tt_likely(!tt_region_is_filtered(region)))
+            tt_stream_enter(s, tt_clock_now(), region);
+        else
+            tt_stream_skip(s, TT_STACK_SKIP);
+    } else {
         tt_stream_skip(s, region);
+    }
 }
 
 /* ---- sys.monitoring (monitoring.c; Python 3.12 and later) ---- */

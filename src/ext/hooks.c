@@ -300,14 +300,14 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     (void)self;
     static char *kwlist[] = {"directory", "instrumenter", "c_calls",    "instrumenter_enabled", "memory",
                              "compress",  "name",         "attributes", "exclude_paths",        "other_threads",
-                             NULL};
-    const char *directory, *instrumenter = "profile", *name = "";
+                             "filter",    NULL};
+    const char *directory, *instrumenter = "profile", *name = "", *filter = NULL;
     int c_calls = 1, enabled = 1, compress = 0, other_threads = 1;
     unsigned long long memory = 64ull << 20;
     PyObject *attributes = NULL, *exclude = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!Op", kwlist, &directory, &instrumenter, &c_calls,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!Opz", kwlist, &directory, &instrumenter, &c_calls,
                                      &enabled, &memory, &compress, &name, &PyDict_Type, &attributes, &exclude,
-                                     &other_threads))
+                                     &other_threads, &filter))
         return NULL;
     if (tt_active) {
         PyErr_SetString(tt_TraceError, "a measurement is already running in this process");
@@ -319,6 +319,10 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     size_t attribute_count = 0;
     const char **attribute_pairs = NULL;
     if (attributes && !(attribute_pairs = attribute_array(attributes, &attribute_count))) return NULL;
+    if (tt_region_filter_set(filter) < 0) {
+        PyMem_Free(attribute_pairs);
+        return NULL;
+    }
 
     tt_session_config config = {.directory = directory,
                                 .memory = memory,
@@ -332,7 +336,10 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     tt_session *session;
     int rc = tt_session_start(&config, &tt_definitions, &session, &err);
     PyMem_Free(attribute_pairs);
-    if (rc < 0) return tt_raise(&err);
+    if (rc < 0) {
+        tt_region_filter_clear();
+        return tt_raise(&err);
+    }
 
     hook_kind = kind;
     tt_record_c_calls = c_calls && (kind == HOOK_PROFILE || kind == HOOK_MONITORING);
@@ -344,6 +351,7 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
         tt_session_stats stats;
         tt_active = NULL;
         tt_session_stop(session, &stats, NULL);
+        tt_region_filter_clear();
         return NULL;
     }
     Py_RETURN_NONE;
@@ -360,7 +368,9 @@ static PyObject *stop(PyObject *self, PyObject *unused)
     tt_error err;
     int rc;
     Py_BEGIN_ALLOW_THREADS rc = tt_session_stop(session, &stats, &err);
-    Py_END_ALLOW_THREADS if (rc < 0) return tt_raise(&err);
+    Py_END_ALLOW_THREADS
+    tt_region_filter_clear();
+    if (rc < 0) return tt_raise(&err);
     return Py_BuildValue("{sKsKsKsKsKsI}", "events", (unsigned long long)stats.events, "bytes",
                          (unsigned long long)stats.bytes, "chunks", (unsigned long long)stats.chunks, "waits",
                          (unsigned long long)stats.waits, "wait_ns", (unsigned long long)stats.wait_ns, "streams",
@@ -445,9 +455,10 @@ static PyObject *instrumenter_is_enabled(PyObject *self, PyObject *unused)
 static PyMethodDef hook_methods[] = {
     {"start", (PyCFunction)(void (*)(void))start, METH_VARARGS | METH_KEYWORDS,
      "start(directory, *, instrumenter='profile', c_calls=True, instrumenter_enabled=True, memory=64 MiB, "
-     "compress=False, name='', attributes={}, exclude_paths=(), other_threads=True)\n--\n\nStart measuring this "
-     "process into directory/trace: the threads running now (only the calling one when other_threads is\n"
-     "false; not with the monitoring instrumenter, which sees every thread) and those started later."},
+     "compress=False, name='', attributes={}, exclude_paths=(), other_threads=True, filter=None)\n--\n\nStart "
+     "measuring this process into directory/trace: the threads running now (only the calling one when\n"
+     "other_threads is false; not with the monitoring instrumenter, which sees every thread) and those started\n"
+     "later. filter: a Score-P filter file."},
     {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
     {"run_code", run_code, METH_VARARGS, "run_code(code, globals)\n--\n\nexec() without an event of its own."},

@@ -7,8 +7,11 @@ COMMANDS = {
     "summary": "Text profile of an experiment: top regions by exclusive and inclusive time, visits, "
                "per thread and process",
     "jupyter": "Register the Jupyter kernel \"tracetop\" (`tracetop jupyter install [--user]`)",
+    "score": "Estimated trace size per region and region group, as scorep-score; suggests a filter file",
+    "convert": "Write an experiment's trace in a standard format: otf2, cubex, perfetto, chrome, speedscope, "
+               "pstats, collapsed",
 }
 
 # The commands that look at an experiment (`tracetop NAME EXP`), as MANIFEST.md lists them; the end of a
 # run suggests the first.
-EXPERIMENT_VIEWS = ("summary",)
+EXPERIMENT_VIEWS = ("summary", "score")
