@@ -129,6 +129,8 @@ class Experiment:
 def default_name():
     """The experiment directory when none is named: tracetop-YYYYMMDD_HHMMSS_<pid>."""
     return time.strftime("tracetop-%Y%m%d_%H%M%S_") + str(os.getpid())
+
+
 def convert(experiment, format, output=None):
     """Writes the trace of the experiment directory `experiment` in `format` to `output` (default: the format's
     file in the experiment); returns (the path written, the converter's result)."""
