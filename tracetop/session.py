@@ -64,6 +64,7 @@ class Session:
                 attributes={"command": command, "tracetop_version": tracetop.__version__,
                             "python_version": platform.python_version()},
                 exclude_paths=(OWN_CODE,),
+                live=configuration["live"],
             )
         except BaseException:
             experiment.discard()

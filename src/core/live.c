@@ -354,7 +354,7 @@ int tt_live_poll_request(tt_live *l, uint64_t *ticket)
 
 void tt_live_answer(tt_live *l, uint64_t ticket, int measuring)
 {
-    atomic_store_explicit(&l->sh->measuring, measuring ? 1u : 0u, memory_order_release);
+    if (measuring >= 0) atomic_store_explicit(&l->sh->measuring, measuring ? 1u : 0u, memory_order_release);
     if (ticket) atomic_store_explicit(&l->sh->answered, ticket, memory_order_release);
 }
 

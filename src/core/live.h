@@ -88,8 +88,8 @@ void tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_tic
  * -1 when there is none. */
 int tt_live_poll_request(tt_live *l, uint64_t *ticket);
 
-/* The measurement is now on (1) or off (0), after request `ticket` (0: a
- * change made by the program itself). */
+/* The measurement is now on (1) or off (0), or as it was (-1), after
+ * request `ticket` (0: a change made by the program itself). */
 void tt_live_answer(tt_live *l, uint64_t ticket, int measuring);
 
 /* ---- readers: `tracetop top`, `tracetop ctl` ---- */

@@ -131,6 +131,7 @@ int tt_session_start(const tt_session_config *config, tt_registry *registry, tt_
     s->registry = registry;
     if (tt_pool_init(&s->pool, config->memory, err) < 0) goto fail_session;
     if (!(s->trace_dir = make_trace_dir(config->directory, err))) goto fail_pool;
+    if (config->live && tt_live_create(config->name, config->directory, &s->live, err) < 0) goto fail_live;
     pthread_mutex_init(&s->defs_lock, NULL);
     stream_init(s, &s->defs, TT_FILE_DEFS, tt_pool_try_get(&s->pool));
     if (tt_writer_start(&s->writer, s, err) < 0) goto fail_dir;
@@ -150,6 +151,8 @@ int tt_session_start(const tt_session_config *config, tt_registry *registry, tt_
 fail_dir:
     tt_pool_put(&s->pool, atomic_load(&s->defs.chunk));
     pthread_mutex_destroy(&s->defs_lock);
+    tt_live_close(s->live);
+fail_live:
     rmdir(s->trace_dir);
     free(s->trace_dir);
 fail_pool:
@@ -244,6 +247,7 @@ int tt_session_stop(tt_session *s, tt_session_stats *stats, tt_error *err)
     tt_writer_submit(&s->writer, last);
 
     int rc = tt_writer_stop(&s->writer, err);
+    tt_live_close(s->live);
     stats->bytes = s->writer.bytes;
     stats->chunks = s->writer.chunks;
     stats->waits = s->pool.waits;

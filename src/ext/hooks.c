@@ -286,13 +286,15 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     static char *kwlist[] = {"directory", "instrumenter", "c_calls",    "instrumenter_enabled", "memory",
-                             "compress",  "name",         "attributes", "exclude_paths",        NULL};
+                             "compress",  "name",         "attributes", "exclude_paths",        "live",
+                             NULL};
     const char *directory, *instrumenter = "profile", *name = "";
-    int c_calls = 1, enabled = 1, compress = 0;
+    int c_calls = 1, enabled = 1, compress = 0, live = 0;
     unsigned long long memory = 64ull << 20;
     PyObject *attributes = NULL, *exclude = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!O", kwlist, &directory, &instrumenter, &c_calls,
-                                     &enabled, &memory, &compress, &name, &PyDict_Type, &attributes, &exclude))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!Op", kwlist, &directory, &instrumenter, &c_calls,
+                                     &enabled, &memory, &compress, &name, &PyDict_Type, &attributes, &exclude,
+                                     &live))
         return NULL;
     if (tt_active) {
         PyErr_SetString(tt_TraceError, "a measurement is already running in this process");
@@ -312,7 +314,8 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
                                 .attributes = attribute_pairs,
                                 .attribute_count = attribute_count,
                                 .blocking_begin = blocking_begin,
-                                .blocking_end = blocking_end};
+                                .blocking_end = blocking_end,
+                                .live = live};
     tt_error err;
     tt_session *session;
     int rc = tt_session_start(&config, &tt_definitions, &session, &err);
@@ -430,8 +433,8 @@ static PyObject *instrumenter_is_enabled(PyObject *self, PyObject *unused)
 static PyMethodDef hook_methods[] = {
     {"start", (PyCFunction)(void (*)(void))start, METH_VARARGS | METH_KEYWORDS,
      "start(directory, *, instrumenter='profile', c_calls=True, instrumenter_enabled=True, memory=64 MiB, "
-     "compress=False, name='', attributes={}, exclude_paths=())\n--\n\nStart measuring this process into "
-     "directory/trace."},
+     "compress=False, name='', attributes={}, exclude_paths=(), live=False)\n--\n\nStart measuring this process "
+     "into directory/trace (and, with live, to `tracetop top`)."},
     {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
     {"run_code", run_code, METH_VARARGS, "run_code(code, globals)\n--\n\nexec() without an event of its own."},
