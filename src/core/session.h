@@ -40,9 +40,10 @@ typedef struct tt_session_config {
     /* Also hand every chunk to a live channel (live.h) for `tracetop top`. */
     int live;
     /* With live: switches the measurement on (1) or off (0) when a reader
-     * asks, and returns whether it is on; called on the writer thread.
-     * NULL: requests are answered, the state unchanged. */
-    int (*control)(int on);
+     * asks, and shows the state it leaves (tt_live_answer with ticket 0);
+     * called on the writer thread. NULL: requests are answered, the state
+     * unchanged. */
+    void (*control)(int on);
 } tt_session_config;
 
 typedef struct tt_session_stats {
@@ -61,6 +62,11 @@ typedef struct tt_session {
     tt_stream defs;
     tt_stream *streams; /* every event stream of this session */
     uint32_t stream_count;
+    /* Unique over all sessions and new at each tt_session_suspend: a stream
+     * whose epoch is its session's has seen every call since it was last
+     * resynchronised. */
+    _Atomic uint64_t epoch;
+    _Atomic uint64_t suspended_at; /* ticks of the last suspension */
 } tt_session;
 
 /* Creates EXP/trace/<pid> (and the live channel), starts the writer, writes
@@ -71,6 +77,17 @@ int tt_session_start(const tt_session_config *config, tt_registry *registry, tt_
 /* A new event stream for the calling thread, named `name`. NULL when out of
  * memory. */
 tt_stream *tt_session_new_stream(tt_session *s, uint64_t native_tid, const char *name, size_t name_len);
+
+/* Calls stop being seen from `now` on: the caller took its hook away. The
+ * regions each thread has open are closed at `now`, lazily, when the
+ * thread records again (tt_session_resync) or its stream is closed, so no
+ * thread is touched but the caller's. Serialised with recording (the GIL). */
+void tt_session_suspend(tt_session *s, uint64_t now);
+
+/* For a stream whose epoch is behind its session's, by its own thread:
+ * closes its open regions at the last suspension and brings it up to date,
+ * so that returns of frames entered before are dropped, not mismatched. */
+void tt_session_resync(tt_stream *stream);
 
 /* Closes a stream at its thread's exit; no-op when already closed. */
 void tt_session_close_stream(tt_stream *stream);

@@ -159,8 +159,8 @@ static void answer_live(tt_writer *w)
     uint64_t ticket;
     int on = tt_live_poll_request(live, &ticket);
     if (on < 0) return;
-    int (*control)(int) = w->session->config.control;
-    tt_live_answer(live, ticket, control ? control(on) : -1);
+    if (w->session->config.control) w->session->config.control(on);
+    tt_live_answer(live, ticket, -1);
 }
 
 static void take_snapshot(tt_stream *s, snapshot *snap)

@@ -10,6 +10,11 @@
  * Threads running when the measurement starts get the hook directly;
  * threads started later get it from threading's bootstrap, which calls
  * _thread_hook once and is then replaced by the C hook.
+ *
+ * With a live channel, `tracetop ctl` and `tracetop top` switch the
+ * measurement off and on from outside: off takes the hook away from every
+ * thread (the program runs at its own speed), on puts it back. The request
+ * arrives on the writer thread, which takes the GIL to do it.
  */
 #include "ext.h"
 
@@ -27,6 +32,7 @@ __thread tt_stream *tt_tls_stream __attribute__((tls_model("initial-exec")));
 enum hook_kind { HOOK_NONE, HOOK_PROFILE, HOOK_TRACE, HOOK_MONITORING };
 
 static enum hook_kind hook_kind;
+static int hook_installed; /* the hook of hook_kind is in place */
 static int instrumenter_enabled = 1;
 int tt_record_calls;
 int tt_record_c_calls;
@@ -67,9 +73,18 @@ static PyObject *thread_name(void)
     return PyUnicode_FromFormat("Thread-%lu", PyThread_get_thread_native_id());
 }
 
+/* The writer thread, when it switches the measurement: the Python code
+ * that runs on it then is tracetop's, never recorded. */
+static __thread int control_thread;
+
 tt_stream *tt_thread_stream_slow(void)
 {
-    if (!tt_active) return NULL;
+    if (!tt_active || control_thread) return NULL;
+    tt_stream *current = tt_tls_stream;
+    if (current && current->session == tt_active) {
+        tt_session_resync(current);
+        return current;
+    }
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyObject *name = thread_name();
@@ -228,6 +243,56 @@ static void remove_hooks(void)
     }
 }
 
+/* Whether calls are measured, as the live channel shows it. */
+static int measuring(void) { return hook_installed && instrumenter_enabled && hook_kind != HOOK_NONE; }
+
+static void show_state(void)
+{
+    if (tt_active && tt_active->live) tt_live_answer(tt_active->live, 0, measuring());
+}
+
+/* Puts the hook in place or takes it away. Off closes, for each thread,
+ * the calls it has open (when it next records), so that the calls it
+ * returns from after on are not matched with calls it made before. */
+static int set_hook(int on)
+{
+    if (on == hook_installed) return 0;
+    if (on) {
+        if (install_hooks() < 0) return -1;
+    } else {
+        remove_hooks();
+        tt_session_suspend(tt_active, tt_clock_now());
+    }
+    hook_installed = on;
+    return 0;
+}
+
+/* The live channel's request, on the writer thread. On also switches the
+ * instrumenter on: a program started with --noinstrumenter is then
+ * measured. */
+static void control(int on)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    if (!Py_IsInitialized() || Py_IsFinalizing()) return;
+#else
+    if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+#endif
+    control_thread = 1;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    if (tt_active) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        if (on) {
+            instrumenter_enabled = 1;
+            update_switches();
+        }
+        if (set_hook(on) < 0) PyErr_Clear(); /* e.g. sys.monitoring taken meanwhile: it stays off */
+        show_state();
+        PyErr_Restore(type, value, tb);
+    }
+    PyGILState_Release(gil);
+}
+
 static __thread PyThreadState *blocked_thread;
 
 /* Waiting for the writer (budget used up) lets other threads run. */
@@ -315,7 +380,8 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
                                 .attribute_count = attribute_count,
                                 .blocking_begin = blocking_begin,
                                 .blocking_end = blocking_end,
-                                .live = live};
+                                .live = live,
+                                .control = control};
     tt_error err;
     tt_session *session;
     int rc = tt_session_start(&config, &tt_definitions, &session, &err);
@@ -328,12 +394,15 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     tt_recording = 1;
     update_switches();
     tt_active = session;
-    if (install_hooks() < 0) {
+    /* Started live with the instrumenter off, the program runs without the
+     * hook until it is switched on. */
+    if ((enabled || !live) && set_hook(1) < 0) {
         tt_session_stats stats;
         tt_active = NULL;
         tt_session_stop(session, &stats, NULL);
         return NULL;
     }
+    show_state();
     Py_RETURN_NONE;
 }
 
@@ -341,7 +410,8 @@ static PyObject *stop(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     if (!tt_active) Py_RETURN_NONE;
-    remove_hooks();
+    if (hook_installed) remove_hooks();
+    hook_installed = 0;
     tt_session *session = tt_active;
     tt_active = NULL;
     tt_session_stats stats;
@@ -407,12 +477,15 @@ static PyObject *recording(PyObject *self, PyObject *unused)
 
 /* The instrumenter switch keeps the hook in place and records calls as not
  * recorded: their returns then match, so regions that were open when it
- * was switched off are closed at their true end. */
+ * was switched off are closed at their true end. Switched on while the
+ * hook is away (measurement off), it puts the hook back. */
 static PyObject *instrumenter_enable(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     instrumenter_enabled = 1;
     update_switches();
+    if (tt_active && set_hook(1) < 0) return NULL;
+    show_state();
     Py_RETURN_NONE;
 }
 
@@ -421,6 +494,7 @@ static PyObject *instrumenter_disable(PyObject *self, PyObject *unused)
     (void)self, (void)unused;
     instrumenter_enabled = 0;
     update_switches();
+    show_state();
     Py_RETURN_NONE;
 }
 

@@ -6,6 +6,8 @@ COMMANDS = {
     "run": "Run a Python program under measurement; writes an experiment directory",
     "summary": "Text profile of an experiment: top regions by exclusive and inclusive time, visits, "
                "per thread and process",
+    "top": "Live view of processes measured with --live: time per function, as they run",
+    "ctl": "Switch the measurement of a process running with --live on or off",
 }
 
 # The commands that look at an experiment (`tracetop NAME EXP`), as MANIFEST.md lists them; the end of a
