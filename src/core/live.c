@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -125,12 +126,27 @@ static void copy_text(char *dst, size_t cap, const char *src)
 
 /* ---- the producer ---- */
 
+/* A forked child shares the channel's memory with its parent but is not
+ * its producer: it must leave the channel alone. The pid of this process,
+ * kept without a system call on the way. */
+static pid_t this_process;
+static pthread_once_t fork_watch = PTHREAD_ONCE_INIT;
+
+static void after_fork_in_child(void) { this_process = getpid(); }
+
+static void watch_forks(void)
+{
+    this_process = getpid();
+    pthread_atfork(NULL, NULL, after_fork_in_child);
+}
+
 typedef struct stream_state {
     uint32_t seq;  /* the chunk being sent */
     uint32_t sent; /* its bytes sent so far */
 } stream_state;
 
 struct tt_live {
+    pid_t owner; /* the process that made it */
     int fd;
     uint8_t *base;
     shared *sh;
@@ -163,9 +179,11 @@ static int grow_file(tt_live *l, uint64_t size)
 
 int tt_live_create(const char *name, const char *experiment, tt_live **out, tt_error *err)
 {
+    pthread_once(&fork_watch, watch_forks);
     tt_live *l = calloc(1, sizeof *l);
     if (!l) return tt_fail(err, "out of memory");
-    channel_name(l->name, sizeof l->name, getpid());
+    l->owner = getpid();
+    channel_name(l->name, sizeof l->name, l->owner);
     l->fd = shm_open(l->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (l->fd < 0 && errno == EEXIST && shm_unlink(l->name) == 0) /* left by an earlier process with our pid */
         l->fd = shm_open(l->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -213,8 +231,10 @@ fail:
 void tt_live_close(tt_live *l)
 {
     if (!l) return;
-    if (!l->broken) atomic_store_explicit(&l->sh->state, TT_LIVE_ENDED, memory_order_release);
-    shm_unlink(l->name);
+    if (l->owner == this_process) {
+        if (!l->broken) atomic_store_explicit(&l->sh->state, TT_LIVE_ENDED, memory_order_release);
+        shm_unlink(l->name);
+    }
     munmap(l->base, map_size());
     close(l->fd);
     free(l->streams);
@@ -354,6 +374,7 @@ int tt_live_poll_request(tt_live *l, uint64_t *ticket)
 
 void tt_live_answer(tt_live *l, uint64_t ticket, int measuring)
 {
+    if (l->owner != this_process) return;
     if (measuring >= 0) atomic_store_explicit(&l->sh->measuring, measuring ? 1u : 0u, memory_order_release);
     if (ticket) atomic_store_explicit(&l->sh->answered, ticket, memory_order_release);
 }

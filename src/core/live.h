@@ -32,8 +32,11 @@
  * ticks (its PROCESS definition gives the clock and the rate).
  *
  * Threads: the producer side (tt_live_create ... tt_live_close) is used by
- * one thread, the writer. A tt_live_view is used by one thread of a reader.
- * Shared words are lock-free atomics, which work across processes.
+ * one thread, the writer (and tt_live_answer by the program's threads,
+ * serialised). A tt_live_view is used by one thread of a reader. Shared
+ * words are lock-free atomics, which work across processes. A child forked
+ * from the producer's process leaves the channel alone: tt_live_answer
+ * does nothing there, and tt_live_close only frees.
  */
 #ifndef TRACETOP_LIVE_H
 #define TRACETOP_LIVE_H

@@ -307,6 +307,20 @@ static void test_control(void)
     /* A change the program made itself is shown too. */
     tt_live_answer(l, 0, 1);
     CHECK(tt_live_measuring(v) == 1);
+
+    /* A forked child shares the memory, not the channel. */
+    pid_t child = fork();
+    if (child == 0) {
+        tt_live_answer(l, 0, 0);
+        tt_live_close(l);
+        _exit(0);
+    }
+    int status;
+    waitpid(child, &status, 0);
+    CHECK(tt_live_measuring(v) == 1);
+    CHECK_U64(tt_live_process_state(v), TT_LIVE_RUNNING);
+    tt_live_view_close(v);
+    CHECK(tt_live_open(getpid(), &v, &err) == 0);
     tt_live_view_close(v);
     tt_live_close(l);
 }

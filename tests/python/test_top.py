@@ -258,6 +258,19 @@ def test_list_removes_what_a_killed_program_left(tmp_path):
     assert not left.pop().exists()
 
 
+@needs_tmux
+def test_the_screen_removes_what_a_killed_program_left(tmp_path, screens):
+    before = channels()
+    killed = tracetop("--live", "--output", "exp", PROGRAMS / "live_channel.py", "kill", cwd=tmp_path)
+    assert killed.returncode == -9
+    left = channels() - before
+    assert len(left) == 1
+    screen = screens(tmp_path, [sys.executable, "-m", "tracetop", "top"])
+    screen.wait("the screen, the channel gone", lambda lines: lines[0].startswith("tracetop top") and
+                not any(path.exists() for path in left))
+    screen.keys("q")
+
+
 def test_list_shows_a_live_process(tmp_path):
     workload = Workload(tmp_path)
     try:
