@@ -329,20 +329,21 @@ static stream_state *stream_of(tt_live *l, uint32_t stream)
     return &l->streams[stream];
 }
 
-void tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_ticks, const uint8_t *data,
-                    uint32_t used, int full)
+int tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_ticks, const uint8_t *data,
+                   uint32_t used, int full)
 {
-    if (l->broken) return;
+    if (l->broken) return 0;
     stream_state *st = stream_of(l, stream);
     if (!st) {
         if (full) drop(l, used);
-        return;
+        return 0;
     }
     /* A chunk still being filled whose predecessor is yet to come. */
-    if (seq != st->seq) return;
+    if (seq != st->seq) return 0;
     uint32_t from = st->sent;
+    if (!full && used == from) return 1;
     int sent = 0;
-    if (l->reader && (full || used > from)) {
+    if (l->reader) {
         uint32_t len = used - from;
         entry e = {.size = (uint32_t)((sizeof(entry) + len + 7) & ~(size_t)7),
                    .flags = full ? TT_LIVE_END : 0,
@@ -361,6 +362,7 @@ void tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_tic
     } else if (sent) {
         st->sent = used;
     }
+    return sent;
 }
 
 int tt_live_poll_request(tt_live *l, uint64_t *ticket)
@@ -463,6 +465,15 @@ void tt_live_view_close(tt_live_view *v)
     munmap(v->base, map_size());
     close(v->fd);
     free(v);
+}
+
+int tt_live_current(const tt_live_view *v)
+{
+    char path[128];
+    snprintf(path, sizeof path, SHM_DIR "/tracetop-%u-%ld", (unsigned)geteuid(), (long)v->pid);
+    struct stat mapped, named;
+    return fstat(v->fd, &mapped) == 0 && stat(path, &named) == 0 && mapped.st_ino == named.st_ino &&
+           mapped.st_dev == named.st_dev;
 }
 
 pid_t tt_live_pid(const tt_live_view *v) { return v->pid; }
@@ -603,33 +614,32 @@ int tt_live_answered(const tt_live_view *v, uint64_t ticket)
 
 /* ---- finding channels ---- */
 
-/* 1 when the channel `name` (in SHM_DIR) was left by a process that is
- * gone: no such process, a zombie, a process started after the channel
- * (its pid reused), or a channel that never became ready. */
-static int stale(const char *name, pid_t pid, const struct stat *st)
+typedef enum channel_status { CHANNEL_READY, CHANNEL_NOT_READY, CHANNEL_STALE } channel_status;
+
+/* A channel `name` (in SHM_DIR) is stale when it was left by a process that
+ * is gone: no such process, a zombie, a process started after the channel
+ * (its pid reused), or one that never made it ready. */
+static channel_status status_of(const char *name, pid_t pid, const struct stat *st)
 {
     uint64_t start;
     int zombie;
-    if (process_start(pid, &start, &zombie) < 0 || zombie) return 1;
+    if (process_start(pid, &start, &zombie) < 0 || zombie) return CHANNEL_STALE;
+    int old = time(NULL) - st->st_mtime > UNREADY_STALE_S;
+    channel_status status = old ? CHANNEL_STALE : CHANNEL_NOT_READY;
     char shm_name[NAME_MAX_LEN + 2];
     snprintf(shm_name, sizeof shm_name, "/%s", name);
     int fd = shm_open(shm_name, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0) return 0;
-    int gone = 0;
-    if ((size_t)st->st_size >= HEADER_SIZE) {
+    if (fd < 0) return CHANNEL_NOT_READY;
+    if ((uint64_t)st->st_size >= HEADER_SIZE + (uint64_t)TT_LIVE_RING_SIZE) {
         const shared *sh = mmap(NULL, HEADER_SIZE, PROT_READ, MAP_SHARED, fd, 0);
         if (sh != MAP_FAILED) {
             if (header_ok(sh))
-                gone = sh->pid != (uint64_t)pid || sh->start_time != start;
-            else
-                gone = time(NULL) - st->st_mtime > UNREADY_STALE_S;
+                status = sh->pid == (uint64_t)pid && sh->start_time == start ? CHANNEL_READY : CHANNEL_STALE;
             munmap((void *)sh, HEADER_SIZE);
         }
-    } else {
-        gone = time(NULL) - st->st_mtime > UNREADY_STALE_S;
     }
     close(fd);
-    return gone;
+    return status;
 }
 
 int tt_live_list(pid_t **pids, size_t *count, size_t *removed, tt_error *err)
@@ -652,12 +662,13 @@ int tt_live_list(pid_t **pids, size_t *count, size_t *removed, tt_error *err)
         if (fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
             st.st_uid != geteuid())
             continue;
-        if (stale(d->d_name, (pid_t)pid, &st)) {
+        channel_status status = status_of(d->d_name, (pid_t)pid, &st);
+        if (status == CHANNEL_STALE) {
             char shm_name[NAME_MAX_LEN + 2];
             snprintf(shm_name, sizeof shm_name, "/%s", d->d_name);
             if (shm_unlink(shm_name) == 0 && removed) (*removed)++;
-            continue;
         }
+        if (status != CHANNEL_READY) continue;
         if (*count == cap) {
             cap = cap ? cap * 2 : 16;
             pid_t *grown = realloc(*pids, cap * sizeof *grown);

@@ -83,9 +83,11 @@ void tt_live_begin_pass(tt_live *l);
  * filled, in seq order; what was sent already is not sent again. */
 void tt_live_defs(tt_live *l, uint32_t seq, const uint8_t *data, uint32_t used, int full);
 
-/* The same for chunk `seq` of event stream `stream`. */
-void tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_ticks, const uint8_t *data,
-                    uint32_t used, int full);
+/* The same for chunk `seq` of event stream `stream`. Returns 1 when its
+ * bytes are in the ring (or there was nothing to send), 0 when not: without
+ * a reader, no room, or its turn has not come. */
+int tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_ticks, const uint8_t *data,
+                   uint32_t used, int full);
 
 /* A request not yet answered: 1 (on) or 0 (off), with *ticket to answer;
  * -1 when there is none. */
@@ -108,6 +110,11 @@ typedef struct tt_live_slice {
 /* The channel of process `pid`, when it is this user's and intact. */
 int tt_live_open(pid_t pid, tt_live_view **out, tt_error *err);
 void tt_live_view_close(tt_live_view *v); /* detaches first when attached */
+
+/* 1 while the channel named for its pid is this one: not removed, nor
+ * replaced by a later measurement of the process (or of a process that got
+ * its pid). */
+int tt_live_current(const tt_live_view *v);
 
 pid_t tt_live_pid(const tt_live_view *v);
 const char *tt_live_name(const tt_live_view *v);
@@ -143,8 +150,8 @@ void tt_live_release(tt_live_view *v);
 uint64_t tt_live_request(tt_live_view *v, int on);
 int tt_live_answered(const tt_live_view *v, uint64_t ticket);
 
-/* The pids of this user's live channels, stale ones removed first (their
- * count in *removed when not NULL). *pids is malloc'd. */
+/* The pids of this user's live channels that are ready, stale ones removed
+ * first (their count in *removed when not NULL). *pids is malloc'd. */
 int tt_live_list(pid_t **pids, size_t *count, size_t *removed, tt_error *err);
 
 #endif

@@ -27,10 +27,11 @@ void tt_watch_free(tt_watch *w)
     memset(w, 0, sizeof *w);
 }
 
+/* The watched process whose channel is the one now named for `pid`. */
 static tt_watched *find(const tt_watch *w, pid_t pid)
 {
     for (size_t i = 0; i < w->count; i++)
-        if (w->procs[i]->pid == pid && !w->procs[i]->gone && !w->procs[i]->agg.ended) return w->procs[i];
+        if (w->procs[i]->pid == pid && tt_live_current(w->procs[i]->view)) return w->procs[i];
     return NULL;
 }
 

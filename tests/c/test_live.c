@@ -52,12 +52,17 @@ static void test_create_and_private(void)
     CHECK_STR(tt_live_name(v), "prog.py");
     CHECK_STR(tt_live_experiment(v), "/tmp/exp");
     CHECK(tt_live_alive(v));
+    CHECK(tt_live_current(v));
     CHECK_U64(tt_live_process_state(v), TT_LIVE_RUNNING);
 
     /* The channel goes when the measurement ends; an open view keeps it. */
     tt_live_close(l);
     CHECK(stat(shm_path, &st) < 0);
     CHECK_U64(tt_live_process_state(v), TT_LIVE_ENDED);
+    CHECK(!tt_live_current(v));
+    CHECK(tt_live_create("prog.py", "/tmp/exp2", &l, &err) == 0);
+    CHECK(!tt_live_current(v)); /* a later measurement's channel */
+    tt_live_close(l);
     tt_live_view_close(v);
 
     CHECK(tt_live_open(getpid(), &v, &err) < 0);
@@ -108,15 +113,15 @@ static void test_slices(void)
 
     /* No reader: nothing is sent, a full chunk is dropped and counted. */
     tt_live_begin_pass(l);
-    tt_live_events(l, 0, 0, 1000, bytes, 10, 0);
-    tt_live_events(l, 0, 0, 1000, bytes, 50, 1);
+    CHECK(tt_live_events(l, 0, 0, 1000, bytes, 10, 0) == 0);
+    CHECK(tt_live_events(l, 0, 0, 1000, bytes, 50, 1) == 0);
     CHECK_U64(tt_live_dropped_bytes(v), 50);
 
     CHECK(tt_live_attach(v, &err) == 0);
     CHECK(next(v, &s) == 0);
     tt_live_begin_pass(l);
-    tt_live_events(l, 0, 1, 2000, bytes, 10, 0);
-    tt_live_events(l, 3, 0, 3000, bytes + 100, 7, 0);
+    CHECK(tt_live_events(l, 0, 1, 2000, bytes, 10, 0) == 1);
+    CHECK(tt_live_events(l, 3, 0, 3000, bytes + 100, 7, 0) == 1);
     CHECK(next(v, &s) == 1);
     CHECK(s.stream == 0 && s.seq == 1 && s.offset == 0 && s.len == 10 && s.flags == 0);
     CHECK_U64(s.base_ticks, 2000);
@@ -129,9 +134,9 @@ static void test_slices(void)
     /* Each pass sends what was added; the full chunk ends with END (even
      * with nothing added), and the next chunk starts at offset 0. */
     tt_live_begin_pass(l);
-    tt_live_events(l, 0, 1, 2000, bytes, 10, 0); /* nothing new */
+    CHECK(tt_live_events(l, 0, 1, 2000, bytes, 10, 0) == 1); /* nothing new */
     tt_live_events(l, 0, 1, 2000, bytes, 25, 0);
-    tt_live_events(l, 0, 2, 2500, bytes, 5, 0); /* chunk 1 not back full yet */
+    CHECK(tt_live_events(l, 0, 2, 2500, bytes, 5, 0) == 0); /* chunk 1 not back full yet */
     tt_live_events(l, 3, 0, 3000, bytes + 100, 7, 1);
     CHECK(next(v, &s) == 1);
     CHECK(s.stream == 0 && s.seq == 1 && s.offset == 10 && s.len == 15 && s.flags == 0);
@@ -195,8 +200,8 @@ static void test_full_ring(void)
     CHECK_U64(tt_live_dropped_bytes(v), TT_CHUNK_PAYLOAD_SIZE);
 
     /* A chunk still being filled waits for room, and then goes whole. */
-    tt_live_events(l, 1, 0, 0, bytes, 60000, 0);
-    tt_live_events(l, 1, 0, 0, bytes, 62000, 0);
+    CHECK(tt_live_events(l, 1, 0, 0, bytes, 60000, 0) == 0);
+    CHECK(tt_live_events(l, 1, 0, 0, bytes, 62000, 0) == 0);
     CHECK_U64(tt_live_dropped_bytes(v), TT_CHUNK_PAYLOAD_SIZE);
     uint32_t seen = 0;
     int intact = 1;
@@ -208,7 +213,7 @@ static void test_full_ring(void)
     CHECK(intact);
     CHECK_U64(seen, fit);
     tt_live_release(v);
-    tt_live_events(l, 1, 0, 0, bytes, 62000, 0);
+    CHECK(tt_live_events(l, 1, 0, 0, bytes, 62000, 0) == 1);
     /* The lost chunk shows as a gap in seq. */
     tt_live_events(l, 0, fit + 1, 0, bytes, 10, 0);
     CHECK(next(v, &s) == 1);

@@ -354,12 +354,29 @@ static void test_watch_and_view(void)
     work = row_named(&v, &w, "__main__:work");
     CHECK(!work || work->calls == 0);
 
-    /* The end of the measurement is seen; the process stays. */
+    /* The end of the measurement is seen; the process stays, watched once
+     * even while its channel is still there. */
+    uint8_t end[16], *q = end;
+    *q++ = TT_DEF_PROCESS_END;
+    for (int i = 0; i < 4; i++) q = tt_put_varint(q, 0);
+    put_def(&p, end, (size_t)(q - end));
+    publish(&p, 0, 0);
+    tt_watch_consume(&w, SIZE_MAX);
+    CHECK(!tt_watched_running(w.procs[0]));
+    CHECK(tt_watch_scan(&w, &err) == 0);
+    CHECK_U64(w.count, 1);
     tt_live_close(p.live);
     CHECK(tt_watch_scan(&w, &err) == 0);
     tt_watch_consume(&w, SIZE_MAX);
-    CHECK(!tt_watched_running(w.procs[0]));
     CHECK_U64(w.count, 1);
+
+    /* A later measurement of the same process is watched too. */
+    tt_live *later;
+    CHECK(tt_live_create("prog.py", "exp2", &later, &err) == 0);
+    CHECK(tt_watch_scan(&w, &err) == 0);
+    CHECK_U64(w.count, 2);
+    CHECK(tt_watched_running(w.procs[1]));
+    tt_live_close(later);
     tt_view_free(&v);
     tt_watch_free(&w);
 }

@@ -73,6 +73,7 @@ def test_no_such_process(tmp_path):
 
 
 def test_bad_arguments(tmp_path):
-    for arguments in (["ctl"], ["ctl", "12"], ["ctl", "x", "on"], ["ctl", "12", "maybe"]):
+    for arguments in (["ctl"], ["ctl", "12"], ["ctl", "x", "on"], ["ctl", "12", "maybe"],
+                      ["ctl", "12", "on", "--timeout", "0"]):
         completed = tracetop(*arguments, cwd=tmp_path)
         assert completed.returncode == 2 and "Traceback" not in completed.stderr
