@@ -228,7 +228,7 @@ int main(int argc, char **argv)
     const tt_watched *p = watch.procs[0];
     printf("%s sent %llu read %llu seconds %.3f events_per_second %.0f dropped_bytes %llu resyncs %llu\n",
            argv[1], sent, (unsigned long long)p->agg.events, elapsed, (double)p->agg.events / elapsed,
-           (unsigned long long)(tt_live_dropped_bytes(p->view) - p->dropped_base),
+           (unsigned long long)(p->dropped - p->dropped_base),
            (unsigned long long)p->agg.resyncs);
     tt_view_free(&view);
     tt_watch_free(&watch);

@@ -169,7 +169,7 @@ static const char *process_state(const tt_watched *p)
     if (p->problem) return "not read";
     if (p->gone) return "gone";
     if (!tt_watched_running(p)) return "ended";
-    return tt_live_measuring(p->view) ? "measuring" : "not measuring";
+    return p->measuring ? "measuring" : "not measuring";
 }
 
 static void draw_header(screen *s)
@@ -182,7 +182,7 @@ static void draw_header(screen *s)
     attroff(A_BOLD);
     if (w->count == 1) {
         const tt_watched *p = w->procs[0];
-        putf(0, x, COLS - x - 8, "  pid %ld  %s  (%s)", (long)p->pid, base_name(tt_live_name(p->view)),
+        putf(0, x, COLS - x - 8, "  pid %ld  %s  (%s)", (long)p->pid, base_name(p->name),
              process_state(p));
     } else if (w->count > 1) {
         size_t running = 0;
@@ -201,7 +201,7 @@ static void draw_header(screen *s)
             threads += p->agg.threads[t] && p->agg.threads[t]->seen && !p->agg.threads[t]->ended;
         if (tt_watched_running(p)) {
             running++;
-            measuring += tt_live_measuring(p->view) != 0;
+            measuring += p->measuring != 0;
         }
         dropped += tt_watched_dropped_events(p);
     }
@@ -252,7 +252,7 @@ typedef struct layout {
     int name, location;
 } layout;
 
-#define FIXED_COLUMNS 46 /* "  %OWN     OWN s   TOTAL s  %DESC      CALLS  " */
+#define FIXED_COLUMNS 46 /* "  %OWN     OWN s   TOTAL s  %DESC      CALLS  ", as a row's "%6.1f %9s %9s %6.1f %10s  " */
 
 static layout columns(void)
 {
@@ -268,7 +268,7 @@ static void draw_rows(screen *s)
     tt_watch *w = &s->watch;
     tt_view *v = &s->view;
     layout l = columns();
-    static const char *const titles[] = {"  %OWN", "    OWN s", "  TOTAL s", " %DESC", "      CALLS"};
+    static const char *const titles[] = {"  %OWN", "    OWN s", "  TOTAL s", " %DESC", "     CALLS"};
     static const enum tt_sort sorts[] = {TT_SORT_OWN, TT_SORT_OWN, TT_SORT_TOTAL, TT_SORT_DESCENDANTS, TT_SORT_CALLS};
     int y = HEADER_LINES - 1, x = 0;
     attron(A_REVERSE);
@@ -279,7 +279,7 @@ static void draw_rows(screen *s)
         attroff(A_BOLD | A_UNDERLINE);
         x += put(y, x, 1, " ");
     }
-    x += put(y, x + 1, l.name, "FUNCTION") + 1;
+    put(y, FIXED_COLUMNS, l.name, "FUNCTION");
     put(y, FIXED_COLUMNS + l.name + 1, l.location, "FILE:LINE");
     attroff(A_REVERSE);
 
@@ -358,7 +358,7 @@ static void toggle_measurement(tt_watch *w)
 {
     int any = 0;
     for (size_t i = 0; i < w->count; i++)
-        any |= tt_watched_running(w->procs[i]) && tt_live_measuring(w->procs[i]->view);
+        any |= tt_watched_running(w->procs[i]) && w->procs[i]->measuring;
     tt_watch_request(w, !any);
 }
 
@@ -542,7 +542,7 @@ static int run_drain(pid_t only)
     }
     uint64_t dropped = 0, resyncs = 0, bytes = 0;
     for (size_t i = 0; i < w.count; i++) {
-        dropped += tt_live_dropped_bytes(w.procs[i]->view) - w.procs[i]->dropped_base;
+        dropped += w.procs[i]->dropped - w.procs[i]->dropped_base;
         resyncs += w.procs[i]->agg.resyncs;
         bytes += w.procs[i]->agg.bytes;
     }

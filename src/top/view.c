@@ -94,7 +94,7 @@ static int add_thread(tt_view *v, const tt_watched *p, const tt_agg_thread *th)
     if (!a->ticks_per_second) return 0;
     double tick = 1.0 / (double)a->ticks_per_second;
     uint64_t now = th->ticks;
-    if (!th->ended && tt_watched_running(p) && tt_live_measuring(p->view)) {
+    if (!th->ended && tt_watched_running(p) && p->measuring) {
         uint64_t clock = tt_watched_now(p);
         if (clock > now) now = clock;
     }

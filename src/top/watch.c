@@ -31,8 +31,25 @@ void tt_watch_free(tt_watch *w)
 static tt_watched *find(const tt_watch *w, pid_t pid)
 {
     for (size_t i = 0; i < w->count; i++)
-        if (w->procs[i]->pid == pid && tt_live_current(w->procs[i]->view)) return w->procs[i];
+        if (w->procs[i]->pid == pid && w->procs[i]->view && tt_live_current(w->procs[i]->view)) return w->procs[i];
     return NULL;
+}
+
+/* Notes what the channel says. */
+static void look(tt_watched *p)
+{
+    p->state = tt_live_process_state(p->view);
+    p->measuring = tt_live_measuring(p->view);
+    p->dropped = tt_live_dropped_bytes(p->view);
+}
+
+/* Gives the channel back once it has nothing more to say. */
+static void retire(tt_watched *p)
+{
+    tt_live_view_close(p->view);
+    p->view = NULL;
+    p->measuring = 0;
+    p->ticket = 0;
 }
 
 /* Watches process `pid`: 0, or -1 when it cannot be attached (noted). */
@@ -58,8 +75,10 @@ static int add(tt_watch *w, pid_t pid)
     }
     p->view = view;
     p->pid = pid;
+    snprintf(p->name, sizeof p->name, "%s", tt_live_name(view));
     tt_agg_init(&p->agg, &w->functions);
-    p->dropped_base = tt_live_dropped_bytes(view);
+    look(p);
+    p->dropped_base = p->dropped;
     w->procs[w->count++] = p;
     return 0;
 }
@@ -75,23 +94,25 @@ int tt_watch_scan(tt_watch *w, tt_error *err)
     free(pids);
     for (size_t i = 0; i < w->count; i++) {
         tt_watched *p = w->procs[i];
-        if (!p->gone && tt_live_process_state(p->view) == TT_LIVE_RUNNING && !tt_live_alive(p->view)) p->gone = 1;
+        if (p->view && !p->gone && p->state == TT_LIVE_RUNNING && !tt_live_alive(p->view)) p->gone = 1;
     }
     return 0;
 }
 
 int tt_watched_running(const tt_watched *p)
 {
-    return !p->gone && !p->problem && !p->agg.ended && tt_live_process_state(p->view) == TT_LIVE_RUNNING;
+    return p->view && !p->gone && !p->problem && !p->agg.ended && p->state == TT_LIVE_RUNNING;
 }
 
 static void consume_one(tt_watched *p, size_t budget, size_t *read)
 {
     const char *why = NULL;
     size_t len;
+    look(p);
     const uint8_t *log = tt_live_defs_log(p->view, &len);
     if (tt_agg_defs(&p->agg, log, len, &why) < 0) {
         p->problem = why;
+        retire(p);
         return;
     }
     tt_live_beat(p->view);
@@ -108,16 +129,18 @@ static void consume_one(tt_watched *p, size_t budget, size_t *read)
     if (rc < 0) p->problem = why;
     tt_live_release(p->view);
     if (p->ticket && tt_live_answered(p->view, p->ticket)) p->ticket = 0;
-    if (tt_live_process_state(p->view) == TT_LIVE_BROKEN && !p->problem)
+    if (p->state == TT_LIVE_BROKEN && !p->problem)
         p->problem = "the live channel stopped: the program defined more than it can hold";
     *read += taken;
+    /* Over once the channel says so (or its process died), and all read. */
+    if (p->problem || ((p->state != TT_LIVE_RUNNING || p->gone) && rc == 0 && taken < budget)) retire(p);
 }
 
 size_t tt_watch_consume(tt_watch *w, size_t budget)
 {
     size_t read = 0;
     for (size_t i = 0; i < w->count; i++)
-        if (!w->procs[i]->problem) consume_one(w->procs[i], budget, &read);
+        if (w->procs[i]->view) consume_one(w->procs[i], budget, &read);
     return read;
 }
 
@@ -126,7 +149,7 @@ void tt_watch_reset(tt_watch *w)
     for (size_t i = 0; i < w->count; i++) {
         tt_watched *p = w->procs[i];
         tt_agg_reset(&p->agg);
-        p->dropped_base = tt_live_dropped_bytes(p->view);
+        p->dropped_base = p->dropped;
     }
 }
 
@@ -145,7 +168,7 @@ size_t tt_watch_pending(const tt_watch *w)
 
 uint64_t tt_watched_dropped_events(const tt_watched *p)
 {
-    uint64_t bytes = tt_live_dropped_bytes(p->view) - p->dropped_base;
+    uint64_t bytes = p->dropped - p->dropped_base;
     if (!bytes) return 0;
     /* Before any event was read, guess three bytes an event (an ENTER or
      * LEAVE with short fields). */

@@ -20,12 +20,20 @@
 #include "live.h"
 
 typedef struct tt_watched {
+    /* The process's channel; NULL once the process ended (or died, or its
+     * channel is no longer read) and all it sent was read, so that its
+     * shared memory is given back. */
     tt_live_view *view;
     tt_agg_process agg;
     pid_t pid;
+    char name[256];        /* what runs */
     int gone;              /* died without ending its measurement */
     const char *problem;   /* why it is no longer read (damaged channel or data); NULL when fine */
-    uint64_t dropped_base; /* the channel's dropped bytes when counting (re)started */
+    /* As the channel last said. */
+    tt_live_state state;
+    int measuring;
+    uint64_t dropped;      /* bytes of events it could not hand over */
+    uint64_t dropped_base; /* `dropped` when counting (re)started */
     uint64_t ticket;       /* a measurement request not answered yet; 0 when none */
 } tt_watched;
 

@@ -346,7 +346,7 @@ static void test_watch_and_view(void)
     tt_live_answer(p.live, ticket, 1);
     tt_watch_consume(&w, SIZE_MAX);
     CHECK_U64(tt_watch_pending(&w), 0);
-    CHECK(tt_live_measuring(w.procs[0]->view) == 1);
+    CHECK(w.procs[0]->measuring == 1);
 
     /* Reset: counts start again. */
     tt_watch_reset(&w);
@@ -369,6 +369,8 @@ static void test_watch_and_view(void)
     CHECK(tt_watch_scan(&w, &err) == 0);
     tt_watch_consume(&w, SIZE_MAX);
     CHECK_U64(w.count, 1);
+    CHECK(!w.procs[0]->view); /* its shared memory given back */
+    CHECK(tt_view_build(&v, &w) == 0);
 
     /* A later measurement of the same process is watched too. */
     tt_live *later;

@@ -10,10 +10,10 @@ from tracetop.messages import CommandError
 
 PROGRAM = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tracetop-top")
 
-KEYS = ("keys: q quit, s sort (own, total, calls, %%desc), p pause, r reset, t thread (all merged, then "
-        "each), / filter, m measurement on/off, ? help. Columns: %%OWN own time as a share of the time "
+KEYS = ("keys: q quit, s sort (own, total, calls, %desc), p pause, r reset, t thread (all merged, then "
+        "each), / filter, m measurement on/off, ? help. Columns: %OWN own time as a share of the time "
         "covered (the threads' spans summed), OWN and TOTAL seconds in the function itself and with what "
-        "it called, %%DESC the share of TOTAL spent in what it called, CALLS, FILE:LINE.")
+        "it called, %DESC the share of TOTAL spent in what it called, CALLS, FILE:LINE.")
 
 
 def main(arguments, prog):
