@@ -53,8 +53,8 @@ tt_stream *tt_thread_stream_slow(void);
 
 /* The calling thread's stream in the active session (tt_active is set),
  * created on its first event and resynchronised after the measurement was
- * off; NULL when out of memory. Epochs are unique over sessions: a stream of the active
- * session's epoch belongs to it. */
+ * off; NULL when out of memory. Epochs are unique over sessions: a stream
+ * of the active session's epoch belongs to it. */
 static inline tt_stream *tt_thread_stream(void)
 {
     tt_stream *s = tt_tls_stream;

@@ -219,7 +219,8 @@ static void draw_header(screen *s)
     } else {
         /* The pid only where several processes could have the thread. */
         tt_view_thread t = tt_view_thread_at(w, (size_t)v->thread);
-        int n = snprintf(view, sizeof view, "thread %s", t.thread ? tt_agg_string(&t.process->agg, t.thread->name) : "?");
+        const char *name = t.thread ? tt_agg_string(&t.process->agg, t.thread->name) : "?";
+        int n = snprintf(view, sizeof view, "thread %s", name);
         if (w->count > 1 && t.process && n > 0 && (size_t)n < sizeof view)
             snprintf(view + n, sizeof view - (size_t)n, " (%ld)", (long)t.process->pid);
     }
