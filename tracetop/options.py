@@ -127,7 +127,7 @@ OPTIONS = (
     Option("filter", "FILTERING_FILE", None, parse_path, "a Score-P filter file: which regions to record",
            flags=("--filter",), metavar="FILE", scorep_name="SCOREP_FILTERING_FILE"),
     Option("live", "LIVE", False, parse_bool, "publish to `tracetop top`",
-           switches={"--live": True}, available=False),
+           switches={"--live": True}),
     Option("objects", "OBJECTS", False, parse_bool, "record object creation and destruction",
            switches={"--objects": True}, available=False),
     Option("mpp", "MPP", "none", choice("none", "mpi"), "MPI-aware naming and communication events",

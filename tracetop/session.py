@@ -71,6 +71,7 @@ class Session:
                 exclude_paths=(OWN_CODE,),
                 other_threads=cls.other_threads,
                 filter=configuration["filter"],
+                live=configuration["live"],
             )
         except BaseException:
             experiment.discard()

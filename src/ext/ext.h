@@ -31,6 +31,7 @@ int tt_ext_add_api(PyObject *module);    /* api.c: regions, parameters, counters
 int tt_ext_add_reader(PyObject *module); /* readerobj.c: Trace, profile, summary */
 int tt_ext_add_inline(PyObject *module); /* inline.c: overview, usage sampler (Jupyter) */
 int tt_ext_add_convert(PyObject *module); /* convertobj.c: convert, FORMATS */
+int tt_ext_add_live(PyObject *module);   /* liveobj.c: live_control */
 
 /* ---- the running measurement (hooks.c) ---- */
 
@@ -52,12 +53,14 @@ extern tt_registry tt_definitions;
 extern __thread tt_stream *tt_tls_stream __attribute__((tls_model("initial-exec")));
 tt_stream *tt_thread_stream_slow(void);
 
-/* The calling thread's stream in the active session, created on its first
- * event; NULL when out of memory. */
+/* The calling thread's stream in the active session (tt_active is set),
+ * created on its first event and resynchronised after the measurement was
+ * off; NULL when out of memory. Epochs are unique over sessions: a stream
+ * of the active session's epoch belongs to it. */
 static inline tt_stream *tt_thread_stream(void)
 {
     tt_stream *s = tt_tls_stream;
-    if (tt_likely(s && s->session == tt_active)) return s;
+    if (tt_likely(s && s->epoch == atomic_load_explicit(&tt_active->epoch, memory_order_relaxed))) return s;
     return tt_thread_stream_slow();
 }
 

@@ -10,6 +10,8 @@ COMMANDS = {
     "score": "Estimated trace size per region and region group, as scorep-score; suggests a filter file",
     "convert": "Write an experiment's trace in a standard format: otf2, cubex, perfetto, chrome, speedscope, "
                "pstats, collapsed",
+    "top": "Live view of processes measured with --live: time per function, as they run",
+    "ctl": "Switch the measurement of a process running with --live on or off",
 }
 
 # The commands that look at an experiment (`tracetop NAME EXP`), as MANIFEST.md lists them; the end of a
