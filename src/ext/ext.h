@@ -29,6 +29,7 @@ PyObject *tt_raise(const tt_error *err);
 int tt_ext_add_hooks(PyObject *module);  /* hooks.c: start, stop, instrumenter */
 int tt_ext_add_api(PyObject *module);    /* api.c: regions, parameters, counters */
 int tt_ext_add_reader(PyObject *module); /* readerobj.c: Trace, profile, summary */
+int tt_ext_add_index(PyObject *module);  /* lodobj.c: Index, the viewer's level-of-detail index */
 
 /* ---- the running measurement (hooks.c) ---- */
 

@@ -1,0 +1,75 @@
+/* lod_file.h -- the layout of the level-of-detail index (lod.h), shared by
+ * its builder (lod_build.c, which writes it) and its loader (lod.c, which
+ * checks it and reads it in place). Internal to those two files.
+ *
+ * The index is one image, in memory as in its cache file: a header, then
+ * arrays of fixed-size records (8-byte aligned), then a blob of
+ * NUL-terminated strings. Records refer to arrays by byte offset from the
+ * start of the image and to strings by byte offset into the blob.
+ *
+ *     header
+ *     regions    lod_region_rec[region_count]
+ *     lanes      lod_lane_rec[lane_count]
+ *     tracks     lod_track_rec[track_count]
+ *     problems   u32 string offset[problem_count] (padded to 8 bytes)
+ *     refs       lod_ref: per lane depths * levels (depth-major), per track levels
+ *     data       spans, samples, params, marks (a level equal to the one
+ *                below it shares its array)
+ *     strings    the blob
+ */
+#ifndef TRACETOP_LOD_FILE_H
+#define TRACETOP_LOD_FILE_H
+
+#include <stdint.h>
+
+#include "lod.h"
+
+#define LOD_MAGIC "TTLODIDX"
+#define LOD_VERSION 1u
+
+typedef struct lod_header {
+    char magic[8];
+    uint32_t version;
+    uint32_t levels;
+    uint64_t signature; /* of the trace files it was built from */
+    uint64_t begin, end;
+    uint64_t size; /* of the whole image */
+    uint32_t region_count, lane_count, track_count, problem_count;
+    uint64_t regions_off, lanes_off, tracks_off, problems_off;
+    uint64_t strings_off, strings_size;
+} lod_header;
+
+typedef struct lod_ref {
+    uint64_t off, count;
+} lod_ref;
+
+typedef struct lod_region_rec {
+    uint32_t name, file, line, kind;
+} lod_region_rec;
+
+typedef struct lod_lane_rec {
+    uint32_t name, process;
+    uint64_t pid, native_tid;
+    uint32_t stream, depths;
+    uint64_t begin, end, calls;
+    uint64_t refs_off; /* depths * levels lod_ref */
+    uint64_t params_off, param_count;
+    uint64_t marks_off, mark_count;
+} lod_lane_rec;
+
+typedef struct lod_track_rec {
+    uint32_t name, lane, kind, reserved;
+    uint64_t samples;
+    double min, max;
+    uint64_t refs_off; /* levels lod_ref */
+} lod_track_rec;
+
+/* Builds the index of an experiment and writes its image to the file
+ * `path`; when that cannot be written (cache_problem then says why), the
+ * image is made in memory instead: *image (malloc'd, the caller frees it)
+ * and *size. *image stays NULL when the file was written. Fails (err) only
+ * when the trace cannot be read or memory runs out. */
+int tt_lod_build_image(const char *experiment_dir, uint64_t signature, const char *path, uint8_t **image,
+                       size_t *size, tt_error *cache_problem, tt_error *err);
+
+#endif
