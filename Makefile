@@ -5,7 +5,7 @@
 PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
-APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev
+APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev chromium
 SOURCES := $(shell git ls-files -co --exclude-standard -- src tracetop meson.build meson.options pyproject.toml 2>/dev/null)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -22,7 +22,7 @@ test-c: $(VENV)/.installed
 	$(VENV)/bin/meson setup build/c --reconfigure >/dev/null 2>&1 || $(VENV)/bin/meson setup build/c
 	$(VENV)/bin/meson test -C build/c --print-errorlogs
 
-test-python: $(VENV)/.installed
+test-python: $(VENV)/.installed $(VENV)/.playwright
 	$(VENV)/bin/pytest -q tests/python
 
 bench: $(VENV)/.installed
@@ -39,6 +39,11 @@ $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q meson-python meson ninja pytest
+	touch $@
+
+# The viewer's browser tests: Playwright drives Debian's Chromium (never `playwright install`).
+$(VENV)/.playwright: $(VENV)/.created
+	$(VPY) -m pip install -q playwright
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.created $(SOURCES) | deps

@@ -24,6 +24,7 @@ CONTENTS = {
                   "(set as environment variables, they repeat the measurement)",
     "trace/": "the native trace: compact binary chunks, per process (`trace/<pid>/`) and thread",
     "profile.txt": "the text summary, as `tracetop summary` prints it",
+    "view.idx": "the viewer's index of the trace (`tracetop view` makes it, and remakes it when the trace changes)",
 }
 
 
