@@ -224,7 +224,13 @@ def test_counters_and_parameters_are_tracks(browser, demo_url):  # noqa: F811
                 "param n · worker-0", "param n · MainThread"} <= set(tracks)
         page.wait_for_timeout(100)
         screenshot(page, "timeline-counters")
-        bar = hover_bar(page, "__main__:middle")
+        # Zoom into the middle of worker-0's work, where calls of middle() are wide enough to point at.
+        page.evaluate("""() => {
+            const lane = tracetopViewer.state.meta.lanes[1], middle = (lane.begin_ns + lane.end_ns) / 2;
+            tracetopViewer.setView(middle, middle + 100000);
+        }""")
+        page.wait_for_function("tracetopViewer.findBar('__main__:middle', 6) !== null")
+        hover_bar(page, "__main__:middle")
         page.wait_for_function("document.getElementById('tooltip').textContent.includes('Parameters')")
         assert re.search(r"Parameters: n = \d+, mode = (even|odd)", page.inner_text("#tooltip"))
         assert page.errors == []
