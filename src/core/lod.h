@@ -16,7 +16,9 @@
  *    of tt_lod_grain(k) ns: a call at least one grain long stays as it is,
  *    and a run of shorter ones with gaps below a grain becomes one block
  *    (at most 8 grains long) that counts the calls it holds and takes the
- *    region of its longest part. A query at p ns per pixel reads the
+ *    region of its longest part. Grains double from 64 ns at level 1. A
+ *    level that would keep more than 3/4 of the last level stored is not
+ *    stored (it is that level). A query at p ns per pixel reads the
  *    coarsest level whose grain is at most p, so it reads about as many
  *    items per depth as there are pixels.
  *  - Counter tracks: the COUNTER samples of a lane by name, and the PARAM_INT
@@ -50,7 +52,7 @@
 #include "error.h"
 
 #define TT_LOD_FILE "view.idx"
-#define TT_LOD_MAX_LEVELS 24
+#define TT_LOD_MAX_LEVELS 32
 
 typedef struct tt_lod tt_lod;
 

@@ -337,7 +337,7 @@ static int read_process(builder *b, const tt_trace *t, const tt_process *p, uint
 
 /* ---- levels ---- */
 
-uint64_t tt_lod_grain(unsigned level) { return level == 0 ? 0 : (uint64_t)1 << (8 + 2 * level); }
+uint64_t tt_lod_grain(unsigned level) { return level == 0 ? 0 : (uint64_t)1 << (5 + level); }
 
 /* Level k from level k-1 (see lod.h). A block is at most 8 grains long, so
  * that what a thread does over time still shows at coarse levels. */
@@ -402,11 +402,14 @@ static int make_levels(builder *b)
         for (uint32_t d = 0; d < l->rec.depths; d++) {
             span_vec *level = l->depths[d].level;
             for (unsigned k = 1; k < b->levels; k++) {
-                /* A level no smaller than the one below it is that level. */
+                /* A level that would keep more than 3/4 of the last level
+                 * stored is not stored: reading that one instead costs at
+                 * most a third more, and the index stays a few times the
+                 * size of level 0 at most. */
                 const span_vec *below = &level[k - 1];
                 while (below->same) below--;
                 if (merge_spans(below, &level[k], tt_lod_grain(k)) != 0) return -1;
-                if (level[k].n == below->n) {
+                if (level[k].n * 4 > below->n * 3) {
                     free(level[k].v);
                     level[k] = (span_vec){.same = 1};
                 }
@@ -419,7 +422,7 @@ static int make_levels(builder *b)
             const sample_vec *below = &level[k - 1];
             while (below->same) below--;
             if (merge_samples(below, &level[k], tt_lod_grain(k)) != 0) return -1;
-            if (level[k].n == below->n) {
+            if (level[k].n * 4 > below->n * 3) {
                 free(level[k].v);
                 level[k] = (sample_vec){.same = 1};
             }

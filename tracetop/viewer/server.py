@@ -108,6 +108,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
     server_version = "tracetop"
     sys_version = ""
     protocol_version = "HTTP/1.1"
+    # Headers and body go out as two writes: without this, the client's delayed ACK holds the second back
+    # for some 40 ms (Nagle's algorithm), which would be most of the time of a query.
+    disable_nagle_algorithm = True
 
     def do_GET(self):
         self._respond(head=False)
