@@ -12,7 +12,8 @@ ARGUMENTS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgroun
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
 
-@pytest.fixture(scope="session")
+# Per module: each test module imports this fixture, and two Playwright instances cannot run at once.
+@pytest.fixture(scope="module")
 def browser():
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is not installed (make test installs it)")

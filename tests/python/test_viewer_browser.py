@@ -236,6 +236,17 @@ def test_counters_and_parameters_are_tracks(browser, demo_url):  # noqa: F811
         assert page.errors == []
 
 
+def test_marks_are_shown_on_their_lanes(browser, demo_url):  # noqa: F811
+    with page_of(browser, demo_url) as page:
+        page.wait_for_function(READY)
+        page.wait_for_function("tracetopViewer.findMark('done w1') !== null")
+        mark = page.evaluate("tracetopViewer.findMark('done w1')")
+        page.mouse.move(mark["x"], mark["y"])
+        page.wait_for_selector("#tooltip:visible")
+        assert re.fullmatch(r"mark\ndone w1 at [\d.]+ ms", page.inner_text("#tooltip"))
+        assert page.errors == []
+
+
 def test_the_page_keeps_to_its_content_security_policy(browser, threads_url):  # noqa: F811
     """Without the tests' bypass: everything the viewer does is allowed by the policy it is served with."""
     with page_of(browser, threads_url, bypass_csp=False) as page:

@@ -11,7 +11,8 @@
 "use strict";
 
 (function () {
-  const GUTTER = 170, RULER = 26, ROW = 15, LANE_PAD = 8, TRACK = 38, TRACK_HEADER = 20;
+  const GUTTER = 170, RULER = 26, ROW = 15, LANE_PAD = 8, TRACK = 38, TRACK_HEADER = 20, MARKS = 9;
+  const MAX_MARKS = 20000; /* marks fetched at start; beyond, lanes show none */
   const MIN_SPAN = 200; /* ns: the narrowest view */
   const $ = (id) => document.getElementById(id);
 
@@ -31,6 +32,7 @@
     spans: null,          /* the last answer for the view, with its window */
     highlight: null,      /* the last answer of the search */
     samples: null,
+    marks: [],            /* per lane: [[time, name], ...] */
     inflight: {},
     selection: null,      /* [t0, t1] */
     selected: null,       /* {lane, depth, start, end, region, calls} */
@@ -64,9 +66,10 @@
     const lanes = [], tracks = [];
     let y = RULER;
     state.meta.lanes.forEach((lane, i) => {
-      const depths = Math.max(1, lane.depths);
-      lanes.push({index: i, top: y, depths, height: depths * ROW + LANE_PAD});
-      y += depths * ROW + LANE_PAD;
+      /* Rows of calls start below a strip for the lane's marks, when it has any. */
+      const depths = Math.max(1, lane.depths), strip = lane.marks ? MARKS : 0;
+      lanes.push({index: i, top: y, rows: y + strip, depths, height: strip + depths * ROW + LANE_PAD});
+      y += strip + depths * ROW + LANE_PAD;
     });
     if (state.meta.tracks.length) y += TRACK_HEADER;
     state.meta.tracks.forEach((track, i) => {
@@ -112,7 +115,7 @@
   function rowAt(y) {
     const yy = y + scroller.scrollTop;
     for (const l of state.layout.lanes) {
-      if (yy >= l.top && yy < l.top + l.depths * ROW) return {lane: l.index, depth: Math.floor((yy - l.top) / ROW)};
+      if (yy >= l.rows && yy < l.rows + l.depths * ROW) return {lane: l.index, depth: Math.floor((yy - l.rows) / ROW)};
     }
     return null;
   }
@@ -276,8 +279,9 @@
       g.fillRect(GUTTER, top, plotWidth(), l.height);
       if (!spans) continue;
       const dim = state.search.regions !== null;
+      drawMarks(g, l, top);
       for (let d = 0; d < l.depths; d++) {
-        const y = top + d * ROW;
+        const y = l.rows - scroll + d * ROW;
         if (y > height || y + ROW < RULER) continue;
         const r = spans.rows.get(l.index * 65536 + d);
         if (r) drawRow(g, spans, r, y, scale, dim ? 0.22 : 1, false);
@@ -293,9 +297,34 @@
       const x0 = Math.max(GUTTER - 2, xOf(sel.start)), x1 = Math.min(GUTTER + plotWidth() + 2, xOf(sel.end));
       g.strokeStyle = "#000";
       g.lineWidth = 2;
-      g.strokeRect(x0, l.top - scroll + sel.depth * ROW, Math.max(2, x1 - x0), ROW - 1);
+      g.strokeRect(x0, l.rows - scroll + sel.depth * ROW, Math.max(2, x1 - x0), ROW - 1);
       g.lineWidth = 1;
     }
+  }
+
+  /* A mark is a small triangle in the strip above the lane's calls. */
+  function drawMarks(g, l, top) {
+    const marks = state.marks[l.index];
+    if (!marks) return;
+    g.fillStyle = "#3d3d45";
+    for (const [time] of marks) {
+      if (time < state.t0 || time > state.t1) continue;
+      const x = xOf(time);
+      g.beginPath();
+      g.moveTo(x - 4, top + 1);
+      g.lineTo(x + 4, top + 1);
+      g.lineTo(x, top + MARKS - 1);
+      g.fill();
+    }
+  }
+
+  /* The marks of lane strip under (x, y): their names, or null. */
+  function marksAt(x, y) {
+    const yy = y + scroller.scrollTop;
+    const l = state.layout.lanes.find((l) => yy >= l.top && yy < l.rows);
+    if (!l || !state.marks[l.index]) return null;
+    const near = state.marks[l.index].filter(([time]) => Math.abs(xOf(time) - x) <= 4);
+    return near.length ? near.map(([time, name]) => name + " at " + ((time - state.begin) / 1e6).toFixed(3) + " ms") : null;
   }
 
   function drawRow(g, spans, range, y, scale, alpha, outline) {
@@ -519,6 +548,14 @@
     }
   }
 
+  function showMarks(names, x, y) {
+    tooltip.innerHTML = '<div class="name">mark</div>' + names.map((n) => "<div>" + TT.escapeHtml(n) + "</div>").join("");
+    tooltip.dataset.key = "";
+    tooltip.hidden = false;
+    tooltip.style.left = x + 14 + "px";
+    tooltip.style.top = y + 18 + "px";
+  }
+
   function showDetails(item) {
     state.selected = item;
     const body = $("details-body");
@@ -637,7 +674,10 @@
     state.mouse = p;
     if (drag) { tooltip.hidden = true; return; }
     const item = itemAt(p.x, p.y);
-    if (item) showTooltip(item, p.x, p.y); else tooltip.hidden = true;
+    const marks = item ? null : marksAt(p.x, p.y);
+    if (item) showTooltip(item, p.x, p.y);
+    else if (marks) showMarks(marks, p.x, p.y);
+    else tooltip.hidden = true;
   });
   scroller.addEventListener("mouseleave", () => { tooltip.hidden = true; state.mouse = null; });
 
@@ -820,6 +860,18 @@
       TT.percent(t.inclusive[n], t.total) + "), exclusive " + TT.fmtDuration(t.exclusive[n]) + ", " + TT.fmtCount(t.visits[n]) + " visits";
   });
 
+  function loadMarks() {
+    const lanes = state.meta.lanes;
+    if (lanes.reduce((s, l) => s + l.marks, 0) > MAX_MARKS) return;
+    lanes.forEach((lane, i) => {
+      if (!lane.marks) return;
+      api("marks", {lane: i}).then((r) => r.json()).then((marks) => {
+        state.marks[i] = marks;
+        scheduleDraw();
+      }).catch((error) => setStatus(error.message, true));
+    });
+  }
+
   /* ---- start ---- */
 
   api("meta").then((r) => r.json()).then((meta) => {
@@ -835,6 +887,7 @@
     if (meta.problems.length) setStatus(meta.problems[0] + (meta.problems.length > 1 ? " (+" + (meta.problems.length - 1) + " more)" : ""), true);
     else setStatus(meta.lanes.length + " threads · " + TT.fmtCount(calls) + " calls · " + TT.fmtDuration(state.end - state.begin));
     buildLayout();
+    loadMarks();
     const margin = (state.end - state.begin) * 0.01;
     setView(state.begin - margin, state.end + margin);
   }).catch((error) => setStatus("cannot load the experiment: " + error.message, true));
@@ -854,9 +907,21 @@
         const x0 = Math.max(GUTTER, xOf(s.start[i])), x1 = Math.min(GUTTER + plotWidth(), xOf(s.end[i]));
         if (x1 - x0 < (minWidth || 4)) continue;
         const lane = state.layout.lanes[s.lane[i]];
-        const y = lane.top + s.depth[i] * ROW + ROW / 2 - scroller.scrollTop;
+        const y = lane.rows + s.depth[i] * ROW + ROW / 2 - scroller.scrollTop;
         if (y < RULER || y > box.height - 4) continue;
         return {x: box.left + (x0 + x1) / 2, y: box.top + y};
+      }
+      return null;
+    },
+    /* Where the mark named `name` is drawn: {x, y} in client coordinates. */
+    findMark(name) {
+      const box = scroller.getBoundingClientRect();
+      for (const l of state.layout.lanes) {
+        for (const [time, mark] of state.marks[l.index] || []) {
+          if (mark === name && time >= state.t0 && time <= state.t1) {
+            return {x: box.left + xOf(time), y: box.top + l.top - scroller.scrollTop + MARKS / 2};
+          }
+        }
       }
       return null;
     },
