@@ -183,7 +183,7 @@ int tt_lod_query_samples(const tt_lod *x, tt_lod_view v, const uint32_t *tracks,
 
 /* The call-path tree of `lanes` in [t0, t1), merged over the lanes: every
  * call that overlaps the range counts one visit and the part of its time
- * within the range. As
+ * within the range (no node when t1 <= t0). As
  *     u32 count, u32 reserved, then per node (in depth-first order, parents
  *     first): u32 parent (UINT32_MAX for a root), u32 region,
  *     f64 visits, f64 inclusive_ns, f64 exclusive_ns

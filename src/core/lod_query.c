@@ -316,7 +316,7 @@ int tt_lod_query_tree(const tt_lod *x, uint64_t t0, uint64_t t1, const uint32_t 
 {
     tree t = {0};
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < lane_count; i++)
+    for (size_t i = 0; rc == 0 && t0 < t1 && i < lane_count; i++)
         if (lanes[i] < tt_lod_lane_count(x)) rc = tree_lane(x, lanes[i], t0, t1, &t);
     if (rc == 0 && buffer_size(out, 8 + t.count * 32) != 0) rc = -1;
     if (rc == 0) {

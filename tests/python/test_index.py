@@ -228,6 +228,7 @@ def test_bad_arguments(index):
     with pytest.raises(ValueError):
         index.tree(0, 5, [-1])
     assert decode_spans(index.spans(0, index.end_ns, 100, [99, 2**40]))[1] == []
+    assert decode_tree(index.tree(index.end_ns, index.begin_ns, [0, 1, 2])) == []
 
 
 def copy_experiment(experiment, tmp_path):
@@ -275,3 +276,20 @@ def test_cache_that_cannot_be_written_keeps_the_index_in_memory(experiment, tmp_
 def test_not_an_experiment(tmp_path):
     with pytest.raises(_tracetop.TraceError, match="not a tracetop experiment"):
         _tracetop.Index(str(tmp_path))
+
+
+def test_deep_recursion(tmp_path):
+    """Hundreds of call depths: every one indexed, and the tree counts recursion as the profile does."""
+    code = "import sys\nsys.setrecursionlimit(5000)\ndef down(n):\n    return 0 if n == 0 else 1 + down(n - 1)\n" \
+           "print(sum(down(800) for _ in range(3)))"
+    assert tracetop("--output", "exp", "-c", code, cwd=tmp_path).returncode == 0
+    index = _tracetop.Index(str(tmp_path / "exp"))
+    main = index.lanes[0]
+    assert main["depths"] > 800
+    nodes = decode_tree(index.tree(index.begin_ns, index.end_ns + 1, [0]))
+    ours = profile_of_tree(index, nodes)
+    profile = {region["name"]: region for region in _tracetop.profile(str(tmp_path / "exp"))["regions"]}
+    down = profile["__main__:down"]
+    assert ours["__main__:down"] == [down["visits"], down["exclusive_ns"], down["inclusive_ns"]] and down["visits"] == 2403
+    _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 800, [0]))
+    assert max(s["depth"] for s in spans) == main["depths"] - 1

@@ -40,7 +40,6 @@
     mouse: null,
     callCache: new Map(),
     frameTimes: [],
-    queryTimes: [],
     firstPaint: null,
     tab: "timeline",
     focus: null,          /* flame graph focus node */
@@ -145,11 +144,7 @@
     const job = make();
     if (!job) return;
     state.inflight[kind] = true;
-    const started = performance.now();
-    job.promise.then((response) => response.arrayBuffer()).then((buffer) => {
-      state.queryTimes.push(performance.now() - started);
-      job.done(buffer);
-    }).catch((error) => setStatus(error.message, true)).finally(() => {
+    job.promise.then((response) => response.arrayBuffer()).then((buffer) => job.done(buffer)).catch((error) => setStatus(error.message, true)).finally(() => {
       state.inflight[kind] = false;
       ensureData();
       scheduleDraw();
