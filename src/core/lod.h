@@ -17,8 +17,9 @@
  *    and a run of shorter ones with gaps below a grain becomes one block
  *    (at most 8 grains long) that counts the calls it holds and takes the
  *    region of its longest part. Grains double from 64 ns at level 1. A
- *    level that would keep more than 3/4 of the last level stored is not
- *    stored (it is that level). A query at p ns per pixel reads the
+ *    level that would keep more than half of the last level stored is not
+ *    stored (it is that level), so the levels above 0 together hold at
+ *    most as many items as level 0. A query at p ns per pixel reads the
  *    coarsest level whose grain is at most p, so it reads about as many
  *    items per depth as there are pixels.
  *  - Counter tracks: the COUNTER samples of a lane by name, and the PARAM_INT

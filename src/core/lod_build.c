@@ -402,14 +402,14 @@ static int make_levels(builder *b)
         for (uint32_t d = 0; d < l->rec.depths; d++) {
             span_vec *level = l->depths[d].level;
             for (unsigned k = 1; k < b->levels; k++) {
-                /* A level that would keep more than 3/4 of the last level
+                /* A level that would keep more than half of the last level
                  * stored is not stored: reading that one instead costs at
-                 * most a third more, and the index stays a few times the
-                 * size of level 0 at most. */
+                 * most twice as much, and all levels together are at most
+                 * the size of level 0. */
                 const span_vec *below = &level[k - 1];
                 while (below->same) below--;
                 if (merge_spans(below, &level[k], tt_lod_grain(k)) != 0) return -1;
-                if (level[k].n * 4 > below->n * 3) {
+                if (level[k].n * 2 > below->n) {
                     free(level[k].v);
                     level[k] = (span_vec){.same = 1};
                 }
@@ -422,7 +422,7 @@ static int make_levels(builder *b)
             const sample_vec *below = &level[k - 1];
             while (below->same) below--;
             if (merge_samples(below, &level[k], tt_lod_grain(k)) != 0) return -1;
-            if (level[k].n * 4 > below->n * 3) {
+            if (level[k].n * 2 > below->n) {
                 free(level[k].v);
                 level[k] = (sample_vec){.same = 1};
             }

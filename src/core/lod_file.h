@@ -25,7 +25,7 @@
 #include "lod.h"
 
 #define LOD_MAGIC "TTLODIDX"
-#define LOD_VERSION 2u
+#define LOD_VERSION 3u
 
 typedef struct lod_header {
     char magic[8];

@@ -584,6 +584,7 @@
       const total = rows.reduce((s, r) => s + r.exclusive, 0);
       body.innerHTML = "<div>" + TT.escapeHtml(TT.fmtTime(a - state.begin, b - a) + " – " + TT.fmtTime(b - state.begin, b - a) +
         " (" + TT.fmtDuration(b - a) + "), all threads: " + rows.length + " regions") + "</div>" + profileTable(rows.slice(0, 50), total, "range-table");
+      paintSwatches(body);
     }).catch((error) => { body.textContent = error.message; });
     if (document.querySelector('input[name="scope"]:checked').value === "selection") state.tree = null;
     scheduleDraw();
