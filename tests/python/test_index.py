@@ -1,5 +1,6 @@
 """The viewer's level-of-detail index (src/core/lod.h) against what the reader gives, on real experiments."""
 import collections
+import json
 import os
 import shutil
 import struct
@@ -293,3 +294,21 @@ def test_deep_recursion(tmp_path):
     assert ours["__main__:down"] == [down["visits"], down["exclusive_ns"], down["inclusive_ns"]] and down["visits"] == 2403
     _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 800, [0]))
     assert max(s["depth"] for s in spans) == main["depths"] - 1
+
+
+def test_a_killed_programs_trace_is_indexed_up_to_its_cut(tmp_path):
+    completed = tracetop("--output", "exp", PROGRAMS / "ending.py", "sigkill", "0.3", cwd=tmp_path)
+    assert completed.returncode < 0
+    index = _tracetop.Index(str(tmp_path / "exp"))
+    assert index.problems and all("cut" in problem for problem in index.problems)
+    leaf = [i for i, r in enumerate(index.regions) if r["name"] == "__main__:work"]
+    _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 100, [0], only=leaf))
+    assert sum(s["calls"] for s in spans) >= int(completed.stdout)
+    # The viewer and the report say what was cut, once, and go on.
+    report = tracetop("report", "exp", "-o", "r.html", cwd=tmp_path)
+    assert report.returncode == 0
+    warnings = [line for line in report.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "cut" in warnings[0]
+    page = (tmp_path / "r.html").read_text()
+    data = json.loads(page.split('<script type="application/json" id="data">', 1)[1].split("</script>", 1)[0])
+    assert data["problems"] == index.problems
