@@ -39,8 +39,10 @@
  *  - Queries allocate only their result (and scratch they free), read no
  *    file, and never fail for a range or lane that is out of bounds: they
  *    answer what lies within.
- *  - A damaged cache file is never trusted: every offset and count in it is
- *    checked when it is loaded, and one that does not fit makes a rebuild.
+ *  - A damaged cache file is never trusted: every offset, count and string
+ *    in it is checked when it is loaded, and one that does not fit makes a
+ *    rebuild. The spans are not read then (loading costs the metadata
+ *    only): a query skips a span whose region is out of range.
  *  - What the reader found cut or damaged while building is kept, one line
  *    each (tt_lod_problem), and stored in the cache with the rest.
  */

@@ -75,14 +75,14 @@ static int put_placed(placed_vec *out, tt_lod_span s, uint32_t lane, uint32_t de
 /* The spans of one depth of one lane in view: those below a pixel merged
  * into runs of at most 3 pixels, each with the region of its longest part.
  * 0, 1 when the limit was reached, -1 when memory runs out. */
-static int view_depth(const tt_lod_span *s, size_t n, tt_lod_view v, double px, const uint8_t *only, uint32_t lane,
-                      uint32_t depth, size_t limit, placed_vec *out)
+static int view_depth(const tt_lod_span *s, size_t n, tt_lod_view v, double px, const uint8_t *only, size_t regions,
+                      uint32_t lane, uint32_t depth, size_t limit, placed_vec *out)
 {
     tt_lod_span cur = {0};
     uint64_t longest = 0;
     int open = 0;
     for (size_t i = first_ending_after(s, n, v.t0); i < n && s[i].start < v.t1; i++) {
-        if (only && !only[s[i].region]) continue;
+        if (s[i].region >= regions || (only && !only[s[i].region])) continue;
         tt_lod_span next = s[i];
         uint64_t len = next.end - next.start;
         if (open && (double)len < px && (double)longest < px && (double)(next.start - cur.end) < px &&
@@ -117,7 +117,7 @@ int tt_lod_query_spans(const tt_lod *x, tt_lod_view v, const uint32_t *lanes, si
         for (uint32_t d = 0; rc == 0 && d < depths; d++) {
             size_t n;
             const tt_lod_span *s = tt_lod_spans(x, lanes[i], d, level, &n);
-            rc = view_depth(s, n, v, px, only, lanes[i], d, limit, &found);
+            rc = view_depth(s, n, v, px, only, tt_lod_region_count(x), lanes[i], d, limit, &found);
         }
     }
     size_t count = found.n;
@@ -291,6 +291,7 @@ static int tree_lane(const tt_lod *x, uint32_t lane, uint64_t t0, uint64_t t1, t
             continue;
         }
         const tt_lod_span *s = &spans[d][pos[d]++];
+        if (s->region >= tt_lod_region_count(x)) break; /* damage: the rest of the lane is left out */
         uint32_t parent = top ? stack[top - 1].node : NONE;
         uint32_t node = tree_node_of(t, parent, s->region);
         if (node == NONE) {
@@ -343,7 +344,7 @@ int tt_lod_call_at(const tt_lod *x, size_t lane, uint32_t depth, uint64_t time, 
     size_t n;
     const tt_lod_span *s = tt_lod_spans(x, lane, depth, 0, &n);
     size_t i = first_ending_after(s, n, time);
-    if (i >= n || s[i].start > time) return 0;
+    if (i >= n || s[i].start > time || s[i].region >= tt_lod_region_count(x)) return 0;
     *span = s[i];
     uint64_t callees = 0;
     const tt_lod_span *c = tt_lod_spans(x, lane, depth + 1, 0, &n);
