@@ -132,7 +132,8 @@ def test_coarse_levels_keep_every_call_counted(index):
 
 def test_a_view_reads_only_what_is_in_it(index):
     lane = 1
-    middle = (index.lanes[lane]["begin_ns"] + index.lanes[lane]["end_ns"]) // 2
+    start, end, region, calls = max(raw_spans(index, lane, 0, 0), key=lambda s: s[1] - s[0])  # the thread's run()
+    middle = (start + end) // 2
     t0, t1 = middle, middle + 50_000
     _, spans = decode_spans(index.spans(t0, t1, 2000, [lane]))
     assert spans and all(s["end"] > t0 and s["start"] < t1 and s["lane"] == lane for s in spans)
@@ -312,3 +313,29 @@ def test_a_killed_programs_trace_is_indexed_up_to_its_cut(tmp_path):
     page = (tmp_path / "r.html").read_text()
     data = json.loads(page.split('<script type="application/json" id="data">', 1)[1].split("</script>", 1)[0])
     assert data["problems"] == index.problems
+
+
+def test_spans_with_damaged_regions_are_skipped(experiment, index, tmp_path):
+    """Damage inside the spans, where loading does not look: the queries skip what they cannot use."""
+    assert index.lanes[1]["name"] == "worker-0"  # and the index is in the experiment, to copy
+    copy = copy_experiment(experiment, tmp_path)
+    cache = copy / "view.idx"
+    data = bytearray(cache.read_bytes())
+    lanes_off, = struct.unpack_from("Q", data, 72)
+    worker = 96 * 1  # lane 1's record: worker-0
+    depths, = struct.unpack_from("I", data, lanes_off + worker + 28)
+    refs_off, = struct.unpack_from("Q", data, lanes_off + worker + 56)
+    spans_off, count = struct.unpack_from("QQ", data, refs_off)  # depth 0, level 0
+    assert depths > 1 and count > 0
+    for span in range(count):
+        struct.pack_into("I", data, spans_off + 24 * span + 16, 0xFFFFFFFF)
+    cache.write_bytes(bytes(data))
+    index = _tracetop.Index(str(copy))
+    assert not index.built and index.lanes[1]["name"] == "worker-0"
+    _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 1000, all_lanes(index)))
+    assert all(s["region"] < len(index.regions) for s in spans)
+    assert not any(s["lane"] == 1 and s["depth"] == 0 for s in spans)
+    nodes = decode_tree(index.tree(index.begin_ns, index.end_ns + 1, all_lanes(index)))
+    assert all(node["region"] < len(index.regions) for node in nodes)
+    start, end, region, calls = struct.unpack_from("QQII", data, spans_off)
+    assert index.call_at(1, 0, (start + end) // 2) is None
