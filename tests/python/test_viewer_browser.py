@@ -31,7 +31,7 @@ def threads_url(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def fib_url(tmp_path_factory):
-    server = serve(experiment_of(tmp_path_factory.mktemp("fib"), "fib.py", "15"))
+    server = serve(experiment_of(tmp_path_factory.mktemp("fib"), "fib.py", "18"))
     yield server.url
     server.close()
 
@@ -94,7 +94,13 @@ def test_zoom_and_pan_change_the_visible_range(threads_page):
 
 
 def hover_bar(page, name):
-    bar = page.evaluate(f"tracetopViewer.findBar({name!r}, 6)")
+    """Points at a call of region `name`, zooming in to one when none is wide enough at this zoom."""
+    for _ in range(6):
+        bar = page.evaluate(f"tracetopViewer.findBar({name!r}, 6)")
+        if bar:
+            break
+        assert page.evaluate(f"tracetopViewer.revealBar({name!r})"), f"no call of {name} in view"
+        page.wait_for_function(READY + " && !tracetopViewer.state.inflight.spans")
     assert bar, f"no bar of {name} to point at"
     page.mouse.move(bar["x"], bar["y"])
     return bar
@@ -143,8 +149,9 @@ def test_range_selection_shows_its_function_summary(threads_page):
     # The profile follows the selection too.
     page.click("#tabs button[data-tab=profile]")
     page.check("#scope-selection")
-    page.wait_for_selector("#flat-table")
-    assert re.match(r"\d", page.inner_text("#scope-info"))
+    page.wait_for_function("/^\\d/.test(document.getElementById('scope-info').textContent)")
+    selected = page.evaluate("tracetopViewer.state.selection")
+    assert page.evaluate("tracetopViewer.state.tree.key").startswith(f"{int(selected[0])}/")
 
 
 def test_search_highlights_the_occurrences(threads_page):
@@ -175,14 +182,19 @@ def test_profile_lists_fib_with_its_visits(browser, fib_url):  # noqa: F811
         page.wait_for_selector("#flat-table")
         rows = {row[0]: row for row in (r.split("\t") for r in page.locator("#flat-table tbody tr").all_inner_texts())}
         fib = rows["__main__:fib"]
-        assert fib[4] == "1,973"  # fib(15) makes 2 * fib(16) - 1 calls
+        assert fib[4] == "8,361"  # fib(18) makes 2 * fib(19) - 1 calls
         assert fib[5] == "fib.py:4"
-        tree = [name.lstrip("▸▾") for name in page.locator("#calltree-table tbody tr td.name").all_inner_texts()]
-        assert "__main__:fib" in tree
-        # Collapse and expand a node of the call tree.
-        count = page.locator("#calltree-table tbody tr").count()
-        page.locator("#calltree-table tbody tr", has_text="__main__:<module>").first.click()
-        assert page.locator("#calltree-table tbody tr").count() < count
+        # Expand and collapse <module> in the call tree: fib is its child.
+        rows = page.locator("#calltree-table tbody tr")
+        module = rows.filter(has_text="__main__:<module>").first
+        if module.inner_text().startswith("▸"):
+            module.click()
+        def names():
+            return [name.lstrip("▸▾") for name in page.locator("#calltree-table tbody tr td.name").all_inner_texts()]
+
+        assert "__main__:fib" in names()
+        rows.filter(has_text="__main__:<module>").first.click()
+        assert "__main__:fib" not in names()
         # Sort the flat table by visits.
         page.click("#flat-table th:nth-child(5)")
         first = page.locator("#flat-table tbody tr").first.inner_text().split("\t")[0]
@@ -203,11 +215,11 @@ def test_flame_graph_renders(browser, fib_url):  # noqa: F811
             for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
             return n / (c.width * c.height);
         }""")
-        assert painted > 0.2
+        assert painted > 0.05
         screenshot(page, "flame-fib")
         height = page.evaluate("document.getElementById('flame').height")
-        box = page.locator("#flame").bounding_box()
-        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + 18 * 6 + 5)  # zoom into a frame deep in fib
+        frame = page.evaluate("tracetopViewer.findFrame('__main__:fib', 6)")
+        page.mouse.click(frame["x"], frame["y"])  # zoom into a frame deep in fib's recursion
         assert page.evaluate("tracetopViewer.state.focus") is not None
         screenshot(page, "flame-fib-zoomed")
         page.click("#flame-reset")
@@ -224,12 +236,6 @@ def test_counters_and_parameters_are_tracks(browser, demo_url):  # noqa: F811
                 "param n · worker-0", "param n · MainThread"} <= set(tracks)
         page.wait_for_timeout(100)
         screenshot(page, "timeline-counters")
-        # Zoom into the middle of worker-0's work, where calls of middle() are wide enough to point at.
-        page.evaluate("""() => {
-            const lane = tracetopViewer.state.meta.lanes[1], middle = (lane.begin_ns + lane.end_ns) / 2;
-            tracetopViewer.setView(middle, middle + 100000);
-        }""")
-        page.wait_for_function("tracetopViewer.findBar('__main__:middle', 6) !== null")
         hover_bar(page, "__main__:middle")
         page.wait_for_function("document.getElementById('tooltip').textContent.includes('Parameters')")
         assert re.search(r"Parameters: n = \d+, mode = (even|odd)", page.inner_text("#tooltip"))

@@ -758,23 +758,32 @@
     return useSelection ? [Math.floor(state.selection[0]), Math.ceil(state.selection[1])] : [state.begin, state.end + 1];
   }
 
+  function scopeKey() {
+    const [t0, t1] = scopeRange();
+    return t0 + "/" + t1 + "/" + $("scope-lanes").value;
+  }
+
+  /* The tree of the scope chosen now; an answer for a scope no longer chosen is dropped. */
   function loadTree() {
     const [t0, t1] = scopeRange();
     const lanes = $("scope-lanes").value;
-    const key = t0 + "/" + t1 + "/" + lanes;
+    const key = scopeKey();
     if (state.tree && state.tree.key === key) return Promise.resolve(state.tree);
     $("scope-info").textContent = "computing…";
     return api("tree", {t0, t1, lanes}).then((r) => r.arrayBuffer()).then((buffer) => {
+      if (key !== scopeKey()) return state.tree;
       const tree = TT.decodeTree(buffer);
       tree.key = key;
       tree.total = tree.roots.reduce((s, n) => s + tree.inclusive[n], 0);
       tree.open = new Set();
-      /* Open the heaviest path a few levels down. */
-      let level = tree.roots, depth = 0;
-      while (level.length && depth++ < 12) {
-        const heaviest = level.reduce((a, b) => (tree.inclusive[b] > tree.inclusive[a] ? b : a));
-        tree.open.add(heaviest);
-        level = tree.children[heaviest];
+      /* Open the heaviest path of every root that takes a tenth of the time or more. */
+      for (const root of tree.roots) {
+        if (tree.inclusive[root] < tree.total / 10) continue;
+        let node = root;
+        for (let depth = 0; node !== undefined && depth < 16; depth++) {
+          tree.open.add(node);
+          node = tree.children[node].reduce((a, b) => (a === undefined || tree.inclusive[b] > tree.inclusive[a] ? b : a), undefined);
+        }
       }
       state.tree = tree;
       $("scope-info").textContent = TT.fmtDuration(t1 - t0) + " · " + TT.fmtCount(tree.count) + " call paths";
@@ -906,6 +915,27 @@
         const y = lane.rows + s.depth[i] * ROW + ROW / 2 - scroller.scrollTop;
         if (y < RULER || y > box.height - 4) continue;
         return {x: box.left + (x0 + x1) / 2, y: box.top + y};
+      }
+      return null;
+    },
+    /* Zooms to a call of region `name` (one in the data drawn now): true when there is one. */
+    revealBar(name) {
+      const s = state.spans;
+      for (let i = 0; s && i < s.count; i++) {
+        if (state.meta.regions[s.region[i]].name !== name) continue;
+        const length = Math.max(s.end[i] - s.start[i], 1000);
+        setView(s.start[i] - length, s.end[i] + length);
+        return true;
+      }
+      return false;
+    },
+    /* Where the flame graph draws a frame of region `name` at `depth` or deeper: {x, y} in client coordinates. */
+    findFrame(name, depth) {
+      const box = $("flame").getBoundingClientRect();
+      for (const b of (flameLayout && flameLayout.boxes) || []) {
+        if (b.depth >= depth && b.w > 4 && state.meta.regions[state.tree.region[b.node]].name === name) {
+          return {x: box.left + b.x + b.w / 2, y: box.top + b.depth * TT.FLAME_ROW + TT.FLAME_ROW / 2};
+        }
       }
       return null;
     },
