@@ -78,6 +78,12 @@ class DataAPI:
     def api_meta(self, query):
         return self.meta, "application/json"
 
+    def _lanes(self, query):
+        """The lanes asked for: numbers separated by commas, or `all`."""
+        if query.get("lanes") == "all":
+            return list(range(len(self.index.lanes)))
+        return _numbers(query, "lanes")
+
     def _view(self, query):
         t0, t1, width = _number(query, "t0"), _number(query, "t1"), _number(query, "width")
         if t1 <= t0 or not 0 < width <= 65536:
@@ -86,7 +92,7 @@ class DataAPI:
 
     def api_spans(self, query):
         only = _numbers(query, "only") if "only" in query else None
-        data = self.index.spans(*self._view(query), _numbers(query, "lanes"), only=only, limit=500_000)
+        data = self.index.spans(*self._view(query), self._lanes(query), only=only, limit=500_000)
         return data, "application/octet-stream"
 
     def api_samples(self, query):
@@ -94,7 +100,7 @@ class DataAPI:
 
     def api_tree(self, query):
         t0, t1 = _number(query, "t0"), _number(query, "t1")
-        return self.index.tree(t0, t1, _numbers(query, "lanes")), "application/octet-stream"
+        return self.index.tree(t0, t1, self._lanes(query)), "application/octet-stream"
 
     def api_call(self, query):
         call = self.index.call_at(_number(query, "lane"), _number(query, "depth"), _number(query, "t"))

@@ -137,7 +137,6 @@
     return leftOk && rightOk && w.nsPerPx <= nsPerPx * 1.5 && w.nsPerPx >= nsPerPx / 4;
   }
 
-  function allLanes() { return state.meta.lanes.map((l, i) => i).join(","); }
 
   function request(kind, make) {
     if (state.inflight[kind]) return;
@@ -157,7 +156,7 @@
       request("spans", () => {
         const w = windowFor();
         return {
-          promise: api("spans", {t0: w.t0, t1: w.t1, width: w.width, lanes: allLanes()}),
+          promise: api("spans", {t0: w.t0, t1: w.t1, width: w.width, lanes: "all"}),
           done: (buffer) => { state.spans = indexRows(TT.decodeSpans(buffer), w); },
         };
       });
@@ -167,7 +166,7 @@
       request("highlight", () => {
         const w = windowFor(), key = state.search.key;
         return {
-          promise: api("spans", {t0: w.t0, t1: w.t1, width: w.width, lanes: allLanes(), only: regions.join(",")}),
+          promise: api("spans", {t0: w.t0, t1: w.t1, width: w.width, lanes: "all", only: regions.join(",")}),
           done: (buffer) => {
             state.highlight = indexRows(TT.decodeSpans(buffer), w);
             state.highlight.key = key;
@@ -576,8 +575,7 @@
     const body = $("range-body");
     body.className = "";
     body.textContent = "Computing…";
-    const lanes = allLanes();
-    api("tree", {t0: Math.floor(a), t1: Math.ceil(b), lanes}).then((r) => r.arrayBuffer()).then((buffer) => {
+    api("tree", {t0: Math.floor(a), t1: Math.ceil(b), lanes: "all"}).then((r) => r.arrayBuffer()).then((buffer) => {
       if (!state.selection || state.selection[0] !== a) return;
       const tree = TT.decodeTree(buffer);
       const rows = TT.flatProfile(tree, state.meta.regions);
@@ -886,7 +884,7 @@
     document.title = "tracetop · " + meta.experiment;
     $("experiment").textContent = meta.experiment;
     const lanes = $("scope-lanes");
-    lanes.innerHTML = '<option value="' + meta.lanes.map((l, i) => i).join(",") + '">all threads, merged</option>' +
+    lanes.innerHTML = '<option value="all">all threads, merged</option>' +
       meta.lanes.map((l, i) => '<option value="' + i + '">' + TT.escapeHtml(l.name) + " (pid " + l.pid + ")</option>").join("");
     const calls = meta.lanes.reduce((s, l) => s + l.calls, 0);
     if (meta.problems.length) setStatus(meta.problems[0] + (meta.problems.length > 1 ? " (+" + (meta.problems.length - 1) + " more)" : ""), true);
