@@ -18,10 +18,10 @@ def make_report(where, program, *arguments):
 
 
 def summary_top(where):
-    """The region column of the first table of `tracetop summary exp`."""
+    """(region, excl %, visits) of the rows of the first table of `tracetop summary exp`."""
     text = tracetop("summary", "exp", cwd=where).stdout
     table = text.split("Top regions by exclusive time\n", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
-    return [line.split()[4] for line in table]
+    return [(fields[4], fields[1], fields[3]) for fields in (line.split() for line in table)]
 
 
 def open_offline(browser, path):  # noqa: F811
@@ -42,9 +42,10 @@ def test_report_opens_offline_with_the_summarys_top_regions(browser, tmp_path): 
     context, page = open_offline(browser, report)
     try:
         assert page.requests == [report.as_uri()]
-        names = page.locator("#top tbody td.name").all_inner_texts()
-        assert names == summary_top(tmp_path)
-        assert names[0] == "__main__:collatz_len"
+        rows = [row.split("\t") for row in page.locator("#top tbody tr").all_inner_texts()]
+        shown = [(name, percent, visits.replace(",", "")) for name, excl, percent, incl, visits, where in rows]
+        assert shown == summary_top(tmp_path)
+        assert shown[0][0] == "__main__:collatz_len"
         for canvas in ("overview", "flame"):
             painted = page.evaluate(f"""() => {{
                 const c = document.getElementById('{canvas}');

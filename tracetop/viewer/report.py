@@ -36,13 +36,16 @@ class _Regions:
         return self.number[region]
 
 
-def _overview(index, regions, budget):
-    """Per lane, what the overview shows of it at OVERVIEW_WIDTH pixels, as the viewer's span buffers with
-    regions renumbered; each lane gets an equal share of `budget` items (its deepest calls go first)."""
+def _overview(index, regions, budget, shown):
+    """For each of the first `shown` lanes, what the overview shows of it at OVERVIEW_WIDTH pixels, as the
+    viewer's span buffers with regions renumbered; each lane gets an equal share of `budget` items (its
+    deepest calls go first)."""
     lanes = []
-    share = max(200, budget // max(1, len(index.lanes)))
-    for number in range(len(index.lanes)):
-        data = bytearray(index.spans(index.begin_ns, index.end_ns + 1, OVERVIEW_WIDTH, [number], limit=share))
+    share = budget // max(1, shown)
+    for number in range(shown):
+        data = bytearray(struct.pack("II", 0, 0))
+        if share:
+            data = bytearray(index.spans(index.begin_ns, index.end_ns + 1, OVERVIEW_WIDTH, [number], limit=share))
         count = struct.unpack_from("I", data)[0]
         ids = memoryview(data)[8 + 16 * count:8 + 20 * count].cast("I")
         for i in range(count):
@@ -55,7 +58,7 @@ def _overview(index, regions, budget):
 def _flame(index, regions, budget):
     """The call tree of the whole run, merged over threads, without the nodes too small to see (below 1/20000
     of the run, and then as many as `budget` allows), in the viewer's tree layout."""
-    data = index.tree(index.begin_ns, index.end_ns + 1, list(range(len(index.lanes))))
+    data = index.tree(index.begin_ns, index.end_ns + 1, list(range(len(index.lanes)))) if budget else bytes(8)
     count = struct.unpack_from("I", data)[0]
     nodes = list(struct.iter_unpack("IIddd", data[8:8 + 32 * count]))
     total = sum(node[3] for node in nodes if node[0] == NO_PARENT) or 1
@@ -82,25 +85,32 @@ def _top_regions(experiment):
     return profile, [{key: row[key] for key in keys} for row in rows[:TOP_REGIONS]]
 
 
-def render(experiment, index, spans_budget=60000, nodes_budget=20000):
-    """The report's HTML text."""
+def render(experiment, index):
+    """The report's HTML text: as much detail as MAX_BYTES allows. Less detail first (half the overview's
+    items and the flame graph's nodes, down to none), then fewer threads in the overview."""
     profile, top = _top_regions(experiment)
+    spans_budget, nodes_budget, shown = 60000, 20000, len(index.lanes)
     while True:
         regions = _Regions(index.regions)
         data = {
             "experiment": os.path.basename(os.path.abspath(experiment)),
-            "begin_ns": index.begin_ns, "end_ns": index.end_ns,
-            "lanes": index.lanes, "events": profile["events"], "problems": index.problems,
-            "overview": _overview(index, regions, spans_budget),
+            "begin_ns": index.begin_ns, "end_ns": index.end_ns, "events": profile["events"],
+            "total_ns": profile["total_ns"],
+            "problems": index.problems, "threads": len(index.lanes),
+            "lanes": [{key: lane[key] for key in ("name", "pid", "begin_ns", "end_ns")} for lane in index.lanes[:shown]],
+            "overview": _overview(index, regions, spans_budget, shown),
             "flame": _flame(index, regions, nodes_budget),
             "top": top,
         }
         data["regions"] = regions.used
         page = _page(data)
-        if len(page.encode()) <= MAX_BYTES or spans_budget < 1000:
+        if len(page.encode()) <= MAX_BYTES or (shown == 0 and not spans_budget and not nodes_budget):
             return page
-        spans_budget //= 2
-        nodes_budget //= 2
+        if spans_budget or nodes_budget:
+            spans_budget = spans_budget // 2 if spans_budget >= 200 else 0
+            nodes_budget = nodes_budget // 2 if nodes_budget >= 100 else 0
+        else:
+            shown //= 2
 
 
 def _page(data):

@@ -18,7 +18,8 @@
 
   $("experiment").textContent = data.experiment;
   const span = Math.max(1, data.end_ns - data.begin_ns);
-  $("facts").textContent = data.lanes.length + " threads · " + TT.fmtCount(data.events) + " events · " + TT.fmtDuration(span);
+  $("facts").textContent = data.threads + " threads · " + TT.fmtCount(data.events) + " events · " + TT.fmtDuration(span) +
+    (data.lanes.length < data.threads ? " · the overview shows the first " + data.lanes.length + " threads" : "");
   if (data.problems.length) {
     $("problems").hidden = false;
     $("problems").textContent = "The trace is incomplete: " + data.problems.join("; ");
@@ -108,7 +109,7 @@
 
   /* ---- top regions ---- */
 
-  const total = data.lanes.reduce((s, l) => s + (l.end_ns - l.begin_ns), 0);
+  const total = data.total_ns; /* the threads' time, as `tracetop summary` gives percentages of it */
   $("top").querySelector("tbody").innerHTML = data.top.map((r) =>
     '<tr><td class="name"><span class="swatch" data-name="' + TT.escapeHtml(r.name) + '"></span>' + TT.escapeHtml(r.name) + "</td><td>" +
     TT.fmtDuration(r.exclusive_ns) + "</td><td>" + TT.percent(r.exclusive_ns, total) + "</td><td>" + TT.fmtDuration(r.inclusive_ns) +
