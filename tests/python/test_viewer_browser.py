@@ -83,7 +83,14 @@ def test_zoom_and_pan_change_the_visible_range(threads_page):
     assert visible_span_ns(page) > zoomed
     start = page.evaluate("tracetopViewer.state.t0")
     page.keyboard.press("d")
-    assert page.evaluate("tracetopViewer.state.t0") > start
+    step = page.evaluate("tracetopViewer.state.t0") - start
+    assert step > 0
+    page.keyboard.down("a")  # held: the view keeps moving
+    page.wait_for_timeout(800)
+    page.keyboard.up("a")
+    held = start + step - page.evaluate("tracetopViewer.state.t0")
+    assert held > 2 * step
+    start = page.evaluate("tracetopViewer.state.t0")
     page.mouse.move(box["x"] + 600, box["y"] + 200)
     page.mouse.down()
     page.mouse.move(box["x"] + 900, box["y"] + 200, steps=5)

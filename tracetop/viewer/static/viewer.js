@@ -675,20 +675,52 @@
   });
   scroller.addEventListener("mouseleave", () => { tooltip.hidden = true; state.mouse = null; });
 
+  /* W/S/A/D (and the arrows): a press moves one step at once; held, the view
+   * keeps moving every frame, at a speed per second, as in Perfetto. */
+  const MOTION = {
+    w: (f) => zoomAt(zoomCentre(), Math.pow(0.8, f)), s: (f) => zoomAt(zoomCentre(), Math.pow(1.25, f)),
+    a: (f) => panBy(-0.1 * f), d: (f) => panBy(0.1 * f),
+  };
+  const ARROWS = {arrowleft: "a", arrowright: "d", arrowup: "w", arrowdown: "s"};
+  const HELD_STEPS_PER_SECOND = 8, HELD_AFTER_MS = 250;
+  const held = new Map(); /* key -> when it went down */
+  let motionFrame = 0, motionLast = 0;
+
+  function zoomCentre() { return state.mouse ? state.mouse.x : GUTTER + plotWidth() / 2; }
+
+  function keepMoving(now) {
+    const seconds = Math.min(0.1, (now - motionLast) / 1000);
+    motionLast = now;
+    for (const [key, since] of held) if (now - since > HELD_AFTER_MS) MOTION[key](seconds * HELD_STEPS_PER_SECOND);
+    motionFrame = held.size ? requestAnimationFrame(keepMoving) : 0;
+  }
+
   window.addEventListener("keydown", (e) => {
     if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || state.tab !== "timeline") return;
-    const at = state.mouse ? state.mouse.x : GUTTER + plotWidth() / 2;
-    switch (e.key.toLowerCase()) {
-      case "w": zoomAt(at, 0.8); break;
-      case "s": zoomAt(at, 1.25); break;
-      case "a": case "arrowleft": panBy(-0.1); break;
-      case "d": case "arrowright": panBy(0.1); break;
-      case "escape": clearSelection(); break;
-      case "0": case "home": setView(state.begin, state.end); break;
-      default: return;
+    const lower = e.key.toLowerCase(), key = ARROWS[lower] || lower;
+    if (MOTION[key]) {
+      if (!e.repeat) {
+        MOTION[key](1);
+        held.set(key, performance.now());
+        if (!motionFrame) {
+          motionLast = performance.now();
+          motionFrame = requestAnimationFrame(keepMoving);
+        }
+      }
+    } else if (key === "escape") {
+      clearSelection();
+    } else if (key === "0" || key === "home") {
+      setView(state.begin, state.end);
+    } else {
+      return;
     }
     e.preventDefault();
   });
+  window.addEventListener("keyup", (e) => {
+    const lower = e.key.toLowerCase();
+    held.delete(ARROWS[lower] || lower);
+  });
+  window.addEventListener("blur", () => held.clear());
 
   window.addEventListener("resize", () => { ensureData(); scheduleDraw(); if (state.tab === "flame") drawFlameTab(); });
 
