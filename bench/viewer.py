@@ -160,7 +160,7 @@ def measure_browser(server):
             return {fromNavigation: mark, fromLoad: mark - nav.loadEventEnd, fromDomContentLoaded: mark - nav.domContentLoadedEventEnd};
         }""")
         # Zoom to a tenth of the run in the middle, let the data come, then pan 1% of the view per frame for
-        # 240 frames (2.4 views), as holding D does; the draw of each frame is timed by the viewer itself.
+        # 240 frames (2.4 views), about as fast as holding D pans; the draw of each frame is timed by the viewer itself.
         pan = page.evaluate("""() => new Promise((done) => {
             const v = tracetopViewer, s = v.state, full = s.end - s.begin;
             v.setView(s.begin + 0.45 * full, s.begin + 0.55 * full);
