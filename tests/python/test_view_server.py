@@ -89,7 +89,8 @@ def test_other_hosts_are_refused(served):
     "spans", "spans?t0=1&t1=0&width=10&lanes=0", "spans?t0=0&t1=10&width=0&lanes=0",
     "spans?t0=0&t1=10&width=99999&lanes=0", "spans?t0=-1&t1=10&width=5&lanes=0", "spans?t0=a&t1=10&width=5",
     "spans?t0=0&t1=10&width=5&lanes=0;1", "tree?t0=0", "call?lane=0&depth=0", "samples?t0=0&t1=1&width=1&tracks=x",
-    "marks?lane=-1", "tree?t0=0&t1=10&lanes=any", "spans?" + "&".join(f"k{i}=1" for i in range(40)),
+    "marks?lane=-1", "tree?t0=0&t1=10&lanes=any", "call?lane=0&depth=0&t=99999999999999999999",
+    "call?lane=9223372036854775808&depth=0&t=0", "spans?" + "&".join(f"k{i}=1" for i in range(40)),
 ])
 def test_bad_queries_get_400(served, query):
     port, token, process = served
@@ -110,6 +111,8 @@ def test_data_answers(served):
     status, all_lanes, headers = get(port, f"/{token}/api/spans?t0={meta['begin_ns']}&t1={meta['end_ns'] + 1}"
                                            f"&width=800&lanes=all")
     assert all_lanes == body
+    for query in ("lane=0&depth=9223372036854775807&t=0", "lane=99&depth=0&t=0", "lane=0&depth=0&t=0"):
+        assert get(port, f"/{token}/api/call?{query}")[:2] == (200, b"null")  # no call there
 
 
 def listening_addresses(port):

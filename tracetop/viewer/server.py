@@ -45,8 +45,8 @@ def _number(query, name, default=None):
     text = query.get(name, default)
     if text is None:
         raise BadRequest(f"missing parameter {name}")
-    if not re.fullmatch(r"\d{1,20}", str(text)):
-        raise BadRequest(f"parameter {name} must be a whole number")
+    if not re.fullmatch(r"\d{1,20}", str(text)) or int(text) >= 1 << 63:
+        raise BadRequest(f"parameter {name} must be a whole number below 2**63")
     return int(text)
 
 
@@ -185,7 +185,7 @@ class ViewerServer:
             try:
                 query = dict(urllib.parse.parse_qsl(query_text, keep_blank_values=True, max_num_fields=16))
                 answer = self.api.answer(rest[4:], query)
-            except (BadRequest, ValueError) as problem:
+            except (BadRequest, ValueError, OverflowError) as problem:
                 return 400, f"{problem}\n".encode(), "text/plain; charset=utf-8"
             if answer is not None:
                 return 200, *answer
