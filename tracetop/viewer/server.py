@@ -15,6 +15,8 @@ import threading
 import urllib.parse
 from pathlib import Path
 
+from tracetop import messages
+
 STATIC = Path(__file__).parent / "static"
 CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                  ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
@@ -133,8 +135,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def _respond(self, head):
-        viewer = self.server.viewer
-        status, body, content_type = viewer.route(self.path, self.headers.get("Host", ""))
+        try:
+            status, body, content_type = self.server.viewer.route(self.path, self.headers.get("Host", ""))
+        except Exception as failure:  # tracetop's own fault: said in one line, and the server goes on
+            messages.internal_error(failure)
+            status, body, content_type = 500, b"internal error\n", "text/plain; charset=utf-8"
         self._send(status, body, content_type, head=head)
 
     def _send(self, status, body, content_type, head=False, extra=None):
