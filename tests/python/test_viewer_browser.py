@@ -166,7 +166,7 @@ def test_search_highlights_the_occurrences(threads_page):
     page.fill("#search", "collatz")
     page.wait_for_function("tracetopViewer.highlighted() > 0")
     info = page.inner_text("#search-info")
-    assert re.match(r"1 region match · [\d,]+ calls in view", info), info
+    assert re.match(r"1 region matches · [\d,]+ calls in view", info), info
     assert page.evaluate("tracetopViewer.highlighted()") == 20000
     page.wait_for_timeout(100)
     highlight_pixels = page.evaluate("""() => {

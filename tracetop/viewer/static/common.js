@@ -26,6 +26,11 @@ const TT = (function () {
     return Math.round(n).toLocaleString("en-US");
   }
 
+  /* "1 thread", "5 threads", "1,234 calls". */
+  function count(n, noun) {
+    return fmtCount(n) + " " + noun + (n === 1 ? "" : "s");
+  }
+
   function percent(part, whole) {
     return whole > 0 ? (100 * part / whole).toFixed(1) + "%" : "";
   }
@@ -233,7 +238,7 @@ const TT = (function () {
   }
 
   return {
-    NO_PARENT, fmtDuration, fmtTime, fmtCount, percent, moduleOf, colourOf, escapeHtml, decodeSpans,
+    NO_PARENT, fmtDuration, fmtTime, fmtCount, count, percent, moduleOf, colourOf, escapeHtml, decodeSpans,
     decodeSamples, decodeTree, flatProfile, location, niceStep, flameLayout, drawFlame, flameHit, FLAME_ROW,
   };
 })();

@@ -18,8 +18,8 @@
 
   $("experiment").textContent = data.experiment;
   const span = Math.max(1, data.end_ns - data.begin_ns);
-  $("facts").textContent = data.threads + " threads · " + TT.fmtCount(data.events) + " events · " + TT.fmtDuration(span) +
-    (data.lanes.length < data.threads ? " · the overview shows the first " + data.lanes.length + " threads" : "");
+  $("facts").textContent = TT.count(data.threads, "thread") + " · " + TT.count(data.events, "event") + " · " + TT.fmtDuration(span) +
+    (data.lanes.length < data.threads ? " · the overview shows the first " + TT.count(data.lanes.length, "thread") : "");
   if (data.problems.length) {
     $("problems").hidden = false;
     $("problems").textContent = "The trace is incomplete: " + data.problems.join("; ");

@@ -438,7 +438,7 @@
     g.fillStyle = "#f2f2f5";
     g.fillRect(0, 0, GUTTER, RULER);
     g.fillStyle = "#6b6b70";
-    g.fillText(state.meta.lanes.length + " threads", 6, RULER / 2);
+    g.fillText(TT.count(state.meta.lanes.length, "thread"), 6, RULER / 2);
   }
 
   /* ---- view changes ---- */
@@ -741,7 +741,8 @@
         if (state.highlight.end[i] > state.t0 && state.highlight.start[i] < state.t1) calls += state.highlight.calls[i];
       }
     }
-    info.textContent = n ? n + " region" + (n === 1 ? "" : "s") + " match · " + TT.fmtCount(calls) + " calls in view" : "no region matches";
+    info.textContent = n ? (n === 1 ? "1 region matches" : TT.fmtCount(n) + " regions match") + " · " + TT.count(calls, "call") + " in view"
+      : "no region matches";
   }
 
   let searchTimer = 0;
@@ -920,7 +921,7 @@
       meta.lanes.map((l, i) => '<option value="' + i + '">' + TT.escapeHtml(l.name) + " (pid " + l.pid + ")</option>").join("");
     const calls = meta.lanes.reduce((s, l) => s + l.calls, 0);
     if (meta.problems.length) setStatus(meta.problems[0] + (meta.problems.length > 1 ? " (+" + (meta.problems.length - 1) + " more)" : ""), true);
-    else setStatus(meta.lanes.length + " threads · " + TT.fmtCount(calls) + " calls · " + TT.fmtDuration(state.end - state.begin));
+    else setStatus(TT.count(meta.lanes.length, "thread") + " · " + TT.count(calls, "call") + " · " + TT.fmtDuration(state.end - state.begin));
     buildLayout();
     loadMarks();
     const margin = (state.end - state.begin) * 0.01;
