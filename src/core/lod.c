@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "format.h"
 #include "lod_file.h"
 
 struct tt_lod {
@@ -117,11 +118,11 @@ static int check_image(tt_lod *x, uint64_t signature)
             !fits(x, l->marks_off, l->mark_count, sizeof(tt_lod_mark)))
             return 0;
         const lod_ref *refs = (const lod_ref *)(x->image + l->refs_off);
-        /* The spans themselves are not read here: a large index loads in
-         * the time its metadata takes, and queries check the region of
-         * each span they use (lod_query.c). */
+        /* The spans themselves are not read here, so that a large index
+         * loads in the time its metadata takes: a cursor checks each span
+         * it decodes (tt_lod_peek). */
         for (uint64_t r = 0; r < (uint64_t)l->depths * h->levels; r++)
-            if (!fits(x, refs[r].off, refs[r].count, sizeof(tt_lod_span))) return 0;
+            if (!fits(x, refs[r].off, refs[r].count, sizeof(lod_block))) return 0;
         const tt_lod_param *p = (const tt_lod_param *)(x->image + l->params_off);
         for (uint64_t j = 0; j < l->param_count; j++)
             if (!string_ok(x, p[j].name) || !string_ok(x, p[j].text)) return 0;
@@ -273,13 +274,103 @@ tt_lod_track_info tt_lod_track(const tt_lod *x, size_t index)
     return (tt_lod_track_info){x->strings + t->name, t->lane, t->kind, t->samples, t->min, t->max};
 }
 
-const tt_lod_span *tt_lod_spans(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, size_t *count)
+/* ---- reading spans ---- */
+
+static const lod_ref *span_ref(const tt_lod *x, size_t lane, uint32_t depth, unsigned level)
 {
-    *count = 0;
     if (lane >= x->h->lane_count || depth >= x->lanes[lane].depths || level >= x->h->levels) return NULL;
-    const lod_ref *ref = (const lod_ref *)(x->image + x->lanes[lane].refs_off) + (size_t)depth * x->h->levels + level;
-    *count = (size_t)ref->count;
-    return (const tt_lod_span *)(x->image + ref->off);
+    return (const lod_ref *)(x->image + x->lanes[lane].refs_off) + (size_t)depth * x->h->levels + level;
+}
+
+/* Starts decoding block c->block; 0 when there is none (or it is damaged). */
+static int load_block(tt_lod_cursor *c)
+{
+    if (c->block >= c->block_count) return 0;
+    const lod_block *b = &c->blocks[c->block];
+    if (b->data >= c->x->size || b->spans == 0 || b->spans > LOD_BLOCK_SPANS) return 0;
+    c->pos = c->x->image + b->data;
+    c->left = b->spans;
+    c->prev_end = b->start;
+    return 1;
+}
+
+void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t, tt_lod_cursor *c)
+{
+    *c = (tt_lod_cursor){.x = x, .end = x->image + x->size};
+    const lod_ref *ref = span_ref(x, lane, depth, level);
+    if (!ref) return;
+    c->blocks = (const lod_block *)(x->image + ref->off);
+    c->block_count = (size_t)ref->count;
+    /* The first block that ends after t; then its first span that does. */
+    size_t lo = 0, hi = c->block_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->blocks[mid].end > t)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    c->block = lo;
+    if (!load_block(c)) {
+        c->block = c->block_count;
+        return;
+    }
+    const tt_lod_span *s;
+    while ((s = tt_lod_peek(c)) && s->end <= t) tt_lod_advance(c);
+}
+
+/* A varint at *p that LOD_VARINT_ROOM readable bytes follow: 0, or -1 when
+ * it runs past 10 bytes. Most are one or two bytes: no bounds to check. */
+#define LOD_VARINT_ROOM 10
+static inline int varint_unchecked(const uint8_t **p, uint64_t *out)
+{
+    const uint8_t *q = *p;
+    uint64_t v = *q++;
+    if (v >= 0x80) {
+        v &= 0x7f;
+        for (unsigned shift = 7;; shift += 7) {
+            if (shift >= 70) return -1;
+            uint8_t b = *q++;
+            v |= (uint64_t)(b & 0x7f) << shift;
+            if (b < 0x80) break;
+        }
+    }
+    *p = q;
+    *out = v;
+    return 0;
+}
+
+const tt_lod_span *tt_lod_peek(tt_lod_cursor *c)
+{
+    if (c->have) return &c->span;
+    while (c->left == 0) {
+        if (c->block >= c->block_count) return NULL;
+        c->block++;
+        if (!load_block(c)) {
+            c->block = c->block_count;
+            return NULL;
+        }
+    }
+    uint64_t gap = 0, length = 0, region = 0, calls = 0;
+    int bad;
+    if (c->end - c->pos >= 4 * LOD_VARINT_ROOM)
+        bad = varint_unchecked(&c->pos, &gap) | varint_unchecked(&c->pos, &length) |
+              varint_unchecked(&c->pos, &region) | varint_unchecked(&c->pos, &calls);
+    else
+        bad = tt_get_varint(&c->pos, c->end, &gap) | tt_get_varint(&c->pos, c->end, &length) |
+              tt_get_varint(&c->pos, c->end, &region) | tt_get_varint(&c->pos, c->end, &calls);
+    if (bad || region >= c->x->h->region_count || calls >= UINT32_MAX || gap > UINT64_MAX - c->prev_end ||
+        length > UINT64_MAX - c->prev_end - gap) {
+        c->block = c->block_count; /* damage: the reading ends here */
+        c->left = 0;
+        return NULL;
+    }
+    uint64_t start = c->prev_end + gap;
+    c->span = (tt_lod_span){start, start + length, (uint32_t)region, (uint32_t)calls + 1};
+    c->prev_end = start + length;
+    c->left--;
+    c->have = 1;
+    return &c->span;
 }
 
 const tt_lod_param *tt_lod_params(const tt_lod *x, size_t lane, size_t *count)

@@ -42,7 +42,7 @@
  *  - A damaged cache file is never trusted: every offset, count and string
  *    in it is checked when it is loaded, and one that does not fit makes a
  *    rebuild. The spans are not read then (loading costs the metadata
- *    only): a query skips a span whose region is out of range.
+ *    only): a cursor stops at a span whose bytes or region do not fit.
  *  - What the reader found cut or damaged while building is kept, one line
  *    each (tt_lod_problem), and stored in the cache with the rest.
  */
@@ -61,6 +61,7 @@ typedef struct tt_lod tt_lod;
 
 /* ---- the records, as the cache file stores them (little-endian hosts) ---- */
 
+/* A span as queries see it (the file stores them compressed, lod_file.h). */
 typedef struct tt_lod_span {
     uint64_t start, end; /* ns since the epoch */
     uint32_t region;     /* index into the regions */
@@ -140,8 +141,28 @@ const char *tt_lod_problem(const tt_lod *x, size_t index);
 /* NULL when the index came from or went to the cache file; else why not. */
 const char *tt_lod_cache_problem(const tt_lod *x);
 
-/* The spans of `lane` at `depth` at `level` (NULL and 0 when there are none). */
-const tt_lod_span *tt_lod_spans(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, size_t *count);
+/* Reading the spans of one depth of a lane at one level, in order. The
+ * index keeps them compressed (lod_file.h): a cursor decodes them. Its
+ * fields are the cursor's own. */
+typedef struct tt_lod_cursor {
+    const tt_lod *x;
+    const struct lod_block *blocks;
+    size_t block_count, block; /* the block being read */
+    const uint8_t *pos, *end;  /* in its bytes; end: the image's */
+    uint64_t left;             /* spans of it not yet decoded */
+    uint64_t prev_end;
+    int have;                  /* span holds the span at the cursor */
+    tt_lod_span span;
+} tt_lod_cursor;
+
+/* Places c at the first span of (lane, depth, level) that ends after t.
+ * Out of range: c reads no span. */
+void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t, tt_lod_cursor *c);
+/* The span at the cursor, or NULL at the end (or where the data is damaged:
+ * a span whose bytes or region do not fit ends the reading). */
+const tt_lod_span *tt_lod_peek(tt_lod_cursor *c);
+/* Moves past the span tt_lod_peek gave. */
+static inline void tt_lod_advance(tt_lod_cursor *c) { c->have = 0; }
 const tt_lod_param *tt_lod_params(const tt_lod *x, size_t lane, size_t *count);
 const tt_lod_mark *tt_lod_marks(const tt_lod *x, size_t lane, size_t *count);
 const tt_lod_sample *tt_lod_samples(const tt_lod *x, size_t track, unsigned level, size_t *count);

@@ -24,10 +24,17 @@
 
 /* ---- growable vectors ---- */
 
+/* The spans of one depth at one level: built as records (v), then encoded
+ * into blocks and their bytes (lod_file.h) once the levels above are made. */
 typedef struct span_vec {
     tt_lod_span *v;
     size_t n, cap;
     int same; /* this level equals the one below it: shares its array */
+    lod_block *blocks; /* data: offsets into bytes until written */
+    size_t block_count, block_cap;
+    uint8_t *bytes;
+    size_t size, bytes_cap;
+    uint64_t data_off; /* where the bytes go in the image */
 } span_vec;
 
 typedef struct sample_vec {
@@ -392,6 +399,33 @@ static int merge_samples(const sample_vec *in, sample_vec *out, uint64_t grain)
     return open ? push_sample(out, cur) : 0;
 }
 
+/* Encodes v's records into blocks (lod_file.h) and frees them. */
+static int encode_spans(span_vec *v)
+{
+    for (size_t i = 0; i < v->n; i += LOD_BLOCK_SPANS) {
+        size_t n = v->n - i < LOD_BLOCK_SPANS ? v->n - i : LOD_BLOCK_SPANS;
+        if (TT_RESERVE(v->blocks, v->block_cap, v->block_count + 1) != 0 ||
+            TT_RESERVE(v->bytes, v->bytes_cap, v->size + n * 4 * 10) != 0)
+            return -1;
+        v->blocks[v->block_count++] = (lod_block){v->v[i].start, v->v[i + n - 1].end, v->size, n};
+        uint8_t *p = v->bytes + v->size;
+        uint64_t prev_end = v->v[i].start;
+        for (size_t j = i; j < i + n; j++) {
+            const tt_lod_span *s = &v->v[j];
+            p = tt_put_varint(p, s->start - prev_end);
+            p = tt_put_varint(p, s->end - s->start);
+            p = tt_put_varint(p, s->region);
+            p = tt_put_varint(p, s->calls - 1);
+            prev_end = s->end;
+        }
+        v->size = (size_t)(p - v->bytes);
+    }
+    free(v->v);
+    v->v = NULL;
+    v->n = v->cap = 0;
+    return 0;
+}
+
 static int make_levels(builder *b)
 {
     uint64_t span = b->end > b->begin ? b->end - b->begin : 0;
@@ -414,6 +448,8 @@ static int make_levels(builder *b)
                     level[k] = (span_vec){.same = 1};
                 }
             }
+            for (unsigned k = 0; k < b->levels; k++)
+                if (!level[k].same && encode_spans(&level[k]) != 0) return -1;
         }
     }
     for (size_t i = 0; i < b->track_count; i++) {
@@ -465,12 +501,13 @@ static uint64_t lay_out(builder *b, lod_header *h, lod_ref *refs)
         lane_build *l = &b->lanes[i];
         for (uint32_t d = 0; d < l->rec.depths; d++)
             for (unsigned k = 0; k < b->levels; k++, r++) {
-                const span_vec *v = &l->depths[d].level[k];
+                span_vec *v = &l->depths[d].level[k];
                 if (v->same) {
                     refs[r] = refs[r - 1];
                 } else {
-                    refs[r] = (lod_ref){off, v->n};
-                    off += v->n * sizeof(tt_lod_span);
+                    refs[r] = (lod_ref){off, v->block_count};
+                    v->data_off = off + v->block_count * sizeof(lod_block);
+                    off = align8(v->data_off + v->size);
                 }
             }
         l->rec.params_off = off;
@@ -524,7 +561,14 @@ static int write_image(builder *b, uint64_t signature, FILE *f)
         for (uint32_t d = 0; d < l->rec.depths; d++)
             for (unsigned k = 0; k < b->levels; k++) {
                 const span_vec *v = &l->depths[d].level[k];
-                if (!v->same) rc |= put(f, v->v, v->n * sizeof *v->v);
+                if (v->same) continue;
+                for (size_t j = 0; j < v->block_count; j++) {
+                    lod_block block = v->blocks[j];
+                    block.data += v->data_off;
+                    rc |= put(f, &block, sizeof block);
+                }
+                rc |= put(f, v->bytes, v->size);
+                rc |= put(f, zeros, (size_t)(align8(v->size) - v->size));
             }
         rc |= put(f, l->params, l->rec.param_count * sizeof *l->params);
         rc |= put(f, l->marks, l->rec.mark_count * sizeof *l->marks);
@@ -544,7 +588,11 @@ static void builder_free(builder *b)
     for (size_t i = 0; i < b->lane_count; i++) {
         lane_build *l = &b->lanes[i];
         for (uint32_t d = 0; d < l->rec.depths; d++)
-            for (unsigned k = 0; k < TT_LOD_MAX_LEVELS; k++) free(l->depths[d].level[k].v);
+            for (unsigned k = 0; k < TT_LOD_MAX_LEVELS; k++) {
+                free(l->depths[d].level[k].v);
+                free(l->depths[d].level[k].blocks);
+                free(l->depths[d].level[k].bytes);
+            }
         free(l->depths);
         free(l->params);
         free(l->marks);

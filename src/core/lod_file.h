@@ -13,9 +13,17 @@
  *     tracks     lod_track_rec[track_count]
  *     problems   u32 string offset[problem_count] (padded to 8 bytes)
  *     refs       lod_ref: per lane depths * levels (depth-major), per track levels
- *     data       spans, samples, params, marks (a level equal to the one
- *                below it shares its array)
+ *     data       spans, samples, params, marks (a level not stored shares
+ *                the array of the level below it)
  *     strings    the blob
+ *
+ * Spans are stored compressed, in blocks of up to LOD_BLOCK_SPANS: an array
+ * of lod_block (the first start and last end of each block, for binary
+ * searches, and where its bytes are), then the blocks' bytes. A block holds
+ * per span four varints (format.h): the gap from the end of the span before
+ * it (from the block's start for its first), the duration, the region, and
+ * the calls less one. Calls at one depth never overlap, so gaps are never
+ * negative; a typical span takes 5 to 8 bytes instead of 24.
  */
 #ifndef TRACETOP_LOD_FILE_H
 #define TRACETOP_LOD_FILE_H
@@ -25,7 +33,7 @@
 #include "lod.h"
 
 #define LOD_MAGIC "TTLODIDX"
-#define LOD_VERSION 3u
+#define LOD_VERSION 4u
 
 typedef struct lod_header {
     char magic[8];
@@ -39,9 +47,18 @@ typedef struct lod_header {
     uint64_t strings_off, strings_size;
 } lod_header;
 
+#define LOD_BLOCK_SPANS 64u
+
+/* Spans: `count` lod_block at `off`. Samples: `count` tt_lod_sample at `off`. */
 typedef struct lod_ref {
     uint64_t off, count;
 } lod_ref;
+
+typedef struct lod_block {
+    uint64_t start, end; /* of its first span, of its last span */
+    uint64_t data;       /* offset of its bytes in the image */
+    uint64_t spans;      /* 1 .. LOD_BLOCK_SPANS */
+} lod_block;
 
 typedef struct lod_region_rec {
     uint32_t name, file, line, kind;

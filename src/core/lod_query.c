@@ -39,20 +39,6 @@ unsigned tt_lod_level_for(const tt_lod *x, tt_lod_view v)
     return level;
 }
 
-/* The first span of s[0, n) that ends after t (their ends are in order). */
-static size_t first_ending_after(const tt_lod_span *s, size_t n, uint64_t t)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s[mid].end > t)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
-}
-
 /* ---- spans ---- */
 
 typedef struct placed {
@@ -72,18 +58,19 @@ static int put_placed(placed_vec *out, tt_lod_span s, uint32_t lane, uint32_t de
     return 0;
 }
 
-/* The spans of one depth of one lane in view: those below a pixel merged
- * into runs of at most 3 pixels, each with the region of its longest part.
- * 0, 1 when the limit was reached, -1 when memory runs out. */
-static int view_depth(const tt_lod_span *s, size_t n, tt_lod_view v, double px, const uint8_t *only, size_t regions,
-                      uint32_t lane, uint32_t depth, size_t limit, placed_vec *out)
+/* The spans of cursor c (placed at the view's start) in view: those below a
+ * pixel merged into runs of at most 3 pixels, each with the region of its
+ * longest part. 0, 1 when the limit was reached, -1 when memory runs out. */
+static int view_depth(tt_lod_cursor *c, tt_lod_view v, double px, const uint8_t *only, uint32_t lane, uint32_t depth,
+                      size_t limit, placed_vec *out)
 {
     tt_lod_span cur = {0};
     uint64_t longest = 0;
     int open = 0;
-    for (size_t i = first_ending_after(s, n, v.t0); i < n && s[i].start < v.t1; i++) {
-        if (s[i].region >= regions || (only && !only[s[i].region])) continue;
-        tt_lod_span next = s[i];
+    const tt_lod_span *s;
+    for (; (s = tt_lod_peek(c)) && s->start < v.t1; tt_lod_advance(c)) {
+        if (only && !only[s->region]) continue;
+        tt_lod_span next = *s;
         uint64_t len = next.end - next.start;
         if (open && (double)len < px && (double)longest < px && (double)(next.start - cur.end) < px &&
             (double)(next.end - cur.start) < 3 * px) {
@@ -115,9 +102,9 @@ int tt_lod_query_spans(const tt_lod *x, tt_lod_view v, const uint32_t *lanes, si
         if (lanes[i] >= tt_lod_lane_count(x)) continue;
         uint32_t depths = tt_lod_lane(x, lanes[i]).depths;
         for (uint32_t d = 0; rc == 0 && d < depths; d++) {
-            size_t n;
-            const tt_lod_span *s = tt_lod_spans(x, lanes[i], d, level, &n);
-            rc = view_depth(s, n, v, px, only, tt_lod_region_count(x), lanes[i], d, limit, &found);
+            tt_lod_cursor c;
+            tt_lod_seek(x, lanes[i], d, level, v.t0, &c);
+            rc = view_depth(&c, v, px, only, lanes[i], d, limit, &found);
         }
     }
     size_t count = found.n;
@@ -273,25 +260,21 @@ static int tree_lane(const tt_lod *x, uint32_t lane, uint64_t t0, uint64_t t1, t
 {
     uint32_t depths = tt_lod_lane(x, lane).depths;
     if (depths == 0) return 0;
-    const tt_lod_span **spans = malloc(depths * sizeof *spans);
-    size_t *count = malloc(depths * sizeof *count), *pos = malloc(depths * sizeof *pos);
+    tt_lod_cursor *at = malloc(depths * sizeof *at); /* the position at each depth */
     open_call *stack = malloc(depths * sizeof *stack);
-    int rc = spans && count && pos && stack ? 0 : -1;
-    for (uint32_t d = 0; rc == 0 && d < depths; d++) {
-        spans[d] = tt_lod_spans(x, lane, d, 0, &count[d]);
-        pos[d] = first_ending_after(spans[d], count[d], t0);
-    }
+    int rc = at && stack ? 0 : -1;
+    for (uint32_t d = 0; rc == 0 && d < depths; d++) tt_lod_seek(x, lane, d, 0, t0, &at[d]);
     size_t top = 0; /* open calls on the stack */
     while (rc == 0) {
         uint32_t d = (uint32_t)top; /* the depth of the next call */
         uint64_t limit = top ? stack[top - 1].end : UINT64_MAX;
-        if (d >= depths || pos[d] >= count[d] || spans[d][pos[d]].start >= limit || spans[d][pos[d]].start >= t1) {
+        const tt_lod_span *s = d < depths ? tt_lod_peek(&at[d]) : NULL;
+        if (!s || s->start >= limit || s->start >= t1) {
             if (top == 0) break;
             top--;
             continue;
         }
-        const tt_lod_span *s = &spans[d][pos[d]++];
-        if (s->region >= tt_lod_region_count(x)) break; /* damage: the rest of the lane is left out */
+        tt_lod_advance(&at[d]);
         uint32_t parent = top ? stack[top - 1].node : NONE;
         uint32_t node = tree_node_of(t, parent, s->region);
         if (node == NONE) {
@@ -305,9 +288,7 @@ static int tree_lane(const tt_lod *x, uint32_t lane, uint64_t t0, uint64_t t1, t
         if (parent != NONE) t->nodes[parent].exclusive -= in;
         stack[top++] = (open_call){node, s->end};
     }
-    free(spans);
-    free(count);
-    free(pos);
+    free(at);
     free(stack);
     return rc;
 }
@@ -341,16 +322,16 @@ int tt_lod_query_tree(const tt_lod *x, uint64_t t0, uint64_t t1, const uint32_t 
 int tt_lod_call_at(const tt_lod *x, size_t lane, uint32_t depth, uint64_t time, tt_lod_span *span,
                    uint64_t *self_ns, size_t *first_param, size_t *param_count)
 {
-    size_t n;
-    const tt_lod_span *s = tt_lod_spans(x, lane, depth, 0, &n);
-    size_t i = first_ending_after(s, n, time);
-    if (i >= n || s[i].start > time || s[i].region >= tt_lod_region_count(x)) return 0;
-    *span = s[i];
+    tt_lod_cursor c;
+    tt_lod_seek(x, lane, depth, 0, time, &c);
+    const tt_lod_span *s = tt_lod_peek(&c);
+    if (!s || s->start > time) return 0;
+    *span = *s;
     uint64_t callees = 0;
-    const tt_lod_span *c = tt_lod_spans(x, lane, depth + 1, 0, &n);
-    for (size_t j = first_ending_after(c, n, span->start); j < n && c[j].start < span->end; j++)
-        callees += c[j].end - c[j].start;
+    tt_lod_seek(x, lane, depth + 1, 0, span->start, &c);
+    for (; (s = tt_lod_peek(&c)) && s->start < span->end; tt_lod_advance(&c)) callees += s->end - s->start;
     *self_ns = span->end - span->start - callees;
+    size_t n;
     const tt_lod_param *p = tt_lod_params(x, lane, &n);
     size_t lo = 0, hi = n;
     while (lo < hi) {

@@ -9,6 +9,7 @@
 
 #include <structmember.h>
 
+#include "grow.h"
 #include "lod.h"
 
 typedef struct {
@@ -296,11 +297,24 @@ static PyObject *Index_raw_spans(IndexObject *self, PyObject *args)
     Py_ssize_t lane;
     unsigned long depth, level;
     if (!PyArg_ParseTuple(args, "nkk:raw_spans", &lane, &depth, &level)) return NULL;
-    size_t n = 0;
-    const tt_lod_span *s = lane >= 0 && depth <= UINT32_MAX && level <= UINT32_MAX
-                               ? tt_lod_spans(self->lod, (size_t)lane, (uint32_t)depth, (unsigned)level, &n)
-                               : NULL;
-    return PyBytes_FromStringAndSize((const char *)s, (Py_ssize_t)(n * sizeof *s));
+    tt_lod_cursor c;
+    if (lane >= 0 && depth <= UINT32_MAX && level <= UINT32_MAX)
+        tt_lod_seek(self->lod, (size_t)lane, (uint32_t)depth, (unsigned)level, 0, &c);
+    else
+        tt_lod_seek(self->lod, SIZE_MAX, 0, 0, 0, &c); /* reads nothing */
+    tt_lod_span *spans = NULL;
+    size_t n = 0, cap = 0;
+    const tt_lod_span *s;
+    for (; (s = tt_lod_peek(&c)); tt_lod_advance(&c)) {
+        if (TT_RESERVE(spans, cap, n + 1) != 0) {
+            free(spans);
+            return PyErr_NoMemory();
+        }
+        spans[n++] = *s;
+    }
+    PyObject *result = PyBytes_FromStringAndSize((const char *)spans, (Py_ssize_t)(n * sizeof *spans));
+    free(spans);
+    return result;
 }
 
 static PyObject *Index_level_for(IndexObject *self, PyObject *args)

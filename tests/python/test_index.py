@@ -315,8 +315,8 @@ def test_a_killed_programs_trace_is_indexed_up_to_its_cut(tmp_path):
     assert data["problems"] == index.problems
 
 
-def test_spans_with_damaged_regions_are_skipped(experiment, index, tmp_path):
-    """Damage inside the spans, where loading does not look: the queries skip what they cannot use."""
+def test_damaged_spans_end_the_reading_there(experiment, index, tmp_path):
+    """Damage inside the compressed spans, where loading does not look: queries read up to it, no further."""
     assert index.lanes[1]["name"] == "worker-0"  # and the index is in the experiment, to copy
     copy = copy_experiment(experiment, tmp_path)
     cache = copy / "view.idx"
@@ -325,17 +325,18 @@ def test_spans_with_damaged_regions_are_skipped(experiment, index, tmp_path):
     worker = 96 * 1  # lane 1's record: worker-0
     depths, = struct.unpack_from("I", data, lanes_off + worker + 28)
     refs_off, = struct.unpack_from("Q", data, lanes_off + worker + 56)
-    spans_off, count = struct.unpack_from("QQ", data, refs_off)  # depth 0, level 0
-    assert depths > 1 and count > 0
-    for span in range(count):
-        struct.pack_into("I", data, spans_off + 24 * span + 16, 0xFFFFFFFF)
+    blocks_off, blocks = struct.unpack_from("QQ", data, refs_off)  # depth 0, level 0
+    start, end, bytes_off, spans = struct.unpack_from("QQQQ", data, blocks_off)
+    assert depths > 1 and blocks > 0 and spans > 0
+    data[bytes_off:bytes_off + 11] = b"\xff" * 11  # no varint is 11 bytes long
     cache.write_bytes(bytes(data))
     index = _tracetop.Index(str(copy))
     assert not index.built and index.lanes[1]["name"] == "worker-0"
+    assert raw_spans(index, 1, 0, 0) == []
+    assert len(raw_spans(index, 1, 1, 0)) > 0
     _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 1000, all_lanes(index)))
     assert all(s["region"] < len(index.regions) for s in spans)
     assert not any(s["lane"] == 1 and s["depth"] == 0 for s in spans)
     nodes = decode_tree(index.tree(index.begin_ns, index.end_ns + 1, all_lanes(index)))
     assert all(node["region"] < len(index.regions) for node in nodes)
-    start, end, region, calls = struct.unpack_from("QQII", data, spans_off)
     assert index.call_at(1, 0, (start + end) // 2) is None
