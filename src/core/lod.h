@@ -10,7 +10,9 @@
  *  - Regions: merged by name over processes (as profile.h merges them).
  *  - Per lane and call depth, the calls ("spans") at LEVEL 0: every call,
  *    exactly, in start order. Calls at one depth of one thread never overlap,
- *    so their ends are in order too and a time range is two binary searches.
+ *    so their ends are in order too and a cursor finds the first span of a
+ *    time range by binary search. Spans are kept compressed (lod_file.h),
+ *    some 6 bytes each: the index is about the size of the trace.
  *  - Per lane and depth, coarser LEVELs k = 1, 2, ...: level k has the calls
  *    of level k-1 merged where they are too small to tell apart at its grain
  *    of tt_lod_grain(k) ns: a call at least one grain long stays as it is,
@@ -36,8 +38,8 @@
  *    file). An experiment directory that cannot be written is no error: the
  *    index is then kept in memory only and tt_lod_cache_problem says why.
  *  - A loaded index is read-only: any number of threads may query it at once.
- *  - Queries allocate only their result (and scratch they free), read no
- *    file, and never fail for a range or lane that is out of bounds: they
+ *  - Queries allocate only their result (and scratch they free), read
+ *    nothing but the index (mapped from its file), and never fail for a range or lane that is out of bounds: they
  *    answer what lies within.
  *  - A damaged cache file is never trusted: every offset, count and string
  *    in it is checked when it is loaded, and one that does not fit makes a
