@@ -12,7 +12,8 @@
  *    exactly, in start order. Calls at one depth of one thread never overlap,
  *    so their ends are in order too and a cursor finds the first span of a
  *    time range by binary search. Spans are kept compressed (lod_file.h),
- *    some 6 bytes each: the index is about the size of the trace.
+ *    some 6 bytes each: with its levels, the index takes about 1.4 times
+ *    the size of the trace (bench/viewer.py).
  *  - Per lane and depth, coarser LEVELs k = 1, 2, ...: level k has the calls
  *    of level k-1 merged where they are too small to tell apart at its grain
  *    of tt_lod_grain(k) ns: a call at least one grain long stays as it is,
