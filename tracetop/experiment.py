@@ -26,6 +26,7 @@ CONTENTS = {
     "profile.txt": "the text summary, as `tracetop summary` prints it",
     **{_tracetop.default_name(format): f"the trace in {format} format (`--format {format}`, `tracetop convert "
                                        f"--to {format}`)" for format in _tracetop.FORMATS},
+    "view.idx": "the viewer's index of the trace (`tracetop view` makes it, and remakes it when the trace changes)",
 }
 
 

@@ -12,8 +12,10 @@ COMMANDS = {
                "pstats, collapsed",
     "top": "Live view of processes measured with --live: time per function, as they run",
     "ctl": "Switch the measurement of a process running with --live on or off",
+    "view": "Open an experiment in the web viewer: timeline, profile, flame graph, counters (127.0.0.1)",
+    "report": "Write one self-contained HTML file: overview timeline, top regions, flame graph",
 }
 
 # The commands that look at an experiment (`tracetop NAME EXP`), as MANIFEST.md lists them; the end of a
 # run suggests the first.
-EXPERIMENT_VIEWS = ("summary", "score")
+EXPERIMENT_VIEWS = ("summary", "view", "score")
