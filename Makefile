@@ -5,7 +5,7 @@
 PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
-APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev openmpi-bin libopenmpi-dev
+APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev libotf2-trace-dev otf2-tools chromium nodejs libncurses-dev tmux openmpi-bin libopenmpi-dev
 SOURCES := $(shell git ls-files -co --exclude-standard -- src tracetop tracetop-follow.pth meson.build meson.options pyproject.toml 2>/dev/null)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -22,7 +22,7 @@ test-c: $(VENV)/.installed
 	$(VENV)/bin/meson setup build/c --reconfigure >/dev/null 2>&1 || $(VENV)/bin/meson setup build/c
 	$(VENV)/bin/meson test -C build/c --print-errorlogs
 
-test-python: $(VENV)/.installed
+test-python: $(VENV)/.installed $(VENV)/.jupyter $(VENV)/.formats
 	$(VENV)/bin/pytest -q tests/python
 
 bench: $(VENV)/.installed
@@ -39,6 +39,16 @@ $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q meson-python meson ninja pytest mpi4py
+	touch $@
+
+# The Jupyter kernel's packages, and the clients its tests drive it with.
+$(VENV)/.jupyter: $(VENV)/.created
+	$(VPY) -m pip install -q ipykernel jupyter_client nbclient nbformat
+# The consumers of the converted formats that the tests read them back with: pycubexr (CUBE4), Perfetto's
+# protos, and speedscope's app (npm) driven in Chromium by Playwright.
+$(VENV)/.formats: $(VENV)/.created | deps
+	$(VPY) -m pip install -q pycubexr perfetto playwright
+	npm install --silent --no-audit --no-fund --prefix $(VENV)/npm speedscope@1.25.0
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.created $(SOURCES) | deps

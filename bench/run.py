@@ -26,7 +26,10 @@ import hook
 HERE = Path(__file__).resolve().parent
 WORKLOADS = HERE.parent.parent / "shared" / "workloads"
 RESULTS = HERE / "results" / "latest.md"
-TOOLS = ("none", "floor", "tracetop", "tracetop+summary", "cprofile", "viztracer")
+TOOLS = ("none", "floor", "tracetop", "tracetop+filter", "tracetop+summary", "cprofile", "viztracer")
+# What tracetop+filter excludes (Score-P filter file syntax): fib.py's function; nothing in the other
+# workloads, where the row shows what a filter costs that matches nothing.
+FILTER = "SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE __main__:fib\nSCOREP_REGION_NAMES_END\n"
 # Each workload's size argument at the smaller and the larger size, by default and with
 # --quick. By default they are some 200,000 events apart (threads: 40,000, its events are far
 # apart), with --quick some 40,000 (threads: 8,000): enough for instruction counts, which vary
@@ -127,6 +130,10 @@ def command(tool, script, size, workdir, entries):
     if tool == "tracetop":
         return ([py, "-m", "tracetop", "--no-profile", "--output", str(workdir / "exp"), *program],
                 workdir / "exp" / "trace")
+    if tool == "tracetop+filter":
+        (workdir / "bench.filter").write_text(FILTER)
+        return ([py, "-m", "tracetop", "--no-profile", "--filter", str(workdir / "bench.filter"), "--output",
+                 str(workdir / "exp"), *program], workdir / "exp" / "trace")
     if tool == "tracetop+summary":
         return [py, "-m", "tracetop", "--output", str(workdir / "exp"), *program], workdir / "exp" / "trace"
     if tool == "cprofile":

@@ -33,6 +33,13 @@ __all__ = [
 ]
 
 
+def load_ipython_extension(ipython):
+    """`%load_ext tracetop`: tracetop's magics in this IPython (tracetop.jupyter)."""
+    from tracetop import jupyter
+
+    jupyter.load_ipython_extension(ipython)
+
+
 # Loaded when first asked for, so that `import tracetop` stays light for programs that are not measured.
 def __getattr__(name):
     if name in ("Session", "start"):

@@ -24,6 +24,9 @@ CONTENTS = {
                   "(set as environment variables, they repeat the measurement)",
     "trace/": "the native trace: compact binary chunks, per process (`trace/<pid>/`) and thread",
     "profile.txt": "the text summary, as `tracetop summary` prints it",
+    **{_tracetop.default_name(format): f"the trace in {format} format (`--format {format}`, `tracetop convert "
+                                       f"--to {format}`)" for format in _tracetop.FORMATS},
+    "view.idx": "the viewer's index of the trace (`tracetop view` makes it, and remakes it when the trace changes)",
 }
 
 
@@ -53,7 +56,7 @@ class Experiment:
     def create(cls, requested=None, shared=False):
         """The directory `requested` (default: tracetop-YYYYMMDD_HHMMSS_<pid> here), made or found empty; `shared`:
         the other processes of an MPI job may have put their traces there already."""
-        shown = requested or time.strftime("tracetop-%Y%m%d_%H%M%S_") + str(os.getpid())
+        shown = requested or default_name()
         path = os.path.abspath(shown)
         try:
             os.makedirs(path)
@@ -132,6 +135,18 @@ class Experiment:
         yield ""
         for command in EXPERIMENT_VIEWS:
             yield f"- `tracetop {command} {shlex.quote(self.shown)}`: {COMMANDS[command]}"
+
+
+def default_name():
+    """The experiment directory when none is named: tracetop-YYYYMMDD_HHMMSS_<pid>."""
+    return time.strftime("tracetop-%Y%m%d_%H%M%S_") + str(os.getpid())
+
+
+def convert(experiment, format, output=None):
+    """Writes the trace of the experiment directory `experiment` in `format` to `output` (default: the format's
+    file in the experiment); returns (the path written, the converter's result)."""
+    path = output or os.path.join(experiment, _tracetop.default_name(format))
+    return path, _tracetop.convert(experiment, format, path)
 
 
 def describe_exit(status):

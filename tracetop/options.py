@@ -8,11 +8,12 @@ import argparse
 import os
 from dataclasses import dataclass, field
 
+from tracetop import _tracetop
 from tracetop.messages import CommandError
 from tracetop.sizes import parse_size
 
-# The names of `--format` (and, later, of `tracetop convert --to`).
-FORMATS = ("otf2", "cubex", "chrome", "perfetto", "speedscope", "pstats", "collapsed")
+# The names of `--format`, as those of `tracetop convert --to`: the converters of the C core.
+FORMATS = _tracetop.FORMATS
 
 MINIMUM_MEMORY = 1 << 20
 
@@ -122,17 +123,20 @@ OPTIONS = (
            switches={"--profile": True, "--no-profile": False}, scorep_name="SCOREP_ENABLE_PROFILING"),
     Option("formats", "FORMAT", (), parse_formats,
            f"also write these formats at the end of the run ({', '.join(FORMATS)})",
-           flags=("--format",), metavar="FORMAT[,FORMAT...]", available=False),
+           flags=("--format",), metavar="FORMAT[,FORMAT...]"),
     Option("filter", "FILTERING_FILE", None, parse_path, "a Score-P filter file: which regions to record",
-           flags=("--filter",), metavar="FILE", scorep_name="SCOREP_FILTERING_FILE", available=False),
+           flags=("--filter",), metavar="FILE", scorep_name="SCOREP_FILTERING_FILE"),
     Option("live", "LIVE", False, parse_bool, "publish to `tracetop top`",
-           switches={"--live": True}, available=False),
+           switches={"--live": True}),
     Option("objects", "OBJECTS", False, parse_bool, "record object creation and destruction",
            switches={"--objects": True}, available=False),
     Option("mpp", "MPP", "none", choice("none", "mpi"), "MPI-aware naming and communication events",
            flags=("--mpp",), switches={"--mpi": "mpi"}, metavar="{none,mpi}"),
     Option("follow", "FOLLOW", True, parse_bool, "measure child processes too (default: on)",
            switches={"--follow": True, "--no-follow": False}),
+    Option("scorep_compat", "SCOREP_COMPAT", False, parse_bool,
+           "make `import scorep` (scorep.user, scorep.instrumenter) work with tracetop's compatibility module "
+           "where the real scorep package is not installed", switches={"--scorep-compat": True}),
     Option("keep_files", "KEEP_FILES", False, parse_bool,
            "keep temporary files (accepted; tracetop makes none)", switches={"--keep-files": True}),
     Option("verbose", "VERBOSE", False, parse_bool, "say more about the measurement",

@@ -12,9 +12,9 @@ import threading
 import time
 
 import tracetop
-from tracetop import _tracetop, messages, mpi
+from tracetop import _tracetop, compat, messages, mpi
 from tracetop.commands import EXPERIMENT_VIEWS
-from tracetop.experiment import Experiment, Provenance, describe_problems, describe_stats
+from tracetop.experiment import Experiment, Provenance, convert, describe_problems, describe_stats
 from tracetop.options import from_keywords
 from tracetop.sizes import format_size
 
@@ -29,6 +29,9 @@ FOLLOW_VARIABLE = "TRACETOP_FOLLOW_INTO"
 class Session:
     """A measurement in progress, filling the experiment directory `directory`. It ends with stop() or at
     the end of a `with` block; at the latest when the process exits, by os._exit() too."""
+
+    # Whether the threads already running when it starts are measured, besides the one that starts it.
+    other_threads = True
 
     def __init__(self, experiment, configuration, provenance, process):
         self.experiment = experiment
@@ -55,6 +58,8 @@ class Session:
         if _tracetop.active():
             raise _tracetop.TraceError("a measurement is already running in this process")
         messages.verbose = configuration["verbose"]
+        if configuration["scorep_compat"]:
+            compat.install()
         job = mpi.job(os.environ) if configuration["mpp"] == "mpi" else None
         requested = configuration["output"] or (job and mpi.default_directory(job))
         if job and job.rank > 0:  # rank 0 makes the experiment, and says what there is to say about it
@@ -62,7 +67,7 @@ class Session:
             session = cls._start(experiment, configuration.replace("output", experiment.path), None, program,
                                  command, job)
             session._joined = True
-            return session
+            return session._measuring_program()
         unavailable = configuration.unavailable()
         if unavailable:
             messages.note(f"not in this version yet, ignored: {', '.join(unavailable)}")
@@ -70,8 +75,11 @@ class Session:
         configuration = configuration.replace("output", experiment.path)
         provenance = Provenance(command=command, program=program, working_directory=os.getcwd(),
                                 configuration=configuration.lines(), started=time.time())
+        # Child processes read config.txt, and may run elsewhere: its filter file is named from anywhere.
+        written = configuration.replace("filter", os.path.abspath(configuration["filter"])) if configuration[
+            "filter"] else configuration
         try:
-            experiment.write("config.txt", "\n".join(configuration.lines()) + "\n")
+            experiment.write("config.txt", "\n".join(written.lines()) + "\n")
             session = cls._start(experiment, configuration, provenance, program, command, job)
         except BaseException:
             experiment.discard()
@@ -80,7 +88,7 @@ class Session:
         messages.detail(f"measuring {program} into {os.path.join(experiment.shown, '')}")
         for line in configuration.lines():
             messages.detail(f"  {line}")
-        return session
+        return session._measuring_program()
 
     @classmethod
     def join(cls, experiment, configuration, program, command):
@@ -88,7 +96,7 @@ class Session:
         messages.verbose = configuration["verbose"]
         session = cls._start(experiment, configuration, None, program, command)
         session._joined = True
-        return session
+        return session._measuring_program()
 
     @classmethod
     def _start(cls, experiment, configuration, provenance, program, command, job=None):
@@ -107,9 +115,12 @@ class Session:
             _tracetop.start(
                 experiment.path,
                 instrumenter=configuration["instrumenter"],
-                instrumenter_enabled=configuration["instrumenter_enabled"],
+                instrumenter_enabled=False,  # switched as configured once the session is made
                 c_calls=configuration["c_calls"],
                 exclude_paths=(OWN_CODE,),
+                other_threads=cls.other_threads,
+                filter=configuration["filter"],
+                live=configuration["live"],
                 **process,
             )
         except BaseException:
@@ -122,6 +133,12 @@ class Session:
             os.environ[FOLLOW_VARIABLE] = experiment.path
         return session
 
+    def _measuring_program(self):
+        """Last, so that none of tracetop's own calls is recorded: the measurement shows the program alone."""
+        if self.configuration["instrumenter_enabled"]:
+            _tracetop.instrumenter_enable()
+        return self
+
     def stop(self):
         """Ends the measurement: closes the trace, writes profile.txt and MANIFEST.md, says where the
         experiment is; returns the writer's statistics. Does nothing a second time, and a stop made while
@@ -133,6 +150,7 @@ class Session:
         global _measuring
         if self._stopped or os.getpid() != self._pid:
             return self.stats
+        _tracetop.instrumenter_disable()  # what follows is tracetop's own work, not the program's
         self._stopped = True
         _measuring = None
         atexit.unregister(self._stop_at_exit)
@@ -157,6 +175,9 @@ class Session:
         made.ended, made.exit_status, made.stats = time.time(), self.exit_status, self.stats
         try:
             problems, corrupt = self.experiment.write_profile() if self.configuration["profile"] else ([], False)
+            for format in self.configuration["formats"]:
+                path, result = convert(self.experiment.path, format)
+                messages.detail(f"wrote {path} ({format_size(result['bytes'])})")
         finally:
             self.experiment.write_manifest(made)
         self._announce()

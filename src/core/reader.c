@@ -968,6 +968,8 @@ struct tt_cursor {
     uint64_t last_time;
     uint64_t events;
     tick_clock clock;
+    const uint8_t *chunk_start; /* the payload of the chunk in records */
+    uint64_t consumed;          /* record bytes of the chunks before it */
 
     const tt_process *p;
     size_t stream;
@@ -1088,6 +1090,8 @@ static int read_event(tt_cursor *c, tt_event *ev)
                 cf_stop(&c->cf, TT_STREAM_CUT, "no end-of-stream record");
             return stop_reading(c);
         }
+        c->consumed += (uint64_t)(c->records.pos - c->chunk_start);
+        c->chunk_start = c->cf.payload;
         tt_records_init(&c->records, c->cf.payload, c->cf.h.raw_size, c->cf.h.base_ticks);
     }
 
@@ -1217,3 +1221,8 @@ tt_stream_state tt_cursor_state(const tt_cursor *c) { return c->state; }
 const char *tt_cursor_problem(const tt_cursor *c) { return c->state == TT_STREAM_COMPLETE ? NULL : c->problem; }
 
 uint64_t tt_cursor_events_read(const tt_cursor *c) { return c->events; }
+
+uint64_t tt_cursor_record_bytes(const tt_cursor *c)
+{
+    return c->consumed + (uint64_t)(c->records.pos - c->chunk_start);
+}

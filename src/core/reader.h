@@ -181,6 +181,11 @@ const char *tt_cursor_problem(const tt_cursor *c);
 /* Events read from the data so far (synthesized LEAVEs not counted). */
 uint64_t tt_cursor_events_read(const tt_cursor *c);
 
+/* Bytes of records read from the data so far (decoded payloads; headers not
+ * counted): across one tt_cursor_next, the size of the event's record, 0 for
+ * a synthesized one. For `tracetop score`. */
+uint64_t tt_cursor_record_bytes(const tt_cursor *c);
+
 void tt_cursor_close(tt_cursor *c);
 
 #endif

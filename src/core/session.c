@@ -14,6 +14,9 @@
  * stop, which may run at the same time on different threads. */
 static pthread_mutex_t lifecycle_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The last epoch given to a session (session.h). */
+static _Atomic uint64_t last_epoch;
+
 static int make_dir(const char *path, tt_error *err)
 {
     if (mkdir(path, 0777) == 0 || errno == EEXIST) return 0;
@@ -114,6 +117,7 @@ static void stream_init(tt_session *s, tt_stream *st, enum tt_file_kind kind, tt
     st->session = s;
     st->kind = kind;
     st->fd = -1;
+    st->epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
     st->last_ticks = kind == TT_FILE_EVENTS ? tt_clock_now() : 0;
     first->stream = st;
     first->seq = st->next_seq++;
@@ -129,8 +133,10 @@ int tt_session_start(const tt_session_config *config, tt_registry *registry, tt_
     if (!s) return tt_fail(err, "out of memory");
     s->config = *config;
     s->registry = registry;
+    atomic_store_explicit(&s->epoch, atomic_fetch_add(&last_epoch, 1) + 1, memory_order_relaxed);
     if (tt_pool_init(&s->pool, config->memory, err) < 0) goto fail_session;
     if (!(s->trace_dir = make_trace_dir(config->directory, err))) goto fail_pool;
+    if (config->live && tt_live_create(config->name, config->directory, &s->live, err) < 0) goto fail_live;
     pthread_mutex_init(&s->defs_lock, NULL);
     stream_init(s, &s->defs, TT_FILE_DEFS, tt_pool_try_get(&s->pool));
     if (tt_writer_start(&s->writer, s, err) < 0) goto fail_dir;
@@ -150,6 +156,8 @@ int tt_session_start(const tt_session_config *config, tt_registry *registry, tt_
 fail_dir:
     tt_pool_put(&s->pool, atomic_load(&s->defs.chunk));
     pthread_mutex_destroy(&s->defs_lock);
+    tt_live_close(s->live);
+fail_live:
     rmdir(s->trace_dir);
     free(s->trace_dir);
 fail_pool:
@@ -195,10 +203,27 @@ tt_stream *tt_session_new_stream(tt_session *s, uint64_t native_tid, const char 
     return st;
 }
 
+void tt_session_suspend(tt_session *s, uint64_t now)
+{
+    /* The time first: whoever sees the new epoch sees it too. */
+    atomic_store_explicit(&s->suspended_at, now, memory_order_relaxed);
+    atomic_store_explicit(&s->epoch, atomic_fetch_add(&last_epoch, 1) + 1, memory_order_release);
+}
+
+void tt_session_resync(tt_stream *st)
+{
+    tt_session *s = st->session;
+    uint64_t epoch = atomic_load_explicit(&s->epoch, memory_order_acquire);
+    uint64_t at = atomic_load_explicit(&s->suspended_at, memory_order_relaxed);
+    while (st->depth) tt_stream_leave(st, at);
+    st->epoch = epoch;
+}
+
 /* Called with lifecycle_lock held. */
 static void close_stream(tt_stream *st, uint64_t now)
 {
     if (!atomic_load_explicit(&st->chunk, memory_order_relaxed)) return;
+    if (st->epoch != atomic_load_explicit(&st->session->epoch, memory_order_acquire)) tt_session_resync(st);
     tt_stream_close(st, now);
     free(st->stack);
     st->stack = NULL;
@@ -245,6 +270,7 @@ int tt_session_stop(tt_session *s, tt_session_stats *stats, tt_error *err)
     tt_writer_submit(&s->writer, last);
 
     int rc = tt_writer_stop(&s->writer, err);
+    tt_live_close(s->live);
     stats->bytes = s->writer.bytes;
     stats->chunks = s->writer.chunks;
     stats->waits = s->pool.waits;

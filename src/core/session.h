@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "live.h"
 #include "pool.h"
 #include "registry.h"
 #include "stream.h"
@@ -36,6 +37,13 @@ typedef struct tt_session_config {
      * extension can let other threads run meanwhile. May be NULL. */
     void (*blocking_begin)(void);
     void (*blocking_end)(void);
+    /* Also hand every chunk to a live channel (live.h) for `tracetop top`. */
+    int live;
+    /* With live: switches the measurement on (1) or off (0) when a reader
+     * asks, and shows the state it leaves (tt_live_answer with ticket 0);
+     * called on the writer thread. NULL: requests are answered, the state
+     * unchanged. */
+    void (*control)(int on);
 } tt_session_config;
 
 typedef struct tt_session_stats {
@@ -49,19 +57,37 @@ typedef struct tt_session {
     tt_registry *registry;
     tt_pool pool;
     tt_writer writer;
+    tt_live *live; /* NULL without config.live */
     pthread_mutex_t defs_lock;
     tt_stream defs;
     tt_stream *streams; /* every event stream of this session */
     uint32_t stream_count;
+    /* Unique over all sessions and new at each tt_session_suspend: a stream
+     * whose epoch is its session's has seen every call since it was last
+     * resynchronised. */
+    _Atomic uint64_t epoch;
+    _Atomic uint64_t suspended_at; /* ticks of the last suspension */
 } tt_session;
 
-/* Creates EXP/trace/<pid>, starts the writer, writes the process and clock
- * definitions and replays the registry into the new trace. */
+/* Creates EXP/trace/<pid> (and the live channel), starts the writer, writes
+ * the process and clock definitions and replays the registry into the new
+ * trace. */
 int tt_session_start(const tt_session_config *config, tt_registry *registry, tt_session **out, tt_error *err);
 
 /* A new event stream for the calling thread, named `name`. NULL when out of
  * memory. */
 tt_stream *tt_session_new_stream(tt_session *s, uint64_t native_tid, const char *name, size_t name_len);
+
+/* Calls stop being seen from `now` on: the caller took its hook away. The
+ * regions each thread has open are closed at `now`, lazily, when the
+ * thread records again (tt_session_resync) or its stream is closed, so no
+ * thread is touched but the caller's. Serialised with recording (the GIL). */
+void tt_session_suspend(tt_session *s, uint64_t now);
+
+/* For a stream whose epoch is behind its session's, by its own thread:
+ * closes its open regions at the last suspension and brings it up to date,
+ * so that returns of frames entered before are dropped, not mismatched. */
+void tt_session_resync(tt_stream *stream);
 
 /* Closes a stream at its thread's exit; no-op when already closed. */
 void tt_session_close_stream(tt_stream *stream);
@@ -81,7 +107,8 @@ void tt_session_define(void *session, const uint8_t *record, size_t len);
 void tt_session_clock_sync(tt_session *s);
 
 /* Closes every stream at the stop time (open regions are closed there),
- * records the process's end, writes everything and frees the session. */
+ * records the process's end, writes everything, removes the live channel
+ * and frees the session. */
 int tt_session_stop(tt_session *s, tt_session_stats *stats, tt_error *err);
 
 #endif

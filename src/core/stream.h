@@ -49,6 +49,7 @@ typedef struct tt_stream {
     uint32_t *stack;     /* region ids, TT_STACK_SKIP for calls not recorded */
     uint64_t events;
     uint32_t next_seq;   /* seq of the next chunk this stream takes */
+    uint64_t epoch;      /* its session's epoch when the stack was last valid (session.h) */
 
     struct tt_session *session;
     enum tt_file_kind kind;

@@ -132,6 +132,37 @@ static void put_chunk(tt_writer *w, tt_chunk *c)
     tt_pool_put(&w->session->pool, c);
 }
 
+/* Hands what this pass puts on disk to the live channel too, definitions
+ * first as on disk. */
+static void publish_live(tt_writer *w, tt_chunk *queued, const snapshot *defs, const snapshot *snaps, size_t n)
+{
+    tt_session *session = w->session;
+    tt_live *live = session->live;
+    tt_live_begin_pass(live);
+    for (tt_chunk *c = queued; c; c = c->next)
+        if (c->stream == &session->defs)
+            tt_live_defs(live, c->seq, c->data, atomic_load_explicit(&c->used, memory_order_acquire), 1);
+    if (defs->chunk) tt_live_defs(live, defs->chunk->seq, defs->chunk->data, defs->used, 0);
+    for (tt_chunk *c = queued; c; c = c->next)
+        if (c->stream != &session->defs)
+            tt_live_events(live, c->stream->index, c->seq, c->base_ticks, c->data,
+                           atomic_load_explicit(&c->used, memory_order_acquire), 1);
+    for (size_t i = 0; i < n; i++)
+        tt_live_events(live, snaps[i].stream->index, snaps[i].chunk->seq, snaps[i].chunk->base_ticks,
+                       snaps[i].chunk->data, snaps[i].used, 0);
+}
+
+/* Asks the program to do what a live reader asked, and says what it did. */
+static void answer_live(tt_writer *w)
+{
+    tt_live *live = w->session->live;
+    uint64_t ticket;
+    int on = tt_live_poll_request(live, &ticket);
+    if (on < 0) return;
+    if (w->session->config.control) w->session->config.control(on);
+    tt_live_answer(live, ticket, -1);
+}
+
 static void take_snapshot(tt_stream *s, snapshot *snap)
 {
     snap->stream = s;
@@ -166,6 +197,7 @@ static void pass(tt_writer *w, tt_chunk *queued, snapshot **snaps, size_t *snap_
     snapshot defs;
     take_snapshot(&session->defs, &defs);
     if (defs.chunk && !w->failed && write_partial(w, &defs) < 0) fail(w);
+    if (session->live) publish_live(w, queued, &defs, *snaps, n);
     /* ... then the events. */
     while (queued) {
         tt_chunk *c = queued;
@@ -212,6 +244,7 @@ static void *writer_main(void *arg)
             continue;
         }
         if (pausing) break;
+        if (w->session->live) answer_live(w);
         uint64_t now = tt_monotonic_ns();
         if (now - w->last_sync_ns >= TT_CLOCK_SYNC_PERIOD_NS) {
             w->last_sync_ns = now;

@@ -76,7 +76,8 @@ static uint32_t named_region(PyObject *cache, const char *prefix, PyObject *name
     uint32_t file_string = file && PyUnicode_Check(file) ? utf8_string_id(file) : tt_registry_string(&tt_definitions, "", 0);
     if (name_string == TT_NO_ID || file_string == TT_NO_ID) return TT_NO_ID;
     id = tt_registry_named_region(&tt_definitions, name_string, file_string, (uint32_t)line, TT_REGION_USER);
-    if (id != TT_NO_ID && cache_id(cache, name, id) < 0) return TT_NO_ID;
+    if (id != TT_NO_ID && (tt_region_filter_defined(id) == TT_STACK_SKIP || cache_id(cache, name, id) < 0))
+        return TT_NO_ID;
     return id;
 }
 
@@ -84,7 +85,7 @@ static void enter_user_region(tt_stream *s, uint32_t region)
 {
     int inside_own_call = tt_stream_top(s) == TT_STACK_OWN;
     if (inside_own_call) s->depth--;
-    if (tt_recording)
+    if (tt_recording && !tt_region_is_filtered(region))
         tt_stream_enter(s, tt_clock_now(), region);
     else
         tt_stream_skip(s, TT_STACK_SKIP);

@@ -29,6 +29,10 @@ PyObject *tt_raise(const tt_error *err);
 int tt_ext_add_hooks(PyObject *module);  /* hooks.c: start, stop, instrumenter */
 int tt_ext_add_api(PyObject *module);    /* api.c: regions, parameters, counters */
 int tt_ext_add_reader(PyObject *module); /* readerobj.c: Trace, profile, summary */
+int tt_ext_add_inline(PyObject *module); /* inline.c: overview, usage sampler (Jupyter) */
+int tt_ext_add_convert(PyObject *module); /* convertobj.c: convert, FORMATS */
+int tt_ext_add_live(PyObject *module);   /* liveobj.c: live_control */
+int tt_ext_add_index(PyObject *module);  /* lodobj.c: Index, the viewer's level-of-detail index */
 int tt_ext_add_fork(PyObject *module);   /* fork.c: measuring on in a forked child */
 int tt_ext_add_terminate(PyObject *module); /* terminate.c: SIGTERM completes the trace */
 int tt_ext_add_mpi(PyObject *module);    /* mpi.c: MPI calls recorded */
@@ -71,12 +75,14 @@ extern tt_registry tt_definitions;
 extern __thread tt_stream *tt_tls_stream __attribute__((tls_model("initial-exec")));
 tt_stream *tt_thread_stream_slow(void);
 
-/* The calling thread's stream in the active session, created on its first
- * event; NULL when out of memory. */
+/* The calling thread's stream in the active session (tt_active is set),
+ * created on its first event and resynchronised after the measurement was
+ * off; NULL when out of memory. Epochs are unique over sessions: a stream
+ * of the active session's epoch belongs to it. */
 static inline tt_stream *tt_thread_stream(void)
 {
     tt_stream *s = tt_tls_stream;
-    if (tt_likely(s && s->session == tt_active)) return s;
+    if (tt_likely(s && s->epoch == atomic_load_explicit(&tt_active->epoch, memory_order_relaxed))) return s;
     return tt_thread_stream_slow();
 }
 
@@ -130,13 +136,38 @@ static inline uint32_t tt_cfunction_region(PyObject *func)
 /* Marks the methods of one of tracetop's own types as TT_STACK_OWN. */
 int tt_pyregions_own_methods(PyMethodDef *methods);
 
+/* ---- the filter in force, `--filter FILE` (regionfilter.c) ---- */
+
+/* By region id: 1 when the filter excludes the region. NULL when no filter
+ * is in force, so that without one a call pays a test of this pointer. */
+extern uint8_t *tt_region_filtered;
+
+/* Loads the filter file at path (NULL: none) for the next session; -1 with
+ * TraceError saying where the file is wrong. */
+int tt_region_filter_set(const char *path);
+void tt_region_filter_clear(void);
+
+/* To be called with each region defined: decides its flag. Returns the
+ * region, or TT_STACK_SKIP when its flag could not be stored. */
+uint32_t tt_region_filter_defined(uint32_t region);
+
+/* 1 when `region` (a region id, TT_STACK_SKIP or TT_STACK_OWN) is filtered out. */
+static inline int tt_region_is_filtered(uint32_t region)
+{
+    return tt_unlikely(tt_region_filtered != NULL) && region < TT_STACK_OWN && tt_region_filtered[region];
+}
+
 /* A call seen by a hook: recorded, or pushed as not recorded. */
 static inline void tt_hook_enter(tt_stream *s, uint32_t region)
 {
-    if (tt_likely(region < TT_STACK_OWN))
-        tt_stream_enter(s, tt_clock_now(), region);
-    else
+    if (tt_likely(region < TT_STACK_OWN)) {
+        if (tt_likely(!tt_region_is_filtered(region)))
+            tt_stream_enter(s, tt_clock_now(), region);
+        else
+            tt_stream_skip(s, TT_STACK_SKIP);
+    } else {
         tt_stream_skip(s, region);
+    }
 }
 
 /* ---- sys.monitoring (monitoring.c; Python 3.12 and later) ---- */

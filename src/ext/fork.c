@@ -94,6 +94,7 @@ static PyObject *fork_resume(PyObject *self, PyObject *unused)
     tt_active = NULL;
     tt_session_stats stats;
     tt_session_stop(session, &stats, NULL);
+    tt_region_filter_clear();
     return tt_raise(&err);
 }
 
@@ -117,20 +118,22 @@ static PyObject *fork_continue(PyObject *self, PyObject *args, PyObject *kwargs)
     forked = NULL;
     tt_stream *from = tt_tls_stream && tt_tls_stream->session == parent ? tt_tls_stream : NULL;
     tt_fork_abandon(parent);
-    tt_session_config config = {.directory = directory,
-                                .memory = memory,
-                                .compress = compress,
-                                .name = name,
-                                .attributes = attribute_pairs,
-                                .attribute_count = attribute_count,
-                                .blocking_begin = tt_blocking_begin,
-                                .blocking_end = tt_blocking_end};
+    /* As the parent's: its hooks and callbacks, and a live channel of its
+     * own when the parent had one. */
+    tt_session_config config = parent->config;
+    config.directory = directory;
+    config.memory = memory;
+    config.compress = compress;
+    config.name = name;
+    config.attributes = attribute_pairs;
+    config.attribute_count = attribute_count;
     tt_error err;
     tt_session *session;
     int rc = tt_session_start(&config, &tt_definitions, &session, &err);
     PyMem_Free(attribute_pairs);
     if (rc < 0) {
         tt_remove_hooks();
+        tt_region_filter_clear();
         return tt_raise(&err);
     }
     tt_active = session;
@@ -145,6 +148,7 @@ static PyObject *fork_leave(PyObject *self, PyObject *unused)
     if (forked) {
         forked = NULL;
         tt_remove_hooks();
+        tt_region_filter_clear();
     }
     Py_RETURN_NONE;
 }

@@ -10,6 +10,11 @@
  * Threads running when the measurement starts get the hook directly;
  * threads started later get it from threading's bootstrap, which calls
  * _thread_hook once and is then replaced by the C hook.
+ *
+ * With a live channel, `tracetop ctl` and `tracetop top` switch the
+ * measurement off and on from outside: off takes the hook away from every
+ * thread (the program runs at its own speed), on puts it back. The request
+ * arrives on the writer thread, which takes the GIL to do it.
  */
 #include "ext.h"
 
@@ -27,6 +32,8 @@ __thread tt_stream *tt_tls_stream __attribute__((tls_model("initial-exec")));
 enum hook_kind { HOOK_NONE, HOOK_PROFILE, HOOK_TRACE, HOOK_MONITORING };
 
 static enum hook_kind hook_kind;
+static int hook_other_threads; /* start's other_threads */
+static int hook_installed; /* the hook of hook_kind is in place */
 static int instrumenter_enabled = 1;
 int tt_record_calls;
 int tt_record_c_calls;
@@ -67,6 +74,10 @@ static PyObject *thread_name(void)
     return PyUnicode_FromFormat("Thread-%lu", PyThread_get_thread_native_id());
 }
 
+/* The writer thread, when it switches the measurement: the Python code
+ * that runs on it then is tracetop's, never recorded. */
+static __thread int control_thread;
+
 /* Set while the calling thread's stream is being made: looking its name up
  * may run Python code (a property), whose events are not recorded, when
  * the hook is not already kept out of them (it is inside a hook call). */
@@ -74,7 +85,12 @@ static __thread int making_stream;
 
 tt_stream *tt_thread_stream_slow(void)
 {
-    if (!tt_active || making_stream) return NULL;
+    if (!tt_active || control_thread || making_stream) return NULL;
+    tt_stream *current = tt_tls_stream;
+    if (current && current->session == tt_active) {
+        tt_session_resync(current);
+        return current;
+    }
     making_stream = 1;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
@@ -195,7 +211,17 @@ static PyObject *thread_hook_impl(PyObject *self, PyObject *const *args, Py_ssiz
 
 /* ---- start and stop ---- */
 
-/* Puts the chosen hook in place for every thread, now and to come. */
+/* Sets func as the hook of the calling thread only. */
+static void install_here(Py_tracefunc func)
+{
+    if (hook_kind == HOOK_PROFILE)
+        PyEval_SetProfile(func, NULL);
+    else
+        PyEval_SetTrace(func, NULL);
+}
+
+/* Puts the chosen hook in place for the threads to come, and for those
+ * running now or (start's other_threads false) the calling thread alone. */
 static int install_hooks(void)
 {
     switch (hook_kind) {
@@ -209,13 +235,16 @@ static int install_hooks(void)
     case HOOK_TRACE:
         saved_threading_hook = set_threading_hook(thread_hook);
         if (!saved_threading_hook) return -1;
-        install_everywhere(hook);
+        if (hook_other_threads)
+            install_everywhere(hook);
+        else
+            install_here(hook);
         return 0;
     }
     return 0;
 }
 
-void tt_remove_hooks(void)
+static void remove_hooks(void)
 {
     switch (hook_kind) {
     case HOOK_NONE:
@@ -233,6 +262,62 @@ void tt_remove_hooks(void)
         PyErr_Clear();
         return;
     }
+}
+
+void tt_remove_hooks(void)
+{
+    if (hook_installed) remove_hooks();
+    hook_installed = 0;
+}
+
+/* Whether calls are measured, as the live channel shows it. */
+static int measuring(void) { return hook_installed && instrumenter_enabled && hook_kind != HOOK_NONE; }
+
+static void show_state(void)
+{
+    if (tt_active && tt_active->live) tt_live_answer(tt_active->live, 0, measuring());
+}
+
+/* Puts the hook in place or takes it away. Off closes, for each thread,
+ * the calls it has open (when it next records), so that the calls it
+ * returns from after on are not matched with calls it made before. */
+static int set_hook(int on)
+{
+    if (on == hook_installed) return 0;
+    if (on) {
+        if (install_hooks() < 0) return -1;
+    } else {
+        remove_hooks();
+        tt_session_suspend(tt_active, tt_clock_now());
+    }
+    hook_installed = on;
+    return 0;
+}
+
+/* The live channel's request, on the writer thread. On also switches the
+ * instrumenter on: a program started with --noinstrumenter is then
+ * measured. */
+static void control(int on)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    if (!Py_IsInitialized() || Py_IsFinalizing()) return;
+#else
+    if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+#endif
+    control_thread = 1;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    if (tt_active) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        if (on) {
+            instrumenter_enabled = 1;
+            update_switches();
+        }
+        if (set_hook(on) < 0) PyErr_Clear(); /* e.g. sys.monitoring taken meanwhile: it stays off */
+        show_state();
+        PyErr_Restore(type, value, tb);
+    }
+    PyGILState_Release(gil);
 }
 
 static __thread PyThreadState *blocked_thread;
@@ -293,13 +378,15 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     static char *kwlist[] = {"directory", "instrumenter", "c_calls",    "instrumenter_enabled", "memory",
-                             "compress",  "name",         "attributes", "exclude_paths",        NULL};
-    const char *directory, *instrumenter = "profile", *name = "";
-    int c_calls = 1, enabled = 1, compress = 0;
+                             "compress",  "name",         "attributes", "exclude_paths",        "other_threads",
+                             "filter",    "live",         NULL};
+    const char *directory, *instrumenter = "profile", *name = "", *filter = NULL;
+    int c_calls = 1, enabled = 1, compress = 0, other_threads = 1, live = 0;
     unsigned long long memory = 64ull << 20;
     PyObject *attributes = NULL, *exclude = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!O", kwlist, &directory, &instrumenter, &c_calls,
-                                     &enabled, &memory, &compress, &name, &PyDict_Type, &attributes, &exclude))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!Opzp", kwlist, &directory, &instrumenter, &c_calls,
+                                     &enabled, &memory, &compress, &name, &PyDict_Type, &attributes, &exclude,
+                                     &other_threads, &filter, &live))
         return NULL;
     if (tt_active) {
         PyErr_SetString(tt_TraceError, "a measurement is already running in this process");
@@ -311,6 +398,10 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     size_t attribute_count = 0;
     const char **attribute_pairs = NULL;
     if (attributes && !(attribute_pairs = tt_attribute_array(attributes, &attribute_count))) return NULL;
+    if (tt_region_filter_set(filter) < 0) {
+        PyMem_Free(attribute_pairs);
+        return NULL;
+    }
 
     tt_session_config config = {.directory = directory,
                                 .memory = memory,
@@ -319,12 +410,17 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
                                 .attributes = attribute_pairs,
                                 .attribute_count = attribute_count,
                                 .blocking_begin = tt_blocking_begin,
-                                .blocking_end = tt_blocking_end};
+                                .blocking_end = tt_blocking_end,
+                                .live = live,
+                                .control = control};
     tt_error err;
     tt_session *session;
     int rc = tt_session_start(&config, &tt_definitions, &session, &err);
     PyMem_Free(attribute_pairs);
-    if (rc < 0) return tt_raise(&err);
+    if (rc < 0) {
+        tt_region_filter_clear();
+        return tt_raise(&err);
+    }
 
     hook_kind = kind;
     tt_record_c_calls = c_calls && (kind == HOOK_PROFILE || kind == HOOK_MONITORING);
@@ -332,12 +428,17 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     tt_recording = 1;
     update_switches();
     tt_active = session;
-    if (install_hooks() < 0) {
+    hook_other_threads = other_threads;
+    /* Started live with the instrumenter off, the program runs without the
+     * hook until it is switched on. */
+    if ((enabled || !live) && set_hook(1) < 0) {
         tt_session_stats stats;
         tt_active = NULL;
         tt_session_stop(session, &stats, NULL);
+        tt_region_filter_clear();
         return NULL;
     }
+    show_state();
     Py_RETURN_NONE;
 }
 
@@ -352,7 +453,9 @@ static PyObject *stop(PyObject *self, PyObject *unused)
     tt_error err;
     int rc;
     Py_BEGIN_ALLOW_THREADS rc = tt_session_stop(session, &stats, &err);
-    Py_END_ALLOW_THREADS if (rc < 0) return tt_raise(&err);
+    Py_END_ALLOW_THREADS
+    tt_region_filter_clear();
+    if (rc < 0) return tt_raise(&err);
     return Py_BuildValue("{sKsKsKsKsKsI}", "events", (unsigned long long)stats.events, "bytes",
                          (unsigned long long)stats.bytes, "chunks", (unsigned long long)stats.chunks, "waits",
                          (unsigned long long)stats.waits, "wait_ns", (unsigned long long)stats.wait_ns, "streams",
@@ -411,12 +514,15 @@ static PyObject *recording(PyObject *self, PyObject *unused)
 
 /* The instrumenter switch keeps the hook in place and records calls as not
  * recorded: their returns then match, so regions that were open when it
- * was switched off are closed at their true end. */
+ * was switched off are closed at their true end. Switched on while the
+ * hook is away (measurement off), it puts the hook back. */
 static PyObject *instrumenter_enable(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     instrumenter_enabled = 1;
     update_switches();
+    if (tt_active && set_hook(1) < 0) return NULL;
+    show_state();
     Py_RETURN_NONE;
 }
 
@@ -425,6 +531,7 @@ static PyObject *instrumenter_disable(PyObject *self, PyObject *unused)
     (void)self, (void)unused;
     instrumenter_enabled = 0;
     update_switches();
+    show_state();
     Py_RETURN_NONE;
 }
 
@@ -437,8 +544,10 @@ static PyObject *instrumenter_is_enabled(PyObject *self, PyObject *unused)
 static PyMethodDef hook_methods[] = {
     {"start", (PyCFunction)(void (*)(void))start, METH_VARARGS | METH_KEYWORDS,
      "start(directory, *, instrumenter='profile', c_calls=True, instrumenter_enabled=True, memory=64 MiB, "
-     "compress=False, name='', attributes={}, exclude_paths=())\n--\n\nStart measuring this process into "
-     "directory/trace."},
+     "compress=False, name='', attributes={}, exclude_paths=(), other_threads=True, filter=None, live=False)\n--\n\n"
+     "Start measuring this process into directory/trace (and, with live, to `tracetop top`): the threads running\n"
+     "now (only the calling one when other_threads is false; not with the monitoring instrumenter, which sees\n"
+     "every thread) and those started later. filter: a Score-P filter file."},
     {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
     {"run_code", run_code, METH_VARARGS, "run_code(code, globals)\n--\n\nexec() without an event of its own."},

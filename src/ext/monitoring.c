@@ -15,25 +15,66 @@
 #define TT_TOOL_ID 2 /* sys.monitoring.PROFILER_ID */
 
 static PyObject *monitoring; /* sys.monitoring while in use */
+static PyObject *disable;    /* sys.monitoring.DISABLE */
 
-static PyObject *enter_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* Filtered code (--filter) is neither pushed nor popped: its events are
+ * switched off where sys.monitoring lets a tool do so (PY_START, PY_RESUME,
+ * PY_RETURN, PY_YIELD: DISABLE, so that the code costs nothing after its
+ * first call) and ignored where it does not (PY_THROW, PY_UNWIND). Both
+ * sides decide by the same flag, so the stack stays paired. */
+static PyObject *ignored(int disabling)
 {
-    (void)self;
+    return disabling ? Py_NewRef(disable) : Py_NewRef(Py_None);
+}
+
+static PyObject *enter(PyObject *const *args, Py_ssize_t nargs, int disabling)
+{
     if (tt_likely(tt_active) && nargs >= 1) {
         tt_stream *s = tt_thread_stream();
-        if (s) tt_hook_enter(s, tt_likely(tt_record_calls) ? tt_code_region(args[0]) : TT_STACK_SKIP);
+        if (s) {
+            uint32_t region =
+                tt_likely(tt_record_calls) || tt_region_filtered ? tt_code_region(args[0]) : TT_STACK_SKIP;
+            if (tt_region_is_filtered(region)) return ignored(disabling);
+            tt_hook_enter(s, tt_likely(tt_record_calls) ? region : TT_STACK_SKIP);
+        }
     }
     Py_RETURN_NONE;
 }
 
-static PyObject *leave_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *leave(PyObject *const *args, Py_ssize_t nargs, int disabling)
 {
-    (void)self, (void)args, (void)nargs;
     if (tt_likely(tt_active)) {
+        if (tt_unlikely(tt_region_filtered != NULL) && nargs >= 1 &&
+            tt_region_is_filtered(tt_code_region(args[0])))
+            return ignored(disabling);
         tt_stream *s = tt_thread_stream();
         if (s) tt_stream_leave(s, tt_clock_now());
     }
     Py_RETURN_NONE;
+}
+
+static PyObject *enter_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return enter(args, nargs, 1);
+}
+
+static PyObject *throw_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return enter(args, nargs, 0);
+}
+
+static PyObject *leave_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return leave(args, nargs, 1);
+}
+
+static PyObject *unwind_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    return leave(args, nargs, 0);
 }
 
 /* CALL fires for every callable, C_RETURN and C_RAISE for every one that is
@@ -68,6 +109,8 @@ static PyMethodDef callbacks[] = {
     {"leave_python", (PyCFunction)(void (*)(void))leave_python, METH_FASTCALL, NULL},
     {"enter_c", (PyCFunction)(void (*)(void))enter_c, METH_FASTCALL, NULL},
     {"leave_c", (PyCFunction)(void (*)(void))leave_c, METH_FASTCALL, NULL},
+    {"throw_python", (PyCFunction)(void (*)(void))throw_python, METH_FASTCALL, NULL},
+    {"unwind_python", (PyCFunction)(void (*)(void))unwind_python, METH_FASTCALL, NULL},
 };
 
 static const struct {
@@ -75,8 +118,8 @@ static const struct {
     int callback; /* index into callbacks */
     int c_call;   /* only with C calls recorded */
 } wiring[] = {
-    {"PY_START", 0, 0}, {"PY_RESUME", 0, 0}, {"PY_THROW", 0, 0}, {"PY_RETURN", 1, 0},
-    {"PY_YIELD", 1, 0}, {"PY_UNWIND", 1, 0}, {"CALL", 2, 1},     {"C_RETURN", 3, 1},
+    {"PY_START", 0, 0}, {"PY_RESUME", 0, 0}, {"PY_THROW", 4, 0}, {"PY_RETURN", 1, 0},
+    {"PY_YIELD", 1, 0}, {"PY_UNWIND", 5, 0}, {"CALL", 2, 1},     {"C_RETURN", 3, 1},
     {"C_RAISE", 3, 1},
 };
 
@@ -129,6 +172,14 @@ int tt_monitoring_start(void)
         return -1;
     }
     Py_DECREF(r);
+    /* Code that an earlier session's filter switched off records again. */
+    disable = PyObject_GetAttrString(monitoring, "DISABLE");
+    r = disable ? PyObject_CallMethod(monitoring, "restart_events", NULL) : NULL;
+    if (!r) {
+        tt_monitoring_stop();
+        return -1;
+    }
+    Py_DECREF(r);
     long mask = wire(1);
     r = mask >= 0 ? PyObject_CallMethod(monitoring, "set_events", "il", TT_TOOL_ID, mask) : NULL;
     if (!r) {
@@ -150,6 +201,7 @@ void tt_monitoring_stop(void)
     PyErr_Clear();
     PyErr_Restore(type, value, tb);
     Py_CLEAR(monitoring);
+    Py_CLEAR(disable);
 }
 
 #endif

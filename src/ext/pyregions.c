@@ -84,7 +84,7 @@ static uint32_t define_region(PyObject *name, PyObject *file, long line, uint8_t
     uint32_t file_id = intern_utf8(file);
     if (name_id == TT_NO_ID || file_id == TT_NO_ID) return TT_STACK_SKIP;
     uint32_t region = tt_registry_region(&tt_definitions, name_id, file_id, line > 0 ? (uint32_t)line : 0, kind);
-    return region == TT_NO_ID ? TT_STACK_SKIP : region;
+    return region == TT_NO_ID ? TT_STACK_SKIP : tt_region_filter_defined(region);
 }
 
 uint32_t tt_code_region_slow(PyObject *code)

@@ -125,3 +125,12 @@ def test_a_tracetop_command_in_a_child_is_not_measured_into_the_parent(tmp_path)
     assert completed.returncode == 0, completed.stderr
     assert len(processes(tmp_path / "exp")) == 1
     assert len(processes(tmp_path / "inner")) == 1
+
+
+def test_children_are_measured_as_the_parent_is(tmp_path):
+    """With the parent's configuration: here its filter, named relative to where the parent started."""
+    (tmp_path / "f.filter").write_text("SCOREP_REGION_NAMES_BEGIN\nEXCLUDE __main__:square_sum\nSCOREP_REGION_NAMES_END\n")
+    same_as_python(tmp_path, PROGRAMS / "pools.py", "spawn", options=["--filter", "f.filter"])
+    (parent, _), *children = processes(tmp_path / "exp")
+    assert len(children) >= 4 and not any("__main__:square_sum" in counts for _, counts in children)
+    assert sum(counts.get("builtins:sum", 0) for _, counts in children) >= 8 + 1 + 4  # what square_sum calls

@@ -17,7 +17,10 @@ RANKS = 3
 
 
 def mpirun(*command, cwd):
-    env = environment(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    # Open MPI ends the ranks left when one fails with SIGCONT, SIGTERM and SIGKILL, a second apart; on two busy
+    # cores rank 0 may need longer than that to complete its trace and write profile.txt.
+    env = environment(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                      OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_odls_base_sigkill_timeout="5")
     return run("mpirun", "-n", RANKS, sys.executable, *command, cwd=cwd, env=env, timeout=180)
 
 

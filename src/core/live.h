@@ -1,0 +1,157 @@
+/* live.h -- the live channel: a measured process hands its events to
+ * `tracetop top`, in another process, through shared memory.
+ *
+ * A process measured with --live owns one channel, the POSIX shared-memory
+ * object /dev/shm/tracetop-<uid>-<pid>, created with mode 0600 so that only
+ * its user can open it, and removed when the measurement stops. Readers find
+ * channels by that name (tt_live_list), which also removes those whose
+ * process is gone (a crash, SIGKILL, os._exit without tracetop).
+ *
+ * The producer is the process's writer thread: each pass it hands over what
+ * it puts on disk, the same chunk bytes (format.h), and never waits on the
+ * reader:
+ *  - the definitions log: every definition record of the process, in order,
+ *    as defs.tts holds them. Never dropped, so a reader that attaches late
+ *    still knows every id. It grows within a fixed mapping (ftruncate).
+ *  - the ring: slices of thread streams, single producer, single consumer.
+ *    A slice is the bytes [offset, offset + len) of chunk `seq` of stream
+ *    `stream`; TT_LIVE_END marks the last slice of a chunk. The slices of a
+ *    stream come in order: chunk by chunk, each from where the previous
+ *    slice of it ended. Without a reader attached, or when the ring has no
+ *    room, a slice is not sent (counted): the part of a chunk still being
+ *    filled goes again, longer, at the next pass; a full chunk that could
+ *    not go is lost to the channel (its bytes are counted as dropped) and
+ *    the reader sees the gap in seq. When a reader attaches, every stream
+ *    starts again at the beginning of its current chunk (offset 0), where
+ *    its time is known (the chunk's base_ticks).
+ *  - control: a reader or `tracetop ctl` asks for measurement on or off
+ *    (tt_live_request); the producer polls each pass, has it done and
+ *    answers with the state (tt_live_answer), which readers see.
+ *
+ * Events of a slice are decoded with records.h, times in the process's
+ * ticks (its PROCESS definition gives the clock and the rate).
+ *
+ * Threads: the producer side (tt_live_create ... tt_live_close) is used by
+ * one thread, the writer (and tt_live_answer by the program's threads,
+ * serialised). A tt_live_view is used by one thread of a reader. Shared
+ * words are lock-free atomics, which work across processes. A child forked
+ * from the producer's process leaves the channel alone: tt_live_answer
+ * does nothing there, and tt_live_close only frees.
+ */
+#ifndef TRACETOP_LIVE_H
+#define TRACETOP_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define TT_LIVE_RING_SIZE (16u << 20)  /* power of two */
+#define TT_LIVE_DEFS_MAX (256u << 20)  /* definitions beyond this end the channel */
+/* A reader that has not shown a sign of life for this long is gone. */
+#define TT_LIVE_READER_TIMEOUT_NS 1000000000ull
+
+enum { TT_LIVE_END = 1 }; /* the last slice of its chunk */
+
+/* What the process reports in its channel. */
+typedef enum tt_live_state {
+    TT_LIVE_RUNNING = 0,
+    TT_LIVE_ENDED = 1,    /* the measurement stopped normally */
+    TT_LIVE_BROKEN = 2,   /* the definitions outgrew the channel: nothing more is sent */
+} tt_live_state;
+
+/* ---- the producer: the measured process ---- */
+
+typedef struct tt_live tt_live;
+
+/* Creates the channel of this process. `name` is what runs, `experiment`
+ * its experiment directory (both shown by readers, cut if long). Fails when
+ * shared memory cannot be had, or a channel of this pid exists. */
+int tt_live_create(const char *name, const char *experiment, tt_live **out, tt_error *err);
+
+/* Says the measurement ended and removes the channel (readers that have it
+ * open keep their view of it). */
+void tt_live_close(tt_live *l);
+
+/* Called at the start of each writer pass: notes whether a reader is
+ * attached, and starts every stream over when a new one attached. */
+void tt_live_begin_pass(tt_live *l);
+
+/* The first `used` bytes of definitions chunk `seq`; full: the chunk is
+ * complete. Called with each full chunk and with the chunk still being
+ * filled, in seq order; what was sent already is not sent again. */
+void tt_live_defs(tt_live *l, uint32_t seq, const uint8_t *data, uint32_t used, int full);
+
+/* The same for chunk `seq` of event stream `stream`. Returns 1 when its
+ * bytes are in the ring (or there was nothing to send), 0 when not: without
+ * a reader, no room, or its turn has not come. */
+int tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_ticks, const uint8_t *data,
+                   uint32_t used, int full);
+
+/* A request not yet answered: 1 (on) or 0 (off), with *ticket to answer;
+ * -1 when there is none. */
+int tt_live_poll_request(tt_live *l, uint64_t *ticket);
+
+/* The measurement is now on (1) or off (0), or as it was (-1), after
+ * request `ticket` (0: a change made by the program itself). */
+void tt_live_answer(tt_live *l, uint64_t ticket, int measuring);
+
+/* ---- readers: `tracetop top`, `tracetop ctl` ---- */
+
+typedef struct tt_live_view tt_live_view;
+
+typedef struct tt_live_slice {
+    uint32_t stream, seq, offset, len, flags;
+    uint64_t base_ticks;
+    const uint8_t *data; /* in the ring: valid until tt_live_release */
+} tt_live_slice;
+
+/* The channel of process `pid`, when it is this user's and intact. */
+int tt_live_open(pid_t pid, tt_live_view **out, tt_error *err);
+void tt_live_view_close(tt_live_view *v); /* detaches first when attached */
+
+/* 1 while the channel named for its pid is this one: not removed, nor
+ * replaced by a later measurement of the process (or of a process that got
+ * its pid). */
+int tt_live_current(const tt_live_view *v);
+
+pid_t tt_live_pid(const tt_live_view *v);
+const char *tt_live_name(const tt_live_view *v);
+const char *tt_live_experiment(const tt_live_view *v);
+tt_live_state tt_live_process_state(const tt_live_view *v);
+/* 1 when the process still runs (it may have died without ending). */
+int tt_live_alive(const tt_live_view *v);
+int tt_live_measuring(const tt_live_view *v);
+uint64_t tt_live_dropped_bytes(const tt_live_view *v);
+
+/* The definitions log so far: `*len` bytes of definition records. */
+const uint8_t *tt_live_defs_log(const tt_live_view *v, size_t *len);
+
+/* Becomes the channel's reader: from now on the producer sends slices.
+ * Fails when another live reader is attached. */
+int tt_live_attach(tt_live_view *v, tt_error *err);
+void tt_live_detach(tt_live_view *v);
+
+/* Tells the producer the reader is alive; at least every
+ * TT_LIVE_READER_TIMEOUT_NS / 2, or it stops sending. */
+void tt_live_beat(tt_live_view *v);
+
+/* The next slice: 1 with *s set, 0 when there is none for now, -1 when the
+ * ring holds something that is not a slice (the channel is then unusable;
+ * *why says so). */
+int tt_live_next(tt_live_view *v, tt_live_slice *s, const char **why);
+
+/* Gives back the room of every slice read so far. */
+void tt_live_release(tt_live_view *v);
+
+/* Asks for measurement on (1) or off (0); returns the ticket that
+ * tt_live_answered waits for. */
+uint64_t tt_live_request(tt_live_view *v, int on);
+int tt_live_answered(const tt_live_view *v, uint64_t ticket);
+
+/* The pids of this user's live channels that are ready, stale ones removed
+ * first (their count in *removed when not NULL). *pids is malloc'd. */
+int tt_live_list(pid_t **pids, size_t *count, size_t *removed, tt_error *err);
+
+#endif

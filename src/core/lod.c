@@ -1,0 +1,395 @@
+/* lod.c -- opening the level-of-detail index (lod.h): the cache file, its
+ * checks, and what the index describes. Building is lod_build.c's,
+ * queries are lod_query.c's.
+ */
+#define _GNU_SOURCE
+#include "lod.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "format.h"
+#include "lod_file.h"
+
+struct tt_lod {
+    const uint8_t *image;
+    size_t size;
+    int mapped; /* 1: mmap'd from the cache file; 0: malloc'd */
+    const lod_header *h;
+    const lod_region_rec *regions;
+    const lod_lane_rec *lanes;
+    const lod_track_rec *tracks;
+    const uint32_t *problems;
+    const char *strings;
+    tt_error cache_problem;
+    int cache_failed;
+};
+
+/* ---- the signature of the trace: names, sizes and times of its files ---- */
+
+/* Adds what identifies the files under directory `dir` (and its
+ * subdirectories, one level down) to *sum: their names relative to the
+ * trace directory (`rel`), sizes and times. The order of the entries does
+ * not matter, and neither does where the experiment is. */
+static void sign_directory(const char *dir, const char *rel, uint64_t *sum, int depth)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char path[4096], name[512];
+        struct stat st;
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path ||
+            (size_t)snprintf(name, sizeof name, "%s/%s", rel, e->d_name) >= sizeof name || stat(path, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            if (depth == 0) sign_directory(path, name, sum, 1);
+            continue;
+        }
+        struct {
+            uint64_t size, mtime_sec, mtime_nsec, name_hash;
+        } key = {(uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec,
+                 XXH3_64bits(name, strlen(name))};
+        *sum += XXH3_64bits(&key, sizeof key);
+    }
+    closedir(d);
+}
+
+static uint64_t trace_signature(const char *experiment_dir)
+{
+    char trace_dir[4096];
+    snprintf(trace_dir, sizeof trace_dir, "%s/trace", experiment_dir);
+    uint64_t sum = LOD_VERSION;
+    sign_directory(trace_dir, "trace", &sum, 0);
+    return sum;
+}
+
+/* ---- checking an image ---- */
+
+/* 1 when [off, off + count * size) lies within the image, 8-byte aligned. */
+static int fits(const tt_lod *x, uint64_t off, uint64_t count, size_t size)
+{
+    return off % 8 == 0 && off <= x->size && count <= (x->size - off) / size;
+}
+
+static int string_ok(const tt_lod *x, uint32_t offset) { return offset < x->h->strings_size; }
+
+/* Checks every offset and count of the image against its size, and sets
+ * the record pointers: 1 when the image can be used. */
+static int check_image(tt_lod *x, uint64_t signature)
+{
+    const lod_header *h = (const lod_header *)x->image;
+    if (x->size < sizeof *h || memcmp(h->magic, LOD_MAGIC, sizeof h->magic) != 0 || h->version != LOD_VERSION ||
+        h->signature != signature || h->size != x->size || h->levels == 0 || h->levels > TT_LOD_MAX_LEVELS)
+        return 0;
+    x->h = h;
+    if (h->strings_off > x->size || h->strings_size != x->size - h->strings_off || h->strings_size == 0 ||
+        x->image[x->size - 1] != '\0')
+        return 0;
+    x->strings = (const char *)x->image + h->strings_off;
+    if (!fits(x, h->regions_off, h->region_count, sizeof(lod_region_rec)) ||
+        !fits(x, h->lanes_off, h->lane_count, sizeof(lod_lane_rec)) ||
+        !fits(x, h->tracks_off, h->track_count, sizeof(lod_track_rec)) ||
+        (h->problems_off % 4 != 0 || h->problems_off > x->size ||
+         h->problem_count > (x->size - h->problems_off) / 4))
+        return 0;
+    x->regions = (const lod_region_rec *)(x->image + h->regions_off);
+    x->lanes = (const lod_lane_rec *)(x->image + h->lanes_off);
+    x->tracks = (const lod_track_rec *)(x->image + h->tracks_off);
+    x->problems = (const uint32_t *)(x->image + h->problems_off);
+    for (uint32_t i = 0; i < h->problem_count; i++)
+        if (!string_ok(x, x->problems[i])) return 0;
+    for (uint32_t i = 0; i < h->region_count; i++)
+        if (!string_ok(x, x->regions[i].name) || !string_ok(x, x->regions[i].file)) return 0;
+    for (uint32_t i = 0; i < h->lane_count; i++) {
+        const lod_lane_rec *l = &x->lanes[i];
+        if (!string_ok(x, l->name) || !string_ok(x, l->process) ||
+            !fits(x, l->refs_off, (uint64_t)l->depths * h->levels, sizeof(lod_ref)) ||
+            !fits(x, l->params_off, l->param_count, sizeof(tt_lod_param)) ||
+            !fits(x, l->marks_off, l->mark_count, sizeof(tt_lod_mark)))
+            return 0;
+        const lod_ref *refs = (const lod_ref *)(x->image + l->refs_off);
+        /* The spans themselves are not read here, so that a large index
+         * loads in the time its metadata takes: a cursor checks each span
+         * it decodes (tt_lod_peek). */
+        for (uint64_t r = 0; r < (uint64_t)l->depths * h->levels; r++)
+            if (!fits(x, refs[r].off, refs[r].count, sizeof(lod_block))) return 0;
+        const tt_lod_param *p = (const tt_lod_param *)(x->image + l->params_off);
+        for (uint64_t j = 0; j < l->param_count; j++)
+            if (!string_ok(x, p[j].name) || !string_ok(x, p[j].text)) return 0;
+        const tt_lod_mark *m = (const tt_lod_mark *)(x->image + l->marks_off);
+        for (uint64_t j = 0; j < l->mark_count; j++)
+            if (!string_ok(x, m[j].name)) return 0;
+    }
+    for (uint32_t i = 0; i < h->track_count; i++) {
+        const lod_track_rec *t = &x->tracks[i];
+        if (!string_ok(x, t->name) || t->lane >= h->lane_count || !fits(x, t->refs_off, h->levels, sizeof(lod_ref)))
+            return 0;
+        const lod_ref *refs = (const lod_ref *)(x->image + t->refs_off);
+        for (unsigned k = 0; k < h->levels; k++)
+            if (!fits(x, refs[k].off, refs[k].count, sizeof(tt_lod_sample))) return 0;
+    }
+    return 1;
+}
+
+/* Maps the cache file at `path`: 1 when it is there and good. */
+static int load_file(tt_lod *x, const char *path, uint64_t signature)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat st;
+    void *map = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && st.st_size > 0)
+        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) return 0;
+    x->image = map;
+    x->size = (size_t)st.st_size;
+    x->mapped = 1;
+    if (check_image(x, signature)) return 1;
+    munmap(map, x->size);
+    x->image = NULL;
+    return 0;
+}
+
+int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, tt_error *err)
+{
+    *out = NULL;
+    tt_lod *x = calloc(1, sizeof *x);
+    size_t len = strlen(experiment_dir);
+    char *path = malloc(len + sizeof "/" TT_LOD_FILE + 32);
+    if (!x || !path) {
+        free(x);
+        free(path);
+        return tt_fail(err, "out of memory");
+    }
+    sprintf(path, "%s/%s", experiment_dir, TT_LOD_FILE);
+    uint64_t signature = trace_signature(experiment_dir);
+    int was_built = 0;
+    if (!load_file(x, path, signature)) {
+        char *temp = malloc(len + sizeof "/" TT_LOD_FILE + 32);
+        if (!temp) {
+            free(x);
+            free(path);
+            return tt_fail(err, "out of memory");
+        }
+        sprintf(temp, "%s.%ld.tmp", path, (long)getpid());
+        uint8_t *image;
+        size_t size;
+        int rc = tt_lod_build_image(experiment_dir, signature, temp, &image, &size, &x->cache_problem, err);
+        if (rc == 0 && !image) {
+            if (rename(temp, path) != 0) {
+                tt_fail_errno(&x->cache_problem, "cannot write %s", path);
+                remove(temp);
+                rc = -1;
+            } else if (!load_file(x, path, signature)) {
+                tt_fail(&x->cache_problem, "%s changed while it was written", path);
+                rc = -1;
+            }
+            if (rc != 0) /* keep the index in memory instead */
+                rc = tt_lod_build_image(experiment_dir, signature, NULL, &image, &size, &x->cache_problem, err);
+        }
+        free(temp);
+        if (rc == 0 && image) {
+            x->cache_failed = 1;
+            x->image = image;
+            x->size = size;
+            if (!check_image(x, signature)) rc = tt_fail(err, "internal error: the index built is inconsistent");
+        }
+        if (rc != 0) {
+            tt_lod_close(x);
+            free(path);
+            return -1;
+        }
+        was_built = 1;
+    }
+    free(path);
+    if (built) *built = was_built;
+    *out = x;
+    return 0;
+}
+
+void tt_lod_close(tt_lod *x)
+{
+    if (!x) return;
+    if (x->image && x->mapped)
+        munmap((void *)x->image, x->size);
+    else
+        free((void *)x->image);
+    free(x);
+}
+
+uint64_t tt_lod_begin(const tt_lod *x) { return x->h->begin; }
+uint64_t tt_lod_end(const tt_lod *x) { return x->h->end; }
+unsigned tt_lod_levels(const tt_lod *x) { return x->h->levels; }
+size_t tt_lod_region_count(const tt_lod *x) { return x->h->region_count; }
+size_t tt_lod_lane_count(const tt_lod *x) { return x->h->lane_count; }
+size_t tt_lod_track_count(const tt_lod *x) { return x->h->track_count; }
+size_t tt_lod_problem_count(const tt_lod *x) { return x->h->problem_count; }
+const char *tt_lod_string(const tt_lod *x, uint32_t offset) { return string_ok(x, offset) ? x->strings + offset : ""; }
+
+const char *tt_lod_problem(const tt_lod *x, size_t index)
+{
+    return index < x->h->problem_count ? x->strings + x->problems[index] : NULL;
+}
+
+const char *tt_lod_cache_problem(const tt_lod *x) { return x->cache_failed ? x->cache_problem.message : NULL; }
+
+tt_lod_region_info tt_lod_region(const tt_lod *x, size_t index)
+{
+    const lod_region_rec *r = &x->regions[index];
+    return (tt_lod_region_info){x->strings + r->name, x->strings + r->file, r->line, (uint8_t)r->kind};
+}
+
+tt_lod_lane_info tt_lod_lane(const tt_lod *x, size_t index)
+{
+    const lod_lane_rec *l = &x->lanes[index];
+    return (tt_lod_lane_info){
+        .name = x->strings + l->name,
+        .process = x->strings + l->process,
+        .pid = l->pid,
+        .native_tid = l->native_tid,
+        .stream = l->stream,
+        .depths = l->depths,
+        .begin = l->begin,
+        .end = l->end,
+        .calls = l->calls,
+        .params = (uint32_t)l->param_count,
+        .marks = (uint32_t)l->mark_count,
+    };
+}
+
+tt_lod_track_info tt_lod_track(const tt_lod *x, size_t index)
+{
+    const lod_track_rec *t = &x->tracks[index];
+    return (tt_lod_track_info){x->strings + t->name, t->lane, t->kind, t->samples, t->min, t->max};
+}
+
+/* ---- reading spans ---- */
+
+static const lod_ref *span_ref(const tt_lod *x, size_t lane, uint32_t depth, unsigned level)
+{
+    if (lane >= x->h->lane_count || depth >= x->lanes[lane].depths || level >= x->h->levels) return NULL;
+    return (const lod_ref *)(x->image + x->lanes[lane].refs_off) + (size_t)depth * x->h->levels + level;
+}
+
+/* Starts decoding block c->block; 0 when there is none (or it is damaged). */
+static int load_block(tt_lod_cursor *c)
+{
+    if (c->block >= c->block_count) return 0;
+    const lod_block *b = &c->blocks[c->block];
+    if (b->data >= c->x->size || b->spans == 0 || b->spans > LOD_BLOCK_SPANS) return 0;
+    c->pos = c->x->image + b->data;
+    c->left = b->spans;
+    c->prev_end = b->start;
+    return 1;
+}
+
+void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t, tt_lod_cursor *c)
+{
+    *c = (tt_lod_cursor){.x = x, .end = x->image + x->size};
+    const lod_ref *ref = span_ref(x, lane, depth, level);
+    if (!ref) return;
+    c->blocks = (const lod_block *)(x->image + ref->off);
+    c->block_count = (size_t)ref->count;
+    /* The first block that ends after t; then its first span that does. */
+    size_t lo = 0, hi = c->block_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->blocks[mid].end > t)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    c->block = lo;
+    if (!load_block(c)) {
+        c->block = c->block_count;
+        return;
+    }
+    const tt_lod_span *s;
+    while ((s = tt_lod_peek(c)) && s->end <= t) tt_lod_advance(c);
+}
+
+/* A varint at *p that LOD_VARINT_ROOM readable bytes follow: 0, or -1 when
+ * it runs past 10 bytes. Most are one or two bytes: no bounds to check. */
+#define LOD_VARINT_ROOM 10
+static inline int varint_unchecked(const uint8_t **p, uint64_t *out)
+{
+    const uint8_t *q = *p;
+    uint64_t v = *q++;
+    if (v >= 0x80) {
+        v &= 0x7f;
+        for (unsigned shift = 7;; shift += 7) {
+            if (shift >= 70) return -1;
+            uint8_t b = *q++;
+            v |= (uint64_t)(b & 0x7f) << shift;
+            if (b < 0x80) break;
+        }
+    }
+    *p = q;
+    *out = v;
+    return 0;
+}
+
+const tt_lod_span *tt_lod_peek(tt_lod_cursor *c)
+{
+    if (c->have) return &c->span;
+    while (c->left == 0) {
+        if (c->block >= c->block_count) return NULL;
+        c->block++;
+        if (!load_block(c)) {
+            c->block = c->block_count;
+            return NULL;
+        }
+    }
+    uint64_t gap = 0, length = 0, region = 0, calls = 0;
+    int bad;
+    if (c->end - c->pos >= 4 * LOD_VARINT_ROOM)
+        bad = varint_unchecked(&c->pos, &gap) | varint_unchecked(&c->pos, &length) |
+              varint_unchecked(&c->pos, &region) | varint_unchecked(&c->pos, &calls);
+    else
+        bad = tt_get_varint(&c->pos, c->end, &gap) | tt_get_varint(&c->pos, c->end, &length) |
+              tt_get_varint(&c->pos, c->end, &region) | tt_get_varint(&c->pos, c->end, &calls);
+    if (bad || region >= c->x->h->region_count || calls >= UINT32_MAX || gap > UINT64_MAX - c->prev_end ||
+        length > UINT64_MAX - c->prev_end - gap) {
+        c->block = c->block_count; /* damage: the reading ends here */
+        c->left = 0;
+        return NULL;
+    }
+    uint64_t start = c->prev_end + gap;
+    c->span = (tt_lod_span){start, start + length, (uint32_t)region, (uint32_t)calls + 1};
+    c->prev_end = start + length;
+    c->left--;
+    c->have = 1;
+    return &c->span;
+}
+
+const tt_lod_param *tt_lod_params(const tt_lod *x, size_t lane, size_t *count)
+{
+    *count = lane < x->h->lane_count ? (size_t)x->lanes[lane].param_count : 0;
+    return *count ? (const tt_lod_param *)(x->image + x->lanes[lane].params_off) : NULL;
+}
+
+const tt_lod_mark *tt_lod_marks(const tt_lod *x, size_t lane, size_t *count)
+{
+    *count = lane < x->h->lane_count ? (size_t)x->lanes[lane].mark_count : 0;
+    return *count ? (const tt_lod_mark *)(x->image + x->lanes[lane].marks_off) : NULL;
+}
+
+const tt_lod_sample *tt_lod_samples(const tt_lod *x, size_t track, unsigned level, size_t *count)
+{
+    *count = 0;
+    if (track >= x->h->track_count || level >= x->h->levels) return NULL;
+    const lod_ref *ref = (const lod_ref *)(x->image + x->tracks[track].refs_off) + level;
+    *count = (size_t)ref->count;
+    return (const tt_lod_sample *)(x->image + ref->off);
+}

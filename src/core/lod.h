@@ -1,0 +1,229 @@
+/* lod.h -- the viewer's level-of-detail index of an experiment.
+ *
+ * A timeline viewer asks: "what is visible between t0 and t1 at this many
+ * nanoseconds per pixel, in these lanes?". Reading the trace for every such
+ * question costs time in proportion to the trace; this index answers in
+ * time in proportion to what can be seen, whatever the trace's size.
+ *
+ * What it holds, built once from the one reader (reader.h):
+ *  - Lanes: one per thread stream of every process, in process order.
+ *  - Regions: merged by name over processes (as profile.h merges them).
+ *  - Per lane and call depth, the calls ("spans") at LEVEL 0: every call,
+ *    exactly, in start order. Calls at one depth of one thread never overlap,
+ *    so their ends are in order too and a cursor finds the first span of a
+ *    time range by binary search. Spans are kept compressed (lod_file.h),
+ *    some 6 bytes each: with its levels, the index takes about 1.4 times
+ *    the size of the trace (bench/viewer.py).
+ *  - Per lane and depth, coarser LEVELs k = 1, 2, ...: level k has the calls
+ *    of level k-1 merged where they are too small to tell apart at its grain
+ *    of tt_lod_grain(k) ns: a call at least one grain long stays as it is,
+ *    and a run of shorter ones with gaps below a grain becomes one block
+ *    (at most 8 grains long) that counts the calls it holds and takes the
+ *    region of its longest part. Grains double from 64 ns at level 1. A
+ *    level that would keep more than half of the last level stored is not
+ *    stored (it is that level), so the levels above 0 together hold at
+ *    most as many items as level 0. A query at p ns per pixel reads the
+ *    coarsest level whose grain is at most p, so it reads about as many
+ *    items per depth as there are pixels.
+ *  - Counter tracks: the COUNTER samples of a lane by name, and the PARAM_INT
+ *    and PARAM_UINT values as tracks of their own; per level, min, max and
+ *    last of the samples in each grain-sized bucket.
+ *  - Per lane, the parameters (with the depth they were recorded at) and
+ *    the marks.
+ *
+ * Contract:
+ *  - tt_lod_open loads the index cached in the experiment directory
+ *    (TT_LOD_FILE) when it is there, intact and made from the trace as it is
+ *    now (a signature of the trace files' names, sizes and times); otherwise
+ *    it builds the index and caches it (atomically, through a temporary
+ *    file). An experiment directory that cannot be written is no error: the
+ *    index is then kept in memory only and tt_lod_cache_problem says why.
+ *  - A loaded index is read-only: any number of threads may query it at once.
+ *  - Queries allocate only their result (and scratch they free), read
+ *    nothing but the index (mapped from its file), and never fail for a range or lane that is out of bounds: they
+ *    answer what lies within.
+ *  - A damaged cache file is never trusted: every offset, count and string
+ *    in it is checked when it is loaded, and one that does not fit makes a
+ *    rebuild. The spans are not read then (loading costs the metadata
+ *    only): a cursor stops at a span whose bytes or region do not fit.
+ *  - What the reader found cut or damaged while building is kept, one line
+ *    each (tt_lod_problem), and stored in the cache with the rest.
+ */
+#ifndef TRACETOP_LOD_H
+#define TRACETOP_LOD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define TT_LOD_FILE "view.idx"
+#define TT_LOD_MAX_LEVELS 32
+
+typedef struct tt_lod tt_lod;
+
+/* ---- the records, as the cache file stores them (little-endian hosts) ---- */
+
+/* A span as queries see it (the file stores them compressed, lod_file.h). */
+typedef struct tt_lod_span {
+    uint64_t start, end; /* ns since the epoch */
+    uint32_t region;     /* index into the regions */
+    uint32_t calls;      /* 1: one call, exactly; more: a block of that many */
+} tt_lod_span;
+
+typedef struct tt_lod_sample {
+    uint64_t time;          /* of the first sample in the bucket */
+    double min, max, last;  /* level 0: all three the sample's value */
+} tt_lod_sample;
+
+enum tt_lod_param_kind { TT_LOD_PARAM_INT = 1, TT_LOD_PARAM_UINT = 2, TT_LOD_PARAM_STRING = 3 };
+
+typedef struct tt_lod_param {
+    uint64_t time;
+    uint32_t depth; /* regions open when it was recorded: it belongs to the innermost */
+    uint32_t name;  /* string offset */
+    uint32_t kind;  /* enum tt_lod_param_kind */
+    uint32_t text;  /* string offset of the value (TT_LOD_PARAM_STRING) */
+    int64_t value;  /* TT_LOD_PARAM_INT; TT_LOD_PARAM_UINT as its bits */
+} tt_lod_param;
+
+typedef struct tt_lod_mark {
+    uint64_t time;
+    uint32_t name; /* string offset */
+    uint32_t depth;
+} tt_lod_mark;
+
+/* ---- what the index describes ---- */
+
+typedef struct tt_lod_region_info {
+    const char *name, *file;
+    uint32_t line;
+    uint8_t kind; /* enum tt_region_kind; 0 for "<undefined>" */
+} tt_lod_region_info;
+
+typedef struct tt_lod_lane_info {
+    const char *name;    /* the thread's name */
+    const char *process; /* what the process ran */
+    uint64_t pid, native_tid;
+    uint32_t stream;
+    uint32_t depths;     /* call depths with spans */
+    uint64_t begin, end; /* first and last event; both 0 without events */
+    uint64_t calls;      /* level 0 spans */
+    uint32_t params, marks;
+} tt_lod_lane_info;
+
+enum tt_lod_track_kind { TT_LOD_TRACK_COUNTER = 1, TT_LOD_TRACK_PARAM = 2 };
+
+typedef struct tt_lod_track_info {
+    const char *name;
+    uint32_t lane;
+    uint32_t kind; /* enum tt_lod_track_kind */
+    uint64_t samples; /* at level 0 */
+    double min, max;  /* over all samples */
+} tt_lod_track_info;
+
+/* Loads or builds the index of the experiment at `experiment_dir`. *built
+ * (when not NULL) says whether it was built now. */
+int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, tt_error *err);
+void tt_lod_close(tt_lod *x);
+
+/* The grain of level k in ns (level 0: 0, every call). */
+uint64_t tt_lod_grain(unsigned level);
+
+uint64_t tt_lod_begin(const tt_lod *x); /* earliest event, ns since the epoch */
+uint64_t tt_lod_end(const tt_lod *x);   /* latest event */
+unsigned tt_lod_levels(const tt_lod *x);
+size_t tt_lod_region_count(const tt_lod *x);
+tt_lod_region_info tt_lod_region(const tt_lod *x, size_t index);
+size_t tt_lod_lane_count(const tt_lod *x);
+tt_lod_lane_info tt_lod_lane(const tt_lod *x, size_t index);
+size_t tt_lod_track_count(const tt_lod *x);
+tt_lod_track_info tt_lod_track(const tt_lod *x, size_t index);
+size_t tt_lod_problem_count(const tt_lod *x);
+const char *tt_lod_problem(const tt_lod *x, size_t index);
+/* NULL when the index came from or went to the cache file; else why not. */
+const char *tt_lod_cache_problem(const tt_lod *x);
+
+/* Reading the spans of one depth of a lane at one level, in order. The
+ * index keeps them compressed (lod_file.h): a cursor decodes them. Its
+ * fields are the cursor's own. */
+typedef struct tt_lod_cursor {
+    const tt_lod *x;
+    const struct lod_block *blocks;
+    size_t block_count, block; /* the block being read */
+    const uint8_t *pos, *end;  /* in its bytes; end: the image's */
+    uint64_t left;             /* spans of it not yet decoded */
+    uint64_t prev_end;
+    int have;                  /* span holds the span at the cursor */
+    tt_lod_span span;
+} tt_lod_cursor;
+
+/* Places c at the first span of (lane, depth, level) that ends after t.
+ * Out of range: c reads no span. */
+void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t, tt_lod_cursor *c);
+/* The span at the cursor, or NULL at the end (or where the data is damaged:
+ * a span whose bytes or region do not fit ends the reading). */
+const tt_lod_span *tt_lod_peek(tt_lod_cursor *c);
+/* Moves past the span tt_lod_peek gave. */
+static inline void tt_lod_advance(tt_lod_cursor *c) { c->have = 0; }
+const tt_lod_param *tt_lod_params(const tt_lod *x, size_t lane, size_t *count);
+const tt_lod_mark *tt_lod_marks(const tt_lod *x, size_t lane, size_t *count);
+const tt_lod_sample *tt_lod_samples(const tt_lod *x, size_t track, unsigned level, size_t *count);
+/* A string of the index by its offset (tt_lod_param.name, .text, marks). */
+const char *tt_lod_string(const tt_lod *x, uint32_t offset);
+
+/* ---- queries (lod_query.c) ---- */
+
+/* A growable result of a query: a byte buffer the caller frees. */
+typedef struct tt_lod_buffer {
+    uint8_t *data;
+    size_t size, cap;
+} tt_lod_buffer;
+
+void tt_lod_buffer_free(tt_lod_buffer *b);
+
+/* A viewport: [t0, t1) in ns since the epoch over `width` pixels. */
+typedef struct tt_lod_view {
+    uint64_t t0, t1;
+    uint32_t width;
+} tt_lod_view;
+
+/* The level a view reads: the coarsest whose grain fits in a pixel. */
+unsigned tt_lod_level_for(const tt_lod *x, tt_lod_view v);
+
+/* What can be seen of `lanes` (lane_count of them) in view v, as
+ *     u32 count, u32 level, f64 start[count], f64 end[count],
+ *     u32 region[count], u32 calls[count], u32 lane[count], u32 depth[count]
+ * (times in ns since the epoch). Items below a pixel are merged further so
+ * that a depth yields about one item per pixel. When `only` is not NULL
+ * (a flag per region), only calls of those regions are given, read from
+ * level 0: the occurrences of a search. `limit` caps the items (0: none).
+ * 0, or -1 when memory runs out. */
+int tt_lod_query_spans(const tt_lod *x, tt_lod_view v, const uint32_t *lanes, size_t lane_count,
+                       const uint8_t *only, size_t limit, tt_lod_buffer *out);
+
+/* The samples of `tracks` in view v, as
+ *     u32 count, u32 level, f64 time[count], f64 min[count], f64 max[count],
+ *     f64 last[count], u32 track[count] (+ u32 padding when count is odd). */
+int tt_lod_query_samples(const tt_lod *x, tt_lod_view v, const uint32_t *tracks, size_t track_count,
+                         tt_lod_buffer *out);
+
+/* The call-path tree of `lanes` in [t0, t1), merged over the lanes: every
+ * call that overlaps the range counts one visit and the part of its time
+ * within the range (no node when t1 <= t0). As
+ *     u32 count, u32 reserved, then per node (in depth-first order, parents
+ *     first): u32 parent (UINT32_MAX for a root), u32 region,
+ *     f64 visits, f64 inclusive_ns, f64 exclusive_ns
+ * 0, or -1 when memory runs out. */
+int tt_lod_query_tree(const tt_lod *x, uint64_t t0, uint64_t t1, const uint32_t *lanes, size_t lane_count,
+                      tt_lod_buffer *out);
+
+/* The call at `depth` of `lane` that runs at `time` (level 0): 1 with *span,
+ * its self time (its time less its callees') and the range [*first_param,
+ * *first_param + *param_count) of the lane's parameters recorded while it
+ * ran (those at depth + 1 are its own, deeper ones its callees');
+ * 0 when no call runs there. */
+int tt_lod_call_at(const tt_lod *x, size_t lane, uint32_t depth, uint64_t time, tt_lod_span *span,
+                   uint64_t *self_ns, size_t *first_param, size_t *param_count);
+
+#endif

@@ -1,0 +1,348 @@
+/* lod_query.c -- the questions a viewer asks of the level-of-detail index
+ * (lod.h). Each reads the index in place and writes its answer into a
+ * buffer in the layout lod.h gives, ready to hand to a browser as is.
+ */
+#include <string.h>
+
+#include "grow.h"
+#include "lod.h"
+
+#define NONE UINT32_MAX
+
+void tt_lod_buffer_free(tt_lod_buffer *b)
+{
+    free(b->data);
+    *b = (tt_lod_buffer){0};
+}
+
+/* Makes the buffer exactly `size` bytes long (zeroed): 0, or -1. */
+static int buffer_size(tt_lod_buffer *b, size_t size)
+{
+    uint8_t *data = calloc(1, size ? size : 1);
+    if (!data) return -1;
+    free(b->data);
+    *b = (tt_lod_buffer){data, size, size};
+    return 0;
+}
+
+static double ns_per_pixel(tt_lod_view v)
+{
+    uint64_t span = v.t1 > v.t0 ? v.t1 - v.t0 : 1;
+    return (double)span / (double)(v.width ? v.width : 1);
+}
+
+unsigned tt_lod_level_for(const tt_lod *x, tt_lod_view v)
+{
+    double px = ns_per_pixel(v);
+    unsigned level = 0;
+    while (level + 1 < tt_lod_levels(x) && (double)tt_lod_grain(level + 1) <= px) level++;
+    return level;
+}
+
+/* ---- spans ---- */
+
+typedef struct placed {
+    tt_lod_span span;
+    uint32_t lane, depth;
+} placed;
+
+typedef struct placed_vec {
+    placed *v;
+    size_t n, cap;
+} placed_vec;
+
+static int put_placed(placed_vec *out, tt_lod_span s, uint32_t lane, uint32_t depth)
+{
+    if (TT_RESERVE(out->v, out->cap, out->n + 1) != 0) return -1;
+    out->v[out->n++] = (placed){s, lane, depth};
+    return 0;
+}
+
+/* The spans of cursor c (placed at the view's start) in view: those below a
+ * pixel merged into runs of at most 3 pixels, each with the region of its
+ * longest part. 0, 1 when the limit was reached, -1 when memory runs out. */
+static int view_depth(tt_lod_cursor *c, tt_lod_view v, double px, const uint8_t *only, uint32_t lane, uint32_t depth,
+                      size_t limit, placed_vec *out)
+{
+    tt_lod_span cur = {0};
+    uint64_t longest = 0;
+    int open = 0;
+    const tt_lod_span *s;
+    for (; (s = tt_lod_peek(c)) && s->start < v.t1; tt_lod_advance(c)) {
+        if (only && !only[s->region]) continue;
+        tt_lod_span next = *s;
+        uint64_t len = next.end - next.start;
+        if (open && (double)len < px && (double)longest < px && (double)(next.start - cur.end) < px &&
+            (double)(next.end - cur.start) < 3 * px) {
+            cur.end = next.end;
+            cur.calls += next.calls;
+            if (len > longest) {
+                longest = len;
+                cur.region = next.region;
+            }
+            continue;
+        }
+        if (open && put_placed(out, cur, lane, depth) != 0) return -1;
+        if (limit && out->n >= limit) return 1;
+        cur = next;
+        longest = len;
+        open = 1;
+    }
+    return open ? put_placed(out, cur, lane, depth) : 0;
+}
+
+int tt_lod_query_spans(const tt_lod *x, tt_lod_view v, const uint32_t *lanes, size_t lane_count,
+                       const uint8_t *only, size_t limit, tt_lod_buffer *out)
+{
+    unsigned level = only ? 0 : tt_lod_level_for(x, v);
+    double px = ns_per_pixel(v);
+    placed_vec found = {0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < lane_count; i++) {
+        if (lanes[i] >= tt_lod_lane_count(x)) continue;
+        uint32_t depths = tt_lod_lane(x, lanes[i]).depths;
+        for (uint32_t d = 0; rc == 0 && d < depths; d++) {
+            tt_lod_cursor c;
+            tt_lod_seek(x, lanes[i], d, level, v.t0, &c);
+            rc = view_depth(&c, v, px, only, lanes[i], d, limit, &found);
+        }
+    }
+    size_t count = found.n;
+    if (rc < 0 || buffer_size(out, 8 + count * (2 * 8 + 4 * 4)) != 0) {
+        free(found.v);
+        return -1;
+    }
+    uint32_t head[2] = {(uint32_t)count, level};
+    memcpy(out->data, head, sizeof head);
+    double *start = (double *)(out->data + 8), *end = start + count;
+    uint32_t *region = (uint32_t *)(end + count), *calls = region + count, *lane = calls + count,
+             *depth = lane + count;
+    for (size_t i = 0; i < count; i++) {
+        start[i] = (double)found.v[i].span.start;
+        end[i] = (double)found.v[i].span.end;
+        region[i] = found.v[i].span.region;
+        calls[i] = found.v[i].span.calls;
+        lane[i] = found.v[i].lane;
+        depth[i] = found.v[i].depth;
+    }
+    free(found.v);
+    return 0;
+}
+
+/* ---- counter samples ---- */
+
+typedef struct placed_sample {
+    tt_lod_sample s;
+    uint32_t track;
+} placed_sample;
+
+int tt_lod_query_samples(const tt_lod *x, tt_lod_view v, const uint32_t *tracks, size_t track_count,
+                         tt_lod_buffer *out)
+{
+    unsigned level = tt_lod_level_for(x, v);
+    double px = ns_per_pixel(v);
+    placed_sample *found = NULL;
+    size_t count = 0, cap = 0;
+    for (size_t i = 0; i < track_count; i++) {
+        if (tracks[i] >= tt_lod_track_count(x)) continue;
+        size_t n;
+        const tt_lod_sample *s = tt_lod_samples(x, tracks[i], level, &n);
+        /* From the last sample before the view to the first after it, so
+         * that the line crosses both edges. */
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s[mid].time >= v.t0)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        int open = 0;
+        placed_sample cur = {0};
+        for (size_t j = lo ? lo - 1 : 0; j < n; j++) {
+            /* Samples within one pixel of the first of a run make one. */
+            if (open && (double)(s[j].time - cur.s.time) < px) {
+                if (s[j].min < cur.s.min) cur.s.min = s[j].min;
+                if (s[j].max > cur.s.max) cur.s.max = s[j].max;
+                cur.s.last = s[j].last;
+                continue;
+            }
+            if (open) {
+                if (TT_RESERVE(found, cap, count + 1) != 0) goto nomem;
+                found[count++] = cur;
+            }
+            cur = (placed_sample){s[j], tracks[i]};
+            open = 1;
+            if (s[j].time >= v.t1) break;
+        }
+        if (open) {
+            if (TT_RESERVE(found, cap, count + 1) != 0) goto nomem;
+            found[count++] = cur;
+        }
+    }
+    if (buffer_size(out, 8 + count * (4 * 8 + 4) + (count % 2) * 4) != 0) goto nomem;
+    uint32_t head[2] = {(uint32_t)count, level};
+    memcpy(out->data, head, sizeof head);
+    double *time = (double *)(out->data + 8), *min = time + count, *max = min + count, *last = max + count;
+    uint32_t *track = (uint32_t *)(last + count);
+    for (size_t i = 0; i < count; i++) {
+        time[i] = (double)found[i].s.time;
+        min[i] = found[i].s.min;
+        max[i] = found[i].s.max;
+        last[i] = found[i].s.last;
+        track[i] = found[i].track;
+    }
+    free(found);
+    return 0;
+nomem:
+    free(found);
+    return -1;
+}
+
+/* ---- call-path tree of a range ---- */
+
+typedef struct tree_node {
+    uint32_t parent, region;
+    double visits, inclusive, exclusive;
+} tree_node;
+
+typedef struct tree {
+    tree_node *nodes;
+    size_t count, cap;
+    uint32_t *slots; /* open addressing by (parent, region): node + 1 */
+    size_t mask;
+} tree;
+
+static uint64_t node_hash(uint32_t parent, uint32_t region)
+{
+    uint64_t h = ((uint64_t)parent << 32 | region) * 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 29);
+}
+
+/* The node for `region` under `parent`, made on first use; NONE when memory
+ * runs out. */
+static uint32_t tree_node_of(tree *t, uint32_t parent, uint32_t region)
+{
+    if ((t->count + 1) * 2 > (t->slots ? t->mask + 1 : 0)) {
+        size_t size = t->slots ? (t->mask + 1) * 2 : 256;
+        uint32_t *slots = calloc(size, sizeof *slots);
+        if (!slots) return NONE;
+        for (size_t i = 0; i < t->count; i++) {
+            size_t j = node_hash(t->nodes[i].parent, t->nodes[i].region) & (size - 1);
+            while (slots[j]) j = (j + 1) & (size - 1);
+            slots[j] = (uint32_t)i + 1;
+        }
+        free(t->slots);
+        t->slots = slots;
+        t->mask = size - 1;
+    }
+    size_t j = node_hash(parent, region) & t->mask;
+    for (; t->slots[j]; j = (j + 1) & t->mask) {
+        const tree_node *n = &t->nodes[t->slots[j] - 1];
+        if (n->parent == parent && n->region == region) return t->slots[j] - 1;
+    }
+    if (t->count >= NONE - 1 || TT_RESERVE(t->nodes, t->cap, t->count + 1) != 0) return NONE;
+    t->nodes[t->count] = (tree_node){.parent = parent, .region = region};
+    t->slots[j] = (uint32_t)t->count + 1;
+    return (uint32_t)t->count++;
+}
+
+typedef struct open_call {
+    uint32_t node;
+    uint64_t end;
+} open_call;
+
+/* Adds the calls of one lane in [t0, t1) to the tree. Depth first with one
+ * position per depth: the callees of successive calls at depth d are
+ * successive at depth d + 1, so each position only moves forward and every
+ * span in range is read once. */
+static int tree_lane(const tt_lod *x, uint32_t lane, uint64_t t0, uint64_t t1, tree *t)
+{
+    uint32_t depths = tt_lod_lane(x, lane).depths;
+    if (depths == 0) return 0;
+    tt_lod_cursor *at = malloc(depths * sizeof *at); /* the position at each depth */
+    open_call *stack = malloc(depths * sizeof *stack);
+    int rc = at && stack ? 0 : -1;
+    for (uint32_t d = 0; rc == 0 && d < depths; d++) tt_lod_seek(x, lane, d, 0, t0, &at[d]);
+    size_t top = 0; /* open calls on the stack */
+    while (rc == 0) {
+        uint32_t d = (uint32_t)top; /* the depth of the next call */
+        uint64_t limit = top ? stack[top - 1].end : UINT64_MAX;
+        const tt_lod_span *s = d < depths ? tt_lod_peek(&at[d]) : NULL;
+        if (!s || s->start >= limit || s->start >= t1) {
+            if (top == 0) break;
+            top--;
+            continue;
+        }
+        tt_lod_advance(&at[d]);
+        uint32_t parent = top ? stack[top - 1].node : NONE;
+        uint32_t node = tree_node_of(t, parent, s->region);
+        if (node == NONE) {
+            rc = -1;
+            break;
+        }
+        double in = (double)((s->end < t1 ? s->end : t1) - (s->start > t0 ? s->start : t0));
+        t->nodes[node].visits += 1;
+        t->nodes[node].inclusive += in;
+        t->nodes[node].exclusive += in;
+        if (parent != NONE) t->nodes[parent].exclusive -= in;
+        stack[top++] = (open_call){node, s->end};
+    }
+    free(at);
+    free(stack);
+    return rc;
+}
+
+int tt_lod_query_tree(const tt_lod *x, uint64_t t0, uint64_t t1, const uint32_t *lanes, size_t lane_count,
+                      tt_lod_buffer *out)
+{
+    tree t = {0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && t0 < t1 && i < lane_count; i++)
+        if (lanes[i] < tt_lod_lane_count(x)) rc = tree_lane(x, lanes[i], t0, t1, &t);
+    if (rc == 0 && buffer_size(out, 8 + t.count * 32) != 0) rc = -1;
+    if (rc == 0) {
+        uint32_t head[2] = {(uint32_t)t.count, 0};
+        memcpy(out->data, head, sizeof head);
+        for (size_t i = 0; i < t.count; i++) {
+            uint8_t *p = out->data + 8 + i * 32;
+            double values[3] = {t.nodes[i].visits, t.nodes[i].inclusive, t.nodes[i].exclusive};
+            memcpy(p, &t.nodes[i].parent, 4);
+            memcpy(p + 4, &t.nodes[i].region, 4);
+            memcpy(p + 8, values, sizeof values);
+        }
+    }
+    free(t.nodes);
+    free(t.slots);
+    return rc;
+}
+
+/* ---- one call ---- */
+
+int tt_lod_call_at(const tt_lod *x, size_t lane, uint32_t depth, uint64_t time, tt_lod_span *span,
+                   uint64_t *self_ns, size_t *first_param, size_t *param_count)
+{
+    tt_lod_cursor c;
+    tt_lod_seek(x, lane, depth, 0, time, &c);
+    const tt_lod_span *s = tt_lod_peek(&c);
+    if (!s || s->start > time) return 0;
+    *span = *s;
+    uint64_t callees = 0;
+    tt_lod_seek(x, lane, depth + 1, 0, span->start, &c);
+    for (; (s = tt_lod_peek(&c)) && s->start < span->end; tt_lod_advance(&c)) callees += s->end - s->start;
+    *self_ns = span->end - span->start - callees;
+    size_t n;
+    const tt_lod_param *p = tt_lod_params(x, lane, &n);
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p[mid].time >= span->start)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    *first_param = lo;
+    while (hi < n && p[hi].time <= span->end) hi++;
+    *param_count = hi - lo;
+    return 1;
+}

@@ -1,0 +1,202 @@
+/* export_chrome.c -- Trace Event JSON (chrome://tracing, Perfetto's JSON
+ * importer): one complete ("X") event per call, with the parameters set
+ * inside it as its args; counters as "C" events, marks and the recording
+ * switches as instant ("i") events, and "M" events naming processes and
+ * threads. pid is the process id, tid the OS thread id.
+ *
+ * An X event is written when its call returns: the stack of open calls
+ * holds each one's start and where its args begin in a buffer shared by
+ * the stack, so memory grows with the depth of a stream, not its length.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "converters.h"
+#include "grow.h"
+#include "out.h"
+
+typedef struct frame {
+    uint64_t start;
+    size_t args; /* offset of its args in the args buffer */
+} frame;
+
+typedef struct chrome {
+    tt_out out;
+    int first; /* no event written yet: no comma before the next */
+    frame *stack;
+    size_t depth, stack_cap;
+    char *args; /* `"name":value` pairs, comma-separated, of the open calls */
+    size_t args_len, args_cap;
+    int failed; /* out of memory */
+} chrome;
+
+static const char *category(uint8_t kind)
+{
+    switch (kind) {
+    case TT_REGION_PYTHON: return "python";
+    case TT_REGION_C: return "c";
+    case TT_REGION_USER: return "user";
+    default: return "undefined";
+    }
+}
+
+/* Starts an event: `{"ph":"X","pid":1,"tid":2,"ts":3.000` (no closing brace). */
+static void begin_event(chrome *c, const char *ph, uint64_t pid, uint64_t tid, uint64_t ts)
+{
+    tt_out_str(&c->out, c->first ? "\n" : ",\n");
+    c->first = 0;
+    tt_out_printf(&c->out, "{\"ph\":\"%s\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":", ph, pid, tid);
+    tt_out_micros(&c->out, ts);
+}
+
+static void name_field(chrome *c, const char *name)
+{
+    tt_out_str(&c->out, ",\"name\":");
+    tt_out_json_string(&c->out, name);
+}
+
+static void metadata(chrome *c, const char *what, uint64_t pid, uint64_t tid, const char *name)
+{
+    begin_event(c, "M", pid, tid, 0);
+    tt_out_printf(&c->out, ",\"name\":\"%s\",\"args\":{\"name\":", what);
+    tt_out_json_string(&c->out, name);
+    tt_out_str(&c->out, "}}");
+}
+
+static void args_append(void *ctx, const char *bytes, size_t len)
+{
+    chrome *c = ctx;
+    if (TT_RESERVE(c->args, c->args_cap, c->args_len + len) != 0) {
+        c->failed = 1;
+        return;
+    }
+    memcpy(c->args + c->args_len, bytes, len);
+    c->args_len += len;
+}
+
+/* A parameter: in the args of the innermost open call, or an instant event
+ * of its own when no call is open. */
+static void parameter(chrome *c, const tt_process *p, uint64_t tid, const tt_event *ev)
+{
+    char value[64];
+    int n = 0;
+    if (ev->kind == TT_EV_PARAM_INT) n = snprintf(value, sizeof value, "%" PRId64, ev->int_value);
+    if (ev->kind == TT_EV_PARAM_UINT) n = snprintf(value, sizeof value, "%" PRIu64, ev->uint_value);
+    const char *name = p->strings[ev->name];
+    if (c->depth == 0) {
+        begin_event(c, "i", p->pid, tid, ev->time);
+        tt_out_str(&c->out, ",\"s\":\"t\",\"name\":\"parameter\",\"args\":{");
+        tt_out_json_string(&c->out, name);
+        tt_out_byte(&c->out, ':');
+        if (ev->kind == TT_EV_PARAM_STRING)
+            tt_out_json_string_n(&c->out, ev->str, ev->str_len);
+        else
+            tt_out_write(&c->out, value, (size_t)n);
+        tt_out_str(&c->out, "}}");
+        return;
+    }
+    if (c->args_len > c->stack[c->depth - 1].args) args_append(c, ",", 1);
+    tt_json_string(name, strlen(name), args_append, c);
+    args_append(c, ":", 1);
+    if (ev->kind == TT_EV_PARAM_STRING)
+        tt_json_string(ev->str, ev->str_len, args_append, c);
+    else
+        args_append(c, value, (size_t)n);
+}
+
+static void stream(chrome *c, const tt_process *p, size_t s, tt_cursor *cur)
+{
+    uint64_t tid = tt_export_tid(p, s);
+    tt_event ev;
+    c->depth = 0;
+    c->args_len = 0;
+    while (!c->failed && tt_cursor_next(cur, &ev)) {
+        switch (ev.kind) {
+        case TT_EV_ENTER:
+            if (TT_RESERVE(c->stack, c->stack_cap, c->depth + 1) != 0) {
+                c->failed = 1;
+                break;
+            }
+            c->stack[c->depth++] = (frame){ev.time, c->args_len};
+            break;
+        case TT_EV_LEAVE: {
+            frame *f = &c->stack[--c->depth];
+            const tt_region *r = &p->regions[ev.region];
+            begin_event(c, "X", p->pid, tid, f->start);
+            tt_out_str(&c->out, ",\"dur\":");
+            tt_out_micros(&c->out, ev.time - f->start);
+            tt_out_printf(&c->out, ",\"cat\":\"%s\"", category(r->kind));
+            name_field(c, r->name);
+            if (c->args_len > f->args) {
+                tt_out_str(&c->out, ",\"args\":{");
+                tt_out_write(&c->out, c->args + f->args, c->args_len - f->args);
+                tt_out_byte(&c->out, '}');
+                c->args_len = f->args;
+            }
+            tt_out_byte(&c->out, '}');
+            break;
+        }
+        case TT_EV_PARAM_INT:
+        case TT_EV_PARAM_UINT:
+        case TT_EV_PARAM_STRING:
+            parameter(c, p, tid, &ev);
+            break;
+        case TT_EV_COUNTER:
+            begin_event(c, "C", p->pid, tid, ev.time);
+            name_field(c, p->strings[ev.name]);
+            tt_out_str(&c->out, ",\"args\":{");
+            tt_out_json_string(&c->out, p->strings[ev.name]);
+            tt_out_byte(&c->out, ':');
+            tt_out_json_double(&c->out, ev.double_value);
+            tt_out_str(&c->out, "}}");
+            break;
+        case TT_EV_MARK:
+            begin_event(c, "i", p->pid, tid, ev.time);
+            tt_out_str(&c->out, ",\"s\":\"t\",\"cat\":\"mark\"");
+            name_field(c, p->strings[ev.name]);
+            tt_out_byte(&c->out, '}');
+            break;
+        case TT_EV_RECORDING_OFF:
+        case TT_EV_RECORDING_ON:
+            begin_event(c, "i", p->pid, tid, ev.time);
+            tt_out_printf(&c->out, ",\"s\":\"t\",\"cat\":\"tracetop\",\"name\":\"recording %s\"}",
+                          ev.kind == TT_EV_RECORDING_ON ? "on" : "off");
+            break;
+        default: /* STREAM_END */
+            break;
+        }
+    }
+}
+
+int tt_export_chrome(const tt_trace *t, const char *path, tt_export_result *r, tt_error *err)
+{
+    chrome c = {.first = 1};
+    if (tt_export_trace_problems(t, r) != 0) return tt_fail(err, "out of memory");
+    if (tt_out_open(&c.out, path, err) != 0) return -1;
+    tt_out_str(&c.out, "{\"traceEvents\":[");
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && !c.failed && i < tt_trace_process_count(t); i++) {
+        const tt_process *p = tt_trace_process(t, i);
+        metadata(&c, "process_name", p->pid, 0, p->name);
+        for (size_t s = 0; rc == 0 && !c.failed && s < p->thread_count; s++) {
+            if (!p->threads[s].present) continue;
+            metadata(&c, "thread_name", p->pid, tt_export_tid(p, s), p->threads[s].name);
+            tt_cursor *cur;
+            if ((rc = tt_cursor_open(t, p, s, &cur, err)) != 0) break;
+            stream(&c, p, s, cur);
+            if (tt_export_stream_done(cur, r) != 0) c.failed = 1;
+            tt_cursor_close(cur);
+        }
+    }
+    tt_out_str(&c.out, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"tracetop\"}}\n");
+    free(c.stack);
+    free(c.args);
+    if (rc == 0 && c.failed) rc = tt_fail(err, "out of memory");
+    if (rc != 0) {
+        tt_out_discard(&c.out);
+        return rc;
+    }
+    r->bytes = tt_out_size(&c.out);
+    return tt_out_close(&c.out, err);
+}

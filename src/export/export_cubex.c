@@ -1,0 +1,363 @@
+/* export_cubex.c -- a CUBE4 call-path profile (.cubex), written without
+ * cubelib: a tar archive of
+ *
+ *     anchor.xml            metrics, regions, the call tree (cnodes), the system tree
+ *     0.index, 0.data       metric 0, visits: UINT64 per call path and thread
+ *     1.index, 1.data       metric 1, time: DOUBLE seconds, exclusive
+ *
+ * Regions are merged by name over processes, as `tracetop summary` merges
+ * them, and the call trees of all threads are merged into one: a cnode per
+ * call path, with a value per location (thread). Cube needs one root, so
+ * every path hangs below an artificial region "<program>", whose own time
+ * on a thread is the thread's span outside any recorded call.
+ *
+ * Data files hold a row per cnode, in the depth-first order of the cnode
+ * ids (what Cube calls the tree index of an exclusive metric), each row a
+ * value per location; the index files list those tree indices. Everything
+ * little-endian, as the index file's leading 1 tells readers.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "converters.h"
+#include "grow.h"
+#include "out.h"
+#include "registry.h"
+
+#define NONE UINT32_MAX
+
+typedef struct cnode {
+    uint32_t region; /* merged region; prof->region_count is "<program>" */
+    uint32_t parent, first_child, last_child, next_sibling;
+    uint32_t order; /* depth-first position: its id in the file */
+} cnode;
+
+typedef struct cube {
+    const tt_profile *prof;
+    cnode *cnodes;
+    size_t count, cap;
+    uint32_t *slots; /* cnodes by (parent, region): index + 1 */
+    size_t mask;
+    uint32_t *thread_cnodes; /* the thread being merged: its node -> cnode */
+    size_t thread_cap;
+    const uint32_t *map;
+} cube;
+
+static uint64_t hash_pair(uint32_t a, uint32_t b)
+{
+    uint64_t x = (uint64_t)a << 32 | b;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    return x ^ (x >> 33);
+}
+
+/* The cnode for region under parent, made on first sight; NONE when out of memory. */
+static uint32_t child(cube *c, uint32_t parent, uint32_t region)
+{
+    if ((c->count + 1) * 2 > (c->slots ? c->mask + 1 : 0)) {
+        size_t size = c->slots ? (c->mask + 1) * 2 : 256;
+        uint32_t *slots = calloc(size, sizeof *slots);
+        if (!slots) return NONE;
+        for (size_t i = 0; i < c->count; i++) {
+            size_t j = hash_pair(c->cnodes[i].parent, c->cnodes[i].region) & (size - 1);
+            while (slots[j]) j = (j + 1) & (size - 1);
+            slots[j] = (uint32_t)i + 1;
+        }
+        free(c->slots);
+        c->slots = slots;
+        c->mask = size - 1;
+    }
+    size_t j = hash_pair(parent, region) & c->mask;
+    for (; c->slots[j]; j = (j + 1) & c->mask) {
+        const cnode *n = &c->cnodes[c->slots[j] - 1];
+        if (n->parent == parent && n->region == region) return c->slots[j] - 1;
+    }
+    if (c->count >= NONE - 1 || TT_RESERVE(c->cnodes, c->cap, c->count + 1) != 0) return NONE;
+    uint32_t id = (uint32_t)c->count++;
+    c->cnodes[id] = (cnode){region, parent, NONE, NONE, NONE, 0};
+    if (parent != NONE) {
+        cnode *p = &c->cnodes[parent];
+        if (p->last_child == NONE)
+            p->first_child = id;
+        else
+            c->cnodes[p->last_child].next_sibling = id;
+        p->last_child = id;
+    }
+    c->slots[j] = id + 1;
+    return id;
+}
+
+/* Merges a thread's tree below the root (cnode 0); fills c->thread_cnodes. */
+static int merge_thread(cube *c, const tt_profile_thread *th)
+{
+    if (TT_RESERVE(c->thread_cnodes, c->thread_cap, th->node_count) != 0) return -1;
+    for (size_t n = 0; n < th->node_count; n++) {
+        /* A node's parent comes before it in the profile. */
+        uint32_t parent = th->nodes[n].parent == NONE ? 0 : c->thread_cnodes[th->nodes[n].parent];
+        uint32_t id = child(c, parent, c->map[th->nodes[n].region]);
+        if (id == NONE) return -1;
+        c->thread_cnodes[n] = id;
+    }
+    return 0;
+}
+
+/* Numbers the cnodes depth first: Cube's order for exclusive metrics. */
+static uint32_t *depth_first(cube *c)
+{
+    uint32_t *order = malloc(c->count * sizeof *order); /* position -> cnode */
+    if (!order) return NULL;
+    uint32_t n = 0, next = 0;
+    while (n != NONE) {
+        c->cnodes[n].order = next;
+        order[next++] = n;
+        if (c->cnodes[n].first_child != NONE) {
+            n = c->cnodes[n].first_child;
+            continue;
+        }
+        while (n != NONE && c->cnodes[n].next_sibling == NONE) n = c->cnodes[n].parent;
+        if (n != NONE) n = c->cnodes[n].next_sibling;
+    }
+    return order;
+}
+
+/* ---- XML ---- */
+
+static void xml_text(tt_out *o, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': tt_out_str(o, "&amp;"); break;
+        case '<': tt_out_str(o, "&lt;"); break;
+        case '>': tt_out_str(o, "&gt;"); break;
+        case '"': tt_out_str(o, "&quot;"); break;
+        default:
+            /* Control characters are not allowed in XML 1.0. */
+            tt_out_byte(o, (uint8_t)*s < 0x20 && *s != '\t' && *s != '\n' ? '?' : (uint8_t)*s);
+        }
+    }
+}
+
+static void element(tt_out *o, const char *indent, const char *tag, const char *text)
+{
+    tt_out_printf(o, "%s<%s>", indent, tag);
+    xml_text(o, text);
+    tt_out_printf(o, "</%s>\n", tag);
+}
+
+static const char *paradigm(uint8_t kind) { return kind == TT_REGION_C ? "compiler" : "user"; }
+
+static void anchor(tt_out *o, const cube *c)
+{
+    const tt_profile *prof = c->prof;
+    tt_out_str(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<cube version=\"4.5\">\n"
+                  "<attr key=\"CUBE_CT_AGGR\" value=\"SUM\"/>\n<attr key=\"Creator\" value=\"tracetop\"/>\n"
+                  "<doc>\n<mirrors>\n</mirrors>\n</doc>\n<metrics title=\"Metric tree\">\n"
+                  "<metric id=\"0\" type=\"EXCLUSIVE\" viztype=\"NORMAL\">\n<disp_name>Visits</disp_name>\n"
+                  "<uniq_name>visits</uniq_name>\n<dtype>UINT64</dtype>\n<uom>occ</uom>\n<url></url>\n"
+                  "<descr>Number of visits</descr>\n</metric>\n"
+                  "<metric id=\"1\" type=\"EXCLUSIVE\" viztype=\"NORMAL\">\n<disp_name>Time</disp_name>\n"
+                  "<uniq_name>time</uniq_name>\n<dtype>DOUBLE</dtype>\n<uom>sec</uom>\n<url></url>\n"
+                  "<descr>Time spent in a call path, without its callees</descr>\n</metric>\n</metrics>\n"
+                  "<program>\n");
+    for (size_t i = 0; i <= prof->region_count; i++) {
+        int program = i == prof->region_count;
+        const tt_profile_region *r = program ? NULL : &prof->regions[i];
+        tt_out_printf(o, "<region id=\"%zu\" mod=\"", i);
+        xml_text(o, program ? "" : r->file);
+        tt_out_printf(o, "\" begin=\"%" PRId64 "\" end=\"-1\">\n", program || !r->line ? (int64_t)-1 : (int64_t)r->line);
+        element(o, "", "name", program ? "<program>" : r->name);
+        element(o, "", "mangled_name", program ? "<program>" : r->name);
+        element(o, "", "paradigm", program ? "measurement" : paradigm(r->kind));
+        element(o, "", "role", program ? "artificial" : r->kind == TT_REGION_USER ? "code" : "function");
+        tt_out_str(o, "<url></url>\n");
+        element(o, "", "descr",
+                program ? "all measured threads; its own time is theirs outside any recorded call" : "");
+        tt_out_str(o, "</region>\n");
+    }
+    /* The cnodes nested as the tree is, ids in depth-first order. */
+    uint32_t n = 0;
+    while (n != NONE) {
+        tt_out_printf(o, "<cnode id=\"%" PRIu32 "\" calleeId=\"%" PRIu32 "\">\n", c->cnodes[n].order,
+                      c->cnodes[n].region);
+        if (c->cnodes[n].first_child != NONE) {
+            n = c->cnodes[n].first_child;
+            continue;
+        }
+        for (;;) { /* close n, and its ancestors while they have no next sibling */
+            tt_out_str(o, "</cnode>\n");
+            if (c->cnodes[n].next_sibling != NONE) {
+                n = c->cnodes[n].next_sibling;
+                break;
+            }
+            if ((n = c->cnodes[n].parent) == NONE) break;
+        }
+    }
+    tt_out_str(o, "</program>\n<system>\n<systemtreenode Id=\"0\" class=\"machine\">\n<name>machine</name>\n"
+                  "<class>machine</class>\n");
+    const tt_trace *t = prof->trace;
+    size_t location = 0;
+    for (size_t i = 0; i < tt_trace_process_count(t); i++) {
+        const tt_process *p = tt_trace_process(t, i);
+        char name[TT_STRING_MAX + 48];
+        snprintf(name, sizeof name, "process %" PRIu64 " (%s)", p->pid, p->name);
+        tt_out_printf(o, "<locationgroup Id=\"%zu\">\n", i);
+        element(o, "", "name", name);
+        tt_out_printf(o, "<rank>%zu</rank>\n<type>process</type>\n", i);
+        size_t rank = 0;
+        for (size_t th = 0; th < prof->thread_count; th++) {
+            if (prof->threads[th].process != i) continue;
+            tt_out_printf(o, "<location Id=\"%zu\">\n", location++);
+            element(o, "", "name", p->threads[prof->threads[th].stream].name);
+            tt_out_printf(o, "<rank>%zu</rank>\n<type>thread</type>\n</location>\n", rank++);
+        }
+        tt_out_str(o, "</locationgroup>\n");
+    }
+    tt_out_str(o, "</systemtreenode>\n</system>\n</cube>\n");
+}
+
+/* ---- tar ---- */
+
+static void tar_header(tt_out *o, const char *name, uint64_t size)
+{
+    uint8_t h[512] = {0};
+    snprintf((char *)h, 100, "%s", name);
+    memcpy(h + 100, "0000644", 8);
+    memcpy(h + 108, "0000000", 8);
+    memcpy(h + 116, "0000000", 8);
+    snprintf((char *)h + 124, 12, "%011" PRIo64, size);
+    snprintf((char *)h + 136, 12, "%011llo", (unsigned long long)time(NULL));
+    memset(h + 148, ' ', 8);
+    h[156] = '0';
+    memcpy(h + 257, "ustar", 6);
+    memcpy(h + 263, "00", 2);
+    unsigned sum = 0;
+    for (size_t i = 0; i < sizeof h; i++) sum += h[i];
+    snprintf((char *)h + 148, 8, "%06o", sum);
+    h[155] = ' ';
+    tt_out_write(o, h, sizeof h);
+}
+
+static void tar_pad(tt_out *o, uint64_t size)
+{
+    static const uint8_t zeros[512];
+    if (size % 512) tt_out_write(o, zeros, 512 - size % 512);
+}
+
+static void put_u32(tt_out *o, uint32_t v)
+{
+    uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    tt_out_write(o, b, 4);
+}
+
+static void put_u64(tt_out *o, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) tt_out_byte(o, (uint8_t)(v >> (8 * i)));
+}
+
+static void index_file(tt_out *o, const char *name, uint32_t cnodes)
+{
+    uint64_t size = 11 + 4 + 2 + 1 + 4 + (uint64_t)cnodes * 4;
+    tar_header(o, name, size);
+    tt_out_str(o, "CUBEX.INDEX");
+    put_u32(o, 1);           /* endianness: reads as 1 in the writer's byte order */
+    tt_out_write(o, "\0\0", 2); /* version */
+    tt_out_byte(o, 1);       /* sparse: the rows present are listed */
+    put_u32(o, cnodes);
+    for (uint32_t i = 0; i < cnodes; i++) put_u32(o, i);
+    tar_pad(o, size);
+}
+
+/* A data file: rows of `locations` 8-byte values, in depth-first order. */
+static void data_file(tt_out *o, const char *name, const uint64_t *values, const uint32_t *order, size_t cnodes,
+                      size_t locations)
+{
+    uint64_t size = 10 + (uint64_t)cnodes * locations * 8;
+    tar_header(o, name, size);
+    tt_out_str(o, "CUBEX.DATA");
+    for (size_t k = 0; k < cnodes; k++)
+        for (size_t l = 0; l < locations; l++) put_u64(o, values[(size_t)order[k] * locations + l]);
+    tar_pad(o, size);
+}
+
+static void seconds_in_place(uint64_t *ns, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double s = (double)ns[i] / 1e9;
+        memcpy(&ns[i], &s, sizeof s);
+    }
+}
+
+int tt_export_cubex(const tt_trace *t, const char *path, tt_export_result *r, tt_error *err)
+{
+    tt_profile *prof;
+    if (tt_export_profile(t, &prof, r, err) != 0) return -1;
+    uint32_t **maps = NULL;
+    cube c = {.prof = prof};
+    size_t locations = prof->thread_count;
+    uint64_t *visits = NULL, *times = NULL;
+    uint32_t *order = NULL;
+    int rc = tt_export_region_maps(prof, &maps) == 0 && child(&c, NONE, (uint32_t)prof->region_count) == 0 ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < prof->thread_count; i++) {
+        c.map = maps[prof->threads[i].process];
+        rc = merge_thread(&c, &prof->threads[i]);
+    }
+    if (rc == 0 && locations && (!(visits = calloc(c.count * locations, sizeof *visits)) ||
+                                 !(times = calloc(c.count * locations, sizeof *times)) || !(order = depth_first(&c))))
+        rc = -1;
+    for (size_t l = 0; rc == 0 && l < locations; l++) {
+        const tt_profile_thread *th = &prof->threads[l];
+        uint64_t outside = th->end_ns - th->begin_ns;
+        c.map = maps[th->process];
+        merge_thread(&c, th); /* again, for its node -> cnode map: finds, never adds */
+        for (size_t n = 0; n < th->node_count; n++) {
+            size_t at = (size_t)c.thread_cnodes[n] * locations + l;
+            visits[at] += th->nodes[n].visits;
+            times[at] += th->nodes[n].exclusive_ns;
+            if (th->nodes[n].parent == NONE) outside -= th->nodes[n].inclusive_ns;
+        }
+        visits[l] = th->node_count ? 1 : 0;
+        times[l] = outside;
+    }
+    tt_out o = {0};
+    char *anchor_text = NULL;
+    size_t anchor_size = 0;
+    if (rc != 0) {
+        rc = tt_fail(err, "out of memory");
+    } else if (locations == 0) {
+        rc = tt_fail(err, "no thread with events to make a profile of");
+    } else {
+        tt_out mem = {.f = open_memstream(&anchor_text, &anchor_size)};
+        if (!mem.f) {
+            rc = tt_fail(err, "out of memory");
+        } else {
+            anchor(&mem, &c);
+            if (fclose(mem.f) != 0 || mem.error) rc = tt_fail(err, "out of memory");
+        }
+    }
+    if (rc == 0 && (rc = tt_out_open(&o, path, err)) == 0) {
+        seconds_in_place(times, c.count * locations);
+        tar_header(&o, "anchor.xml", anchor_size);
+        tt_out_write(&o, anchor_text, anchor_size);
+        tar_pad(&o, anchor_size);
+        index_file(&o, "0.index", (uint32_t)c.count);
+        data_file(&o, "0.data", visits, order, c.count, locations);
+        index_file(&o, "1.index", (uint32_t)c.count);
+        data_file(&o, "1.data", times, order, c.count, locations);
+        static const uint8_t end[1024];
+        tt_out_write(&o, end, sizeof end);
+    }
+    free(anchor_text);
+    free(visits);
+    free(times);
+    free(order);
+    free(c.cnodes);
+    free(c.slots);
+    free(c.thread_cnodes);
+    if (maps) tt_export_free_region_maps(prof, maps);
+    tt_profile_free(prof);
+    if (rc != 0) return rc;
+    r->bytes = tt_out_size(&o);
+    return tt_out_close(&o, err);
+}

@@ -1,0 +1,624 @@
+/* export_otf2.c -- an OTF2 archive through libotf2: DIR/NAME.otf2 (the
+ * anchor), NAME.def (global definitions) and NAME/ (a file of events per
+ * location, their local definitions, the markers).
+ *
+ * Mapping: one location group per process and one location (a CPU thread)
+ * per stream; every region of every process is a region (ids offset per
+ * process) with its file, first line, paradigm and role; parameters are
+ * parameter events, counters metric events (a metric per counter name),
+ * marks markers, the recording switches MeasurementOnOff events. Time is
+ * the reader's: ns since the experiment's epoch (timer resolution 1e9,
+ * global offset 0), and the clock properties give that epoch in real time.
+ *
+ * libotf2's rules: it needs flush and (serial) collective callbacks; a
+ * definition must come after the strings it names, which is why the global
+ * definitions are written last, once the events have named everything; and
+ * timestamps never decrease within a location, which the reader guarantees.
+ * Event writers flush their buffers to disk as they fill (memory callbacks
+ * that give each a few chunks), so memory stays bounded; one location is
+ * written at a time.
+ */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <otf2/otf2.h>
+
+#include "converters.h"
+#include "grow.h"
+#include "registry.h"
+
+#define NONE UINT32_MAX
+#define EVENT_CHUNK (1u << 20)
+#define DEF_CHUNK (4u << 20)
+
+/* ---- what libotf2 says went wrong: its error callback, per thread ---- */
+
+static __thread char otf2_message[256];
+
+static OTF2_ErrorCode on_otf2_error(void *data, const char *file, uint64_t line, const char *function,
+                                    OTF2_ErrorCode code, const char *fmt, va_list va)
+{
+    (void)data, (void)file, (void)line, (void)function;
+    char detail[192] = "";
+    if (fmt) vsnprintf(detail, sizeof detail, fmt, va);
+    snprintf(otf2_message, sizeof otf2_message, "%s%s%s", OTF2_Error_GetDescription(code), *detail ? ": " : "",
+             detail);
+    return code;
+}
+
+static OTF2_FlushType pre_flush(void *data, OTF2_FileType type, OTF2_LocationRef location, void *caller, bool final)
+{
+    (void)data, (void)type, (void)location, (void)caller, (void)final;
+    return OTF2_FLUSH;
+}
+
+static const OTF2_FlushCallbacks flush_callbacks = {.otf2_pre_flush = pre_flush, .otf2_post_flush = NULL};
+
+/* libotf2 flushes a buffer to its file only when it cannot get memory for
+ * another chunk; by default it always can, and would keep a location's
+ * events in memory until the location is closed. These callbacks give an
+ * event buffer at most EVENT_CHUNKS chunks, so that it flushes and the
+ * memory stays bounded; other buffers (definitions) grow as they need. */
+#define EVENT_CHUNKS 4
+
+typedef struct chunk_list {
+    size_t count, cap;
+    void *chunks[];
+} chunk_list;
+
+static void *allocate_chunk(void *data, OTF2_FileType type, OTF2_LocationRef location, void **per_buffer,
+                            uint64_t size)
+{
+    (void)data, (void)location;
+    chunk_list *list = *per_buffer;
+    if (type == OTF2_FILETYPE_EVENTS && list && list->count >= EVENT_CHUNKS) return NULL;
+    if (!list || list->count == list->cap) {
+        size_t cap = list ? list->cap * 2 : EVENT_CHUNKS;
+        chunk_list *grown = realloc(list, sizeof *list + cap * sizeof *list->chunks);
+        if (!grown) return NULL;
+        if (!list) grown->count = 0;
+        grown->cap = cap;
+        *per_buffer = list = grown;
+    }
+    void *chunk = malloc(size);
+    if (chunk) list->chunks[list->count++] = chunk;
+    return chunk;
+}
+
+static void free_chunks(void *data, OTF2_FileType type, OTF2_LocationRef location, void **per_buffer, bool final)
+{
+    (void)data, (void)type, (void)location;
+    chunk_list *list = *per_buffer;
+    if (!list) return;
+    for (size_t i = 0; i < list->count; i++) free(list->chunks[i]);
+    list->count = 0;
+    if (final) {
+        free(list);
+        *per_buffer = NULL;
+    }
+}
+
+static const OTF2_MemoryCallbacks memory_callbacks = {.otf2_allocate = allocate_chunk,
+                                                      .otf2_free_all = free_chunks};
+
+/* ---- maps: uint64 key -> uint32 id, open addressing ---- */
+
+typedef struct idmap {
+    uint64_t *keys;
+    uint32_t *ids; /* NONE: empty */
+    size_t mask, used;
+} idmap;
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static uint32_t *idmap_slot(idmap *m, uint64_t key)
+{
+    if ((m->used + 1) * 2 > (m->ids ? m->mask + 1 : 0)) {
+        size_t size = m->ids ? (m->mask + 1) * 2 : 64;
+        uint64_t *keys = malloc(size * sizeof *keys);
+        uint32_t *ids = malloc(size * sizeof *ids);
+        if (!keys || !ids) {
+            free(keys);
+            free(ids);
+            return NULL;
+        }
+        memset(ids, 0xff, size * sizeof *ids);
+        for (size_t i = 0; m->ids && i <= m->mask; i++) {
+            if (m->ids[i] == NONE) continue;
+            size_t j = mix(m->keys[i]) & (size - 1);
+            while (ids[j] != NONE) j = (j + 1) & (size - 1);
+            keys[j] = m->keys[i];
+            ids[j] = m->ids[i];
+        }
+        free(m->keys);
+        free(m->ids);
+        m->keys = keys;
+        m->ids = ids;
+        m->mask = size - 1;
+    }
+    size_t j = mix(key) & m->mask;
+    while (m->ids[j] != NONE && m->keys[j] != key) j = (j + 1) & m->mask;
+    m->keys[j] = key;
+    return &m->ids[j];
+}
+
+static void idmap_free(idmap *m)
+{
+    free(m->keys);
+    free(m->ids);
+}
+
+/* ---- the export ---- */
+
+typedef struct location {
+    uint32_t name;  /* string */
+    uint32_t group; /* process index */
+    uint64_t events;
+} location;
+
+typedef struct parameter {
+    uint32_t name;
+    OTF2_ParameterType type;
+} parameter;
+
+typedef struct otf2_export {
+    const tt_trace *trace;
+    OTF2_Archive *archive;
+    OTF2_MarkerWriter *markers;
+
+    /* Global strings: their text in id order, and a map from the text's hash
+     * chain to ids (keys are hashes; collisions are resolved by comparing). */
+    char **strings;
+    size_t string_count, string_cap;
+    uint32_t *string_slots; /* id + 1; 0 empty */
+    size_t string_mask;
+
+    uint32_t *process_strings; /* the process being written: string id -> global string, NONE until needed */
+    uint32_t *region_base;     /* by process: its region 0's global id */
+    location *locations;
+    size_t location_count, location_cap;
+    parameter *parameters;
+    size_t parameter_count, parameter_cap;
+    idmap parameter_ids; /* (name << 2 | type) -> parameter */
+    uint32_t *metric_names; /* by metric: its name */
+    size_t metric_count, metric_cap;
+    idmap metric_ids;   /* name -> metric */
+    idmap marker_ids;   /* name -> marker */
+    uint32_t marker_count;
+    uint64_t last_time;
+    int nomem;
+} otf2_export;
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* The global string of len bytes at s, defined on first use; NONE when out
+ * of memory. */
+static uint32_t string_n(otf2_export *x, const char *s, size_t len)
+{
+    if ((x->string_count + 1) * 2 > (x->string_slots ? x->string_mask + 1 : 0)) {
+        size_t size = x->string_slots ? (x->string_mask + 1) * 2 : 1024;
+        uint32_t *slots = calloc(size, sizeof *slots);
+        if (!slots) return x->nomem = 1, NONE;
+        for (size_t i = 0; i < x->string_count; i++) {
+            size_t j = hash_bytes(x->strings[i], strlen(x->strings[i])) & (size - 1);
+            while (slots[j]) j = (j + 1) & (size - 1);
+            slots[j] = (uint32_t)i + 1;
+        }
+        free(x->string_slots);
+        x->string_slots = slots;
+        x->string_mask = size - 1;
+    }
+    size_t j = hash_bytes(s, len) & x->string_mask;
+    for (; x->string_slots[j]; j = (j + 1) & x->string_mask) {
+        const char *t = x->strings[x->string_slots[j] - 1];
+        if (strncmp(t, s, len) == 0 && t[len] == '\0') return x->string_slots[j] - 1;
+    }
+    char *copy = strndup(s, len);
+    if (!copy || TT_RESERVE(x->strings, x->string_cap, x->string_count + 1) != 0) {
+        free(copy);
+        return x->nomem = 1, NONE;
+    }
+    x->strings[x->string_count] = copy;
+    x->string_slots[j] = (uint32_t)++x->string_count;
+    return (uint32_t)x->string_count - 1;
+}
+
+static uint32_t string(otf2_export *x, const char *s) { return string_n(x, s, strlen(s)); }
+
+/* OTF2_UNDEFINED_STRING for "", which OTF2 readers show as unknown. */
+static OTF2_StringRef optional_string(otf2_export *x, const char *s)
+{
+    return *s ? string(x, s) : OTF2_UNDEFINED_STRING;
+}
+
+/* A string id of the process being written, as a global string. */
+static uint32_t process_string(otf2_export *x, const tt_process *p, uint32_t id)
+{
+    if (x->process_strings[id] == NONE) x->process_strings[id] = string(x, p->strings[id]);
+    return x->process_strings[id];
+}
+
+static uint32_t parameter_of(otf2_export *x, const tt_process *p, uint32_t name, OTF2_ParameterType type)
+{
+    uint32_t global = process_string(x, p, name);
+    uint32_t *id = global == NONE ? NULL : idmap_slot(&x->parameter_ids, (uint64_t)global << 8 | type);
+    if (!id || (*id == NONE && TT_RESERVE(x->parameters, x->parameter_cap, x->parameter_count + 1) != 0))
+        return x->nomem = 1, NONE;
+    if (*id == NONE) {
+        x->parameters[x->parameter_count] = (parameter){global, type};
+        *id = (uint32_t)x->parameter_count++;
+        x->parameter_ids.used++;
+    }
+    return *id;
+}
+
+static uint32_t metric_of(otf2_export *x, const tt_process *p, uint32_t name)
+{
+    uint32_t global = process_string(x, p, name);
+    uint32_t *id = global == NONE ? NULL : idmap_slot(&x->metric_ids, global);
+    if (!id || (*id == NONE && TT_RESERVE(x->metric_names, x->metric_cap, x->metric_count + 1) != 0))
+        return x->nomem = 1, NONE;
+    if (*id == NONE) {
+        x->metric_names[x->metric_count] = global;
+        *id = (uint32_t)x->metric_count++;
+        x->metric_ids.used++;
+    }
+    return *id;
+}
+
+/* A mark: a marker on the location, of a marker definition per name. */
+static OTF2_ErrorCode mark(otf2_export *x, const tt_process *p, uint32_t name, uint64_t time, uint64_t location)
+{
+    uint32_t global = process_string(x, p, name);
+    uint32_t *id = global == NONE ? NULL : idmap_slot(&x->marker_ids, global);
+    if (!id) return x->nomem = 1, OTF2_SUCCESS;
+    OTF2_ErrorCode rc = OTF2_SUCCESS;
+    if (*id == NONE) {
+        *id = x->marker_count++;
+        x->marker_ids.used++;
+        rc = OTF2_MarkerWriter_WriteDefMarker(x->markers, *id, "tracetop", p->strings[name], OTF2_SEVERITY_NONE);
+    }
+    if (rc == OTF2_SUCCESS)
+        rc = OTF2_MarkerWriter_WriteMarker(x->markers, time, 0, *id, OTF2_MARKER_SCOPE_LOCATION, location,
+                                           p->strings[name]);
+    return rc;
+}
+
+/* Writes the events of one stream as location `loc`. */
+static OTF2_ErrorCode write_location(otf2_export *x, size_t process, const tt_process *p, tt_cursor *c, uint64_t loc)
+{
+    OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(x->archive, loc);
+    if (!w) return OTF2_ERROR_MEM_FAULT;
+    uint32_t base = x->region_base[process];
+    OTF2_ErrorCode rc = OTF2_SUCCESS;
+    tt_event ev;
+    while (rc == OTF2_SUCCESS && !x->nomem && tt_cursor_next(c, &ev)) {
+        OTF2_TimeStamp t = ev.time;
+        uint32_t id;
+        switch (ev.kind) {
+        case TT_EV_ENTER:
+            rc = OTF2_EvtWriter_Enter(w, NULL, t, base + ev.region);
+            break;
+        case TT_EV_LEAVE:
+            rc = OTF2_EvtWriter_Leave(w, NULL, t, base + ev.region);
+            break;
+        case TT_EV_PARAM_INT:
+            if ((id = parameter_of(x, p, ev.name, OTF2_PARAMETER_TYPE_INT64)) != NONE)
+                rc = OTF2_EvtWriter_ParameterInt(w, NULL, t, id, ev.int_value);
+            break;
+        case TT_EV_PARAM_UINT:
+            if ((id = parameter_of(x, p, ev.name, OTF2_PARAMETER_TYPE_UINT64)) != NONE)
+                rc = OTF2_EvtWriter_ParameterUnsignedInt(w, NULL, t, id, ev.uint_value);
+            break;
+        case TT_EV_PARAM_STRING: {
+            uint32_t value = string_n(x, ev.str, ev.str_len);
+            if ((id = parameter_of(x, p, ev.name, OTF2_PARAMETER_TYPE_STRING)) != NONE && value != NONE)
+                rc = OTF2_EvtWriter_ParameterString(w, NULL, t, id, value);
+            break;
+        }
+        case TT_EV_COUNTER:
+            if ((id = metric_of(x, p, ev.name)) != NONE) {
+                OTF2_Type type = OTF2_TYPE_DOUBLE;
+                OTF2_MetricValue value = {.floating_point = ev.double_value};
+                rc = OTF2_EvtWriter_Metric(w, NULL, t, id, 1, &type, &value);
+            }
+            break;
+        case TT_EV_MARK:
+            rc = mark(x, p, ev.name, t, loc);
+            break;
+        case TT_EV_RECORDING_OFF:
+        case TT_EV_RECORDING_ON:
+            rc = OTF2_EvtWriter_MeasurementOnOff(
+                w, NULL, t, ev.kind == TT_EV_RECORDING_ON ? OTF2_MEASUREMENT_ON : OTF2_MEASUREMENT_OFF);
+            break;
+        default: /* STREAM_END */
+            break;
+        }
+        if (ev.time > x->last_time) x->last_time = ev.time;
+    }
+    uint64_t events = 0;
+    if (rc == OTF2_SUCCESS) rc = OTF2_EvtWriter_GetNumberOfEvents(w, &events);
+    x->locations[x->location_count - 1].events = events;
+    OTF2_ErrorCode closed = OTF2_Archive_CloseEvtWriter(x->archive, w);
+    return rc != OTF2_SUCCESS ? rc : closed;
+}
+
+static OTF2_ErrorCode write_events(otf2_export *x, tt_export_result *r, tt_error *err, int *failed)
+{
+    OTF2_ErrorCode rc = OTF2_SUCCESS;
+    uint32_t regions = 0;
+    for (size_t i = 0; rc == OTF2_SUCCESS && !*failed && i < tt_trace_process_count(x->trace); i++) {
+        const tt_process *p = tt_trace_process(x->trace, i);
+        x->region_base[i] = regions;
+        regions += (uint32_t)p->region_count + 1; /* and the "<undefined>" placeholder */
+        free(x->process_strings);
+        if (!(x->process_strings = malloc((p->string_count + 1) * sizeof *x->process_strings))) {
+            x->nomem = 1;
+            break;
+        }
+        memset(x->process_strings, 0xff, (p->string_count + 1) * sizeof *x->process_strings);
+        for (size_t s = 0; rc == OTF2_SUCCESS && s < p->thread_count; s++) {
+            if (!p->threads[s].present) continue;
+            tt_cursor *c;
+            if (tt_cursor_open(x->trace, p, s, &c, err) != 0) {
+                *failed = 1;
+                break;
+            }
+            uint32_t name = string(x, p->threads[s].name);
+            if (TT_RESERVE(x->locations, x->location_cap, x->location_count + 1) != 0) x->nomem = 1;
+            if (!x->nomem) {
+                x->locations[x->location_count++] = (location){name, (uint32_t)i, 0};
+                rc = write_location(x, i, p, c, x->location_count - 1);
+            }
+            if (tt_export_stream_done(c, r) != 0) x->nomem = 1;
+            tt_cursor_close(c);
+            if (x->nomem) break;
+        }
+    }
+    return rc;
+}
+
+static const struct {
+    OTF2_Paradigm paradigm;
+    OTF2_RegionRole role;
+    const char *description;
+} region_kinds[] = {
+    [0] = {OTF2_PARADIGM_UNKNOWN, OTF2_REGION_ROLE_UNKNOWN, "undefined region"},
+    [TT_REGION_PYTHON] = {OTF2_PARADIGM_USER, OTF2_REGION_ROLE_FUNCTION, "Python function"},
+    [TT_REGION_C] = {OTF2_PARADIGM_COMPILER, OTF2_REGION_ROLE_FUNCTION, "C function"},
+    [TT_REGION_USER] = {OTF2_PARADIGM_USER, OTF2_REGION_ROLE_CODE, "user region"},
+};
+
+/* The global definitions, strings first: every string is named by now but
+ * those of the definitions themselves, which are made first. */
+static OTF2_ErrorCode write_definitions(otf2_export *x)
+{
+    const tt_trace *t = x->trace;
+    size_t nproc = tt_trace_process_count(t);
+    uint32_t node_name = string(x, "machine"), node_class = string(x, "node"), unit = string(x, "");
+    uint32_t *process_names = malloc(nproc * sizeof *process_names);
+    uint32_t *region_strings = NULL;
+    size_t region_total = 0;
+    for (size_t i = 0; i < nproc; i++) region_total += tt_trace_process(t, i)->region_count + 1;
+    region_strings = malloc(region_total * 3 * sizeof *region_strings);
+    if (!process_names || !region_strings) x->nomem = 1;
+    for (size_t i = 0, k = 0; !x->nomem && i < nproc; i++) {
+        const tt_process *p = tt_trace_process(t, i);
+        char name[TT_STRING_MAX + 48];
+        snprintf(name, sizeof name, "process %" PRIu64 " (%s)", p->pid, p->name);
+        process_names[i] = string(x, name);
+        for (size_t id = 0; id <= p->region_count; id++, k += 3) {
+            const tt_region *r = &p->regions[id];
+            region_strings[k] = string(x, r->name);
+            region_strings[k + 1] = optional_string(x, r->file);
+            region_strings[k + 2] = string(x, region_kinds[r->kind].description);
+        }
+    }
+    OTF2_ErrorCode rc = OTF2_SUCCESS;
+    OTF2_GlobalDefWriter *w = x->nomem ? NULL : OTF2_Archive_GetGlobalDefWriter(x->archive);
+    if (!w && !x->nomem) rc = OTF2_ERROR_MEM_FAULT;
+    if (w)
+        rc = OTF2_GlobalDefWriter_WriteClockProperties(w, 1000000000u, 0, x->last_time + 1,
+                                                       tt_export_epoch_realtime(t));
+    for (size_t i = 0; w && rc == OTF2_SUCCESS && i < x->string_count; i++)
+        rc = OTF2_GlobalDefWriter_WriteString(w, (OTF2_StringRef)i, x->strings[i]);
+    if (w && rc == OTF2_SUCCESS)
+        rc = OTF2_GlobalDefWriter_WriteSystemTreeNode(w, 0, node_name, node_class, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+    for (size_t i = 0; w && rc == OTF2_SUCCESS && i < nproc; i++)
+        rc = OTF2_GlobalDefWriter_WriteLocationGroup(w, (OTF2_LocationGroupRef)i, process_names[i],
+                                                     OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+                                                     OTF2_UNDEFINED_LOCATION_GROUP);
+    for (size_t i = 0; w && rc == OTF2_SUCCESS && i < x->location_count; i++) {
+        const location *l = &x->locations[i];
+        rc = OTF2_GlobalDefWriter_WriteLocation(w, (OTF2_LocationRef)i, l->name, OTF2_LOCATION_TYPE_CPU_THREAD,
+                                                l->events, l->group);
+    }
+    for (size_t i = 0, k = 0, id = 0; w && rc == OTF2_SUCCESS && i < nproc; i++) {
+        const tt_process *p = tt_trace_process(t, i);
+        for (size_t local = 0; rc == OTF2_SUCCESS && local <= p->region_count; local++, k += 3, id++) {
+            const tt_region *r = &p->regions[local];
+            rc = OTF2_GlobalDefWriter_WriteRegion(w, (OTF2_RegionRef)id, region_strings[k], region_strings[k],
+                                                  region_strings[k + 2], region_kinds[r->kind].role,
+                                                  region_kinds[r->kind].paradigm, OTF2_REGION_FLAG_NONE,
+                                                  region_strings[k + 1], r->line, 0);
+        }
+    }
+    for (size_t i = 0; w && rc == OTF2_SUCCESS && i < x->parameter_count; i++)
+        rc = OTF2_GlobalDefWriter_WriteParameter(w, (OTF2_ParameterRef)i, x->parameters[i].name,
+                                                 x->parameters[i].type);
+    for (size_t i = 0; w && rc == OTF2_SUCCESS && i < x->metric_count; i++) {
+        OTF2_MetricMemberRef member = (OTF2_MetricMemberRef)i;
+        rc = OTF2_GlobalDefWriter_WriteMetricMember(w, member, x->metric_names[i], x->metric_names[i],
+                                                    OTF2_METRIC_TYPE_USER, OTF2_METRIC_ABSOLUTE_POINT,
+                                                    OTF2_TYPE_DOUBLE, OTF2_BASE_DECIMAL, 0, unit);
+        if (rc == OTF2_SUCCESS)
+            rc = OTF2_GlobalDefWriter_WriteMetricClass(w, (OTF2_MetricRef)i, 1, &member, OTF2_METRIC_ASYNCHRONOUS,
+                                                       OTF2_RECORDER_KIND_ABSTRACT);
+    }
+    free(process_names);
+    free(region_strings);
+    return rc;
+}
+
+/* Empty local definitions, one per location: readers open them. */
+static OTF2_ErrorCode write_local_definitions(otf2_export *x)
+{
+    OTF2_ErrorCode rc = OTF2_Archive_OpenDefFiles(x->archive);
+    for (size_t i = 0; rc == OTF2_SUCCESS && i < x->location_count; i++) {
+        OTF2_DefWriter *w = OTF2_Archive_GetDefWriter(x->archive, (OTF2_LocationRef)i);
+        rc = w ? OTF2_Archive_CloseDefWriter(x->archive, w) : OTF2_ERROR_MEM_FAULT;
+    }
+    OTF2_ErrorCode closed = OTF2_Archive_CloseDefFiles(x->archive);
+    return rc != OTF2_SUCCESS ? rc : closed;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* The files of archive NAME in DIR besides its anchor, as libotf2 names
+ * them: definitions, markers, and the directory of the locations' files. */
+static const char *const archive_parts[] = {"%s/%s.def", "%s/%s.marker", "%s/%s"};
+#define PARTS (sizeof archive_parts / sizeof *archive_parts)
+
+/* Converting again replaces an earlier archive of the same name, as the
+ * other converters replace their file; libotf2 would refuse to. Only what
+ * an anchor file says is an archive is removed. */
+static int remove_old_archive(const char *anchor, const char *dir, const char *name, tt_error *err)
+{
+    if (access(anchor, F_OK) != 0) return 0;
+    if (remove(anchor) != 0) return tt_fail_errno(err, "cannot replace %s", anchor);
+    for (size_t i = 0; i < PARTS; i++) {
+        char path[8192];
+        snprintf(path, sizeof path, archive_parts[i], dir, name);
+        if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+            return tt_fail_errno(err, "cannot replace %s", path);
+    }
+    return 0;
+}
+
+/* Splits "DIR/NAME.otf2" into DIR and NAME, malloc'd. */
+static int split_anchor(const char *path, char **dir, char **name, tt_error *err)
+{
+    size_t len = strlen(path);
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    if (len < 5 || strcmp(path + len - 5, ".otf2") != 0 || path + len - 5 == base)
+        return tt_fail(err, "an OTF2 archive is named by its anchor file, NAME.otf2: not %s", path);
+    *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    *name = strndup(base, (size_t)(path + len - 5 - base));
+    if (*dir && *name) return 0;
+    free(*dir);
+    free(*name);
+    return tt_fail(err, "out of memory");
+}
+
+static void export_free(otf2_export *x)
+{
+    for (size_t i = 0; i < x->string_count; i++) free(x->strings[i]);
+    free(x->strings);
+    free(x->string_slots);
+    free(x->process_strings);
+    free(x->region_base);
+    free(x->locations);
+    free(x->parameters);
+    idmap_free(&x->parameter_ids);
+    free(x->metric_names);
+    idmap_free(&x->metric_ids);
+    idmap_free(&x->marker_ids);
+}
+
+/* The size of the archive's files: the anchor, NAME.def and NAME/. */
+static __thread uint64_t archive_bytes;
+
+static int add_size(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)path, (void)ftw;
+    if (flag == FTW_F) archive_bytes += (uint64_t)st->st_size;
+    return 0;
+}
+
+static uint64_t size_of(const char *anchor, const char *dir, const char *name)
+{
+    struct stat st;
+    archive_bytes = stat(anchor, &st) == 0 ? (uint64_t)st.st_size : 0;
+    for (size_t i = 0; i < PARTS; i++) {
+        char path[8192];
+        snprintf(path, sizeof path, archive_parts[i], dir, name);
+        nftw(path, add_size, 16, FTW_PHYS);
+    }
+    return archive_bytes;
+}
+
+int tt_export_otf2(const tt_trace *t, const char *path, tt_export_result *r, tt_error *err)
+{
+    char *dir = NULL, *name = NULL;
+    if (split_anchor(path, &dir, &name, err) != 0) return -1;
+    int status = tt_export_trace_problems(t, r) != 0 ? tt_fail(err, "out of memory") : 0;
+    if (status == 0 && access(dir, W_OK) != 0) status = tt_fail_errno(err, "cannot write %s", path);
+    if (status == 0) status = remove_old_archive(path, dir, name, err);
+    if (status != 0) {
+        free(dir);
+        free(name);
+        return -1;
+    }
+    OTF2_Error_RegisterCallback(on_otf2_error, NULL);
+    otf2_message[0] = '\0';
+    otf2_export x = {.trace = t};
+    x.region_base = malloc(tt_trace_process_count(t) * sizeof *x.region_base);
+    x.archive = x.region_base ? OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, EVENT_CHUNK, DEF_CHUNK,
+                                                  OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE)
+                              : NULL;
+    int failed = 0;
+    OTF2_ErrorCode rc = x.archive ? OTF2_SUCCESS : OTF2_ERROR_MEM_FAULT;
+    if (rc == OTF2_SUCCESS) rc = OTF2_Archive_SetFlushCallbacks(x.archive, &flush_callbacks, NULL);
+    if (rc == OTF2_SUCCESS) rc = OTF2_Archive_SetMemoryCallbacks(x.archive, &memory_callbacks, NULL);
+    if (rc == OTF2_SUCCESS) rc = OTF2_Archive_SetSerialCollectiveCallbacks(x.archive);
+    if (rc == OTF2_SUCCESS) rc = OTF2_Archive_SetCreator(x.archive, "tracetop");
+    if (rc == OTF2_SUCCESS) rc = OTF2_Archive_OpenEvtFiles(x.archive);
+    if (rc == OTF2_SUCCESS && !(x.markers = OTF2_Archive_GetMarkerWriter(x.archive))) rc = OTF2_ERROR_MEM_FAULT;
+    if (rc == OTF2_SUCCESS) rc = write_events(&x, r, err, &failed);
+    if (rc == OTF2_SUCCESS && !failed && !x.nomem) rc = OTF2_Archive_CloseMarkerWriter(x.archive, x.markers);
+    if (rc == OTF2_SUCCESS && !failed && !x.nomem) rc = OTF2_Archive_CloseEvtFiles(x.archive);
+    if (rc == OTF2_SUCCESS && !failed && !x.nomem) rc = write_local_definitions(&x);
+    if (rc == OTF2_SUCCESS && !failed && !x.nomem) rc = write_definitions(&x);
+    OTF2_ErrorCode closed = x.archive ? OTF2_Archive_Close(x.archive) : OTF2_SUCCESS;
+    if (rc == OTF2_SUCCESS) rc = closed;
+    export_free(&x);
+
+    if (failed)
+        status = -1;
+    else if (x.nomem)
+        status = tt_fail(err, "out of memory");
+    else if (rc != OTF2_SUCCESS)
+        status = tt_fail(err, "cannot write %s: %s", path, *otf2_message ? otf2_message : OTF2_Error_GetDescription(rc));
+    if (status != 0) {
+        tt_error ignored;
+        remove_old_archive(path, dir, name, &ignored);
+    } else {
+        r->bytes = size_of(path, dir, name);
+    }
+    free(dir);
+    free(name);
+    return status;
+}

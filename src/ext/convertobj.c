@@ -1,0 +1,198 @@
+/* convertobj.c -- the converters (export.h) and the scoring of traces
+ * (score.h) for Python: convert(), FORMATS, default_name(), score(). The
+ * work runs without the GIL. */
+#include "ext.h"
+
+#include "export.h"
+#include "filter.h"
+#include "reader.h"
+#include "score.h"
+
+static PyObject *text(const char *s) { return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace"); }
+
+static PyObject *problem_list(char **problems, size_t count)
+{
+    PyObject *list = PyList_New((Py_ssize_t)count);
+    for (size_t i = 0; list && i < count; i++) {
+        PyObject *line = text(problems[i]);
+        if (!line) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, (Py_ssize_t)i, line);
+    }
+    return list;
+}
+
+static PyObject *convert(PyObject *module, PyObject *args, PyObject *kwds)
+{
+    (void)module;
+    static char *kwlist[] = {"experiment_dir", "format", "path", NULL};
+    PyObject *dir, *path;
+    const char *format;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&sO&:convert", kwlist, PyUnicode_FSConverter, &dir, &format,
+                                     PyUnicode_FSConverter, &path))
+        return NULL;
+    tt_trace *trace = NULL;
+    tt_export_result result;
+    tt_error err;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tt_trace_open(PyBytes_AS_STRING(dir), &trace, &err);
+    if (rc == 0) rc = tt_export(trace, format, PyBytes_AS_STRING(path), &result, &err);
+    tt_trace_close(trace);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(dir);
+    Py_DECREF(path);
+    if (rc != 0) return tt_raise(&err);
+    PyObject *problems = problem_list(result.problems, result.problem_count);
+    PyObject *out = Py_BuildValue("{s:K,s:K,s:N,s:N}", "events", (unsigned long long)result.events, "bytes",
+                                  (unsigned long long)result.bytes, "problems", problems, "corrupt",
+                                  PyBool_FromLong(result.corrupt));
+    tt_export_result_free(&result);
+    return out;
+}
+
+static PyObject *default_name(PyObject *module, PyObject *format)
+{
+    (void)module;
+    const char *name = PyUnicode_Check(format) ? tt_export_default_name(PyUnicode_AsUTF8(format)) : NULL;
+    if (!name) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "unknown format %R", format);
+        return NULL;
+    }
+    return PyUnicode_FromString(name);
+}
+
+/* What score() asks of the core and returns. */
+typedef struct score_request {
+    const char *dir, *filter_path;
+    int suggest;
+    double min_share, max_ns;
+    size_t top;
+    /* results */
+    char *report, *suggested;
+    size_t suggested_count;
+    uint64_t native, otf2, recorded, on_disk;
+    char **problems;
+    size_t problem_count;
+    int corrupt;
+} score_request;
+
+/* Scores the trace with the filter at filter_path, or the suggested one, or
+ * none. Runs without the GIL. */
+static int score_trace(score_request *q, tt_error *err)
+{
+    tt_trace *trace;
+    tt_score *sc = NULL;
+    tt_filter *filter = NULL;
+    if (tt_trace_open(q->dir, &trace, err) != 0) return -1;
+    int rc = tt_score_build(trace, &sc, err);
+    if (rc == 0 && q->filter_path) rc = tt_filter_load(q->filter_path, &filter, err);
+    if (rc == 0 && q->suggest) {
+        q->suggested = tt_score_suggest(sc, q->min_share, q->max_ns, &q->suggested_count);
+        rc = q->suggested ? tt_filter_parse(q->suggested, strlen(q->suggested), "suggested filter", &filter, err)
+                          : tt_fail(err, "out of memory");
+    }
+    char name[4200];
+    snprintf(name, sizeof name, q->filter_path ? "the filter %s" : "the suggested filter",
+             q->filter_path ? q->filter_path : "");
+    if (rc == 0 && !(q->report = tt_score_render(sc, filter, name, q->top))) rc = tt_fail(err, "out of memory");
+    if (rc == 0) {
+        q->native = tt_score_native_bytes(sc, filter);
+        q->otf2 = tt_score_otf2_bytes(sc, filter);
+        q->recorded = tt_score_native_bytes(sc, NULL);
+        q->on_disk = sc->trace_bytes;
+        /* The problems are the caller's now. */
+        q->problems = sc->problems;
+        q->problem_count = sc->problem_count;
+        q->corrupt = sc->corrupt;
+        sc->problems = NULL;
+        sc->problem_count = 0;
+    }
+    tt_filter_free(filter);
+    tt_score_free(sc);
+    tt_trace_close(trace);
+    return rc;
+}
+
+/* PyUnicode_FSConverter that takes None for no path. */
+static int optional_path(PyObject *arg, void *out)
+{
+    if (arg == Py_None) {
+        *(PyObject **)out = NULL;
+        return 1;
+    }
+    return PyUnicode_FSConverter(arg, out);
+}
+
+static PyObject *score(PyObject *module, PyObject *args, PyObject *kwds)
+{
+    (void)module;
+    static char *kwlist[] = {"experiment_dir", "filter", "suggest", "min_percent", "max_us_per_visit", "top", NULL};
+    PyObject *dir, *filter_path = NULL;
+    double min_percent = 1.0, max_us = 5.0;
+    Py_ssize_t top = 25;
+    score_request q = {0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|O&pddn:score", kwlist, PyUnicode_FSConverter, &dir,
+                                     optional_path, &filter_path, &q.suggest, &min_percent, &max_us, &top))
+        return NULL;
+    q.dir = PyBytes_AS_STRING(dir);
+    q.filter_path = filter_path ? PyBytes_AS_STRING(filter_path) : NULL;
+    q.min_share = min_percent / 100.0;
+    q.max_ns = max_us * 1e3;
+    q.top = top > 0 ? (size_t)top : 1;
+    tt_error err;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = score_trace(&q, &err);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(dir);
+    Py_XDECREF(filter_path);
+    PyObject *out = NULL;
+    if (rc != 0) {
+        tt_raise(&err);
+    } else {
+        PyObject *suggestion = q.suggested ? text(q.suggested) : Py_NewRef(Py_None);
+        out = Py_BuildValue("{s:N,s:N,s:N,s:K,s:K,s:K,s:K,s:N,s:n}", "text", text(q.report), "problems",
+                            problem_list(q.problems, q.problem_count), "corrupt", PyBool_FromLong(q.corrupt),
+                            "native_bytes", (unsigned long long)q.native, "otf2_bytes", (unsigned long long)q.otf2,
+                            "recorded_native_bytes", (unsigned long long)q.recorded, "trace_bytes",
+                            (unsigned long long)q.on_disk, "suggested", suggestion, "suggested_count",
+                            (Py_ssize_t)q.suggested_count);
+    }
+    free(q.report);
+    free(q.suggested);
+    for (size_t i = 0; i < q.problem_count; i++) free(q.problems[i]);
+    free(q.problems);
+    return out;
+}
+
+static PyMethodDef convert_methods[] = {
+    {"score", (PyCFunction)(void (*)(void))score, METH_VARARGS | METH_KEYWORDS,
+     "score(experiment_dir, filter=None, suggest=False, min_percent=1.0, max_us_per_visit=5.0, top=25)\n--\n\n"
+     "What the trace's regions cost, as scorep-score tells it: {text, problems, corrupt,\n"
+     "native_bytes and otf2_bytes (with the filter file or the suggested filter),\n"
+     "recorded_native_bytes (the model without filter), trace_bytes (on disk),\n"
+     "suggested (a filter file's text, or None), suggested_count}."},
+    {"convert", (PyCFunction)(void (*)(void))convert, METH_VARARGS | METH_KEYWORDS,
+     "convert(experiment_dir, format, path)\n--\n\n"
+     "Converts the experiment's trace to `format` (one of FORMATS) at `path`; returns\n"
+     "{events, bytes, problems, corrupt}: what was read and written, and what the\n"
+     "reader found cut or damaged."},
+    {"default_name", default_name, METH_O,
+     "default_name(format)\n--\n\nThe file name of `format` in an experiment directory."},
+    {NULL, NULL, 0, NULL},
+};
+
+int tt_ext_add_convert(PyObject *module)
+{
+    size_t n = 0;
+    while (tt_export_format(n)) n++;
+    PyObject *formats = PyTuple_New((Py_ssize_t)n);
+    for (size_t i = 0; formats && i < n; i++) {
+        PyObject *name = PyUnicode_FromString(tt_export_format(i));
+        if (!name) Py_CLEAR(formats);
+        else PyTuple_SET_ITEM(formats, (Py_ssize_t)i, name);
+    }
+    int rc = formats ? tt_module_add(module, "FORMATS", formats) : -1;
+    Py_XDECREF(formats);
+    return rc < 0 ? -1 : PyModule_AddFunctions(module, convert_methods);
+}

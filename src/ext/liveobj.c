@@ -1,0 +1,60 @@
+/* liveobj.c -- what the Python shell asks of live channels (live.h) from
+ * outside the measured process: `tracetop ctl`. */
+#include "ext.h"
+
+#include <time.h>
+
+#include "live.h"
+
+#define POLL_NS 2000000L
+
+/* Waits for the answer to `ticket`; 0 with *measuring set, or -1 with a
+ * message in err. Runs without the GIL. */
+static int wait_answer(tt_live_view *v, uint64_t ticket, double timeout, int *measuring, tt_error *err)
+{
+    uint64_t deadline = tt_monotonic_ns() + (uint64_t)(timeout * 1e9);
+    for (;;) {
+        if (tt_live_answered(v, ticket)) {
+            *measuring = tt_live_measuring(v);
+            return 0;
+        }
+        if (tt_live_process_state(v) != TT_LIVE_RUNNING || !tt_live_alive(v))
+            return tt_fail(err, "process %ld ended before it could switch", (long)tt_live_pid(v));
+        if (tt_monotonic_ns() > deadline)
+            return tt_fail(err, "process %ld did not answer within %g s", (long)tt_live_pid(v), timeout);
+        struct timespec pause = {0, POLL_NS};
+        nanosleep(&pause, NULL);
+    }
+}
+
+static PyObject *live_control(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"pid", "on", "timeout", NULL};
+    long pid;
+    int on;
+    double timeout = 2.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "lp|d:live_control", kwlist, &pid, &on, &timeout)) return NULL;
+    tt_error err;
+    tt_live_view *v;
+    int rc, state = 0;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tt_live_open((pid_t)pid, &v, &err);
+    if (rc == 0) {
+        rc = wait_answer(v, tt_live_request(v, on), timeout, &state, &err);
+        tt_live_view_close(v);
+    }
+    Py_END_ALLOW_THREADS
+    if (rc < 0) return tt_raise(&err);
+    return PyBool_FromLong(state);
+}
+
+static PyMethodDef live_methods[] = {
+    {"live_control", (PyCFunction)(void (*)(void))live_control, METH_VARARGS | METH_KEYWORDS,
+     "live_control(pid, on, timeout=2.0)\n--\n\n"
+     "Asks process pid, measured with --live, to switch its measurement on or off;\n"
+     "waits for its answer and returns whether it is measuring now."},
+    {NULL, NULL, 0, NULL},
+};
+
+int tt_ext_add_live(PyObject *module) { return PyModule_AddFunctions(module, live_methods); }

@@ -1,0 +1,344 @@
+/* agg.c -- per-thread and per-function statistics of a live process (see
+ * agg.h). tt_agg_slice is top's hot path: ENTER and LEAVE records are
+ * decoded inline (records.h) and each costs a push or a pop and a few
+ * additions. */
+#include "agg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "grow.h"
+#include "records.h"
+
+#define NONE UINT32_MAX
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* ---- functions ---- */
+
+static uint64_t hash_function(const char *name, const char *file, uint32_t line)
+{
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a over name, NUL, file, line */
+    for (const char *s = name; *s; s++) h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+    h *= 0x100000001b3ULL;
+    for (const char *s = file; *s; s++) h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+    return (h ^ line) * 0x100000001b3ULL;
+}
+
+void tt_functions_free(tt_functions *t)
+{
+    for (size_t i = 0; i < t->count; i++) {
+        free(t->items[i].name);
+        free(t->items[i].file);
+    }
+    free(t->items);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+static int functions_rehash(tt_functions *t)
+{
+    size_t size = t->slots ? (t->mask + 1) * 2 : 256;
+    uint32_t *slots = calloc(size, sizeof *slots);
+    if (!slots) return -1;
+    for (size_t i = 0; i < t->count; i++) {
+        const tt_function *f = &t->items[i];
+        size_t j = hash_function(f->name, f->file, f->line) & (size - 1);
+        while (slots[j]) j = (j + 1) & (size - 1);
+        slots[j] = (uint32_t)i + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->mask = size - 1;
+    return 0;
+}
+
+uint32_t tt_functions_intern(tt_functions *t, const char *name, const char *file, uint32_t line)
+{
+    if ((t->count + 1) * 2 > (t->slots ? t->mask + 1 : 0) && functions_rehash(t) < 0) return NONE;
+    size_t j = hash_function(name, file, line) & t->mask;
+    for (; t->slots[j]; j = (j + 1) & t->mask) {
+        const tt_function *f = &t->items[t->slots[j] - 1];
+        if (f->line == line && strcmp(f->name, name) == 0 && strcmp(f->file, file) == 0) return t->slots[j] - 1;
+    }
+    if (TT_RESERVE(t->items, t->cap, t->count + 1) < 0) return NONE;
+    char *n = strdup(name), *f = strdup(file);
+    if (!n || !f) {
+        free(n);
+        free(f);
+        return NONE;
+    }
+    t->items[t->count] = (tt_function){n, f, line};
+    t->slots[j] = (uint32_t)++t->count;
+    return (uint32_t)t->count - 1;
+}
+
+/* ---- definitions ---- */
+
+void tt_agg_init(tt_agg_process *p, tt_functions *functions)
+{
+    memset(p, 0, sizeof *p);
+    p->functions = functions;
+}
+
+static void free_thread(tt_agg_thread *th)
+{
+    if (!th) return;
+    free(th->stack);
+    free(th->stats);
+    free(th);
+}
+
+void tt_agg_free(tt_agg_process *p)
+{
+    for (uint32_t i = 0; i < p->string_count; i++) free(p->strings[i]);
+    free(p->strings);
+    free(p->regions);
+    for (uint32_t i = 0; i < p->thread_cap; i++) free_thread(p->threads[i]);
+    free(p->threads);
+    memset(p, 0, sizeof *p);
+}
+
+const char *tt_agg_string(const tt_agg_process *p, uint32_t id)
+{
+    return id < p->string_count && p->strings[id] ? p->strings[id] : "";
+}
+
+static tt_agg_thread *thread_of(tt_agg_process *p, uint64_t stream)
+{
+    if (stream >= UINT32_MAX / 2) return NULL;
+    if (stream >= p->thread_cap) {
+        uint32_t cap = p->thread_cap ? p->thread_cap : 8;
+        while (cap <= stream) cap *= 2;
+        tt_agg_thread **grown = realloc(p->threads, cap * sizeof *grown);
+        if (!grown) return NULL;
+        memset(grown + p->thread_cap, 0, (cap - p->thread_cap) * sizeof *grown);
+        p->threads = grown;
+        p->thread_cap = cap;
+    }
+    if (!p->threads[stream]) {
+        tt_agg_thread *th = calloc(1, sizeof *th);
+        if (!th) return NULL;
+        th->stream = (uint32_t)stream;
+        th->name = NONE;
+        p->threads[stream] = th;
+    }
+    return p->threads[stream];
+}
+
+static int define_string(tt_agg_process *p, uint64_t id, const uint8_t *bytes, size_t len)
+{
+    if (id >= UINT32_MAX / 2) return -1;
+    size_t cap = p->string_cap;
+    if (TT_RESERVE(p->strings, cap, id + 1) < 0) return -1;
+    p->string_cap = (uint32_t)cap;
+    while (p->string_count <= id) p->strings[p->string_count++] = NULL;
+    free(p->strings[id]);
+    if (!(p->strings[id] = malloc(len + 1))) return -1;
+    memcpy(p->strings[id], bytes, len);
+    p->strings[id][len] = '\0';
+    return 0;
+}
+
+static int define_region(tt_agg_process *p, const tt_def_record *d)
+{
+    uint64_t id = d->region.id;
+    if (id >= UINT32_MAX / 2) return -1;
+    size_t cap = p->region_cap;
+    if (TT_RESERVE(p->regions, cap, id + 1) < 0) return -1;
+    p->region_cap = (uint32_t)cap;
+    while (p->region_count <= id) p->regions[p->region_count++].function = NONE;
+    uint32_t name = d->region.name < p->string_count ? (uint32_t)d->region.name : NONE;
+    uint32_t file = d->region.file < p->string_count ? (uint32_t)d->region.file : NONE;
+    uint32_t f = tt_functions_intern(p->functions, tt_agg_string(p, name), tt_agg_string(p, file),
+                                     (uint32_t)d->region.line);
+    if (f == NONE) return -1;
+    p->regions[id].function = f;
+    return 0;
+}
+
+int tt_agg_defs(tt_agg_process *p, const uint8_t *log, size_t len, const char **why)
+{
+    if (len <= p->defs_read) return 0;
+    tt_records it;
+    tt_records_init(&it, log + p->defs_read, len - p->defs_read, 0);
+    tt_def_record d;
+    int rc;
+    while ((rc = tt_records_next_def(&it, &d, why)) == 1) {
+        int failed = 0;
+        switch (d.tag) {
+        case TT_DEF_STRING:
+            failed = define_string(p, d.string.id, d.string.bytes, d.string.len);
+            break;
+        case TT_DEF_REGION:
+            failed = define_region(p, &d);
+            break;
+        case TT_DEF_THREAD: {
+            tt_agg_thread *th = thread_of(p, d.thread.stream);
+            failed = !th;
+            if (th) th->name = d.thread.name < NONE ? (uint32_t)d.thread.name : NONE;
+            break;
+        }
+        case TT_DEF_PROCESS:
+            p->pid = d.process.pid;
+            p->clock = d.process.clock;
+            p->ticks_per_second = d.process.ticks_per_second;
+            break;
+        case TT_DEF_PROCESS_END:
+            p->ended = 1;
+            break;
+        default: /* clock readings and attributes: top needs neither */
+            break;
+        }
+        if (failed) {
+            *why = "out of memory";
+            return -1;
+        }
+        p->defs_read = (size_t)(it.pos - log);
+    }
+    return rc;
+}
+
+/* ---- events ---- */
+
+static int grow_stats(tt_agg_process *p, tt_agg_thread *th, uint64_t region)
+{
+    if (region >= UINT32_MAX / 2) return -1;
+    size_t want = region + 1 > p->region_count ? region + 1 : p->region_count;
+    size_t cap = th->stat_cap;
+    tt_agg_stat *stats = th->stats;
+    if (TT_RESERVE(stats, cap, want) < 0) return -1;
+    memset(stats + th->stat_cap, 0, (cap - th->stat_cap) * sizeof *stats);
+    th->stats = stats;
+    th->stat_cap = (uint32_t)cap;
+    return 0;
+}
+
+static inline int enter(tt_agg_process *p, tt_agg_thread *th, uint64_t region, uint64_t now)
+{
+    if (unlikely(region >= th->stat_cap) && grow_stats(p, th, region) < 0) return -1;
+    if (unlikely(th->depth == th->stack_cap)) {
+        size_t cap = th->stack_cap;
+        if (TT_RESERVE(th->stack, cap, th->depth + 1) < 0) return -1;
+        th->stack_cap = (uint32_t)cap;
+    }
+    th->stack[th->depth++] = (tt_agg_frame){(uint32_t)region, now, 0};
+    tt_agg_stat *st = &th->stats[region];
+    st->calls++;
+    st->active++;
+    return 0;
+}
+
+static inline void leave(tt_agg_thread *th, uint64_t now)
+{
+    if (unlikely(th->depth == 0)) return; /* entered before top saw this thread */
+    tt_agg_frame *f = &th->stack[--th->depth];
+    uint64_t spent = now - f->enter;
+    tt_agg_stat *st = &th->stats[f->region];
+    st->exclusive += spent - f->child;
+    if (--st->active == 0) st->inclusive += spent;
+    if (th->depth) th->stack[th->depth - 1].child += spent;
+}
+
+static void close_open_calls(tt_agg_thread *th)
+{
+    while (th->depth) leave(th, th->ticks);
+}
+
+int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
+{
+    tt_agg_thread *th = thread_of(p, s->stream);
+    if (!th) {
+        *why = "out of memory";
+        return -1;
+    }
+    uint32_t skip = 0;
+    if (th->seen && s->seq == th->seq && s->offset <= th->offset && th->offset <= s->offset + s->len) {
+        skip = th->offset - s->offset; /* continues the last slice */
+    } else if (s->offset == 0) {
+        /* The first slice of this thread, or a new start after a loss. */
+        if (th->seen) {
+            close_open_calls(th);
+            p->resyncs++;
+        } else {
+            th->since = s->base_ticks;
+        }
+        th->ticks = s->base_ticks;
+        th->seen = 1;
+    } else {
+        return 0; /* cannot be decoded before the start of its chunk comes */
+    }
+
+    const uint8_t *at = s->data + skip, *end = s->data + s->len;
+    uint64_t ticks = th->ticks, events = 0;
+    while (at < end) {
+        if (likely(end - at >= (ptrdiff_t)TT_RECORD_MAX_FIXED)) {
+            uint8_t tag;
+            uint64_t dt = 0, id = 0;
+            const uint8_t *next = tt_records_peek_call(at, &tag, &dt, &id);
+            if (likely(next != NULL)) {
+                ticks += dt;
+                if (tag == TT_EV_ENTER) {
+                    if (unlikely(enter(p, th, id, ticks) < 0)) goto oom;
+                } else {
+                    leave(th, ticks);
+                }
+                at = next;
+                events++;
+                continue;
+            }
+        }
+        tt_records it;
+        tt_event_record r;
+        tt_records_init(&it, at, (size_t)(end - at), ticks);
+        if (tt_records_next_event(&it, &r, why) < 0) {
+            th->ticks = ticks;
+            return -1;
+        }
+        ticks = r.ticks;
+        if (r.tag == TT_EV_ENTER) {
+            if (enter(p, th, r.id, ticks) < 0) goto oom;
+        } else if (r.tag == TT_EV_LEAVE) {
+            leave(th, ticks);
+        } else if (r.tag == TT_EV_STREAM_END) {
+            th->ticks = ticks;
+            close_open_calls(th);
+            th->ended = 1;
+        }
+        at = it.pos;
+        events++;
+    }
+    th->ticks = ticks;
+    th->events += events;
+    p->events += events;
+    p->bytes += s->len - skip;
+    if (s->flags & TT_LIVE_END) {
+        th->seq = s->seq + 1;
+        th->offset = 0;
+    } else {
+        th->seq = s->seq;
+        th->offset = s->offset + s->len;
+    }
+    return 0;
+
+oom:
+    th->ticks = ticks;
+    *why = "out of memory";
+    return -1;
+}
+
+void tt_agg_reset(tt_agg_process *p)
+{
+    for (uint32_t i = 0; i < p->thread_cap; i++) {
+        tt_agg_thread *th = p->threads[i];
+        if (!th) continue;
+        for (uint32_t r = 0; r < th->stat_cap; r++) {
+            uint32_t active = th->stats[r].active;
+            th->stats[r] = (tt_agg_stat){.active = active};
+        }
+        for (uint32_t d = 0; d < th->depth; d++) th->stack[d].enter = th->ticks, th->stack[d].child = 0;
+        th->since = th->ticks;
+        th->events = 0;
+    }
+}

@@ -1,0 +1,583 @@
+/* top.c -- `tracetop top`: the live view of processes measured with --live.
+ *
+ * The `tracetop top` command checks its arguments and runs this program:
+ *
+ *     tracetop-top [--pid PID] [--interval SECONDS]   the screen (ncurses)
+ *     tracetop-top --list                             this user's live processes
+ *     tracetop-top --drain [--pid PID]                no screen: read until the processes end,
+ *                                                     then say what was read (for benchmarks)
+ *
+ * One loop reads the channels (watch.h) every few milliseconds, so that
+ * they never fill, and redraws the screen every interval (0.1 s: ten times
+ * a second) from the rows of the view (view.h). Keys: q quit, s sort, p
+ * pause, r reset, t thread, / filter, m measurement on/off, ? help.
+ */
+#define _GNU_SOURCE
+#define NCURSES_WIDECHAR 1
+#include <errno.h>
+#include <locale.h>
+#include <ncurses.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include "clock.h"
+#include "view.h"
+#include "watch.h"
+
+#define SCAN_NS 250000000ull   /* new processes are looked for four times a second */
+#define POLL_MS 5              /* the longest the loop waits for a key */
+#define READ_BUDGET (8u << 20) /* bytes read from one channel before looking at the keys again */
+#define HEADER_LINES 4
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+static int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tracetop: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return status;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash && slash[1] ? slash + 1 : path;
+}
+
+static double seconds_since(uint64_t t0) { return (double)(tt_monotonic_ns() - t0) / 1e9; }
+
+/* ---- text ---- */
+
+/* 1234 -> "1234", 12345 -> "12.3k", ... */
+static void format_count(char *buf, size_t cap, double v)
+{
+    if (v < 10000)
+        snprintf(buf, cap, "%.0f", v);
+    else if (v < 1e6)
+        snprintf(buf, cap, "%.1fk", v / 1e3);
+    else if (v < 1e9)
+        snprintf(buf, cap, "%.1fM", v / 1e6);
+    else
+        snprintf(buf, cap, "%.1fG", v / 1e9);
+}
+
+static void format_seconds(char *buf, size_t cap, double s)
+{
+    if (s < 1000)
+        snprintf(buf, cap, "%.3f", s);
+    else if (s < 1e6)
+        snprintf(buf, cap, "%.1f", s);
+    else
+        snprintf(buf, cap, "%.0f", s);
+}
+
+/* Writes at most `width` columns of s at (y, x); multibyte characters are
+ * never cut. Returns the columns written. */
+static int put(int y, int x, int width, const char *s)
+{
+    mbstate_t state;
+    memset(&state, 0, sizeof state);
+    int used = 0;
+    size_t bytes = 0, len = strlen(s);
+    while (bytes < len) {
+        wchar_t wc;
+        size_t n = mbrtowc(&wc, s + bytes, len - bytes, &state);
+        if (n == (size_t)-1 || n == (size_t)-2 || n == 0) n = 1, wc = L'?';
+        int w = wcwidth(wc);
+        if (w < 0) w = 1;
+        if (used + w > width) break;
+        used += w;
+        bytes += n;
+    }
+    mvaddnstr(y, x, s, (int)bytes);
+    return used;
+}
+
+static int putf(int y, int x, int width, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int putf(int y, int x, int width, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return put(y, x, width, buf);
+}
+
+/* ---- the screen ---- */
+
+typedef struct screen {
+    tt_watch watch;
+    tt_view view;
+    uint64_t interval_ns;
+    int paused, help, prompting;
+    char input[sizeof ((tt_view *)0)->filter];
+    size_t input_len;
+    uint64_t rate_time, rate_events; /* events per second: counted from here */
+    double rate;
+} screen;
+
+static uint64_t events_read(const tt_watch *w)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < w->count; i++) n += w->procs[i]->agg.events;
+    return n;
+}
+
+static void update_rate(screen *s)
+{
+    uint64_t now = tt_monotonic_ns(), events = events_read(&s->watch);
+    double elapsed = (double)(now - s->rate_time) / 1e9;
+    if (elapsed >= 1.0 || (s->rate == 0 && elapsed >= 0.2)) {
+        s->rate = (double)(events - s->rate_events) / elapsed;
+        s->rate_time = now;
+        s->rate_events = events;
+    }
+}
+
+static const char *process_state(const tt_watched *p)
+{
+    if (p->problem) return "not read";
+    if (p->gone) return "gone";
+    if (!tt_watched_running(p)) return "ended";
+    return p->measuring ? "measuring" : "not measuring";
+}
+
+static void draw_header(screen *s)
+{
+    tt_watch *w = &s->watch;
+    tt_view *v = &s->view;
+    int x;
+    attron(A_BOLD);
+    x = put(0, 0, COLS, "tracetop top");
+    attroff(A_BOLD);
+    if (w->count == 1) {
+        const tt_watched *p = w->procs[0];
+        putf(0, x, COLS - x - 8, "  pid %ld  %s  (%s)", (long)p->pid, base_name(p->name),
+             process_state(p));
+    } else if (w->count > 1) {
+        size_t running = 0;
+        for (size_t i = 0; i < w->count; i++) running += tt_watched_running(w->procs[i]);
+        putf(0, x, COLS - x - 8, "  %zu processes, %zu running", w->count, running);
+    } else {
+        put(0, x, COLS - x - 8, w->only ? "  waiting for the process" : "  waiting for programs run with --live");
+    }
+    put(0, COLS - 6, 6, "? help");
+
+    size_t threads = 0, measuring = 0, running = 0;
+    uint64_t dropped = 0;
+    for (size_t i = 0; i < w->count; i++) {
+        const tt_watched *p = w->procs[i];
+        for (uint32_t t = 0; t < p->agg.thread_cap; t++)
+            threads += p->agg.threads[t] && p->agg.threads[t]->seen && !p->agg.threads[t]->ended;
+        if (tt_watched_running(p)) {
+            running++;
+            measuring += p->measuring != 0;
+        }
+        dropped += tt_watched_dropped_events(p);
+    }
+    char rate[32], drops[32], state[64], view[160];
+    format_count(rate, sizeof rate, s->rate);
+    format_count(drops, sizeof drops, (double)dropped);
+    if (tt_watch_pending(w))
+        snprintf(state, sizeof state, "switching");
+    else if (running > 1 && measuring && measuring < running)
+        snprintf(state, sizeof state, "on %zu/%zu", measuring, running);
+    else
+        snprintf(state, sizeof state, "%s", measuring ? "on" : "off");
+    if (v->thread < 0) {
+        snprintf(view, sizeof view, "all threads");
+    } else {
+        /* The pid only where several processes could have the thread. */
+        tt_view_thread t = tt_view_thread_at(w, (size_t)v->thread);
+        const char *name = t.thread ? tt_agg_string(&t.process->agg, t.thread->name) : "?";
+        int n = snprintf(view, sizeof view, "thread %s", name);
+        if (w->count > 1 && t.process && n > 0 && (size_t)n < sizeof view)
+            snprintf(view + n, sizeof view - (size_t)n, " (%ld)", (long)t.process->pid);
+    }
+    putf(1, 0, COLS, "threads %zu  events/s %s  drops %s%s  measurement %s  sort %s  %s", threads, rate,
+         dropped ? "~" : "", drops, state, tt_sort_name(v->sort), view);
+
+    if (s->prompting) {
+        x = put(2, 0, COLS, "filter: ");
+        put(2, x, COLS - x, s->input);
+        curs_set(1);
+    } else {
+        curs_set(0);
+        char line[512] = "";
+        size_t n = 0;
+        if (s->paused) n += (size_t)snprintf(line + n, sizeof line - n, "PAUSED  ");
+        if (v->filter[0]) n += (size_t)snprintf(line + n, sizeof line - n, "filter \"%s\"  ", v->filter);
+        for (size_t i = 0; i < w->count && n < sizeof line; i++)
+            if (w->procs[i]->problem)
+                n += (size_t)snprintf(line + n, sizeof line - n, "pid %ld: %s  ", (long)w->procs[i]->pid,
+                                      w->procs[i]->problem);
+        if (w->notice[0] && n < sizeof line) snprintf(line + n, sizeof line - n, "%s", w->notice);
+        if (s->paused) attron(A_BOLD);
+        put(2, 0, COLS, line);
+        if (s->paused) attroff(A_BOLD);
+    }
+}
+
+/* Column widths for the screen width. */
+typedef struct layout {
+    int name, location;
+} layout;
+
+#define FIXED_COLUMNS 46 /* "  %OWN     OWN s   TOTAL s  %DESC      CALLS  ", as a row's "%6.1f %9s %9s %6.1f %10s  " */
+
+static layout columns(void)
+{
+    int rest = COLS - FIXED_COLUMNS;
+    layout l;
+    l.location = rest >= 70 ? 28 : rest / 3;
+    l.name = rest - l.location - 1;
+    return l;
+}
+
+static void draw_rows(screen *s)
+{
+    tt_watch *w = &s->watch;
+    tt_view *v = &s->view;
+    layout l = columns();
+    static const char *const titles[] = {"  %OWN", "    OWN s", "  TOTAL s", " %DESC", "     CALLS"};
+    static const enum tt_sort sorts[] = {TT_SORT_OWN, TT_SORT_OWN, TT_SORT_TOTAL, TT_SORT_DESCENDANTS, TT_SORT_CALLS};
+    int y = HEADER_LINES - 1, x = 0;
+    attron(A_REVERSE);
+    mvhline(y, 0, ' ', COLS);
+    for (size_t i = 0; i < sizeof titles / sizeof *titles; i++) {
+        if (sorts[i] == v->sort && i > 0) attron(A_BOLD | A_UNDERLINE);
+        x += put(y, x, COLS - x, titles[i]);
+        attroff(A_BOLD | A_UNDERLINE);
+        x += put(y, x, 1, " ");
+    }
+    put(y, FIXED_COLUMNS, l.name, "FUNCTION");
+    put(y, FIXED_COLUMNS + l.name + 1, l.location, "FILE:LINE");
+    attroff(A_REVERSE);
+
+    for (size_t i = 0; i < v->row_count && HEADER_LINES + (int)i < LINES; i++) {
+        const tt_row *r = &v->rows[i];
+        const tt_function *f = &w->functions.items[r->function];
+        char own[32], total[32], calls[32], location[512];
+        format_seconds(own, sizeof own, r->own);
+        format_seconds(total, sizeof total, r->total);
+        if (r->calls < 10000000000ull)
+            snprintf(calls, sizeof calls, "%llu", (unsigned long long)r->calls);
+        else
+            format_count(calls, sizeof calls, (double)r->calls);
+        if (f->file[0])
+            snprintf(location, sizeof location, "%s:%u", base_name(f->file), f->line);
+        else
+            snprintf(location, sizeof location, "-");
+        y = HEADER_LINES + (int)i;
+        putf(y, 0, FIXED_COLUMNS, "%6.1f %9s %9s %6.1f %10s  ", r->own_percent, own, total, r->desc_percent, calls);
+        put(y, FIXED_COLUMNS, l.name, f->name);
+        put(y, FIXED_COLUMNS + l.name + 1, l.location, location);
+    }
+    if (!v->row_count)
+        put(HEADER_LINES, 2, COLS - 2,
+            !w->count ? "no live process yet" : v->filter[0] ? "no function matches the filter" : "no calls seen yet");
+}
+
+static void draw_help(void)
+{
+    static const char *const lines[] = {
+        "tracetop top: keys",
+        "",
+        "  q   quit",
+        "  s   sort by the next column: own, total, calls, %desc",
+        "  p   pause the screen (reading goes on)",
+        "  r   reset: count from now",
+        "  t   next thread: all threads merged, then each",
+        "  /   filter functions by name (Enter applies, Esc cancels)",
+        "  m   switch measurement on or off in the watched processes",
+        "  ?   this help",
+        "",
+        "%OWN   own time, as a share of the time covered",
+        "       (the threads' spans, summed)",
+        "OWN    time in the function itself, seconds",
+        "TOTAL  time in it and what it called, seconds",
+        "%DESC  share of TOTAL spent in what it called",
+        "",
+        "any key closes this help",
+    };
+    int n = (int)(sizeof lines / sizeof *lines), width = 64;
+    if (width > COLS - 2) width = COLS - 2;
+    int top = (LINES - n - 2) / 2, left = (COLS - width) / 2;
+    if (top < 0) top = 0;
+    for (int i = 0; i < n + 2 && top + i < LINES; i++) {
+        mvhline(top + i, left, ' ', width);
+        if (i > 0 && i <= n) put(top + i, left + 2, width - 4, lines[i - 1]);
+    }
+}
+
+static void draw(screen *s)
+{
+    erase();
+    if (COLS < 40 || LINES < HEADER_LINES + 2) {
+        put(0, 0, COLS, "tracetop top: the terminal is too small");
+    } else {
+        draw_header(s);
+        draw_rows(s);
+        if (s->help) draw_help();
+    }
+    if (!s->prompting) move(LINES - 1, COLS - 1);
+    refresh();
+}
+
+/* Switches measurement off where any process measures, else on. */
+static void toggle_measurement(tt_watch *w)
+{
+    int any = 0;
+    for (size_t i = 0; i < w->count; i++)
+        any |= tt_watched_running(w->procs[i]) && w->procs[i]->measuring;
+    tt_watch_request(w, !any);
+}
+
+/* A key typed while entering a filter. */
+static void prompt_key(screen *s, int key)
+{
+    if (key == '\n' || key == '\r' || key == KEY_ENTER) {
+        s->input[s->input_len] = '\0';
+        tt_view_set_filter(&s->view, s->input);
+        s->prompting = 0;
+    } else if (key == 27) {
+        s->prompting = 0;
+    } else if (key == KEY_BACKSPACE || key == 127 || key == 8) {
+        if (s->input_len) s->input[--s->input_len] = '\0';
+    } else if (key >= ' ' && key < 256 && key != 127 && s->input_len + 1 < sizeof s->input) {
+        s->input[s->input_len++] = (char)key;
+        s->input[s->input_len] = '\0';
+    }
+}
+
+/* Returns 0 to quit. */
+static int on_key(screen *s, int key)
+{
+    if (key == KEY_RESIZE) return 1;
+    if (s->prompting) {
+        prompt_key(s, key);
+        return 1;
+    }
+    if (s->help) {
+        s->help = 0;
+        return 1;
+    }
+    switch (key) {
+    case 'q':
+    case 'Q':
+        return 0;
+    case 's':
+        tt_view_set_sort(&s->view, (enum tt_sort)((s->view.sort + 1) % TT_SORT_COUNT));
+        break;
+    case 'p':
+        s->paused = !s->paused;
+        break;
+    case 'r':
+        tt_watch_reset(&s->watch);
+        tt_view_set_sort(&s->view, s->view.sort);
+        s->rate = 0;
+        s->rate_time = tt_monotonic_ns();
+        s->rate_events = events_read(&s->watch);
+        break;
+    case 't': {
+        long threads = (long)tt_view_thread_count(&s->watch);
+        tt_view_set_thread(&s->view, s->view.thread + 1 < threads ? s->view.thread + 1 : -1);
+        break;
+    }
+    case '/':
+        s->prompting = 1;
+        snprintf(s->input, sizeof s->input, "%s", s->view.filter);
+        s->input_len = strlen(s->input);
+        break;
+    case 'm':
+        toggle_measurement(&s->watch);
+        break;
+    case '?':
+    case 'h':
+        s->help = 1;
+        break;
+    default:
+        break;
+    }
+    return 1;
+}
+
+static int run_screen(pid_t only, double interval)
+{
+    static screen s;
+    tt_watch_init(&s.watch, only);
+    tt_view_init(&s.view);
+    s.interval_ns = (uint64_t)(interval * 1e9);
+    tt_error err;
+    if (tt_watch_scan(&s.watch, &err) < 0) return fail(1, "%s", err.message);
+    if (only && s.watch.count == 0) {
+        tt_watch_free(&s.watch);
+        tt_live_view *probe;
+        if (tt_live_open(only, &probe, &err) < 0) return fail(1, "%s", err.message);
+        tt_live_view_close(probe);
+        return fail(1, "process %ld cannot be watched: %s", (long)only,
+                    s.watch.notice[0] ? s.watch.notice : "its measurement has ended");
+    }
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        tt_watch_free(&s.watch);
+        return fail(2, "top needs a terminal (without one: tracetop top --list)");
+    }
+
+    setlocale(LC_ALL, "");
+    initscr();
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    set_escdelay(25);
+    timeout(POLL_MS);
+    curs_set(0);
+    catch_signals();
+
+    s.rate_time = tt_monotonic_ns();
+    uint64_t next_scan = 0, next_draw = 0;
+    int status = 0;
+    while (!stop_requested) {
+        uint64_t now = tt_monotonic_ns();
+        if (now >= next_scan) {
+            if (tt_watch_scan(&s.watch, &err) < 0) {
+                status = 1;
+                break;
+            }
+            next_scan = now + SCAN_NS;
+        }
+        tt_watch_consume(&s.watch, READ_BUDGET);
+        if (now >= next_draw) {
+            update_rate(&s);
+            if (!s.paused || !s.view.steady) tt_view_build(&s.view, &s.watch);
+            draw(&s);
+            next_draw = now + s.interval_ns;
+        }
+        int key = getch();
+        if (key == ERR) continue;
+        if (!on_key(&s, key)) break;
+        /* Show at once what the key did. */
+        if (!s.paused || !s.view.steady) tt_view_build(&s.view, &s.watch);
+        draw(&s);
+    }
+    endwin();
+    tt_view_free(&s.view);
+    tt_watch_free(&s.watch);
+    if (status) return fail(status, "%s", err.message);
+    return 0;
+}
+
+/* ---- without a screen ---- */
+
+static int run_list(void)
+{
+    pid_t *pids;
+    size_t count, removed;
+    tt_error err;
+    if (tt_live_list(&pids, &count, &removed, &err) < 0) return fail(1, "%s", err.message);
+    if (removed) fprintf(stderr, "tracetop: removed %zu channel%s left by programs that died\n", removed,
+                         removed == 1 ? "" : "s");
+    if (count) printf("%8s  %-11s  %s\n", "PID", "MEASURING", "PROGRAM (EXPERIMENT)");
+    for (size_t i = 0; i < count; i++) {
+        tt_live_view *v;
+        if (tt_live_open(pids[i], &v, &err) < 0) continue;
+        printf("%8ld  %-11s  %s (%s)\n", (long)pids[i], tt_live_measuring(v) ? "on" : "off", tt_live_name(v),
+               tt_live_experiment(v));
+        tt_live_view_close(v);
+    }
+    free(pids);
+    return 0;
+}
+
+static int run_drain(pid_t only)
+{
+    static tt_watch w;
+    tt_watch_init(&w, only);
+    catch_signals();
+    tt_error err;
+    uint64_t started = tt_monotonic_ns(), next_scan = 0;
+    while (!stop_requested) {
+        uint64_t now = tt_monotonic_ns();
+        if (now >= next_scan) {
+            if (tt_watch_scan(&w, &err) < 0) return fail(1, "%s", err.message);
+            next_scan = now + SCAN_NS / 25;
+        }
+        size_t running = 0;
+        for (size_t i = 0; i < w.count; i++) running += tt_watched_running(w.procs[i]);
+        size_t read = tt_watch_consume(&w, SIZE_MAX);
+        if (w.count && !running && !read) break;
+        if (!read) {
+            struct timespec pause = {0, 1000000};
+            nanosleep(&pause, NULL);
+        }
+    }
+    uint64_t dropped = 0, resyncs = 0, bytes = 0;
+    for (size_t i = 0; i < w.count; i++) {
+        dropped += w.procs[i]->dropped - w.procs[i]->dropped_base;
+        resyncs += w.procs[i]->agg.resyncs;
+        bytes += w.procs[i]->agg.bytes;
+    }
+    printf("processes %zu events %llu bytes %llu dropped_bytes %llu resyncs %llu seconds %.3f\n", w.count,
+           (unsigned long long)events_read(&w), (unsigned long long)bytes, (unsigned long long)dropped,
+           (unsigned long long)resyncs, seconds_since(started));
+    tt_watch_free(&w);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    pid_t only = 0;
+    double interval = 0.1;
+    int list = 0, drain = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--pid") == 0 && i + 1 < argc) {
+            char *end;
+            long pid = strtol(argv[++i], &end, 10);
+            if (*end || pid <= 0) return fail(2, "not a process id: %s", argv[i]);
+            only = (pid_t)pid;
+        } else if (strcmp(argv[i], "--interval") == 0 && i + 1 < argc) {
+            char *end;
+            interval = strtod(argv[++i], &end);
+            if (*end || !(interval > 0 && interval <= 10)) return fail(2, "not an interval in seconds: %s", argv[i]);
+        } else if (strcmp(argv[i], "--list") == 0) {
+            list = 1;
+        } else if (strcmp(argv[i], "--drain") == 0) {
+            drain = 1;
+        } else {
+            return fail(2, "unknown argument: %s", argv[i]);
+        }
+    }
+    if (list) return run_list();
+    if (drain) return run_drain(only);
+    return run_screen(only, interval);
+}

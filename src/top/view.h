@@ -1,0 +1,90 @@
+/* view.h -- the rows `tracetop top` shows: one per function, for all
+ * threads merged or for one thread, filtered and sorted.
+ *
+ * Columns (PRODUCT.md): total (inclusive) time, exclusive ("own") time, %
+ * (own time as a share of the time covered: the threads' spans summed, as
+ * `tracetop summary` computes its "excl %"), % in descendants (the share
+ * of the function's total time spent in the calls it made), calls, and the
+ * function's file and line.
+ *
+ * Calls still running count up to now: their time is added as the rows
+ * are built, so a function that has not returned yet (main, a long sleep)
+ * shows its time as it grows. A thread that ended, or whose process does
+ * not measure, counts up to its last event.
+ *
+ * Steady rows: the counts are totals since top attached (or was reset),
+ * and a row moves above the one before it only when its sort key leads by
+ * more than TT_VIEW_STEADY (a relative margin), so that two functions
+ * running neck and neck do not swap places at every refresh. The first
+ * build after a change of sort, thread or filter sorts exactly.
+ */
+#ifndef TRACETOP_TOP_VIEW_H
+#define TRACETOP_TOP_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "watch.h"
+
+#define TT_VIEW_STEADY 0.03
+
+enum tt_sort { TT_SORT_OWN, TT_SORT_TOTAL, TT_SORT_CALLS, TT_SORT_DESCENDANTS, TT_SORT_COUNT };
+
+typedef struct tt_row {
+    uint32_t function; /* in the watch's table */
+    uint64_t calls;
+    double own, total;   /* seconds */
+    double own_percent;  /* of the time covered */
+    double desc_percent; /* of its total */
+} tt_row;
+
+/* A thread of the watch, as `t` steps through them. */
+typedef struct tt_view_thread {
+    const tt_watched *process;
+    const tt_agg_thread *thread;
+} tt_view_thread;
+
+typedef struct tt_view {
+    /* What to show; change them through the setters below. */
+    enum tt_sort sort;
+    long thread;      /* -1: all threads merged; else the index of tt_view_thread_at */
+    char filter[128]; /* rows whose function name contains it (any case); "" for all */
+
+    /* The last build. */
+    tt_row *rows;
+    size_t row_count;
+    double seconds;      /* the time covered */
+    size_t thread_count; /* threads in view */
+
+    /* Between builds. */
+    int steady;         /* 0: the next build sorts exactly */
+    uint32_t *rank;     /* by function: row index in the last build, UINT32_MAX when none */
+    size_t rank_cap, row_cap;
+    tt_row *acc;        /* by function; .function NONE where unused */
+    size_t acc_cap;
+    uint32_t *touched;  /* functions summed in acc */
+    size_t touched_count, touched_cap;
+    uint64_t *seen;     /* by region: the last generation that saw it open */
+    size_t seen_cap;
+    uint64_t generation;
+} tt_view;
+
+void tt_view_init(tt_view *v);
+void tt_view_free(tt_view *v);
+
+void tt_view_set_sort(tt_view *v, enum tt_sort sort);
+void tt_view_set_thread(tt_view *v, long thread);
+void tt_view_set_filter(tt_view *v, const char *filter);
+
+/* The threads of the watch in order (process by process, stream by
+ * stream): how many, and the one at `index`. */
+size_t tt_view_thread_count(const tt_watch *w);
+tt_view_thread tt_view_thread_at(const tt_watch *w, size_t index);
+
+/* Builds the rows from the watch as it is now. 0, or -1 when memory runs
+ * out (the last rows stay). */
+int tt_view_build(tt_view *v, const tt_watch *w);
+
+const char *tt_sort_name(enum tt_sort sort);
+
+#endif

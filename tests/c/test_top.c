@@ -1,0 +1,391 @@
+/* test_top.c -- what `tracetop top` computes: per function calls, own and
+ * total time from ENTER and LEAVE records; slices put together, lost
+ * chunks started over; rows for all threads or one, filtered, in steady
+ * order. Events go through a real live channel of this process. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "agg.h"
+#include "check.h"
+#include "format.h"
+#include "live.h"
+#include "view.h"
+#include "watch.h"
+
+/* ---- a producer of definitions and events ---- */
+
+typedef struct chunk {
+    uint8_t events[TT_CHUNK_PAYLOAD_SIZE];
+    uint32_t len, seq;
+    uint64_t base, last;
+} chunk;
+
+typedef struct producer {
+    tt_live *live;
+    uint8_t defs[4096];
+    uint32_t defs_len;
+    chunk streams[2];
+} producer;
+
+static void put_def(producer *p, const uint8_t *rec, size_t len)
+{
+    memcpy(p->defs + p->defs_len, rec, len);
+    p->defs_len += (uint32_t)len;
+}
+
+static void def_string(producer *p, uint32_t id, const char *s)
+{
+    uint8_t rec[256], *q = rec;
+    *q++ = TT_DEF_STRING;
+    q = tt_put_varint(q, id);
+    q = tt_put_varint(q, strlen(s));
+    memcpy(q, s, strlen(s));
+    put_def(p, rec, (size_t)(q - rec) + strlen(s));
+}
+
+static void def_region(producer *p, uint32_t id, uint32_t name, uint32_t file, uint32_t line)
+{
+    uint8_t rec[64], *q = rec;
+    *q++ = TT_DEF_REGION;
+    q = tt_put_varint(q, id);
+    q = tt_put_varint(q, name);
+    q = tt_put_varint(q, file);
+    q = tt_put_varint(q, line);
+    *q++ = TT_REGION_PYTHON;
+    put_def(p, rec, (size_t)(q - rec));
+}
+
+static void def_thread(producer *p, uint32_t stream, uint32_t name)
+{
+    uint8_t rec[64], *q = rec;
+    *q++ = TT_DEF_THREAD;
+    q = tt_put_varint(q, stream);
+    q = tt_put_varint(q, name);
+    q = tt_put_varint(q, 1000 + stream);
+    put_def(p, rec, (size_t)(q - rec));
+}
+
+/* A process of this pid, with a clock of 1000 ticks a second. */
+static void def_process(producer *p)
+{
+    uint8_t rec[64], *q = rec;
+    *q++ = TT_DEF_PROCESS;
+    q = tt_put_varint(q, 42);
+    q = tt_put_varint(q, 1);
+    q = tt_put_varint(q, 0);
+    *q++ = TT_CLOCK_MONOTONIC;
+    q = tt_put_varint(q, 1000);
+    put_def(p, rec, (size_t)(q - rec));
+}
+
+/* Strings: 0 "", 1 "prog.py", 2 "__main__:main", 3 "__main__:work", 4
+ * "__main__:rest", 5 "MainThread", 6 "worker"; regions 0 main, 1 work,
+ * 2 rest; threads 0 MainThread, 1 worker. */
+static void define_program(producer *p)
+{
+    static const char *const strings[] = {"", "prog.py", "__main__:main", "__main__:work", "__main__:rest",
+                                          "MainThread", "worker"};
+    for (uint32_t i = 0; i < 7; i++) def_string(p, i, strings[i]);
+    def_region(p, 0, 2, 1, 10);
+    def_region(p, 1, 3, 1, 20);
+    def_region(p, 2, 4, 1, 30);
+    def_thread(p, 0, 5);
+    def_thread(p, 1, 6);
+    def_process(p);
+}
+
+static void ev(chunk *c, uint8_t tag, uint64_t t, uint32_t region)
+{
+    uint8_t *q = c->events + c->len;
+    *q++ = tag;
+    q = tt_put_varint(q, t - c->last);
+    if (tag == TT_EV_ENTER) q = tt_put_varint(q, region);
+    c->last = t;
+    c->len = (uint32_t)(q - c->events);
+}
+
+static void enter(chunk *c, uint64_t t, uint32_t region) { ev(c, TT_EV_ENTER, t, region); }
+static void leave(chunk *c, uint64_t t) { ev(c, TT_EV_LEAVE, t, 0); }
+
+/* A chunk starting at `base`. */
+static void start(chunk *c, uint32_t seq, uint64_t base)
+{
+    c->seq = seq;
+    c->len = 0;
+    c->base = c->last = base;
+}
+
+/* ---- agg on its own ---- */
+
+static tt_live_slice slice_of(chunk *c, uint32_t stream, uint32_t from, int end)
+{
+    return (tt_live_slice){.stream = stream,
+                           .seq = c->seq,
+                           .offset = from,
+                           .len = c->len - from,
+                           .flags = end ? TT_LIVE_END : 0,
+                           .base_ticks = c->base,
+                           .data = c->events + from};
+}
+
+static void test_calls_and_times(void)
+{
+    static producer p;
+    memset(&p, 0, sizeof p);
+    define_program(&p);
+    tt_functions functions = {0};
+    tt_agg_process a;
+    tt_agg_init(&a, &functions);
+    const char *why = NULL;
+    CHECK(tt_agg_defs(&a, p.defs, p.defs_len, &why) == 0);
+    CHECK_U64(a.region_count, 3);
+    CHECK_U64(a.ticks_per_second, 1000);
+    CHECK_STR(functions.items[a.regions[1].function].name, "__main__:work");
+    CHECK_STR(functions.items[a.regions[1].function].file, "prog.py");
+    CHECK_STR(tt_agg_string(&a, 6), "worker");
+
+    /* A return from before top saw the thread, main calling work, which
+     * recurses, in two slices cut between records. */
+    chunk *c = &p.streams[0];
+    start(c, 0, 5);
+    leave(c, 8);
+    enter(c, 10, 0);
+    enter(c, 20, 1);
+    leave(c, 50);
+    enter(c, 60, 1);
+    uint32_t cut = c->len;
+    enter(c, 70, 1);
+    leave(c, 80);
+    leave(c, 100);
+    leave(c, 130);
+    tt_live_slice first = slice_of(c, 0, 0, 0);
+    first.len = cut;
+    tt_live_slice second = slice_of(c, 0, cut, 0);
+    CHECK(tt_agg_slice(&a, &first, &why) == 0);
+    CHECK(tt_agg_slice(&a, &second, &why) == 0);
+    tt_agg_thread *th = a.threads[0];
+    CHECK(th && th->seen && th->depth == 0);
+    CHECK_U64(th->stats[0].calls, 1);
+    CHECK_U64(th->stats[0].inclusive, 120);
+    CHECK_U64(th->stats[0].exclusive, 50);
+    CHECK_U64(th->stats[1].calls, 3);
+    CHECK_U64(th->stats[1].inclusive, 70); /* the recursive call not twice */
+    CHECK_U64(th->stats[1].exclusive, 70);
+    CHECK_U64(a.events, 9);
+
+    /* The same slice again does not count twice; one beyond a gap in its
+     * chunk waits for the chunk's start. */
+    CHECK(tt_agg_slice(&a, &second, &why) == 0);
+    tt_live_slice ahead = slice_of(c, 0, cut, 0);
+    ahead.offset = c->len + 10;
+    CHECK(tt_agg_slice(&a, &ahead, &why) == 0);
+    CHECK_U64(th->stats[1].calls, 3);
+
+    /* A chunk lost: the next starts over; calls open then close at the
+     * last time seen. */
+    uint32_t from = c->len;
+    enter(c, 140, 0);
+    enter(c, 150, 2);
+    tt_live_slice open = slice_of(c, 0, from, 0);
+    CHECK(tt_agg_slice(&a, &open, &why) == 0);
+    CHECK_U64(th->depth, 2);
+    start(c, 2, 500);
+    enter(c, 510, 2);
+    leave(c, 520);
+    uint8_t *q = c->events + c->len;
+    *q++ = TT_EV_STREAM_END;
+    q = tt_put_varint(q, 0);
+    c->len = (uint32_t)(q - c->events);
+    tt_live_slice after = slice_of(c, 0, 0, 1);
+    CHECK(tt_agg_slice(&a, &after, &why) == 0);
+    CHECK_U64(a.resyncs, 1);
+    CHECK_U64(th->stats[2].calls, 2);
+    CHECK_U64(th->stats[2].exclusive, 10);
+    CHECK_U64(th->stats[0].inclusive, 120 + 10);
+    CHECK(th->ended);
+
+    /* Damaged records are reported. */
+    uint8_t bad[] = {99, 1};
+    tt_live_slice damaged = {.stream = 1, .len = sizeof bad, .data = bad};
+    CHECK(tt_agg_slice(&a, &damaged, &why) < 0);
+    CHECK_STR(why, "unknown event record");
+
+    tt_agg_reset(&a);
+    CHECK_U64(th->stats[0].calls, 0);
+    CHECK_U64(th->stats[2].exclusive, 0);
+    tt_agg_free(&a);
+    tt_functions_free(&functions);
+}
+
+/* ---- through a channel, with a watch and a view ---- */
+
+/* What a writer pass hands over: the definitions, and stream `stream` up
+ * to where it is. */
+static void publish(producer *p, uint32_t stream, int full)
+{
+    chunk *c = &p->streams[stream];
+    tt_live_begin_pass(p->live);
+    tt_live_defs(p->live, 0, p->defs, p->defs_len, 0);
+    tt_live_events(p->live, stream, c->seq, c->base, c->events, c->len, full);
+}
+
+static const tt_row *row_named(const tt_view *v, const tt_watch *w, const char *name)
+{
+    for (size_t i = 0; i < v->row_count; i++)
+        if (strcmp(w->functions.items[v->rows[i].function].name, name) == 0) return &v->rows[i];
+    return NULL;
+}
+
+static const char *row_name(const tt_view *v, const tt_watch *w, size_t i)
+{
+    return i < v->row_count ? w->functions.items[v->rows[i].function].name : "(none)";
+}
+
+static void test_watch_and_view(void)
+{
+    static producer p;
+    memset(&p, 0, sizeof p);
+    tt_error err;
+    CHECK(tt_live_create("prog.py", "exp", &p.live, &err) == 0);
+    tt_live_answer(p.live, 0, 0); /* not measuring: running calls do not grow */
+    define_program(&p);
+
+    tt_watch w;
+    tt_watch_init(&w, getpid());
+    CHECK(tt_watch_scan(&w, &err) == 0);
+    CHECK_U64(w.count, 1);
+
+    /* MainThread: main (0..1000) calls work twice (100 + 300 ticks) and
+     * rest (500), which is still running, and has just called work. */
+    chunk *m = &p.streams[0], *worker = &p.streams[1];
+    start(m, 0, 0);
+    enter(m, 0, 0);
+    enter(m, 100, 1);
+    leave(m, 200);
+    enter(m, 200, 1);
+    leave(m, 500);
+    enter(m, 500, 2);
+    enter(m, 1000, 1);
+    publish(&p, 0, 0);
+    tt_watch_consume(&w, SIZE_MAX);
+
+    tt_view v;
+    tt_view_init(&v);
+    CHECK(tt_view_build(&v, &w) == 0);
+    CHECK_U64(v.thread_count, 1);
+    CHECK(v.seconds == 1.0);
+    CHECK_STR(row_name(&v, &w, 0), "__main__:rest");
+    CHECK_STR(row_name(&v, &w, 1), "__main__:work");
+    const tt_row *main_row = row_named(&v, &w, "__main__:main");
+    const tt_row *work = row_named(&v, &w, "__main__:work");
+    CHECK(main_row && main_row->calls == 1 && main_row->total == 1.0 && main_row->own == 0.1);
+    CHECK(main_row && main_row->own_percent > 9.99 && main_row->own_percent < 10.01);
+    CHECK(main_row && main_row->desc_percent > 89.99 && main_row->desc_percent < 90.01);
+    CHECK(work && work->calls == 3 && work->own == 0.4);
+
+    /* Sorted by calls, then by total. */
+    tt_view_set_sort(&v, TT_SORT_CALLS);
+    CHECK(tt_view_build(&v, &w) == 0);
+    CHECK_STR(row_name(&v, &w, 0), "__main__:work");
+    tt_view_set_sort(&v, TT_SORT_TOTAL);
+    CHECK(tt_view_build(&v, &w) == 0);
+    CHECK_STR(row_name(&v, &w, 0), "__main__:main");
+
+    /* The worker thread's rows alone, and all threads merged. */
+    start(worker, 0, 0);
+    enter(worker, 0, 1);
+    leave(worker, 2000);
+    publish(&p, 1, 0);
+    tt_watch_consume(&w, SIZE_MAX);
+    CHECK_U64(tt_view_thread_count(&w), 2);
+    tt_view_thread t1 = tt_view_thread_at(&w, 1);
+    CHECK(t1.thread && strcmp(tt_agg_string(&t1.process->agg, t1.thread->name), "worker") == 0);
+    tt_view_set_thread(&v, 1);
+    CHECK(tt_view_build(&v, &w) == 0);
+    CHECK_U64(v.row_count, 1);
+    CHECK(v.rows[0].total == 2.0 && v.rows[0].own_percent == 100.0);
+    tt_view_set_thread(&v, -1);
+    CHECK(tt_view_build(&v, &w) == 0);
+    CHECK(v.seconds == 3.0);
+    work = row_named(&v, &w, "__main__:work");
+    CHECK(work && work->calls == 4 && work->total == 2.4);
+
+    /* The filter keeps names containing it, in any case. */
+    tt_view_set_filter(&v, "REST");
+    CHECK(tt_view_build(&v, &w) == 0);
+    CHECK_U64(v.row_count, 1);
+    CHECK_STR(row_name(&v, &w, 0), "__main__:rest");
+    tt_view_set_filter(&v, "");
+
+    /* Steady, MainThread by own time: rest (0.5) is ahead of work (0.4).
+     * work catching up to within the margin does not move it up; leading
+     * by more does. */
+    tt_view_set_thread(&v, 0);
+    tt_view_set_sort(&v, TT_SORT_OWN);
+    CHECK(tt_view_build(&v, &w) == 0);
+    CHECK_STR(row_name(&v, &w, 0), "__main__:rest");
+    leave(m, 1110);
+    publish(&p, 0, 0);
+    tt_watch_consume(&w, SIZE_MAX);
+    CHECK(tt_view_build(&v, &w) == 0);
+    work = row_named(&v, &w, "__main__:work");
+    CHECK(work && work->own > 0.509 && work->own < 0.511);
+    CHECK_STR(row_name(&v, &w, 0), "__main__:rest");
+    enter(m, 1110, 1);
+    leave(m, 1200);
+    publish(&p, 0, 0);
+    tt_watch_consume(&w, SIZE_MAX);
+    CHECK(tt_view_build(&v, &w) == 0);
+    CHECK_STR(row_name(&v, &w, 0), "__main__:work");
+
+    /* Measurement switched from the watch: the request is answered. */
+    tt_watch_request(&w, 1);
+    CHECK_U64(tt_watch_pending(&w), 1);
+    uint64_t ticket;
+    CHECK(tt_live_poll_request(p.live, &ticket) == 1);
+    tt_live_answer(p.live, ticket, 1);
+    tt_watch_consume(&w, SIZE_MAX);
+    CHECK_U64(tt_watch_pending(&w), 0);
+    CHECK(w.procs[0]->measuring == 1);
+
+    /* Reset: counts start again. */
+    tt_watch_reset(&w);
+    CHECK(tt_view_build(&v, &w) == 0);
+    work = row_named(&v, &w, "__main__:work");
+    CHECK(!work || work->calls == 0);
+
+    /* The end of the measurement is seen; the process stays, watched once
+     * even while its channel is still there. */
+    uint8_t end[16], *q = end;
+    *q++ = TT_DEF_PROCESS_END;
+    for (int i = 0; i < 4; i++) q = tt_put_varint(q, 0);
+    put_def(&p, end, (size_t)(q - end));
+    publish(&p, 0, 0);
+    tt_watch_consume(&w, SIZE_MAX);
+    CHECK(!tt_watched_running(w.procs[0]));
+    CHECK(tt_watch_scan(&w, &err) == 0);
+    CHECK_U64(w.count, 1);
+    tt_live_close(p.live);
+    CHECK(tt_watch_scan(&w, &err) == 0);
+    tt_watch_consume(&w, SIZE_MAX);
+    CHECK_U64(w.count, 1);
+    CHECK(!w.procs[0]->view); /* its shared memory given back */
+    CHECK(tt_view_build(&v, &w) == 0);
+
+    /* A later measurement of the same process is watched too. */
+    tt_live *later;
+    CHECK(tt_live_create("prog.py", "exp2", &later, &err) == 0);
+    CHECK(tt_watch_scan(&w, &err) == 0);
+    CHECK_U64(w.count, 2);
+    CHECK(tt_watched_running(w.procs[1]));
+    tt_live_close(later);
+    tt_view_free(&v);
+    tt_watch_free(&w);
+}
+
+int main(void)
+{
+    test_calls_and_times();
+    test_watch_and_view();
+    return check_report();
+}

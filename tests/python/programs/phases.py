@@ -1,0 +1,18 @@
+"""Two phases of about equal length, one after the other, each with one call inside."""
+import time
+
+
+def inner():
+    time.sleep(0.04)
+
+
+def first():
+    inner()
+
+
+def second():
+    inner()
+
+
+first()
+second()

@@ -1,0 +1,181 @@
+"""`tracetop convert` to chrome, speedscope, pstats and collapsed stacks, each read back by its consumer (json
+for Trace Event JSON and speedscope's format, pstats.Stats, a flamegraph-style fold) and checked against the
+native trace and `summary`'s profile; `tracetop run --format`; bad input."""
+import collections
+import decimal
+import json
+import os
+import pstats
+
+import pytest
+
+from convert_helpers import convert, measure, native_calls
+from helpers import tracetop
+
+from tracetop import _tracetop
+
+
+@pytest.fixture(scope="module")
+def experiment(tmp_path_factory):
+    return measure(tmp_path_factory.mktemp("convert"))
+
+
+def ns(value):
+    """A time in microseconds, read exactly from the JSON, in ns."""
+    return int(value * 1000)
+
+
+def test_chrome(experiment):
+    convert(experiment, "chrome")
+    with open(experiment / "trace.chrome.json") as file:
+        document = json.load(file, parse_float=decimal.Decimal)
+    events = document["traceEvents"]
+    calls, counters, marks = native_calls(experiment)
+
+    complete = sorted((e["pid"], e["tid"], e["name"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e.get("args", {}))
+                      for e in events if e["ph"] == "X")
+    assert complete == sorted((c.pid, c.tid, c.name, c.begin, c.end, c.params) for c in calls)
+    assert {c.name: c.params for c in calls if c.name == "__main__:work" and c.tid == c.pid}["__main__:work"] == \
+        {"n": -7, "size": 7, "mode": 'fa"st\u00e9'}
+    assert sorted((e["pid"], e["tid"], e["name"], ns(e["ts"]), float(e["args"][e["name"]]))
+                  for e in events if e["ph"] == "C") == sorted(counters)
+    assert sorted((e["pid"], e["tid"], e["name"], ns(e["ts"])) for e in events if e["ph"] == "i"
+                  and e.get("cat") == "mark") == sorted(marks)
+    assert [e["args"] for e in events if e["ph"] == "X" and e["name"] == "__main__:main"] == [{"outside": 1}]
+
+    trace = _tracetop.Trace(str(experiment))
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    expected = {(p["pid"], t["native_tid"]): t["name"] for p in trace.processes for t in p["threads"]}
+    assert names == expected and sorted(names.values()) == ["MainThread", "worker"]
+
+
+def test_speedscope(experiment):
+    convert(experiment, "speedscope")
+    with open(experiment / "profile.speedscope.json") as file:
+        document = json.load(file)
+    frames = document["shared"]["frames"]
+    calls, _, _ = native_calls(experiment)
+    trace = _tracetop.Trace(str(experiment))
+    pid = trace.processes[0]["pid"]
+    tids = {f"{pid} {t['name']}": t["native_tid"] for t in trace.processes[0]["threads"]}
+    assert sorted(p["name"] for p in document["profiles"]) == sorted(tids)
+    for profile in document["profiles"]:
+        assert profile["type"] == "evented" and profile["unit"] == "nanoseconds"
+        stack, opened = [], collections.Counter()
+        for event in profile["events"]:
+            if event["type"] == "O":
+                stack.append(event)
+                opened[frames[event["frame"]]["name"]] += 1
+            else:
+                begin = stack.pop()
+                assert begin["frame"] == event["frame"] and begin["at"] <= event["at"]
+        assert not stack
+        assert profile["startValue"] == profile["events"][0]["at"]
+        assert profile["endValue"] == profile["events"][-1]["at"]
+        tid = tids[profile["name"]]
+        assert opened == collections.Counter(c.name for c in calls if c.tid == tid)
+    fib = next(f for f in frames if f["name"] == "__main__:fib")
+    assert fib["file"].endswith("convert_subject.py") and fib["line"] == 8
+
+
+def test_pstats(experiment):
+    convert(experiment, "pstats")
+    stats = pstats.Stats(str(experiment / "profile.pstats"))
+    profile = _tracetop.profile(str(experiment))
+    by_name = {func[2]: value for func, value in stats.stats.items()}
+    assert len(by_name) == len(stats.stats) == len(profile["regions"])
+    for region in profile["regions"]:
+        primitive, calls, tottime, cumtime, callers = by_name[region["name"]]
+        assert calls == region["visits"]
+        assert tottime == pytest.approx(region["exclusive_ns"] / 1e9, abs=1e-9)
+        assert cumtime == pytest.approx(region["inclusive_ns"] / 1e9, abs=1e-9)
+        assert sum(caller[0] for caller in callers.values()) <= calls
+    fib = next(func for func in stats.stats if func[2] == "__main__:fib")
+    assert fib[0].endswith("convert_subject.py") and fib[1] == 8
+    primitive, calls, _, _, callers = stats.stats[fib]
+    assert (primitive, calls) == (2, 41 + 109)  # fib(7) and fib(9), and their recursive calls
+    assert callers[fib][0] == calls - primitive
+    work = next(func for func in stats.stats if func[2] == "__main__:work")
+    assert callers[work][:2] == (2, 2)
+    assert stats.total_calls == sum(region["visits"] for region in profile["regions"])
+    stats.sort_stats("cumulative").print_stats(0)  # what snakeviz and gprof2dot do with it works
+
+
+def test_collapsed(experiment):
+    convert(experiment, "collapsed")
+    exclusive = collections.Counter()
+    total = 0
+    for line in (experiment / "profile.collapsed").read_text().splitlines():
+        stack, count = line.rsplit(" ", 1)
+        exclusive[stack.split(";")[-1]] += int(count)
+        total += int(count)
+    profile = _tracetop.profile(str(experiment))
+    assert exclusive == {r["name"]: r["exclusive_ns"] for r in profile["regions"] if r["exclusive_ns"]}
+    assert "__main__:main;user:phase;__main__:work;__main__:fib;__main__:fib" in \
+        (experiment / "profile.collapsed").read_text()
+
+
+def test_run_format(tmp_path):
+    experiment = measure(tmp_path, "--format", "chrome,pstats")
+    assert (experiment / "trace.chrome.json").is_file() and (experiment / "profile.pstats").is_file()
+    manifest = (experiment / "MANIFEST.md").read_text()
+    assert "`trace.chrome.json`" in manifest and "`profile.pstats`" in manifest
+
+
+def test_output_elsewhere(experiment, tmp_path):
+    completed = convert(experiment, "collapsed", "-o", tmp_path / "stacks.txt")
+    assert completed.stderr.startswith(f"tracetop: wrote {tmp_path / 'stacks.txt'} (")
+    assert (tmp_path / "stacks.txt").read_text() == (experiment / "profile.collapsed").read_text()
+
+
+def assert_one_line(completed, message):
+    assert completed.returncode == 2
+    assert completed.stderr == f"tracetop: error: {message}\n"
+    assert completed.stdout == ""
+
+
+def test_unknown_format(experiment):
+    completed = tracetop("convert", experiment, "--to", "pdf", cwd=experiment.parent)
+    assert_one_line(completed, f"unknown format 'pdf' (known: {', '.join(_tracetop.FORMATS)})")
+
+
+@pytest.mark.parametrize("format", ["cubex", "perfetto", "chrome", "speedscope", "pstats", "collapsed"])
+def test_unwritable_output(experiment, tmp_path, format):
+    target = tmp_path / "missing" / "out"
+    completed = tracetop("convert", experiment, "--to", format, "-o", target, cwd=tmp_path)
+    assert_one_line(completed, f"cannot write {target}: No such file or directory")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_read_only_directory(experiment, tmp_path):
+    (tmp_path / "ro").mkdir(mode=0o500)
+    completed = tracetop("convert", experiment, "--to", "chrome", "-o", tmp_path / "ro" / "x.json", cwd=tmp_path)
+    assert completed.returncode == 2 and "Permission denied" in completed.stderr
+
+
+def test_full_disk(experiment, tmp_path):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    completed = tracetop("convert", experiment, "--to", "chrome", "-o", "/dev/full", cwd=tmp_path)
+    assert_one_line(completed, "cannot write /dev/full: No space left on device")
+
+
+def test_missing_experiment(tmp_path):
+    completed = tracetop("convert", "nowhere", "--to", "chrome", cwd=tmp_path)
+    assert completed.returncode == 2 and len(completed.stderr.splitlines()) == 1
+    assert completed.stderr.startswith("tracetop: error: nowhere")
+
+
+@pytest.mark.parametrize("format", list(_tracetop.FORMATS))
+def test_cut_trace_converts_what_is_there(tmp_path, format):
+    """A trace cut short converts up to where it stops: the file is written, one warning says what was cut."""
+    experiment = measure(tmp_path)
+    main_stream = experiment / "trace" / str(_tracetop.Trace(str(experiment)).processes[0]["pid"]) / "0.tts"
+    with open(main_stream, "r+b") as file:
+        file.truncate(main_stream.stat().st_size - 100)
+    completed = tracetop("convert", experiment, "--to", format, cwd=tmp_path)
+    assert completed.returncode == 1
+    wrote, warning = completed.stderr.splitlines()
+    assert wrote.startswith(f"tracetop: wrote {experiment / _tracetop.default_name(format)} (")
+    assert warning.startswith("tracetop: warning: trace cut short: process ") and '"MainThread"' in warning
+    assert (experiment / _tracetop.default_name(format)).stat().st_size > 0

@@ -1,0 +1,342 @@
+"""The viewer's level-of-detail index (src/core/lod.h) against what the reader gives, on real experiments."""
+import collections
+import json
+import os
+import shutil
+import struct
+from array import array
+
+import pytest
+
+from helpers import PROGRAMS, streams, tracetop
+from tracetop import _tracetop
+
+
+def decode_spans(data):
+    count, level = struct.unpack_from("II", data)
+    doubles = array("d", data[8:8 + 16 * count])
+    ints = array("I", data[8 + 16 * count:])
+    start, end = doubles[:count], doubles[count:]
+    region, calls, lane, depth = (ints[i * count:(i + 1) * count] for i in range(4))
+    return level, [dict(start=int(start[i]), end=int(end[i]), region=region[i], calls=calls[i], lane=lane[i],
+                        depth=depth[i]) for i in range(count)]
+
+
+def decode_tree(data):
+    count, _ = struct.unpack_from("II", data)
+    return [dict(zip(("parent", "region", "visits", "inclusive", "exclusive"), struct.unpack_from("IIddd", data, 8 + 32 * i)))
+            for i in range(count)]
+
+
+def decode_samples(data):
+    count, level = struct.unpack_from("II", data)
+    doubles = array("d", data[8:8 + 32 * count])
+    tracks = array("I", data[8 + 32 * count:8 + 36 * count])
+    return level, [dict(time=int(doubles[i]), min=doubles[count + i], max=doubles[2 * count + i],
+                        last=doubles[3 * count + i], track=tracks[i]) for i in range(count)]
+
+
+def raw_spans(index, lane, depth, level):
+    data = index.raw_spans(lane, depth, level)
+    return [struct.unpack_from("QQII", data, offset) for offset in range(0, len(data), 24)]
+
+
+def reader_calls(experiment):
+    """Every call of every stream from the reader: {(pid, stream): [(start, end, name, depth)]}."""
+    calls = {}
+    for process, thread, events, state, problem in streams(experiment):
+        found, stack = [], []
+        for event in events:
+            if event[0] == "enter":
+                stack.append((event[1], event[2]))
+            elif event[0] == "leave":
+                start, name = stack.pop()
+                found.append((start, event[1], name, len(stack)))
+        calls[(process["pid"], thread["stream"])] = sorted(found, key=lambda c: (c[3], c[0]))
+    return calls
+
+
+@pytest.fixture(scope="module")
+def experiment(tmp_path_factory):
+    where = tmp_path_factory.mktemp("index")
+    completed = tracetop("--output", "exp", PROGRAMS / "viewer_demo.py", "400", cwd=where)
+    assert completed.returncode == 0, completed.stderr
+    return where / "exp"
+
+
+@pytest.fixture(scope="module")
+def index(experiment):
+    return _tracetop.Index(str(experiment))
+
+
+def all_lanes(index):
+    return list(range(len(index.lanes)))
+
+
+def test_lanes_are_the_threads(index, experiment):
+    names = [lane["name"] for lane in index.lanes]
+    assert names == ["MainThread", "worker-0", "worker-1"]
+    assert index.problems == [] and index.cache_problem is None
+    assert (experiment / "view.idx").is_file()
+
+
+def test_level_zero_is_every_call_exactly(index, experiment):
+    expected = reader_calls(experiment)
+    for number, lane in enumerate(index.lanes):
+        got = [(start, end, index.regions[region]["name"], depth)
+               for depth in range(lane["depths"])
+               for start, end, region, calls in raw_spans(index, number, depth, 0)]
+        assert len(got) == lane["calls"]
+        assert got == expected[(lane["pid"], lane["stream"])]
+
+
+def test_each_level_merges_the_one_below(index):
+    for number, lane in enumerate(index.lanes):
+        for depth in range(lane["depths"]):
+            below = raw_spans(index, number, depth, 0)
+            for level in range(1, index.levels):
+                grain = 1 << (5 + level)
+                spans = raw_spans(index, number, depth, level)
+                assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+                assert sum(s[3] for s in spans) == len(raw_spans(index, number, depth, 0))
+                assert all(s[3] == 1 or s[1] - s[0] <= 8 * grain for s in spans)
+                assert len(spans) <= len(below)
+                # Every item of the level below lies within one item of this level.
+                position = 0
+                for start, end, region, calls in below:
+                    while spans[position][1] <= start:
+                        position += 1
+                    assert spans[position][0] <= start and end <= spans[position][1]
+                below = spans
+
+
+def test_coarse_levels_keep_every_call_counted(index):
+    """At every level each depth's items are ordered, do not overlap, cover every call and count it once."""
+    span = index.end_ns - index.begin_ns
+    for width in (1, 10, 100, 1000, 10000):
+        level, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, width, all_lanes(index)))
+        assert level == index.level_for(index.begin_ns, index.end_ns + 1, width)
+        by_depth = collections.defaultdict(list)
+        for s in spans:
+            by_depth[s["lane"], s["depth"]].append(s)
+        for (lane, depth), items in by_depth.items():
+            assert all(a["end"] <= b["start"] for a, b in zip(items, items[1:]))
+            # Items merged at the query's pixel size are at most 3 pixels long, unless they are one call.
+            assert all(s["calls"] == 1 or s["end"] - s["start"] <= max(3 * span / width, 8 << (5 + level))
+                       for s in items)
+        for lane_number, lane in enumerate(index.lanes):
+            assert sum(s["calls"] for s in spans if s["lane"] == lane_number) == lane["calls"]
+        if width <= 100:
+            assert level > 0 and len(spans) < sum(lane["calls"] for lane in index.lanes)
+
+
+def test_a_view_reads_only_what_is_in_it(index):
+    lane = 1
+    start, end, region, calls = max(raw_spans(index, lane, 0, 0), key=lambda s: s[1] - s[0])  # the thread's run()
+    middle = (start + end) // 2
+    t0, t1 = middle, middle + 50_000
+    _, spans = decode_spans(index.spans(t0, t1, 2000, [lane]))
+    assert spans and all(s["end"] > t0 and s["start"] < t1 and s["lane"] == lane for s in spans)
+
+
+def test_search_gives_the_occurrences(index, experiment):
+    leaf = [i for i, r in enumerate(index.regions) if r["name"] == "__main__:leaf"]
+    _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 1_000_000 // 1000, all_lanes(index),
+                                        only=leaf))
+    from helpers import enters
+    assert sum(s["calls"] for s in spans) == enters(experiment)["__main__:leaf"]
+    assert {index.regions[s["region"]]["name"] for s in spans} == {"__main__:leaf"}
+
+
+def profile_of_tree(index, nodes):
+    """Per region name: visits, exclusive, and inclusive counted once per outermost activation."""
+    regions = collections.defaultdict(lambda: [0, 0, 0])
+    path = {}
+    for number, node in enumerate(nodes):
+        ancestors = path.get(node["parent"], ()) if node["parent"] != 0xFFFFFFFF else ()
+        name = index.regions[node["region"]]["name"]
+        path[number] = ancestors + (name,)
+        regions[name][0] += node["visits"]
+        regions[name][1] += node["exclusive"]
+        if name not in ancestors:
+            regions[name][2] += node["inclusive"]
+    return regions
+
+
+def test_tree_of_the_whole_run_is_the_profile(index, experiment):
+    nodes = decode_tree(index.tree(index.begin_ns, index.end_ns + 1, all_lanes(index)))
+    assert all(node["parent"] == 0xFFFFFFFF or node["parent"] < number for number, node in enumerate(nodes))
+    ours = profile_of_tree(index, nodes)
+    profile = _tracetop.profile(str(experiment))
+    assert len(ours) == len(profile["regions"])
+    for region in profile["regions"]:
+        assert ours[region["name"]] == [region["visits"], region["exclusive_ns"], region["inclusive_ns"]], region
+
+
+def test_tree_of_a_range_clips_the_calls(index, experiment):
+    lane = 2
+    begin, end = index.lanes[lane]["begin_ns"], index.lanes[lane]["end_ns"]
+    t0, t1 = begin + (end - begin) // 3, begin + 2 * (end - begin) // 3
+    nodes = decode_tree(index.tree(t0, t1, [lane]))
+    expected = collections.defaultdict(lambda: [0, 0])
+    calls = reader_calls(experiment)[(index.lanes[lane]["pid"], index.lanes[lane]["stream"])]
+    for start, stop, name, depth in calls:
+        if stop > t0 and start < t1:
+            expected[name][0] += 1
+            expected[name][1] += min(stop, t1) - max(start, t0)
+    got = collections.defaultdict(lambda: [0, 0])
+    for node in nodes:
+        got[index.regions[node["region"]]["name"]][0] += node["visits"]
+    # Inclusive time of a region summed over its nodes counts recursion twice; none recurses here.
+    for node in nodes:
+        got[index.regions[node["region"]]["name"]][1] += node["inclusive"]
+    assert dict(got) == dict(expected)
+    assert sum(node["exclusive"] for node in nodes) == sum(
+        min(stop, t1) - max(start, t0) for start, stop, name, depth in calls if depth == 0 and stop > t0 and start < t1)
+
+
+def test_call_details_with_self_time_and_parameters(index, experiment):
+    lane = 1
+    calls = reader_calls(experiment)[(index.lanes[lane]["pid"], index.lanes[lane]["stream"])]
+    start, end, name, depth = next(c for c in calls if c[2] == "__main__:middle")
+    details = index.call_at(lane, depth, (start + end) // 2)
+    assert (details["start_ns"], details["end_ns"], index.regions[details["region"]]["name"]) == (start, end, name)
+    callees = sum(e - s for s, e, n, d in calls if d == depth + 1 and s >= start and e <= end)
+    assert details["self_ns"] == end - start - callees
+    assert {p["name"]: p["value"] for p in details["params"]} == {"n": 0, "mode": "even"}
+    assert index.call_at(lane, depth, index.end_ns + 10) is None
+    assert index.call_at(lane, 999, start) is None
+
+
+def test_counter_and_parameter_tracks(index):
+    tracks = {(index.lanes[t["lane"]]["name"], t["name"], t["kind"]): number for number, t in enumerate(index.tracks)}
+    progress = tracks[("worker-0", "progress_w0", "counter")]
+    assert index.tracks[progress]["samples"] == 400
+    assert (index.tracks[progress]["min"], index.tracks[progress]["max"]) == (0, 399)
+    assert ("worker-1", "n", "parameter") in tracks
+    level, samples = decode_samples(index.samples(index.begin_ns, index.end_ns + 1, 65536, [progress]))
+    assert [s["last"] for s in samples] == list(range(400))  # 25 us apart: none merged at 150 ns a pixel
+    level, coarse = decode_samples(index.samples(index.begin_ns, index.end_ns + 1, 20, [progress]))
+    assert len(coarse) < 40 and coarse[0]["min"] == 0 and coarse[-1]["last"] == 399
+    assert max(s["max"] for s in coarse) == 399
+    assert [name for time, name in index.marks(1)] == ["done w0"]
+
+
+def test_bad_arguments(index):
+    with pytest.raises(ValueError):
+        index.spans(10, 5, 100, [0])
+    with pytest.raises(ValueError):
+        index.spans(0, 5, 0, [0])
+    with pytest.raises(ValueError):
+        index.tree(0, 5, [-1])
+    assert decode_spans(index.spans(0, index.end_ns, 100, [99, 2**40]))[1] == []
+    assert decode_tree(index.tree(index.end_ns, index.begin_ns, [0, 1, 2])) == []
+
+
+def copy_experiment(experiment, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(experiment, copy)
+    return copy
+
+
+def test_cache_is_used_and_renewed(experiment, tmp_path):
+    copy = copy_experiment(experiment, tmp_path)
+    assert not _tracetop.Index(str(copy)).built  # copied along, still matching
+    os.utime(copy / "trace" / os.listdir(copy / "trace")[0] / "0.tts", ns=(1, 1))
+    assert _tracetop.Index(str(copy)).built  # the trace changed
+    assert not _tracetop.Index(str(copy)).built
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "garbage"])
+def test_damaged_cache_is_rebuilt(experiment, tmp_path, damage):
+    copy = copy_experiment(experiment, tmp_path)
+    cache = copy / "view.idx"
+    data = bytearray(cache.read_bytes())
+    if damage == "truncate":
+        data = data[:len(data) // 2]
+    elif damage == "flip":
+        for offset in range(64, len(data), 97):
+            data[offset] ^= 0xFF
+    elif damage == "empty":
+        data = b""
+    else:
+        data = b"TTLODIDX" + bytes(range(256)) * 10
+    cache.write_bytes(bytes(data))
+    index = _tracetop.Index(str(copy))
+    assert index.built and [lane["name"] for lane in index.lanes] == ["MainThread", "worker-0", "worker-1"]
+
+
+def test_cache_that_cannot_be_written_keeps_the_index_in_memory(experiment, tmp_path):
+    copy = copy_experiment(experiment, tmp_path)
+    (copy / "view.idx").unlink()
+    (copy / "view.idx").mkdir()  # in the way of the cache file, even for root
+    index = _tracetop.Index(str(copy))
+    assert index.built and "cannot write" in index.cache_problem
+    assert [lane["name"] for lane in index.lanes] == ["MainThread", "worker-0", "worker-1"]
+
+
+def test_not_an_experiment(tmp_path):
+    with pytest.raises(_tracetop.TraceError, match="not a tracetop experiment"):
+        _tracetop.Index(str(tmp_path))
+
+
+def test_deep_recursion(tmp_path):
+    """Hundreds of call depths: every one indexed, and the tree counts recursion as the profile does."""
+    code = "import sys\nsys.setrecursionlimit(5000)\ndef down(n):\n    return 0 if n == 0 else 1 + down(n - 1)\n" \
+           "print(sum(down(800) for _ in range(3)))"
+    assert tracetop("--output", "exp", "-c", code, cwd=tmp_path).returncode == 0
+    index = _tracetop.Index(str(tmp_path / "exp"))
+    main = index.lanes[0]
+    assert main["depths"] > 800
+    nodes = decode_tree(index.tree(index.begin_ns, index.end_ns + 1, [0]))
+    ours = profile_of_tree(index, nodes)
+    profile = {region["name"]: region for region in _tracetop.profile(str(tmp_path / "exp"))["regions"]}
+    down = profile["__main__:down"]
+    assert ours["__main__:down"] == [down["visits"], down["exclusive_ns"], down["inclusive_ns"]] and down["visits"] == 2403
+    _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 800, [0]))
+    assert max(s["depth"] for s in spans) == main["depths"] - 1
+
+
+def test_a_killed_programs_trace_is_indexed_up_to_its_cut(tmp_path):
+    completed = tracetop("--output", "exp", PROGRAMS / "ending.py", "sigkill", "0.3", cwd=tmp_path)
+    assert completed.returncode < 0
+    index = _tracetop.Index(str(tmp_path / "exp"))
+    assert index.problems and all("cut" in problem for problem in index.problems)
+    leaf = [i for i, r in enumerate(index.regions) if r["name"] == "__main__:work"]
+    _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 100, [0], only=leaf))
+    assert sum(s["calls"] for s in spans) >= int(completed.stdout)
+    # The viewer and the report say what was cut, once, and go on.
+    report = tracetop("report", "exp", "-o", "r.html", cwd=tmp_path)
+    assert report.returncode == 0
+    warnings = [line for line in report.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "cut" in warnings[0]
+    page = (tmp_path / "r.html").read_text()
+    data = json.loads(page.split('<script type="application/json" id="data">', 1)[1].split("</script>", 1)[0])
+    assert data["problems"] == index.problems
+
+
+def test_damaged_spans_end_the_reading_there(experiment, index, tmp_path):
+    """Damage inside the compressed spans, where loading does not look: queries read up to it, no further."""
+    assert index.lanes[1]["name"] == "worker-0"  # and the index is in the experiment, to copy
+    copy = copy_experiment(experiment, tmp_path)
+    cache = copy / "view.idx"
+    data = bytearray(cache.read_bytes())
+    lanes_off, = struct.unpack_from("Q", data, 72)
+    worker = 96 * 1  # lane 1's record: worker-0
+    depths, = struct.unpack_from("I", data, lanes_off + worker + 28)
+    refs_off, = struct.unpack_from("Q", data, lanes_off + worker + 56)
+    blocks_off, blocks = struct.unpack_from("QQ", data, refs_off)  # depth 0, level 0
+    start, end, bytes_off, spans = struct.unpack_from("QQQQ", data, blocks_off)
+    assert depths > 1 and blocks > 0 and spans > 0
+    data[bytes_off:bytes_off + 11] = b"\xff" * 11  # no varint is 11 bytes long
+    cache.write_bytes(bytes(data))
+    index = _tracetop.Index(str(copy))
+    assert not index.built and index.lanes[1]["name"] == "worker-0"
+    assert raw_spans(index, 1, 0, 0) == []
+    assert len(raw_spans(index, 1, 1, 0)) > 0
+    _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 1000, all_lanes(index)))
+    assert all(s["region"] < len(index.regions) for s in spans)
+    assert not any(s["lane"] == 1 and s["depth"] == 0 for s in spans)
+    nodes = decode_tree(index.tree(index.begin_ns, index.end_ns + 1, all_lanes(index)))
+    assert all(node["region"] < len(index.regions) for node in nodes)
+    assert index.call_at(1, 0, (start + end) // 2) is None

@@ -1,0 +1,90 @@
+"""`tracetop report`: one HTML file that opens in Chromium with the network off, shows the top regions of
+`tracetop summary`, an overview timeline and a flame graph, and stays under 5 MB."""
+import re
+
+import pytest
+
+from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
+from helpers import PROGRAMS, tracetop
+
+
+def make_report(where, program, *arguments):
+    assert tracetop("--output", "exp", PROGRAMS / program, *arguments, cwd=where).returncode == 0
+    completed = tracetop("report", "exp", "-o", "report.html", cwd=where)
+    assert completed.returncode == 0, completed.stderr
+    assert re.fullmatch(r"tracetop: note: indexed exp in [\d.]+ s\ntracetop: report in report.html \([\d.]+ \w+\)\n",
+                        completed.stderr), completed.stderr
+    return where / "report.html"
+
+
+def summary_top(where):
+    """(region, excl %, visits) of the rows of the first table of `tracetop summary exp`."""
+    text = tracetop("summary", "exp", cwd=where).stdout
+    table = text.split("Top regions by exclusive time\n", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    return [(fields[4], fields[1], fields[3]) for fields in (line.split() for line in table)]
+
+
+def open_offline(browser, path):  # noqa: F811
+    """The page, opened with the network disabled and every request but the file itself refused and counted."""
+    context = page_of(browser, bypass_csp=True, offline=True)
+    page = context.__enter__()
+    page.requests = []
+    page.route("**/*", lambda route: (page.requests.append(route.request.url),
+                                      route.continue_() if route.request.url == path.as_uri() else route.abort()))
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready]")
+    return context, page
+
+
+def test_report_opens_offline_with_the_summarys_top_regions(browser, tmp_path):  # noqa: F811
+    report = make_report(tmp_path, "threads.py", "20000")
+    assert report.stat().st_size < 5_000_000
+    context, page = open_offline(browser, report)
+    try:
+        assert page.requests == [report.as_uri()]
+        rows = [row.split("\t") for row in page.locator("#top tbody tr").all_inner_texts()]
+        shown = [(name, percent, visits.replace(",", "")) for name, excl, percent, incl, visits, where in rows]
+        assert shown == summary_top(tmp_path)
+        assert shown[0][0] == "__main__:collatz_len"
+        for canvas in ("overview", "flame"):
+            painted = page.evaluate(f"""() => {{
+                const c = document.getElementById('{canvas}');
+                const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                let n = 0;
+                for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+                return n / (c.width * c.height);
+            }}""")
+            assert painted > 0.1, canvas
+        screenshot(page, "report-threads")
+        assert page.errors == []
+    finally:
+        context.__exit__(None, None, None)
+
+
+def test_report_of_a_trace_too_big_to_keep_whole_stays_under_5_mb(browser, tmp_path):  # noqa: F811
+    report = make_report(tmp_path, "many_regions.py", "2500", "3000")
+    size = report.stat().st_size
+    assert 2_000_000 < size <= 5_000_000  # 7.5 MB of names in the call tree: the report kept what fits
+    context, page = open_offline(browser, report)
+    try:
+        assert page.locator("#top tbody tr").count() == 25
+        screenshot(page, "report-many-regions")
+        assert page.errors == []
+    finally:
+        context.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["report", "exp"], "the following arguments are required: -o/--output"),
+    (["report"], "the following arguments are required: EXP, -o/--output"),
+])
+def test_report_usage_errors(tmp_path, arguments, message):
+    completed = tracetop(*arguments, cwd=tmp_path)
+    assert completed.returncode == 2 and message in completed.stderr and "Traceback" not in completed.stderr
+
+
+def test_report_of_no_experiment_is_one_line(tmp_path):
+    completed = tracetop("report", "missing", "-o", "r.html", cwd=tmp_path)
+    assert completed.returncode == 2 and "Traceback" not in completed.stderr
+    assert completed.stderr.startswith("tracetop: error: ") and len(completed.stderr.splitlines()) == 1
+    assert not (tmp_path / "r.html").exists()

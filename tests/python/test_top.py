@@ -1,0 +1,298 @@
+"""`tracetop top`, driven in tmux against a program running under `tracetop run --live`: what the screen
+shows (read with capture-pane) and what its keys do; and top without a screen (--list)."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from helpers import PROGRAMS, assert_complete, environment, tracetop
+
+from tracetop import _tracetop
+
+TMUX = shutil.which("tmux")
+needs_tmux = pytest.mark.skipif(TMUX is None, reason="needs tmux")
+
+# A row: %OWN, OWN s, TOTAL s, %DESC, CALLS, FUNCTION, FILE:LINE.
+ROW = re.compile(r"^\s*(\d+\.\d)\s+(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+\.\d)\s+(\d+)\s+(\S+)")
+FIRST_ROW_LINE = 4
+
+
+@dataclass
+class Row:
+    percent: float
+    own: float
+    total: float
+    descendants: float
+    calls: int
+    function: str
+
+
+def rows(lines):
+    found = []
+    for line in lines[FIRST_ROW_LINE:]:
+        match = ROW.match(line)
+        if match:
+            percent, own, total, descendants, calls, function = match.groups()
+            found.append(Row(float(percent), float(own), float(total), float(descendants), int(calls), function))
+    return found
+
+
+class Workload:
+    """programs/live_workload.py under `tracetop run --live`, until stop()."""
+
+    def __init__(self, tmp_path, workers=0):
+        self.directory = tmp_path
+        self.process = subprocess.Popen([sys.executable, "-m", "tracetop", "--live", "--output", "exp",
+                                         PROGRAMS / "live_workload.py", str(workers)],
+                                        cwd=tmp_path, env=environment(), stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+        self.pid = self.process.pid
+        channel = Path(f"/dev/shm/tracetop-{os.geteuid()}-{self.pid}")
+        deadline = time.monotonic() + 30
+        while not channel.exists():
+            assert self.process.poll() is None and time.monotonic() < deadline, "the workload did not start"
+            time.sleep(0.05)
+
+    def stop(self):
+        (self.directory / "stop").touch()
+        _, stderr = self.process.communicate(timeout=60)
+        assert self.process.returncode == 0, stderr
+        return self.directory / "exp"
+
+
+class Screen:
+    """A command in a tmux session of its own (its own server, on a socket in tmp_path)."""
+
+    def __init__(self, tmp_path, command, width=80, height=24):
+        self.tmux = [TMUX, "-S", str(tmp_path / "tmux.sock")]
+        subprocess.run([*self.tmux, "new-session", "-d", "-s", "top", "-x", str(width), "-y", str(height),
+                        "-c", str(tmp_path), " ".join(map(str, command))], env=environment(), cwd=tmp_path,
+                       check=True, timeout=30)
+
+    def lines(self):
+        captured = subprocess.run([*self.tmux, "capture-pane", "-p", "-t", "top"], capture_output=True,
+                                  text=True, timeout=30)
+        return captured.stdout.splitlines() if captured.returncode == 0 else None
+
+    def keys(self, *keys):
+        subprocess.run([*self.tmux, "send-keys", "-t", "top", *keys], check=True, timeout=30)
+
+    def resize(self, width, height):
+        subprocess.run([*self.tmux, "resize-window", "-t", "top", "-x", str(width), "-y", str(height)],
+                       check=True, timeout=30)
+
+    def wait(self, what, predicate, timeout=30):
+        """The screen once predicate(lines) holds; fails, showing the screen, after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        lines = self.lines()
+        while lines is None or not predicate(lines):
+            if time.monotonic() > deadline:
+                shown = "\n".join(lines or ["(no screen)"])
+                pytest.fail(f"top did not show {what} within {timeout} s; the screen:\n{shown}")
+            time.sleep(0.1)
+            lines = self.lines()
+        return lines
+
+    def ended(self):
+        return subprocess.run([*self.tmux, "has-session", "-t", "top"], capture_output=True,
+                              timeout=30).returncode != 0
+
+    def close(self):
+        subprocess.run([*self.tmux, "kill-server"], capture_output=True, timeout=30)
+
+
+@pytest.fixture
+def screens():
+    opened = []
+    yield lambda *args, **kwargs: opened.append(Screen(*args, **kwargs)) or opened[-1]
+    for screen in opened:
+        screen.close()
+
+
+def top_command(pid):
+    return [sys.executable, "-m", "tracetop", "top", pid]
+
+
+def first(lines):
+    shown = rows(lines)
+    return shown[0].function if shown else None
+
+
+def disk_profile_percent(experiment, function):
+    """The function's exclusive time as a share of the time covered, from the trace on disk."""
+    profile = _tracetop.profile(str(experiment))
+    hottest = max(profile["regions"], key=lambda region: region["exclusive_ns"])
+    region = next(region for region in profile["regions"] if region["name"] == function)
+    return hottest["name"], 100 * region["exclusive_ns"] / profile["total_ns"]
+
+
+@needs_tmux
+def test_hottest_function_first_and_the_keys(tmp_path, screens):
+    workload = Workload(tmp_path)
+    screen = screens(tmp_path, top_command(workload.pid))
+    try:
+        lines = screen.wait("hot() first, with a second of it seen",
+                            lambda lines: first(lines) == "__main__:hot" and rows(lines)[0].own >= 1.0)
+        assert f"pid {workload.pid}  live_workload.py  (measuring)" in lines[0]
+        assert lines[1].startswith("threads 1  events/s ") and "measurement on  sort own  all threads" in lines[1]
+        shown_percent = rows(lines)[0].percent
+        assert rows(lines)[0].descendants == 0.0
+
+        # s: sort by total, calls, %desc, and back to own.
+        screen.keys("s")
+        lines = screen.wait("sorted by total", lambda lines: "sort total" in lines[1])
+        assert first(lines) in ("__main__:<module>", "__main__:main")
+        screen.keys("s")
+        lines = screen.wait("sorted by calls", lambda lines: "sort calls" in lines[1])
+        assert rows(lines)[0].calls >= max(row.calls for row in rows(lines))
+        screen.keys("s")
+        lines = screen.wait("sorted by %desc", lambda lines: "sort %desc" in lines[1])
+        assert rows(lines)[0].descendants >= max(row.descendants for row in rows(lines))
+        screen.keys("s")
+        screen.wait("sorted by own again", lambda lines: "sort own" in lines[1] and first(lines) == "__main__:hot")
+
+        # p: the rows stand still while paused, and move again after.
+        screen.keys("p")
+        paused = screen.wait("PAUSED", lambda lines: lines[2].startswith("PAUSED"))
+        time.sleep(0.6)
+        assert rows(screen.lines()) == rows(paused)
+        screen.keys("p")
+        screen.wait("moving rows", lambda lines: "PAUSED" not in lines[2] and rows(lines) != rows(paused))
+
+        # r: counting starts again.
+        calls = rows(screen.lines())[0].calls
+        screen.keys("r")
+        screen.wait("counts started again", lambda lines: first(lines) == "__main__:hot" and
+                    rows(lines)[0].calls < calls)
+
+        # t: the one thread, then all threads again.
+        screen.keys("t")
+        screen.wait("MainThread alone", lambda lines: lines[1].endswith("thread MainThread"))
+        screen.keys("t")
+        screen.wait("all threads", lambda lines: lines[1].endswith("all threads"))
+
+        # /: a filter, then none.
+        screen.keys("/", "cool", "Enter")
+        lines = screen.wait("cool() alone", lambda lines: first(lines) == "__main__:cool")
+        assert all("cool" in row.function for row in rows(lines))
+        assert 'filter "cool"' in lines[2]
+        screen.keys("/", "BSpace", "BSpace", "BSpace", "BSpace", "Enter")
+        screen.wait("every function", lambda lines: first(lines) == "__main__:hot" and "filter" not in lines[2])
+
+        # ?: help, closed by any key.
+        screen.keys("?")
+        screen.wait("the help", lambda lines: any("tracetop top: keys" in line for line in lines))
+        screen.keys("x")
+        screen.wait("no help", lambda lines: not any("tracetop top: keys" in line for line in lines))
+
+        # A larger window, then 80x24 again.
+        screen.resize(120, 30)
+        lines = screen.wait("120 columns", lambda lines: len(lines) == 30 and lines[0].endswith("? help") and
+                            len(lines[0]) == 120)
+        assert first(lines) == "__main__:hot"
+        screen.resize(80, 24)
+        screen.wait("80 columns", lambda lines: len(lines) == 24 and len(lines[0]) == 80)
+
+        # q: top ends.
+        screen.keys("q")
+        deadline = time.monotonic() + 30
+        while not screen.ended():
+            assert time.monotonic() < deadline, "top did not quit"
+            time.sleep(0.1)
+    finally:
+        experiment = workload.stop()
+
+    hottest, percent = disk_profile_percent(experiment, "__main__:hot")
+    assert hottest == "__main__:hot"
+    assert abs(shown_percent - percent) <= 10, (shown_percent, percent)
+    assert_complete(experiment)
+
+
+@needs_tmux
+def test_threads_and_the_measurement_key(tmp_path, screens):
+    workload = Workload(tmp_path, workers=1)
+    screen = screens(tmp_path, top_command(workload.pid))
+    try:
+        screen.wait("two threads", lambda lines: lines[1].startswith("threads 2 ") and rows(lines))
+        for thread in ("MainThread", "worker"):
+            screen.keys("t")
+            lines = screen.wait(f"thread {thread}", lambda lines: lines[1].endswith(f"thread {thread}"))
+        # The worker sleeps and calls light() between sleeps.
+        screen.wait("the worker's functions", lambda lines: {"time:sleep", "__main__:light"} <= {
+            row.function for row in rows(lines)})
+        screen.keys("t")
+        screen.wait("all threads", lambda lines: lines[1].endswith("all threads"))
+
+        screen.keys("m")
+        screen.wait("measurement off", lambda lines: "measurement off" in lines[1] and
+                    "(not measuring)" in lines[0])
+        listed = tracetop("top", "--list", cwd=tmp_path)
+        assert re.search(rf"^\s*{workload.pid}\s+off\s+", listed.stdout, re.MULTILINE), listed.stdout
+        screen.keys("m")
+        screen.wait("measurement on", lambda lines: "measurement on" in lines[1] and "(measuring)" in lines[0])
+        screen.keys("q")
+    finally:
+        experiment = workload.stop()
+    assert_complete(experiment)
+
+
+def channels():
+    return set(Path("/dev/shm").glob(f"tracetop-{os.geteuid()}-*"))
+
+
+def test_list_removes_what_a_killed_program_left(tmp_path):
+    before = channels()
+    killed = tracetop("--live", "--output", "exp", PROGRAMS / "live_channel.py", "kill", cwd=tmp_path)
+    assert killed.returncode == -9 and killed.stdout == "channel 600\n"
+    left = channels() - before
+    assert len(left) == 1
+    listed = tracetop("top", "--list", cwd=tmp_path)
+    assert listed.returncode == 0
+    assert re.match(r"tracetop: removed \d+ channels? left by programs that died\n", listed.stderr)
+    assert not left.pop().exists()
+
+
+@needs_tmux
+def test_the_screen_removes_what_a_killed_program_left(tmp_path, screens):
+    before = channels()
+    killed = tracetop("--live", "--output", "exp", PROGRAMS / "live_channel.py", "kill", cwd=tmp_path)
+    assert killed.returncode == -9
+    left = channels() - before
+    assert len(left) == 1
+    screen = screens(tmp_path, [sys.executable, "-m", "tracetop", "top"])
+    screen.wait("the screen, the channel gone", lambda lines: lines[0].startswith("tracetop top") and
+                not any(path.exists() for path in left))
+    screen.keys("q")
+
+
+def test_list_shows_a_live_process(tmp_path):
+    workload = Workload(tmp_path)
+    try:
+        listed = tracetop("top", "--list", cwd=tmp_path)
+    finally:
+        workload.stop()
+    assert f"{workload.pid}  on           {PROGRAMS / 'live_workload.py'} ({tmp_path / 'exp'})\n" in listed.stdout
+
+
+def test_no_such_process(tmp_path):
+    completed = tracetop("top", "999999999", cwd=tmp_path)
+    assert completed.returncode == 1
+    assert completed.stderr == "tracetop: error: no live process 999999999 (is it measured with --live?)\n"
+
+
+def test_needs_a_terminal(tmp_path):
+    completed = tracetop("top", cwd=tmp_path)
+    assert completed.returncode == 2
+    assert completed.stderr == "tracetop: error: top needs a terminal (without one: tracetop top --list)\n"
+
+
+@pytest.mark.parametrize("arguments", [["x"], ["--interval", "0"], ["--list", "12"], ["--bogus"]])
+def test_bad_arguments(arguments, tmp_path):
+    completed = tracetop("top", *arguments, cwd=tmp_path)
+    assert completed.returncode == 2 and "Traceback" not in completed.stderr

@@ -1,0 +1,153 @@
+"""`tracetop view`: the server answers only who has the token, only with the viewer's files and this experiment's
+data, and only on 127.0.0.1."""
+import http.client
+import json
+import re
+import socket
+import urllib.parse
+
+import pytest
+
+from helpers import PROGRAMS, tracetop
+from viewer_helpers import view_server
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    where = tmp_path_factory.mktemp("served")
+    assert tracetop("--output", "exp", PROGRAMS / "viewer_demo.py", "50", cwd=where).returncode == 0
+    with view_server(where / "exp") as (url, process):
+        parts = urllib.parse.urlsplit(url)
+        yield parts.port, parts.path.strip("/"), process
+
+
+def get(port, path, method="GET", host=None, body=None):
+    """The raw request, as written: (status, body). http.client sends the path without normalising it."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        connection.putheader("Host", host or f"127.0.0.1:{port}")
+        if body is not None:
+            connection.putheader("Content-Length", str(len(body)))
+        connection.endheaders(body)
+        response = connection.getresponse()
+        return response.status, response.read(), dict(response.getheaders())
+    finally:
+        connection.close()
+
+
+def test_url_has_a_random_token(served):
+    port, token, process = served
+    assert re.fullmatch(r"[A-Za-z0-9_-]{32}", token)
+    status, body, headers = get(port, f"/{token}/")
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    assert "default-src 'self'" in headers["Content-Security-Policy"]
+
+
+def test_the_data_needs_the_token(served):
+    port, token, process = served
+    assert get(port, f"/{token}/api/meta")[0] == 200
+    wrong = token[:-1] + ("A" if token[-1] != "A" else "B")
+    for path in ["/", "/index.html", "/api/meta", f"/{wrong}/", f"/{wrong}/api/meta", f"/{token[:-1]}/api/meta",
+                 f"/{token}x/api/meta", f"/x/{token}/api/meta", f"/?token={token}", f"/{token}",
+                 f"/{token.upper()}/api/meta"]:
+        status, body, headers = get(port, path)
+        assert status == 403, path
+        assert b"lanes" not in body
+
+
+@pytest.mark.parametrize("path", [
+    "../MANIFEST.md", "..", "../", "../../../../etc/passwd", "%2e%2e/MANIFEST.md", "%2e%2e%2fMANIFEST.md",
+    "..%2fMANIFEST.md", "%252e%252e%252fMANIFEST.md", "..%5cMANIFEST.md", "static/../../MANIFEST.md",
+    "MANIFEST.md", "config.txt", "profile.txt", "view.idx", "trace", "trace/", "server.py", "__init__.py",
+    "../server.py", "/etc/passwd", "%2fetc%2fpasswd", "index.html%00.txt", "index.html/", "./index.html",
+    "api/../index.html", "api/meta/../../MANIFEST.md", "api/__init__", "api/answer", "api/", "api/_view",
+])
+def test_no_way_out(served, path):
+    port, token, process = served
+    status, body, headers = get(port, f"/{token}/{path}")
+    assert 400 <= status < 500, (path, status)
+    assert b"tracetop experiment" not in body and b"root:" not in body and b"TRACETOP_" not in body
+
+
+def test_only_get_and_head(served):
+    port, token, process = served
+    assert get(port, f"/{token}/", method="HEAD")[0] == 200
+    for method in ("POST", "PUT", "DELETE", "OPTIONS", "PATCH"):
+        assert get(port, f"/{token}/api/meta", method=method, body=b"x")[0] == 405, method
+
+
+def test_other_hosts_are_refused(served):
+    """A page that makes its own name resolve to 127.0.0.1 (DNS rebinding) sends its own Host header."""
+    port, token, process = served
+    for host in ("evil.example", f"evil.example:{port}", "127.0.0.1", f"127.0.0.1:{port + 1}"):
+        assert get(port, f"/{token}/api/meta", host=host)[0] == 403, host
+    assert get(port, f"/{token}/api/meta", host=f"localhost:{port}")[0] == 200
+
+
+@pytest.mark.parametrize("query", [
+    "spans", "spans?t0=1&t1=0&width=10&lanes=0", "spans?t0=0&t1=10&width=0&lanes=0",
+    "spans?t0=0&t1=10&width=99999&lanes=0", "spans?t0=-1&t1=10&width=5&lanes=0", "spans?t0=a&t1=10&width=5",
+    "spans?t0=0&t1=10&width=5&lanes=0;1", "tree?t0=0", "call?lane=0&depth=0", "samples?t0=0&t1=1&width=1&tracks=x",
+    "marks?lane=-1", "tree?t0=0&t1=10&lanes=any", "call?lane=0&depth=0&t=99999999999999999999",
+    "call?lane=9223372036854775808&depth=0&t=0", "spans?" + "&".join(f"k{i}=1" for i in range(40)),
+])
+def test_bad_queries_get_400(served, query):
+    port, token, process = served
+    status, body, headers = get(port, f"/{token}/api/{query}")
+    assert status == 400, (query, status, body)
+    assert b"Traceback" not in body
+
+
+def test_data_answers(served):
+    port, token, process = served
+    status, body, headers = get(port, f"/{token}/api/meta")
+    meta = json.loads(body)
+    assert [lane["name"] for lane in meta["lanes"]] == ["MainThread", "worker-0", "worker-1"]
+    status, body, headers = get(port, f"/{token}/api/spans?t0={meta['begin_ns']}&t1={meta['end_ns'] + 1}"
+                                      f"&width=800&lanes=0,1,2")
+    assert status == 200 and headers["Content-Type"] == "application/octet-stream"
+    assert int.from_bytes(body[:4], "little") > 0
+    status, all_lanes, headers = get(port, f"/{token}/api/spans?t0={meta['begin_ns']}&t1={meta['end_ns'] + 1}"
+                                           f"&width=800&lanes=all")
+    assert all_lanes == body
+    for query in ("lane=0&depth=9223372036854775807&t=0", "lane=99&depth=0&t=0", "lane=0&depth=0&t=0"):
+        assert get(port, f"/{token}/api/call?{query}")[:2] == (200, b"null")  # no call there
+
+
+def listening_addresses(port):
+    """The local addresses listening on `port`, from the kernel's socket tables."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(table).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            local, state = line.split()[1], line.split()[3]
+            address, local_port = local.split(":")
+            if int(local_port, 16) == port and state == "0A":  # LISTEN
+                found.append(address)
+    return found
+
+
+def test_listens_on_127_0_0_1_only(served):
+    port, token, process = served
+    assert listening_addresses(port) == ["0100007F"]  # 127.0.0.1, little-endian; nothing on IPv6
+    other = [address for address in _own_addresses() if not address.startswith("127.")]
+    for address in other:
+        with pytest.raises(OSError):
+            socket.create_connection((address, port), timeout=2).close()
+
+
+def _own_addresses():
+    try:
+        return socket.gethostbyname_ex(socket.gethostname())[2]
+    except OSError:
+        return []
+
+
+def test_bad_experiment_is_one_line(tmp_path):
+    completed = tracetop("view", str(tmp_path / "missing"), "--no-browser", cwd=tmp_path)
+    assert completed.returncode == 2 and completed.stdout == ""
+    assert completed.stderr.startswith("tracetop: error: ") and len(completed.stderr.splitlines()) == 1

@@ -1,0 +1,272 @@
+"""The viewer in a real Chromium on real experiments: lanes, zoom and pan, hover, details, range selection,
+profile, flame graph, counters and search. Screenshots go to tests/artifacts/."""
+import re
+
+import pytest
+
+from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
+from helpers import PROGRAMS, tracetop
+from tracetop import _tracetop
+from tracetop.viewer.server import ViewerServer
+
+READY = "window.tracetopViewer && window.tracetopViewer.ready()"
+
+
+def experiment_of(where, program, *arguments):
+    completed = tracetop("--output", "exp", PROGRAMS / program, *arguments, cwd=where)
+    assert completed.returncode == 0, completed.stderr
+    return where / "exp"
+
+
+def serve(experiment):
+    return ViewerServer(str(experiment), _tracetop.Index(str(experiment))).start()
+
+
+@pytest.fixture(scope="module")
+def threads_url(tmp_path_factory):
+    server = serve(experiment_of(tmp_path_factory.mktemp("threads"), "threads.py", "20000"))
+    yield server.url
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def fib_url(tmp_path_factory):
+    server = serve(experiment_of(tmp_path_factory.mktemp("fib"), "fib.py", "18"))
+    yield server.url
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def demo_url(tmp_path_factory):
+    server = serve(experiment_of(tmp_path_factory.mktemp("demo"), "viewer_demo.py", "300"))
+    yield server.url
+    server.close()
+
+
+@pytest.fixture
+def threads_page(browser, threads_url):  # noqa: F811
+    with page_of(browser, threads_url) as page:
+        page.wait_for_function(READY)
+        yield page
+        assert page.errors == []
+
+
+def view_range(page):
+    """The visible range as the toolbar says it: (start ms, end ms) from 'view A – B (span)'."""
+    text = page.inner_text("#view-range")
+    return text
+
+
+def visible_span_ns(page):
+    return page.evaluate("tracetopViewer.state.t1 - tracetopViewer.state.t0")
+
+
+def test_five_lanes_with_the_thread_names(threads_page):
+    names = threads_page.locator(".lane-label").all_inner_texts()
+    assert names == ["MainThread", "worker-0", "worker-1", "worker-2", "worker-3"]
+    screenshot(threads_page, "timeline-threads")
+
+
+def test_zoom_and_pan_change_the_visible_range(threads_page):
+    page = threads_page
+    before_text, before = view_range(page), visible_span_ns(page)
+    box = page.locator("#tl-scroll").bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + 120)
+    page.mouse.wheel(0, -600)
+    page.wait_for_function(f"tracetopViewer.state.t1 - tracetopViewer.state.t0 < {before * 0.7}")
+    zoomed_text, zoomed = view_range(page), visible_span_ns(page)
+    assert zoomed_text != before_text and zoomed < before * 0.7
+    page.keyboard.press("w")
+    assert visible_span_ns(page) < zoomed
+    page.keyboard.press("s")
+    page.keyboard.press("s")
+    assert visible_span_ns(page) > zoomed
+    start = page.evaluate("tracetopViewer.state.t0")
+    page.keyboard.press("d")
+    step = page.evaluate("tracetopViewer.state.t0") - start
+    assert step > 0
+    page.keyboard.down("a")  # held: the view keeps moving
+    page.wait_for_timeout(800)
+    page.keyboard.up("a")
+    held = start + step - page.evaluate("tracetopViewer.state.t0")
+    assert held > 2 * step
+    start = page.evaluate("tracetopViewer.state.t0")
+    page.mouse.move(box["x"] + 600, box["y"] + 200)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 900, box["y"] + 200, steps=5)
+    page.mouse.up()
+    assert page.evaluate("tracetopViewer.state.t0") < start  # dragged right: earlier times come into view
+    page.wait_for_function(READY)
+    screenshot(page, "timeline-zoomed")
+
+
+def hover_bar(page, name):
+    """Points at a call of region `name`, zooming in to one when none is wide enough at this zoom."""
+    for _ in range(6):
+        bar = page.evaluate(f"tracetopViewer.findBar({name!r}, 6)")
+        if bar:
+            break
+        assert page.evaluate(f"tracetopViewer.revealBar({name!r})"), f"no call of {name} in view"
+        page.wait_for_function(READY + " && !tracetopViewer.state.inflight.spans")
+    assert bar, f"no bar of {name} to point at"
+    page.mouse.move(bar["x"], bar["y"])
+    return bar
+
+
+def test_hover_shows_name_and_duration(threads_page):
+    page = threads_page
+    hover_bar(page, "__main__:collatz_len")
+    tooltip = page.locator("#tooltip")
+    tooltip.wait_for(state="visible")
+    page.wait_for_function("!document.getElementById('tooltip').textContent.includes('…')")
+    text = tooltip.inner_text()
+    assert text.splitlines()[0] == "__main__:collatz_len"
+    assert re.search(r"Duration: [\d.]+ (ns|µs|ms)", text)
+    assert re.search(r"Self time: [\d.]+ (ns|µs|ms)", text)
+    assert "threads.py:5" in text
+    screenshot(page, "timeline-hover")
+
+
+def test_click_fills_the_details_panel(threads_page):
+    page = threads_page
+    assert "Click a call" in page.inner_text("#details-body")
+    bar = hover_bar(page, "__main__:collatz_len")
+    page.mouse.click(bar["x"], bar["y"])
+    page.wait_for_function("document.getElementById('details-body').textContent.includes('Self time') && "
+                           "!document.getElementById('details-body').textContent.includes('…')")
+    details = page.inner_text("#details-body")
+    assert "__main__:collatz_len" in details and "threads.py:5" in details
+    assert re.search(r"Thread\s+worker-\d", details)
+    screenshot(page, "timeline-details")
+
+
+def test_range_selection_shows_its_function_summary(threads_page):
+    page = threads_page
+    box = page.locator("#tl-scroll").bounding_box()
+    page.keyboard.down("Shift")
+    page.mouse.move(box["x"] + 400, box["y"] + 150)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 800, box["y"] + 150, steps=5)
+    page.mouse.up()
+    page.keyboard.up("Shift")
+    page.wait_for_selector("#range-table")
+    rows = page.locator("#range-table tbody tr td.name").all_inner_texts()
+    assert "__main__:collatz_len" in rows
+    screenshot(page, "timeline-selection")
+    # The profile follows the selection too.
+    page.click("#tabs button[data-tab=profile]")
+    page.check("#scope-selection")
+    page.wait_for_function("/^\\d/.test(document.getElementById('scope-info').textContent)")
+    selected = page.evaluate("tracetopViewer.state.selection")
+    assert page.evaluate("tracetopViewer.state.tree.key").startswith(f"{int(selected[0])}/")
+
+
+def test_search_highlights_the_occurrences(threads_page):
+    page = threads_page
+    page.fill("#search", "collatz")
+    page.wait_for_function("tracetopViewer.highlighted() > 0")
+    info = page.inner_text("#search-info")
+    assert re.match(r"1 region matches · [\d,]+ calls in view", info), info
+    assert page.evaluate("tracetopViewer.highlighted()") == 20000
+    page.wait_for_timeout(100)
+    highlight_pixels = page.evaluate("""() => {
+        const c = document.getElementById('tl-canvas');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i] === 246 && d[i + 1] === 201 && d[i + 2] === 14) n++;
+        return n;
+    }""")
+    assert highlight_pixels > 100
+    screenshot(page, "timeline-search")
+    page.fill("#search", "no such region anywhere")
+    page.wait_for_function("document.getElementById('search-info').textContent === 'no region matches'")
+
+
+def test_profile_lists_fib_with_its_visits(browser, fib_url):  # noqa: F811
+    with page_of(browser, fib_url) as page:
+        page.wait_for_function(READY)
+        page.click("#tabs button[data-tab=profile]")
+        page.wait_for_selector("#flat-table")
+        rows = {row[0]: row for row in (r.split("\t") for r in page.locator("#flat-table tbody tr").all_inner_texts())}
+        fib = rows["__main__:fib"]
+        assert fib[4] == "8,361"  # fib(18) makes 2 * fib(19) - 1 calls
+        assert fib[5] == "fib.py:4"
+        # Expand and collapse <module> in the call tree: fib is its child.
+        rows = page.locator("#calltree-table tbody tr")
+        module = rows.filter(has_text="__main__:<module>").first
+        if module.inner_text().startswith("▸"):
+            module.click()
+        def names():
+            return [name.lstrip("▸▾") for name in page.locator("#calltree-table tbody tr td.name").all_inner_texts()]
+
+        assert "__main__:fib" in names()
+        rows.filter(has_text="__main__:<module>").first.click()
+        assert "__main__:fib" not in names()
+        # Sort the flat table by visits.
+        page.click("#flat-table th:nth-child(5)")
+        first = page.locator("#flat-table tbody tr").first.inner_text().split("\t")[0]
+        assert first == "__main__:fib"
+        screenshot(page, "profile-fib")
+        assert page.errors == []
+
+
+def test_flame_graph_renders(browser, fib_url):  # noqa: F811
+    with page_of(browser, fib_url) as page:
+        page.wait_for_function(READY)
+        page.click("#tabs button[data-tab=flame]")
+        page.wait_for_function("document.getElementById('flame').height > 200")
+        painted = page.evaluate("""() => {
+            const c = document.getElementById('flame');
+            const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+            let n = 0;
+            for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+            return n / (c.width * c.height);
+        }""")
+        assert painted > 0.05
+        screenshot(page, "flame-fib")
+        height = page.evaluate("document.getElementById('flame').height")
+        frame = page.evaluate("tracetopViewer.findFrame('__main__:fib', 6)")
+        page.mouse.click(frame["x"], frame["y"])  # zoom into a frame deep in fib's recursion
+        assert page.evaluate("tracetopViewer.state.focus") is not None
+        screenshot(page, "flame-fib-zoomed")
+        page.click("#flame-reset")
+        assert page.evaluate("document.getElementById('flame').height") == height
+        assert page.errors == []
+
+
+def test_counters_and_parameters_are_tracks(browser, demo_url):  # noqa: F811
+    with page_of(browser, demo_url) as page:
+        page.wait_for_function(READY)
+        page.wait_for_function("tracetopViewer.state.samples !== null")
+        tracks = page.locator(".track-label").all_inner_texts()
+        assert {"progress_w0 · worker-0", "progress_w1 · worker-1", "progress_main · MainThread",
+                "param n · worker-0", "param n · MainThread"} <= set(tracks)
+        page.wait_for_timeout(100)
+        screenshot(page, "timeline-counters")
+        hover_bar(page, "__main__:middle")
+        page.wait_for_function("document.getElementById('tooltip').textContent.includes('Parameters')")
+        assert re.search(r"Parameters: n = \d+, mode = (even|odd)", page.inner_text("#tooltip"))
+        assert page.errors == []
+
+
+def test_marks_are_shown_on_their_lanes(browser, demo_url):  # noqa: F811
+    with page_of(browser, demo_url) as page:
+        page.wait_for_function(READY)
+        page.wait_for_function("tracetopViewer.findMark('done w1') !== null")
+        mark = page.evaluate("tracetopViewer.findMark('done w1')")
+        page.mouse.move(mark["x"], mark["y"])
+        page.wait_for_selector("#tooltip:visible")
+        assert re.fullmatch(r"mark\ndone w1 at [\d.]+ ms", page.inner_text("#tooltip"))
+        assert page.errors == []
+
+
+def test_the_page_keeps_to_its_content_security_policy(browser, threads_url):  # noqa: F811
+    """Without the tests' bypass: everything the viewer does is allowed by the policy it is served with."""
+    with page_of(browser, threads_url, bypass_csp=False) as page:
+        page.wait_for_selector(".lane-label")
+        page.wait_for_timeout(300)
+        page.click("#tabs button[data-tab=profile]")
+        page.wait_for_selector("#calltree-table")
+        page.click("#tabs button[data-tab=flame]")
+        page.wait_for_timeout(200)
+        assert page.errors == []

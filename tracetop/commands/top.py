@@ -1,0 +1,65 @@
+"""`tracetop top [PID]`: the live view of processes measured with --live. The view is a C program with
+ncurses, installed beside this package; this command checks its arguments and hands over to it."""
+
+import argparse
+import os
+import sys
+
+from tracetop.commands import COMMANDS
+from tracetop.messages import CommandError
+
+PROGRAM = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tracetop-top")
+
+KEYS = ("keys: q quit, s sort (own, total, calls, %desc), p pause, r reset, t thread (all merged, then "
+        "each), / filter, m measurement on/off, ? help. Columns: %OWN own time as a share of the time "
+        "covered (the threads' spans summed), OWN and TOTAL seconds in the function itself and with what "
+        "it called, %DESC the share of TOTAL spent in what it called, CALLS, FILE:LINE.")
+
+
+def main(arguments, prog):
+    parser = argparse.ArgumentParser(
+        prog=prog, description=f"{COMMANDS['top']}. Every call is counted: the programs hand their events "
+                               "over and top adds them up in its own process.",
+        epilog=KEYS, allow_abbrev=False)
+    parser.add_argument("pid", nargs="?", type=_pid, metavar="PID",
+                        help="the process to watch (default: every live process of yours, as they come)")
+    parser.add_argument("--interval", type=_interval, default=0.1, metavar="SECONDS",
+                        help="redraw every SECONDS (default: %(default)s, ten times a second)")
+    parser.add_argument("--list", action="store_true",
+                        help="list the live processes and exit (channels left by programs that died are removed)")
+    parser.add_argument("--drain", action="store_true",
+                        help="no screen: read until the watched processes end, then print what was read "
+                             "(for benchmarks)")
+    namespace = parser.parse_args(arguments)
+    if namespace.list and (namespace.pid or namespace.drain):
+        parser.error("--list takes no PID and no --drain")
+    argv = [PROGRAM]
+    if namespace.pid:
+        argv += ["--pid", str(namespace.pid)]
+    if namespace.list:
+        argv.append("--list")
+    elif namespace.drain:
+        argv.append("--drain")
+    else:
+        argv += ["--interval", repr(namespace.interval)]
+    if not os.access(PROGRAM, os.X_OK):
+        raise CommandError(f"{PROGRAM} is missing: reinstall tracetop")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(PROGRAM, argv)
+
+
+def _pid(text):
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"not a process id: {text!r}")
+    return int(text)
+
+
+def _interval(text):
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0
+    if not 0 < seconds <= 10:
+        raise argparse.ArgumentTypeError(f"not an interval between 0 and 10 seconds: {text!r}")
+    return seconds

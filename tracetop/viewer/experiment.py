@@ -1,0 +1,18 @@
+"""Opening an experiment for the viewer and the report: its level-of-detail index, with what to tell the user."""
+
+import time
+
+from tracetop import _tracetop, messages
+from tracetop.experiment import describe_problems
+
+
+def open_index(experiment):
+    """The experiment's index (built and cached on first use); says on stderr what the user should know."""
+    started = time.monotonic()
+    index = _tracetop.Index(experiment)
+    if index.built:
+        messages.note(f"indexed {experiment} in {time.monotonic() - started:.1f} s"
+                      + (f" (not cached: {index.cache_problem})" if index.cache_problem else ""))
+    if index.problems:
+        messages.warning(describe_problems(index.problems, corrupt=False))
+    return index

@@ -1,0 +1,211 @@
+"""The viewer's local server: static files and the data of one experiment, answered by the C index.
+
+Everything is under one path prefix, a random token (`http://127.0.0.1:PORT/TOKEN/`), so only who was given
+the URL can read the experiment. The server routes by exact names: it serves the files of static/ known when
+it started and the data API, and never turns a request into a file path, so nothing outside can be reached.
+"""
+
+import hmac
+import http.server
+import json
+import os
+import re
+import secrets
+import threading
+import urllib.parse
+from pathlib import Path
+
+from tracetop import messages
+
+STATIC = Path(__file__).parent / "static"
+CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+                 ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
+# The browser may load what the viewer itself serves, and nothing else.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+                               "frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+class BadRequest(Exception):
+    """A data request with missing or malformed parameters: 400 with this message."""
+
+
+def static_files():
+    """name -> (bytes, content type) for the viewer's files, read once."""
+    files = {}
+    for path in sorted(STATIC.iterdir()):
+        if path.is_file() and path.suffix in CONTENT_TYPES:
+            files[path.name] = (path.read_bytes(), CONTENT_TYPES[path.suffix])
+    return files
+
+
+def _number(query, name, default=None):
+    text = query.get(name, default)
+    if text is None:
+        raise BadRequest(f"missing parameter {name}")
+    if not re.fullmatch(r"\d{1,20}", str(text)) or int(text) >= 1 << 63:
+        raise BadRequest(f"parameter {name} must be a whole number below 2**63")
+    return int(text)
+
+
+def _numbers(query, name):
+    text = query.get(name, "")
+    if not re.fullmatch(r"(\d{1,10}(,\d{1,10})*)?", text):
+        raise BadRequest(f"parameter {name} must be whole numbers separated by commas")
+    return [int(part) for part in text.split(",") if part]
+
+
+class DataAPI:
+    """The answers of /TOKEN/api/NAME?..., each from the index: (bytes, content type)."""
+
+    def __init__(self, experiment, index):
+        self.index = index
+        self.meta = json.dumps({
+            "experiment": os.path.basename(os.path.abspath(experiment)),
+            "begin_ns": index.begin_ns, "end_ns": index.end_ns, "levels": index.levels,
+            "lanes": index.lanes, "regions": index.regions, "tracks": index.tracks,
+            "problems": index.problems,
+        }).encode()
+
+    def answer(self, name, query):
+        method = getattr(self, f"api_{name}", None)
+        if method is None:
+            return None
+        return method(query)
+
+    def api_meta(self, query):
+        return self.meta, "application/json"
+
+    def _lanes(self, query):
+        """The lanes asked for: numbers separated by commas, or `all`."""
+        if query.get("lanes") == "all":
+            return list(range(len(self.index.lanes)))
+        return _numbers(query, "lanes")
+
+    def _view(self, query):
+        t0, t1, width = _number(query, "t0"), _number(query, "t1"), _number(query, "width")
+        if t1 <= t0 or not 0 < width <= 65536:
+            raise BadRequest("a view needs t0 < t1 and a width of 1 to 65536 pixels")
+        return t0, t1, width
+
+    def api_spans(self, query):
+        only = _numbers(query, "only") if "only" in query else None
+        data = self.index.spans(*self._view(query), self._lanes(query), only=only, limit=500_000)
+        return data, "application/octet-stream"
+
+    def api_samples(self, query):
+        return self.index.samples(*self._view(query), _numbers(query, "tracks")), "application/octet-stream"
+
+    def api_tree(self, query):
+        t0, t1 = _number(query, "t0"), _number(query, "t1")
+        return self.index.tree(t0, t1, self._lanes(query)), "application/octet-stream"
+
+    def api_call(self, query):
+        call = self.index.call_at(_number(query, "lane"), _number(query, "depth"), _number(query, "t"))
+        return json.dumps(call).encode(), "application/json"
+
+    def api_marks(self, query):
+        return json.dumps(self.index.marks(_number(query, "lane"))).encode(), "application/json"
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    server_version = "tracetop"
+    sys_version = ""
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out as two writes: without this, the client's delayed ACK holds the second back
+    # for some 40 ms (Nagle's algorithm), which would be most of the time of a query.
+    disable_nagle_algorithm = True
+
+    def do_GET(self):
+        self._respond(head=False)
+
+    def do_HEAD(self):
+        self._respond(head=True)
+
+    def _refuse_method(self):
+        self._send(405, b"method not allowed\n", "text/plain; charset=utf-8", extra={"Allow": "GET, HEAD"})
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _refuse_method
+
+    def log_message(self, format, *args):  # the terminal is the user's: requests are not news
+        pass
+
+    def _respond(self, head):
+        try:
+            status, body, content_type = self.server.viewer.route(self.path, self.headers.get("Host", ""))
+        except Exception as failure:  # tracetop's own fault: said in one line, and the server goes on
+            messages.internal_error(failure)
+            status, body, content_type = 500, b"internal error\n", "text/plain; charset=utf-8"
+        self._send(status, body, content_type, head=head)
+
+    def _send(self, status, body, content_type, head=False, extra=None):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in {**SECURITY_HEADERS, **(extra or {})}.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+
+class _HTTPServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = False
+
+
+class ViewerServer:
+    """Serves one experiment on 127.0.0.1 at a random port (or `port`) under a random token."""
+
+    def __init__(self, experiment, index, port=0):
+        self.token = secrets.token_urlsafe(24)
+        self.files = static_files()
+        self.api = DataAPI(experiment, index)
+        self.httpd = _HTTPServer(("127.0.0.1", port), Handler)
+        self.httpd.viewer = self
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}/{self.token}/"
+        self._thread = None
+
+    def route(self, raw_path, host):
+        """(status, body, content type) for a GET of raw_path."""
+        # A page of another site that makes its name resolve to 127.0.0.1 sends its own Host: refused.
+        if host not in (f"127.0.0.1:{self.port}", f"localhost:{self.port}"):
+            return 403, b"forbidden\n", "text/plain; charset=utf-8"
+        path, _, query_text = raw_path.partition("?")
+        parts = path.split("/")
+        if len(parts) < 3 or parts[0] != "" or not hmac.compare_digest(parts[1].encode(), self.token.encode()):
+            return 403, b"forbidden\n", "text/plain; charset=utf-8"
+        rest = "/".join(parts[2:])
+        if rest == "":
+            rest = "index.html"
+        if rest in self.files:
+            body, content_type = self.files[rest]
+            return 200, body, content_type
+        if rest.startswith("api/"):
+            try:
+                query = dict(urllib.parse.parse_qsl(query_text, keep_blank_values=True, max_num_fields=16))
+                answer = self.api.answer(rest[4:], query)
+            except (BadRequest, ValueError, OverflowError) as problem:
+                return 400, f"{problem}\n".encode(), "text/plain; charset=utf-8"
+            if answer is not None:
+                return 200, *answer
+        return 404, b"not found\n", "text/plain; charset=utf-8"
+
+    def serve_forever(self):
+        self.httpd.serve_forever(poll_interval=0.2)
+
+    def start(self):
+        """Serves from a thread of its own (for tests and the bench)."""
+        self._thread = threading.Thread(target=self.serve_forever, name="tracetop-viewer", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self):
+        if self._thread:
+            self.httpd.shutdown()
+        self.httpd.server_close()

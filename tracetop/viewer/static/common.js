@@ -1,0 +1,244 @@
+/* common.js -- what the viewer (viewer.js) and the report (report.js) share:
+ * formatting, colours, the binary answers of the index (layouts in
+ * src/core/lod.h), profiles from call trees, and the flame graph. */
+"use strict";
+
+const TT = (function () {
+  const NO_PARENT = 0xffffffff;
+
+  function fmtDuration(ns) {
+    const a = Math.abs(ns);
+    if (a < 1e3) return ns.toFixed(0) + " ns";
+    if (a < 1e6) return (ns / 1e3).toPrecision(3) + " µs";
+    if (a < 1e9) return (ns / 1e6).toPrecision(3) + " ms";
+    return (ns / 1e9).toFixed(3) + " s";
+  }
+
+  /* A time on the experiment's axis, with a precision that suits `step`. */
+  function fmtTime(ns, step) {
+    if (step >= 1e9) return (ns / 1e9).toFixed(0) + " s";
+    if (step >= 1e6) return (ns / 1e6).toFixed(Math.max(0, 3 - Math.round(Math.log10(step / 1e3)))) + " ms";
+    if (step >= 1e3) return (ns / 1e3).toFixed(Math.max(0, 3 - Math.round(Math.log10(step)))) + " µs";
+    return ns.toFixed(0) + " ns";
+  }
+
+  function fmtCount(n) {
+    return Math.round(n).toLocaleString("en-US");
+  }
+
+  /* "1 thread", "5 threads", "1,234 calls". */
+  function count(n, noun) {
+    return fmtCount(n) + " " + noun + (n === 1 ? "" : "s");
+  }
+
+  function percent(part, whole) {
+    return whole > 0 ? (100 * part / whole).toFixed(1) + "%" : "";
+  }
+
+  /* The module of a region name: "pkg.mod:Class.method" -> "pkg.mod",
+   * "str.join" -> "str", "user:load" -> "user". */
+  function moduleOf(name) {
+    const colon = name.indexOf(":");
+    if (colon >= 0) return name.slice(0, colon);
+    const dot = name.indexOf(".");
+    return dot >= 0 ? name.slice(0, dot) : name;
+  }
+
+  const colours = new Map();
+  /* One colour per module, the same in every view and run. */
+  function colourOf(name) {
+    const module = moduleOf(name);
+    let colour = colours.get(module);
+    if (!colour) {
+      let h = 2166136261;
+      for (let i = 0; i < module.length; i++) h = Math.imul(h ^ module.charCodeAt(i), 16777619);
+      const hue = (h >>> 0) % 360;
+      const light = 62 + ((h >>> 9) % 3) * 6;
+      colour = "hsl(" + hue + ",58%," + light + "%)";
+      colours.set(module, colour);
+    }
+    return colour;
+  }
+
+  function escapeHtml(text) {
+    return String(text).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]);
+  }
+
+  /* u32 count, u32 level, f64 start[n], f64 end[n], u32 region[n], calls[n], lane[n], depth[n] */
+  function decodeSpans(buffer) {
+    const head = new Uint32Array(buffer, 0, 2);
+    const n = head[0];
+    return {
+      count: n, level: head[1],
+      start: new Float64Array(buffer, 8, n), end: new Float64Array(buffer, 8 + 8 * n, n),
+      region: new Uint32Array(buffer, 8 + 16 * n, n), calls: new Uint32Array(buffer, 8 + 20 * n, n),
+      lane: new Uint32Array(buffer, 8 + 24 * n, n), depth: new Uint32Array(buffer, 8 + 28 * n, n),
+    };
+  }
+
+  /* u32 count, u32 level, f64 time[n], min[n], max[n], last[n], u32 track[n] */
+  function decodeSamples(buffer) {
+    const head = new Uint32Array(buffer, 0, 2);
+    const n = head[0];
+    return {
+      count: n, level: head[1],
+      time: new Float64Array(buffer, 8, n), min: new Float64Array(buffer, 8 + 8 * n, n),
+      max: new Float64Array(buffer, 8 + 16 * n, n), last: new Float64Array(buffer, 8 + 24 * n, n),
+      track: new Uint32Array(buffer, 8 + 32 * n, n),
+    };
+  }
+
+  /* u32 count, u32 0, then per node u32 parent, u32 region, f64 visits, inclusive, exclusive */
+  function decodeTree(buffer) {
+    const view = new DataView(buffer);
+    const n = view.getUint32(0, true);
+    const tree = {
+      count: n, parent: new Uint32Array(n), region: new Uint32Array(n),
+      visits: new Float64Array(n), inclusive: new Float64Array(n), exclusive: new Float64Array(n),
+      children: [], roots: [],
+    };
+    for (let i = 0; i < n; i++) tree.children.push([]);
+    for (let i = 0, p = 8; i < n; i++, p += 32) {
+      tree.parent[i] = view.getUint32(p, true);
+      tree.region[i] = view.getUint32(p + 4, true);
+      tree.visits[i] = view.getFloat64(p + 8, true);
+      tree.inclusive[i] = view.getFloat64(p + 16, true);
+      tree.exclusive[i] = view.getFloat64(p + 24, true);
+      (tree.parent[i] === NO_PARENT ? tree.roots : tree.children[tree.parent[i]]).push(i);
+    }
+    return tree;
+  }
+
+  /* Per region of a call tree: visits, exclusive time, and inclusive time
+   * counted once per outermost activation (recursion is not counted twice),
+   * as `tracetop summary` counts them. Sorted by exclusive time. */
+  function flatProfile(tree, regions) {
+    const rows = new Map();
+    const active = new Map();
+    /* Depth first with an explicit stack of (node, leaving): trees can be deep. */
+    const stack = tree.roots.slice().reverse().map((node) => [node, false]);
+    while (stack.length) {
+      const [node, leaving] = stack.pop();
+      const r = tree.region[node];
+      if (leaving) {
+        active.set(r, active.get(r) - 1);
+        continue;
+      }
+      let row = rows.get(r);
+      if (!row) {
+        const region = regions[r];
+        row = {region: r, name: region.name, file: region.file, line: region.line, visits: 0, inclusive: 0, exclusive: 0};
+        rows.set(r, row);
+      }
+      row.visits += tree.visits[node];
+      row.exclusive += tree.exclusive[node];
+      const open = active.get(r) || 0;
+      if (open === 0) row.inclusive += tree.inclusive[node];
+      active.set(r, open + 1);
+      stack.push([node, true]);
+      const children = tree.children[node];
+      for (let i = children.length - 1; i >= 0; i--) stack.push([children[i], false]);
+    }
+    return Array.from(rows.values()).sort((a, b) => b.exclusive - a.exclusive);
+  }
+
+  function location(region) {
+    if (!region.file) return "";
+    const slash = region.file.lastIndexOf("/");
+    return region.file.slice(slash + 1) + (region.line ? ":" + region.line : "");
+  }
+
+  /* A step of 1, 2 or 5 times a power of ten near range / target. */
+  function niceStep(range, target) {
+    const raw = range / Math.max(1, target);
+    const power = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (const m of [1, 2, 5, 10]) if (m * power >= raw) return m * power;
+    return 10 * power;
+  }
+
+  /* ---- flame graph: callers above their callees, widths by inclusive time ---- */
+
+  const FLAME_ROW = 18;
+
+  /* Lays out the tree under `focus` (null: all roots) for a canvas `width`
+   * pixels wide: boxes {node, x, w, depth}, the focus's ancestors across the
+   * full width above it. Boxes below half a pixel are left out. */
+  function flameLayout(tree, focus, width) {
+    const boxes = [];
+    const ancestors = [];
+    for (let n = focus; n !== null && n !== undefined && tree.parent[n] !== NO_PARENT; ) {
+      n = tree.parent[n];
+      ancestors.unshift(n);
+    }
+    ancestors.forEach((node, depth) => boxes.push({node, x: 0, w: width, depth}));
+    const top = focus === null ? tree.roots : [focus];
+    const total = top.reduce((sum, n) => sum + tree.inclusive[n], 0);
+    if (total <= 0) return {boxes, depth: ancestors.length};
+    const scale = width / total;
+    let maxDepth = ancestors.length;
+    const byName = (a, b) => tree.region[a] - tree.region[b];
+    const stack = [];
+    let x = 0;
+    for (const n of top.slice().sort(byName)) {
+      stack.push([n, x, ancestors.length]);
+      x += tree.inclusive[n] * scale;
+    }
+    while (stack.length) {
+      const [node, left, depth] = stack.pop();
+      const w = tree.inclusive[node] * scale;
+      if (w < 0.5) continue;
+      boxes.push({node, x: left, w, depth});
+      if (depth > maxDepth) maxDepth = depth;
+      let cx = left;
+      for (const child of tree.children[node].slice().sort(byName)) {
+        stack.push([child, cx, depth + 1]);
+        cx += tree.inclusive[child] * scale;
+      }
+    }
+    return {boxes, depth: maxDepth + 1};
+  }
+
+  function drawFlame(canvas, tree, regions, focus, highlight) {
+    const ratio = window.devicePixelRatio || 1;
+    const width = canvas.clientWidth;
+    const layout = flameLayout(tree, focus, width);
+    const height = Math.max(60, layout.depth * FLAME_ROW + 4);
+    canvas.style.height = height + "px";
+    canvas.width = Math.round(width * ratio);
+    canvas.height = Math.round(height * ratio);
+    const g = canvas.getContext("2d");
+    g.setTransform(ratio, 0, 0, ratio, 0, 0);
+    g.clearRect(0, 0, width, height);
+    g.font = "11px system-ui, sans-serif";
+    g.textBaseline = "middle";
+    for (const box of layout.boxes) {
+      const name = regions[tree.region[box.node]].name;
+      const y = box.depth * FLAME_ROW;
+      g.fillStyle = colourOf(name);
+      g.globalAlpha = highlight && !highlight(name) ? 0.3 : 1;
+      g.fillRect(box.x, y, Math.max(0.5, box.w - 0.5), FLAME_ROW - 1);
+      if (box.w > 30) {
+        g.fillStyle = "#111";
+        g.save();
+        g.beginPath();
+        g.rect(box.x, y, box.w - 2, FLAME_ROW);
+        g.clip();
+        g.fillText(name, box.x + 3, y + FLAME_ROW / 2);
+        g.restore();
+      }
+    }
+    g.globalAlpha = 1;
+    return layout;
+  }
+
+  function flameHit(layout, x, y) {
+    const depth = Math.floor(y / FLAME_ROW);
+    for (const box of layout.boxes) if (box.depth === depth && x >= box.x && x < box.x + box.w) return box;
+    return null;
+  }
+
+  return {
+    NO_PARENT, fmtDuration, fmtTime, fmtCount, count, percent, moduleOf, colourOf, escapeHtml, decodeSpans,
+    decodeSamples, decodeTree, flatProfile, location, niceStep, flameLayout, drawFlame, flameHit, FLAME_ROW,
+  };
+})();

@@ -1,0 +1,993 @@
+/* viewer.js -- the viewer served by `tracetop view`: a timeline of every
+ * lane (thread) with its call stack as a flame chart and its counter tracks,
+ * a call tree, a flat profile and a flame graph, for the whole run or a
+ * selected range. The server answers viewport queries from the index with
+ * what can be seen (src/core/lod.h), so drawing costs the same at any size.
+ *
+ * Data flow: the view (t0, t1) changes at once on input and is drawn from
+ * the last answer, placed by its times; a new answer is asked for when the
+ * view leaves the range fetched, or needs finer detail. One query at a time
+ * per kind; the latest view wins. */
+"use strict";
+
+(function () {
+  const GUTTER = 170, RULER = 26, ROW = 15, LANE_PAD = 8, TRACK = 38, TRACK_HEADER = 20, MARKS = 9;
+  const MAX_MARKS = 20000; /* marks fetched at start; beyond, lanes show none */
+  const MIN_SPAN = 200; /* ns: the narrowest view */
+  const $ = (id) => document.getElementById(id);
+
+  const api = (name, params) => {
+    const query = new URLSearchParams(params).toString();
+    return fetch("api/" + name + (query ? "?" + query : "")).then((response) => {
+      if (!response.ok) return response.text().then((text) => { throw new Error(text.trim()); });
+      return response;
+    });
+  };
+
+  const state = {
+    meta: null,
+    begin: 0, end: 1,
+    t0: 0, t1: 1,
+    layout: null,         /* lane and track positions */
+    spans: null,          /* the last answer for the view, with its window */
+    highlight: null,      /* the last answer of the search */
+    samples: null,
+    marks: [],            /* per lane: [[time, name], ...] */
+    inflight: {},
+    selection: null,      /* [t0, t1] */
+    selected: null,       /* {lane, depth, start, end, region, calls} */
+    search: {text: "", regions: null},
+    mouse: null,
+    callCache: new Map(),
+    frameTimes: [],
+    firstPaint: null,
+    tab: "timeline",
+    focus: null,          /* flame graph focus node */
+    tree: null,           /* profile tree for the current scope */
+    flatSort: {key: "exclusive", down: true},
+  };
+
+  const canvas = $("tl-canvas"), scroller = $("tl-scroll"), spacer = $("tl-spacer"), tooltip = $("tooltip");
+
+  /* ---- geometry ---- */
+
+  /* A mouse event's point in the timeline's visible box. */
+  function pos(e) {
+    const box = scroller.getBoundingClientRect();
+    return {x: e.clientX - box.left, y: e.clientY - box.top};
+  }
+
+  function plotWidth() { return Math.max(1, canvas.clientWidth - GUTTER); }
+  function xOf(t) { return GUTTER + (t - state.t0) / (state.t1 - state.t0) * plotWidth(); }
+  function tOf(x) { return state.t0 + (x - GUTTER) / plotWidth() * (state.t1 - state.t0); }
+
+  function buildLayout() {
+    const lanes = [], tracks = [];
+    let y = RULER;
+    state.meta.lanes.forEach((lane, i) => {
+      /* Rows of calls start below a strip for the lane's marks, when it has any. */
+      const depths = Math.max(1, lane.depths), strip = lane.marks ? MARKS : 0;
+      lanes.push({index: i, top: y, rows: y + strip, depths, height: strip + depths * ROW + LANE_PAD});
+      y += strip + depths * ROW + LANE_PAD;
+    });
+    if (state.meta.tracks.length) y += TRACK_HEADER;
+    state.meta.tracks.forEach((track, i) => {
+      tracks.push({index: i, top: y, height: TRACK});
+      y += TRACK;
+    });
+    state.layout = {lanes, tracks, height: y + 10};
+    spacer.style.height = state.layout.height + "px";
+    const labels = $("tl-labels");
+    labels.textContent = "";
+    lanes.forEach((l) => {
+      const lane = state.meta.lanes[l.index];
+      const div = document.createElement("div");
+      div.className = "lane-label";
+      div.dataset.top = l.top;
+      div.title = lane.name + " — pid " + lane.pid + ", tid " + lane.native_tid + "\n" + lane.process;
+      div.innerHTML = TT.escapeHtml(lane.name) + (state.meta.lanes.some((o) => o.pid !== lane.pid) ? " <small>" + lane.pid + "</small>" : "");
+      labels.appendChild(div);
+    });
+    tracks.forEach((t) => {
+      const track = state.meta.tracks[t.index];
+      const div = document.createElement("div");
+      div.className = "track-label";
+      div.dataset.top = t.top + 2;
+      div.textContent = (track.kind === "parameter" ? "param " : "") + track.name + " · " + state.meta.lanes[track.lane].name;
+      div.title = track.name + " (" + track.kind + ", " + state.meta.lanes[track.lane].name + "): " +
+        TT.fmtCount(track.samples) + " samples, " + track.min + " to " + track.max;
+      labels.appendChild(div);
+    });
+    placeLabels();
+  }
+
+  function placeLabels() {
+    const scroll = scroller.scrollTop;
+    for (const div of $("tl-labels").children) {
+      const top = +div.dataset.top - scroll;
+      div.style.top = top + "px";
+      div.style.display = top < RULER - 4 ? "none" : "";
+    }
+  }
+
+  /* (lane, depth) under canvas point y, or null. */
+  function rowAt(y) {
+    const yy = y + scroller.scrollTop;
+    for (const l of state.layout.lanes) {
+      if (yy >= l.rows && yy < l.rows + l.depths * ROW) return {lane: l.index, depth: Math.floor((yy - l.rows) / ROW)};
+    }
+    return null;
+  }
+
+  /* ---- data ---- */
+
+  function windowFor() {
+    const span = state.t1 - state.t0;
+    const t0 = Math.max(state.begin, Math.floor(state.t0 - span));
+    const t1 = Math.min(state.end + 1, Math.ceil(state.t1 + span));
+    const width = Math.min(65536, Math.max(1, Math.round(plotWidth() * (t1 - t0) / span)));
+    return {t0, t1: Math.max(t1, t0 + 1), width, nsPerPx: (t1 - t0) / width};
+  }
+
+  /* Whether an answer for window w still serves the view. */
+  function covers(w) {
+    if (!w) return false;
+    const nsPerPx = (state.t1 - state.t0) / plotWidth();
+    const leftOk = w.t0 <= Math.max(state.begin, state.t0), rightOk = w.t1 >= Math.min(state.end + 1, state.t1);
+    return leftOk && rightOk && w.nsPerPx <= nsPerPx * 1.5 && w.nsPerPx >= nsPerPx / 4;
+  }
+
+
+  function request(kind, make) {
+    if (state.inflight[kind]) return;
+    const job = make();
+    if (!job) return;
+    state.inflight[kind] = true;
+    job.promise.then((response) => response.arrayBuffer()).then((buffer) => job.done(buffer)).catch((error) => setStatus(error.message, true)).finally(() => {
+      state.inflight[kind] = false;
+      ensureData();
+      scheduleDraw();
+    });
+  }
+
+  function ensureData() {
+    if (!state.meta) return;
+    if (!covers(state.spans && state.spans.window)) {
+      request("spans", () => {
+        const w = windowFor();
+        return {
+          promise: api("spans", {t0: w.t0, t1: w.t1, width: w.width, lanes: "all"}),
+          done: (buffer) => { state.spans = indexRows(TT.decodeSpans(buffer), w); },
+        };
+      });
+    }
+    const regions = state.search.regions;
+    if (regions && regions.length && !(state.highlight && state.highlight.key === state.search.key && covers(state.highlight.window))) {
+      request("highlight", () => {
+        const w = windowFor(), key = state.search.key;
+        return {
+          promise: api("spans", {t0: w.t0, t1: w.t1, width: w.width, lanes: "all", only: regions.join(",")}),
+          done: (buffer) => {
+            state.highlight = indexRows(TT.decodeSpans(buffer), w);
+            state.highlight.key = key;
+            showSearchInfo();
+          },
+        };
+      });
+    }
+    if (state.meta.tracks.length && !covers(state.samples && state.samples.window)) {
+      request("samples", () => {
+        const w = windowFor();
+        return {
+          promise: api("samples", {t0: w.t0, t1: w.t1, width: w.width, tracks: state.meta.tracks.map((t, i) => i).join(",")}),
+          done: (buffer) => {
+            const s = TT.decodeSamples(buffer);
+            s.window = w;
+            s.ranges = new Map();
+            for (let i = 0; i < s.count; i++) {
+              const r = s.ranges.get(s.track[i]);
+              if (r) r[1] = i + 1; else s.ranges.set(s.track[i], [i, i + 1]);
+            }
+            state.samples = s;
+          },
+        };
+      });
+    }
+  }
+
+  /* The answer's items come grouped by lane, then depth, in start order:
+   * remember where each (lane, depth) row is, for drawing and hit tests. */
+  function indexRows(spans, w) {
+    spans.window = w;
+    spans.rows = new Map();
+    for (let i = 0; i < spans.count; i++) {
+      const key = spans.lane[i] * 65536 + spans.depth[i];
+      const r = spans.rows.get(key);
+      if (r) r[1] = i + 1; else spans.rows.set(key, [i, i + 1]);
+    }
+    return spans;
+  }
+
+  /* ---- drawing ---- */
+
+  let drawPending = false;
+  function scheduleDraw() {
+    if (drawPending) return;
+    drawPending = true;
+    requestAnimationFrame(() => {
+      drawPending = false;
+      draw();
+    });
+  }
+
+  function draw() {
+    if (!state.meta || state.tab !== "timeline") return;
+    const started = performance.now();
+    const ratio = window.devicePixelRatio || 1;
+    /* As wide as the lanes' box, without its scroll bar. */
+    if (canvas.clientWidth !== scroller.clientWidth) canvas.style.width = scroller.clientWidth + "px";
+    const width = canvas.clientWidth, height = canvas.clientHeight;
+    if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(height * ratio)) {
+      canvas.width = Math.round(width * ratio);
+      canvas.height = Math.round(height * ratio);
+    }
+    const g = canvas.getContext("2d");
+    g.setTransform(ratio, 0, 0, ratio, 0, 0);
+    g.clearRect(0, 0, width, height);
+    const scroll = scroller.scrollTop;
+    g.save();
+    g.beginPath();
+    g.rect(GUTTER, RULER, width - GUTTER, height - RULER);
+    g.clip();
+    drawLanes(g, scroll, height);
+    drawTracks(g, scroll, height);
+    drawSelection(g, height);
+    g.restore();
+    drawRuler(g, width);
+    g.strokeStyle = "#dcdce0";
+    g.beginPath();
+    g.moveTo(GUTTER - 0.5, 0);
+    g.lineTo(GUTTER - 0.5, height);
+    g.stroke();
+    $("view-range").textContent = "view " + TT.fmtTime(state.t0 - state.begin, (state.t1 - state.t0) / 10) + " – " +
+      TT.fmtTime(state.t1 - state.begin, (state.t1 - state.t0) / 10) + "  (" + TT.fmtDuration(state.t1 - state.t0) + ")";
+    const took = performance.now() - started;
+    state.frameTimes.push(took);
+    if (state.frameTimes.length > 2000) state.frameTimes.splice(0, 1000);
+    if (state.firstPaint === null && state.spans) {
+      state.firstPaint = performance.now();
+      performance.mark("tracetop-first-paint");
+    }
+  }
+
+  function drawLanes(g, scroll, height) {
+    const spans = state.spans;
+    const hl = state.search.regions && state.search.regions.length ? state.highlight : null;
+    const scale = plotWidth() / (state.t1 - state.t0);
+    g.font = "11px system-ui, sans-serif";
+    g.textBaseline = "middle";
+    for (const l of state.layout.lanes) {
+      const top = l.top - scroll;
+      if (top > height || top + l.height < RULER) continue;
+      g.fillStyle = l.index % 2 ? "#f7f7f9" : "#fff";
+      g.fillRect(GUTTER, top, plotWidth(), l.height);
+      if (!spans) continue;
+      const dim = state.search.regions !== null;
+      drawMarks(g, l, top);
+      for (let d = 0; d < l.depths; d++) {
+        const y = l.rows - scroll + d * ROW;
+        if (y > height || y + ROW < RULER) continue;
+        const r = spans.rows.get(l.index * 65536 + d);
+        if (r) drawRow(g, spans, r, y, scale, dim ? 0.22 : 1, false);
+        if (hl) {
+          const h = hl.rows.get(l.index * 65536 + d);
+          if (h) drawRow(g, hl, h, y, scale, 1, true);
+        }
+      }
+    }
+    const sel = state.selected;
+    if (sel) {
+      const l = state.layout.lanes[sel.lane];
+      const x0 = Math.max(GUTTER - 2, xOf(sel.start)), x1 = Math.min(GUTTER + plotWidth() + 2, xOf(sel.end));
+      g.strokeStyle = "#000";
+      g.lineWidth = 2;
+      g.strokeRect(x0, l.rows - scroll + sel.depth * ROW, Math.max(2, x1 - x0), ROW - 1);
+      g.lineWidth = 1;
+    }
+  }
+
+  /* A mark is a small triangle in the strip above the lane's calls. */
+  function drawMarks(g, l, top) {
+    const marks = state.marks[l.index];
+    if (!marks) return;
+    g.fillStyle = "#3d3d45";
+    for (const [time] of marks) {
+      if (time < state.t0 || time > state.t1) continue;
+      const x = xOf(time);
+      g.beginPath();
+      g.moveTo(x - 4, top + 1);
+      g.lineTo(x + 4, top + 1);
+      g.lineTo(x, top + MARKS - 1);
+      g.fill();
+    }
+  }
+
+  /* The marks of lane strip under (x, y): their names, or null. */
+  function marksAt(x, y) {
+    const yy = y + scroller.scrollTop;
+    const l = state.layout.lanes.find((l) => yy >= l.top && yy < l.rows);
+    if (!l || !state.marks[l.index]) return null;
+    const near = state.marks[l.index].filter(([time]) => Math.abs(xOf(time) - x) <= 4);
+    return near.length ? near.map(([time, name]) => name + " at " + ((time - state.begin) / 1e6).toFixed(3) + " ms") : null;
+  }
+
+  function drawRow(g, spans, range, y, scale, alpha, outline) {
+    const regions = state.meta.regions;
+    const left = GUTTER, right = GUTTER + plotWidth();
+    g.globalAlpha = alpha;
+    let lastX = -1;
+    for (let i = range[0]; i < range[1]; i++) {
+      let x0 = left + (spans.start[i] - state.t0) * scale, x1 = left + (spans.end[i] - state.t0) * scale;
+      if (x1 < left || x0 > right) continue;
+      if (x1 - x0 < 1) {
+        if (Math.floor(x0) === lastX) continue; /* one sliver per pixel is all that shows */
+        x1 = x0 + 1;
+      }
+      lastX = Math.floor(x0);
+      const name = regions[spans.region[i]].name;
+      g.fillStyle = outline ? "#f6c90e" : TT.colourOf(name);
+      if (x0 < left - 1) x0 = left - 1;
+      if (x1 > right + 1) x1 = right + 1;
+      g.fillRect(x0, y, x1 - x0, ROW - 1);
+      if (spans.calls[i] > 1 && x1 - x0 > 3) {
+        g.fillStyle = "rgba(255,255,255,0.35)";
+        g.fillRect(x0, y + ROW - 5, x1 - x0, 3);
+      }
+      if (outline) {
+        g.strokeStyle = "#8a6d00";
+        g.strokeRect(x0 + 0.5, y + 0.5, Math.max(1, x1 - x0 - 1), ROW - 2);
+      }
+      if (x1 - x0 > 36) {
+        const label = spans.calls[i] > 1 ? spans.calls[i] + " calls: " + name : name;
+        g.fillStyle = "#111";
+        g.save();
+        g.beginPath();
+        g.rect(x0, y, x1 - x0 - 2, ROW);
+        g.clip();
+        g.fillText(label, Math.max(x0, left) + 3, y + ROW / 2);
+        g.restore();
+      }
+    }
+    g.globalAlpha = 1;
+  }
+
+  function drawTracks(g, scroll, height) {
+    const layout = state.layout;
+    if (!layout.tracks.length) return;
+    const headerTop = layout.tracks[0].top - TRACK_HEADER - scroll;
+    g.fillStyle = "#6b6b70";
+    g.font = "11px system-ui, sans-serif";
+    g.fillText("counters and parameters", GUTTER + 4, headerTop + TRACK_HEADER / 2);
+    const s = state.samples;
+    for (const t of layout.tracks) {
+      const top = t.top - scroll;
+      if (top > height || top + t.height < RULER) continue;
+      g.fillStyle = t.index % 2 ? "#f7f7f9" : "#fff";
+      g.fillRect(GUTTER, top, plotWidth(), t.height);
+      if (!s) continue;
+      const r = s.ranges.get(t.index);
+      if (!r) continue;
+      const track = state.meta.tracks[t.index];
+      const lo = track.min, hi = track.max > track.min ? track.max : track.min + 1;
+      const yOf = (v) => top + t.height - 4 - (v - lo) / (hi - lo) * (t.height - 8);
+      const colour = TT.colourOf(track.name + ":");
+      g.fillStyle = colour;
+      g.globalAlpha = 0.35;
+      for (let i = r[0]; i < r[1]; i++) {
+        const x = xOf(s.time[i]);
+        const next = i + 1 < r[1] ? xOf(s.time[i + 1]) : x + 1;
+        g.fillRect(x, yOf(s.max[i]), Math.max(1, next - x), Math.max(1, yOf(s.min[i]) - yOf(s.max[i])));
+      }
+      g.globalAlpha = 1;
+      g.strokeStyle = colour.replace(/,(\d+)%\)$/, ",35%)");
+      g.beginPath();
+      for (let i = r[0]; i < r[1]; i++) {
+        const x = xOf(s.time[i]), y = yOf(s.last[i]);
+        if (i === r[0]) g.moveTo(x, y); else g.lineTo(x, yOf(s.last[i - 1])), g.lineTo(x, y);
+      }
+      g.stroke();
+    }
+  }
+
+  function drawSelection(g, height) {
+    if (!state.selection) return;
+    const x0 = xOf(state.selection[0]), x1 = xOf(state.selection[1]);
+    g.fillStyle = "rgba(43,108,176,0.12)";
+    g.fillRect(x0, RULER, x1 - x0, height - RULER);
+    g.strokeStyle = "rgba(43,108,176,0.8)";
+    g.beginPath();
+    g.moveTo(x0 + 0.5, RULER);
+    g.lineTo(x0 + 0.5, height);
+    g.moveTo(x1 - 0.5, RULER);
+    g.lineTo(x1 - 0.5, height);
+    g.stroke();
+  }
+
+  function drawRuler(g, width) {
+    g.fillStyle = "#f2f2f5";
+    g.fillRect(0, 0, width, RULER);
+    const step = TT.niceStep(state.t1 - state.t0, plotWidth() / 110);
+    g.fillStyle = "#444";
+    g.strokeStyle = "#b8b8c0";
+    g.font = "11px system-ui, sans-serif";
+    g.textBaseline = "middle";
+    g.beginPath();
+    const first = Math.ceil((state.t0 - state.begin) / step) * step;
+    for (let t = first; state.begin + t <= state.t1; t += step) {
+      const x = Math.round(xOf(state.begin + t)) + 0.5;
+      g.moveTo(x, RULER - 8);
+      g.lineTo(x, RULER);
+      g.fillText(TT.fmtTime(t, step), x + 3, RULER / 2 - 2);
+    }
+    g.stroke();
+    if (state.selection) {
+      const x0 = xOf(state.selection[0]), x1 = xOf(state.selection[1]);
+      g.fillStyle = "rgba(43,108,176,0.35)";
+      g.fillRect(Math.max(GUTTER, x0), RULER - 6, Math.max(1, x1 - Math.max(GUTTER, x0)), 6);
+    }
+    g.fillStyle = "#f2f2f5";
+    g.fillRect(0, 0, GUTTER, RULER);
+    g.fillStyle = "#6b6b70";
+    g.fillText(TT.count(state.meta.lanes.length, "thread"), 6, RULER / 2);
+  }
+
+  /* ---- view changes ---- */
+
+  function setView(t0, t1) {
+    const full = state.end - state.begin;
+    let span = Math.min(Math.max(t1 - t0, MIN_SPAN), full * 1.1 + MIN_SPAN);
+    let a = (t0 + t1) / 2 - span / 2;
+    a = Math.min(Math.max(a, state.begin - full * 0.05), state.end + full * 0.05 - span);
+    state.t0 = a;
+    state.t1 = a + span;
+    ensureData();
+    scheduleDraw();
+  }
+
+  function zoomAt(x, factor) {
+    const t = tOf(Math.min(Math.max(x, GUTTER), GUTTER + plotWidth()));
+    setView(t - (t - state.t0) * factor, t + (state.t1 - t) * factor);
+  }
+
+  function panBy(fraction) {
+    const d = (state.t1 - state.t0) * fraction;
+    setView(state.t0 + d, state.t1 + d);
+  }
+
+  /* ---- hit tests, tooltip, details ---- */
+
+  function itemAt(x, y) {
+    const row = rowAt(y);
+    if (!row || !state.spans || x < GUTTER) return null;
+    const source = state.search.regions && state.highlight && hitIn(state.highlight, row, x);
+    return source || hitIn(state.spans, row, x);
+  }
+
+  function hitIn(spans, row, x) {
+    const r = spans.rows.get(row.lane * 65536 + row.depth);
+    if (!r) return null;
+    const t = tOf(x), slack = 2 * (state.t1 - state.t0) / plotWidth();
+    let lo = r[0], hi = r[1];
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (spans.end[mid] + slack > t) hi = mid; else lo = mid + 1;
+    }
+    let best = null;
+    for (let i = lo; i < r[1] && spans.start[i] - slack <= t; i++) {
+      if (best === null || Math.abs((spans.start[i] + spans.end[i]) / 2 - t) < Math.abs((spans.start[best] + spans.end[best]) / 2 - t)) best = i;
+    }
+    if (best === null) return null;
+    return {lane: row.lane, depth: row.depth, start: spans.start[best], end: spans.end[best],
+            region: spans.region[best], calls: spans.calls[best]};
+  }
+
+  function callDetails(item) {
+    const key = item.lane + "/" + item.depth + "/" + item.start;
+    if (!state.callCache.has(key)) {
+      state.callCache.set(key, api("call", {lane: item.lane, depth: item.depth, t: Math.round((item.start + item.end) / 2)})
+        .then((response) => response.json()));
+    }
+    return state.callCache.get(key);
+  }
+
+  function describe(item, call) {
+    const region = state.meta.regions[item.region];
+    const lane = state.meta.lanes[item.lane];
+    const fields = [];
+    if (item.calls > 1) {
+      fields.push(["Calls", TT.fmtCount(item.calls) + " calls at this depth, merged at this zoom (mostly this one); zoom in to see them"]);
+      fields.push(["Time span", TT.fmtDuration(item.end - item.start)]);
+    } else {
+      fields.push(["Duration", TT.fmtDuration(item.end - item.start)]);
+      fields.push(["Self time", call ? TT.fmtDuration(call.self_ns) : "…"]);
+    }
+    fields.push(["Location", (region.file || "-") + (region.line ? ":" + region.line : "")]);
+    fields.push(["Start", ((item.start - state.begin) / 1e6).toFixed(3) + " ms"]);
+    fields.push(["Thread", lane.name + " (pid " + lane.pid + ", depth " + item.depth + ")"]);
+    if (call && call.params.length) {
+      fields.push(["Parameters", call.params.map((p) => p.name + " = " + p.value).join(", ")]);
+    }
+    return {name: region.name, fields};
+  }
+
+  function showTooltip(item, x, y) {
+    const render = (call) => {
+      const d = describe(item, call);
+      tooltip.innerHTML = '<div class="name">' + TT.escapeHtml(d.name) + "</div>" +
+        d.fields.map(([k, v]) => '<div><span class="sub">' + TT.escapeHtml(k) + ":</span> " + TT.escapeHtml(v) + "</div>").join("");
+      tooltip.hidden = false;
+      const box = $("timeline").getBoundingClientRect();
+      const left = Math.min(x + 14, box.width - tooltip.offsetWidth - 4);
+      const top = y + 18 + tooltip.offsetHeight > box.height ? y - tooltip.offsetHeight - 8 : y + 18;
+      tooltip.style.left = Math.max(0, left) + "px";
+      tooltip.style.top = Math.max(0, top) + "px";
+    };
+    render(null);
+    tooltip.dataset.key = item.lane + "/" + item.depth + "/" + item.start;
+    if (item.calls === 1) {
+      const key = tooltip.dataset.key;
+      callDetails(item).then((call) => {
+        if (!tooltip.hidden && tooltip.dataset.key === key) render(call);
+      }).catch(() => {});
+    }
+  }
+
+  function showMarks(names, x, y) {
+    tooltip.innerHTML = '<div class="name">mark</div>' + names.map((n) => "<div>" + TT.escapeHtml(n) + "</div>").join("");
+    tooltip.dataset.key = "";
+    tooltip.hidden = false;
+    tooltip.style.left = x + 14 + "px";
+    tooltip.style.top = y + 18 + "px";
+  }
+
+  function showDetails(item) {
+    state.selected = item;
+    const body = $("details-body");
+    const render = (call) => {
+      const d = describe(item, call);
+      body.className = "";
+      body.innerHTML = '<div class="name"><span class="swatch"></span><b></b></div><dl class="fields">' +
+        d.fields.map(([k, v]) => "<dt>" + TT.escapeHtml(k) + "</dt><dd>" + TT.escapeHtml(v) + "</dd>").join("") + "</dl>";
+      body.querySelector("b").textContent = d.name;
+      body.querySelector(".swatch").style.background = TT.colourOf(d.name);
+    };
+    render(null);
+    if (item.calls === 1) callDetails(item).then((call) => { if (state.selected === item) render(call); }).catch(() => {});
+    scheduleDraw();
+  }
+
+  /* ---- range selection: the function summary follows it ---- */
+
+  function setSelection(a, b) {
+    if (b - a < (state.t1 - state.t0) / plotWidth()) return;
+    state.selection = [a, b];
+    $("scope-selection").disabled = false;
+    const body = $("range-body");
+    body.className = "";
+    body.textContent = "Computing…";
+    api("tree", {t0: Math.floor(a), t1: Math.ceil(b), lanes: "all"}).then((r) => r.arrayBuffer()).then((buffer) => {
+      if (!state.selection || state.selection[0] !== a) return;
+      const tree = TT.decodeTree(buffer);
+      const rows = TT.flatProfile(tree, state.meta.regions);
+      const total = rows.reduce((s, r) => s + r.exclusive, 0);
+      body.innerHTML = "<div>" + TT.escapeHtml(TT.fmtTime(a - state.begin, b - a) + " – " + TT.fmtTime(b - state.begin, b - a) +
+        " (" + TT.fmtDuration(b - a) + "), all threads: " + rows.length + " regions") + "</div>" + profileTable(rows.slice(0, 50), total, "range-table");
+      paintSwatches(body);
+    }).catch((error) => { body.textContent = error.message; });
+    if (document.querySelector('input[name="scope"]:checked').value === "selection") state.tree = null;
+    scheduleDraw();
+  }
+
+  function clearSelection() {
+    state.selection = null;
+    $("scope-selection").disabled = true;
+    document.querySelector('input[name="scope"][value="run"]').checked = true;
+    $("range-body").className = "empty";
+    $("range-body").textContent = "Select a time range (shift+drag, or drag on the ruler) for its function summary.";
+    state.tree = null;
+    scheduleDraw();
+  }
+
+  function profileTable(rows, total, id) {
+    const match = searchMatcher();
+    return '<table id="' + id + '"><thead><tr><th>Region</th><th>Excl</th><th>Excl %</th><th>Incl</th><th>Visits</th><th>Location</th></tr></thead><tbody>' +
+      rows.map((r) => '<tr class="' + (match && match(r.name) ? "match" : "") + '"><td class="name"><span class="swatch" data-name="' + TT.escapeHtml(r.name) + '"></span>' + TT.escapeHtml(r.name) +
+        "</td><td>" + TT.fmtDuration(r.exclusive) + "</td><td>" + TT.percent(r.exclusive, total) + "</td><td>" + TT.fmtDuration(r.inclusive) +
+        "</td><td>" + TT.fmtCount(r.visits) + "</td><td>" + TT.escapeHtml(TT.location(r)) + "</td></tr>").join("") + "</tbody></table>";
+  }
+
+  function paintSwatches(root) {
+    for (const s of root.querySelectorAll(".swatch[data-name]")) s.style.background = TT.colourOf(s.dataset.name);
+  }
+
+  /* ---- input on the timeline ---- */
+
+  let drag = null;
+
+  scroller.addEventListener("scroll", () => { placeLabels(); scheduleDraw(); });
+
+  scroller.addEventListener("wheel", (e) => {
+    const x = pos(e).x;
+    if (x < GUTTER && !e.ctrlKey) return; /* over the names: scroll the lanes */
+    e.preventDefault();
+    if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
+      panBy((e.shiftKey ? e.deltaY : e.deltaX) / plotWidth());
+    } else {
+      zoomAt(x, Math.pow(1.0015, e.deltaY * (e.deltaMode === 1 ? 30 : 1)));
+    }
+  }, {passive: false});
+
+  scroller.addEventListener("mousedown", (e) => {
+    if (e.button !== 0) return;
+    const {x, y} = pos(e);
+    const select = e.shiftKey || y < RULER;
+    drag = {x0: e.clientX, t0: state.t0, t1: state.t1, select, anchor: tOf(x), moved: false, startX: x, startY: y};
+    if (!select) scroller.classList.add("dragging");
+    e.preventDefault();
+  });
+
+  window.addEventListener("mousemove", (e) => {
+    if (!drag) return;
+    const dx = e.clientX - drag.x0;
+    if (Math.abs(dx) > 2) drag.moved = true;
+    if (drag.select) {
+      const t = tOf(drag.startX + dx);
+      state.selection = [Math.min(drag.anchor, t), Math.max(drag.anchor, t)];
+      scheduleDraw();
+    } else if (drag.moved) {
+      const dt = dx / plotWidth() * (drag.t1 - drag.t0);
+      setView(drag.t0 - dt, drag.t1 - dt);
+    }
+  });
+
+  window.addEventListener("mouseup", () => {
+    if (!drag) return;
+    const d = drag;
+    drag = null;
+    scroller.classList.remove("dragging");
+    if (d.select && d.moved && state.selection) setSelection(state.selection[0], state.selection[1]);
+    else if (d.select && !d.moved) scheduleDraw();
+    else if (!d.moved) {
+      const item = itemAt(d.startX, d.startY);
+      if (item) showDetails(item);
+    }
+  });
+
+  scroller.addEventListener("mousemove", (e) => {
+    const p = pos(e);
+    state.mouse = p;
+    if (drag) { tooltip.hidden = true; return; }
+    const item = itemAt(p.x, p.y);
+    const marks = item ? null : marksAt(p.x, p.y);
+    if (item) showTooltip(item, p.x, p.y);
+    else if (marks) showMarks(marks, p.x, p.y);
+    else tooltip.hidden = true;
+  });
+  scroller.addEventListener("mouseleave", () => { tooltip.hidden = true; state.mouse = null; });
+
+  /* W/S/A/D (and the arrows): a press moves one step at once; held, the view
+   * keeps moving every frame, at a speed per second, as in Perfetto. */
+  const MOTION = {
+    w: (f) => zoomAt(zoomCentre(), Math.pow(0.8, f)), s: (f) => zoomAt(zoomCentre(), Math.pow(1.25, f)),
+    a: (f) => panBy(-0.1 * f), d: (f) => panBy(0.1 * f),
+  };
+  const ARROWS = {arrowleft: "a", arrowright: "d", arrowup: "w", arrowdown: "s"};
+  const HELD_STEPS_PER_SECOND = 8, HELD_AFTER_MS = 250;
+  const held = new Map(); /* key -> when it went down */
+  let motionFrame = 0, motionLast = 0;
+
+  function zoomCentre() { return state.mouse ? state.mouse.x : GUTTER + plotWidth() / 2; }
+
+  function keepMoving(now) {
+    const seconds = Math.min(0.1, (now - motionLast) / 1000);
+    motionLast = now;
+    for (const [key, since] of held) if (now - since > HELD_AFTER_MS) MOTION[key](seconds * HELD_STEPS_PER_SECOND);
+    motionFrame = held.size ? requestAnimationFrame(keepMoving) : 0;
+  }
+
+  window.addEventListener("keydown", (e) => {
+    if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || state.tab !== "timeline") return;
+    const lower = e.key.toLowerCase(), key = ARROWS[lower] || lower;
+    if (MOTION[key]) {
+      if (!e.repeat) {
+        MOTION[key](1);
+        held.set(key, performance.now());
+        if (!motionFrame) {
+          motionLast = performance.now();
+          motionFrame = requestAnimationFrame(keepMoving);
+        }
+      }
+    } else if (key === "escape") {
+      clearSelection();
+    } else if (key === "0" || key === "home") {
+      setView(state.begin, state.end);
+    } else {
+      return;
+    }
+    e.preventDefault();
+  });
+  window.addEventListener("keyup", (e) => {
+    const lower = e.key.toLowerCase();
+    held.delete(ARROWS[lower] || lower);
+  });
+  window.addEventListener("blur", () => held.clear());
+
+  window.addEventListener("resize", () => { ensureData(); scheduleDraw(); if (state.tab === "flame") drawFlameTab(); });
+
+  /* ---- search ---- */
+
+  function searchMatcher() {
+    const text = state.search.text.toLowerCase();
+    return text ? (name) => name.toLowerCase().includes(text) : null;
+  }
+
+  function showSearchInfo() {
+    const info = $("search-info");
+    if (state.search.regions === null) { info.textContent = ""; return; }
+    const n = state.search.regions.length;
+    let calls = 0;
+    if (state.highlight && state.highlight.key === state.search.key) {
+      for (let i = 0; i < state.highlight.count; i++) {
+        if (state.highlight.end[i] > state.t0 && state.highlight.start[i] < state.t1) calls += state.highlight.calls[i];
+      }
+    }
+    info.textContent = n ? (n === 1 ? "1 region matches" : TT.fmtCount(n) + " regions match") + " · " + TT.count(calls, "call") + " in view"
+      : "no region matches";
+  }
+
+  let searchTimer = 0;
+  $("search").addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => {
+      const text = $("search").value.trim();
+      state.search.text = text;
+      state.search.key = text;
+      const match = searchMatcher();
+      state.search.regions = match ? state.meta.regions.map((r, i) => (match(r.name) ? i : -1)).filter((i) => i >= 0).slice(0, 4000) : null;
+      state.highlight = null;
+      showSearchInfo();
+      ensureData();
+      scheduleDraw();
+      if (state.tab === "profile") renderProfile();
+      if (state.tab === "flame") drawFlameTab();
+    }, 150);
+  });
+
+  /* ---- tabs and the profile views ---- */
+
+  function setStatus(text, problem) {
+    $("status").textContent = text;
+    $("status").className = problem ? "problem" : "";
+  }
+
+  function showTab(name) {
+    state.tab = name;
+    for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.tab === name);
+    for (const t of ["timeline", "profile", "flame"]) $(t + "-tab").classList.toggle("active", t === name);
+    $("scope").hidden = name === "timeline";
+    tooltip.hidden = true;
+    if (name === "timeline") scheduleDraw();
+    else loadTree().then(() => (name === "profile" ? renderProfile() : drawFlameTab()));
+  }
+
+  for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => showTab(b.dataset.tab));
+  for (const r of document.querySelectorAll('input[name="scope"]')) r.addEventListener("change", () => { state.tree = null; state.focus = null; showTab(state.tab); });
+  $("scope-lanes").addEventListener("change", () => { state.tree = null; state.focus = null; showTab(state.tab); });
+
+  function scopeRange() {
+    const useSelection = document.querySelector('input[name="scope"]:checked').value === "selection" && state.selection;
+    return useSelection ? [Math.floor(state.selection[0]), Math.ceil(state.selection[1])] : [state.begin, state.end + 1];
+  }
+
+  function scopeKey() {
+    const [t0, t1] = scopeRange();
+    return t0 + "/" + t1 + "/" + $("scope-lanes").value;
+  }
+
+  /* The tree of the scope chosen now; an answer for a scope no longer chosen is dropped. */
+  function loadTree() {
+    const [t0, t1] = scopeRange();
+    const lanes = $("scope-lanes").value;
+    const key = scopeKey();
+    if (state.tree && state.tree.key === key) return Promise.resolve(state.tree);
+    $("scope-info").textContent = "computing…";
+    return api("tree", {t0, t1, lanes}).then((r) => r.arrayBuffer()).then((buffer) => {
+      if (key !== scopeKey()) return state.tree;
+      const tree = TT.decodeTree(buffer);
+      tree.key = key;
+      tree.total = tree.roots.reduce((s, n) => s + tree.inclusive[n], 0);
+      tree.open = new Set();
+      /* Open the heaviest path of every root that takes a tenth of the time or more. */
+      for (const root of tree.roots) {
+        if (tree.inclusive[root] < tree.total / 10) continue;
+        let node = root;
+        for (let depth = 0; node !== undefined && depth < 16; depth++) {
+          tree.open.add(node);
+          node = tree.children[node].reduce((a, b) => (a === undefined || tree.inclusive[b] > tree.inclusive[a] ? b : a), undefined);
+        }
+      }
+      state.tree = tree;
+      $("scope-info").textContent = TT.fmtDuration(t1 - t0) + " · " + TT.fmtCount(tree.count) + " call paths";
+      return tree;
+    }).catch((error) => { $("scope-info").textContent = error.message; });
+  }
+
+  function renderProfile() {
+    const tree = state.tree;
+    if (!tree) return;
+    const regions = state.meta.regions;
+    const match = searchMatcher();
+    const rows = [];
+    const byInclusive = (a, b) => tree.inclusive[b] - tree.inclusive[a];
+    const stack = tree.roots.slice().sort(byInclusive).reverse().map((n) => [n, 0]);
+    while (stack.length && rows.length < 3000) {
+      const [node, depth] = stack.pop();
+      const name = regions[tree.region[node]].name;
+      const kids = tree.children[node];
+      const open = tree.open.has(node);
+      rows.push('<tr data-node="' + node + '" class="' + (match && match(name) ? "match" : "") + '"><td class="name" style="padding-left:' +
+        (4 + depth * 14) + 'px"><span class="toggle">' + (kids.length ? (open ? "▾" : "▸") : "") + '</span><span class="swatch" data-name="' +
+        TT.escapeHtml(name) + '"></span>' + TT.escapeHtml(name) + "</td><td>" + TT.fmtDuration(tree.inclusive[node]) + "</td><td>" +
+        TT.percent(tree.inclusive[node], tree.total) + "</td><td>" + TT.fmtDuration(tree.exclusive[node]) + "</td><td>" + TT.fmtCount(tree.visits[node]) + "</td></tr>");
+      if (open) for (const k of kids.slice().sort(byInclusive).reverse()) stack.push([k, depth + 1]);
+    }
+    const calltree = $("calltree");
+    /* Inline padding is set through the CSSOM below: the page's policy allows no style attributes. */
+    calltree.innerHTML = '<table id="calltree-table"><thead><tr><th>Call path</th><th>Incl</th><th>Incl %</th><th>Excl</th><th>Visits</th></tr></thead><tbody>' +
+      rows.join("").replace(/ style="padding-left:(\d+)px"/g, ' data-indent="$1"') + "</tbody></table>";
+    for (const td of calltree.querySelectorAll("td[data-indent]")) td.style.paddingLeft = td.dataset.indent + "px";
+    paintSwatches(calltree);
+
+    const flat = TT.flatProfile(tree, regions);
+    const key = state.flatSort.key, sign = state.flatSort.down ? -1 : 1;
+    flat.sort((a, b) => (key === "name" ? a.name.localeCompare(b.name) * -sign : (a[key] - b[key]) * sign));
+    const total = flat.reduce((s, r) => s + r.exclusive, 0);
+    $("flat").innerHTML = profileTable(flat.slice(0, 1000), total, "flat-table");
+    paintSwatches($("flat"));
+    const keys = ["name", "exclusive", "exclusive", "inclusive", "visits", null];
+    $("flat").querySelectorAll("th").forEach((th, i) => {
+      if (!keys[i]) return;
+      if (keys[i] === key) th.textContent += state.flatSort.down ? " ▼" : " ▲";
+      th.addEventListener("click", () => {
+        state.flatSort = {key: keys[i], down: state.flatSort.key === keys[i] ? !state.flatSort.down : keys[i] !== "name"};
+        renderProfile();
+      });
+    });
+  }
+
+  $("calltree").addEventListener("click", (e) => {
+    const tr = e.target.closest("tr[data-node]");
+    if (!tr || !state.tree) return;
+    const node = +tr.dataset.node;
+    if (state.tree.open.has(node)) state.tree.open.delete(node); else state.tree.open.add(node);
+    renderProfile();
+  });
+
+  let flameLayout = null;
+  function drawFlameTab() {
+    if (!state.tree) return;
+    const match = searchMatcher();
+    flameLayout = TT.drawFlame($("flame"), state.tree, state.meta.regions, state.focus, match);
+  }
+
+  $("flame").addEventListener("click", (e) => {
+    if (!flameLayout) return;
+    const box = TT.flameHit(flameLayout, e.offsetX, e.offsetY);
+    state.focus = box ? box.node : null;
+    drawFlameTab();
+  });
+  $("flame-reset").addEventListener("click", () => { state.focus = null; drawFlameTab(); });
+  $("flame").addEventListener("mousemove", (e) => {
+    const box = flameLayout && TT.flameHit(flameLayout, e.offsetX, e.offsetY);
+    const canvasEl = $("flame");
+    if (!box) { canvasEl.title = ""; return; }
+    const t = state.tree, n = box.node;
+    canvasEl.title = state.meta.regions[t.region[n]].name + "\ninclusive " + TT.fmtDuration(t.inclusive[n]) + " (" +
+      TT.percent(t.inclusive[n], t.total) + "), exclusive " + TT.fmtDuration(t.exclusive[n]) + ", " + TT.fmtCount(t.visits[n]) + " visits";
+  });
+
+  function loadMarks() {
+    const lanes = state.meta.lanes;
+    if (lanes.reduce((s, l) => s + l.marks, 0) > MAX_MARKS) return;
+    lanes.forEach((lane, i) => {
+      if (!lane.marks) return;
+      api("marks", {lane: i}).then((r) => r.json()).then((marks) => {
+        state.marks[i] = marks;
+        scheduleDraw();
+      }).catch((error) => setStatus(error.message, true));
+    });
+  }
+
+  /* ---- start ---- */
+
+  api("meta").then((r) => r.json()).then((meta) => {
+    state.meta = meta;
+    state.begin = meta.begin_ns;
+    state.end = Math.max(meta.end_ns, meta.begin_ns + 1);
+    document.title = "tracetop · " + meta.experiment;
+    $("experiment").textContent = meta.experiment;
+    const lanes = $("scope-lanes");
+    lanes.innerHTML = '<option value="all">all threads, merged</option>' +
+      meta.lanes.map((l, i) => '<option value="' + i + '">' + TT.escapeHtml(l.name) + " (pid " + l.pid + ")</option>").join("");
+    const calls = meta.lanes.reduce((s, l) => s + l.calls, 0);
+    if (meta.problems.length) setStatus(meta.problems[0] + (meta.problems.length > 1 ? " (+" + (meta.problems.length - 1) + " more)" : ""), true);
+    else setStatus(TT.count(meta.lanes.length, "thread") + " · " + TT.count(calls, "call") + " · " + TT.fmtDuration(state.end - state.begin));
+    buildLayout();
+    loadMarks();
+    const margin = (state.end - state.begin) * 0.01;
+    setView(state.begin - margin, state.end + margin);
+  }).catch((error) => setStatus("cannot load the experiment: " + error.message, true));
+
+  /* For tests and the bench: the state, and ways to find and move what is drawn. */
+  window.tracetopViewer = {
+    state,
+    ready: () => state.spans !== null && state.firstPaint !== null,
+    setView, panBy, zoomAt,
+    /* Where a bar of region `name` lies on screen, wide enough to point at: {x, y} in client coordinates. */
+    findBar(name, minWidth) {
+      if (!state.spans) return null;
+      const box = scroller.getBoundingClientRect();
+      const s = state.spans;
+      for (let i = 0; i < s.count; i++) {
+        if (state.meta.regions[s.region[i]].name !== name || s.calls[i] !== 1) continue;
+        const x0 = Math.max(GUTTER, xOf(s.start[i])), x1 = Math.min(GUTTER + plotWidth(), xOf(s.end[i]));
+        if (x1 - x0 < (minWidth || 4)) continue;
+        const lane = state.layout.lanes[s.lane[i]];
+        const y = lane.rows + s.depth[i] * ROW + ROW / 2 - scroller.scrollTop;
+        if (y < RULER || y > box.height - 4) continue;
+        return {x: box.left + (x0 + x1) / 2, y: box.top + y};
+      }
+      return null;
+    },
+    /* Zooms to a call of region `name` (one in the data drawn now): true when there is one. */
+    revealBar(name) {
+      const s = state.spans;
+      for (let i = 0; s && i < s.count; i++) {
+        if (state.meta.regions[s.region[i]].name !== name) continue;
+        const length = Math.max(s.end[i] - s.start[i], 1000);
+        setView(s.start[i] - length, s.end[i] + length);
+        return true;
+      }
+      return false;
+    },
+    /* Where the flame graph draws a frame of region `name` at `depth` or deeper: {x, y} in client coordinates. */
+    findFrame(name, depth) {
+      const box = $("flame").getBoundingClientRect();
+      for (const b of (flameLayout && flameLayout.boxes) || []) {
+        if (b.depth >= depth && b.w > 4 && state.meta.regions[state.tree.region[b.node]].name === name) {
+          return {x: box.left + b.x + b.w / 2, y: box.top + b.depth * TT.FLAME_ROW + TT.FLAME_ROW / 2};
+        }
+      }
+      return null;
+    },
+    /* Where the mark named `name` is drawn: {x, y} in client coordinates. */
+    findMark(name) {
+      const box = scroller.getBoundingClientRect();
+      for (const l of state.layout.lanes) {
+        for (const [time, mark] of state.marks[l.index] || []) {
+          if (mark === name && time >= state.t0 && time <= state.t1) {
+            return {x: box.left + xOf(time), y: box.top + l.top - scroller.scrollTop + MARKS / 2};
+          }
+        }
+      }
+      return null;
+    },
+    highlighted() {
+      const h = state.highlight;
+      if (!h) return 0;
+      let calls = 0;
+      for (let i = 0; i < h.count; i++) calls += h.calls[i];
+      return calls;
+    },
+  };
+})();
