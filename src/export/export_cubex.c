@@ -146,7 +146,10 @@ static void element(tt_out *o, const char *indent, const char *tag, const char *
     tt_out_printf(o, "</%s>\n", tag);
 }
 
-static const char *paradigm(uint8_t kind) { return kind == TT_REGION_C ? "compiler" : "user"; }
+static const char *paradigm(uint8_t kind)
+{
+    return kind == TT_REGION_C ? "compiler" : kind == TT_REGION_MPI ? "mpi" : "user";
+}
 
 static void anchor(tt_out *o, const cube *c)
 {

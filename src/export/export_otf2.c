@@ -10,6 +10,13 @@
  * the reader's: ns since the experiment's epoch (timer resolution 1e9,
  * global offset 0), and the clock properties give that epoch in real time.
  *
+ * MPI (when every rank of the job is in the trace): a process of rank r is
+ * the location group "MPI Rank r", its MPI events are OTF2's MPI events, and
+ * the communicators of all processes are made one set of communicators
+ * (format.h: the same parent, sequence and members make the same one),
+ * each with its group of ranks, over a group of the ranks' locations (the
+ * first of each process's, which records its MPI calls).
+ *
  * libotf2's rules: it needs flush and (serial) collective callbacks; a
  * definition must come after the strings it names, which is why the global
  * definitions are written last, once the events have named everything; and
@@ -175,6 +182,16 @@ typedef struct parameter {
     OTF2_ParameterType type;
 } parameter;
 
+/* A communicator of the archive: one per communicator of the MPI job. */
+typedef struct global_comm {
+    uint8_t kind; /* enum tt_comm_kind */
+    uint32_t parent; /* global id, NONE for none */
+    uint64_t seq, size;
+    size_t listed;
+    const uint32_t *members; /* the trace's, world ranks */
+    uint32_t name;           /* string */
+} global_comm;
+
 typedef struct otf2_export {
     const tt_trace *trace;
     OTF2_Archive *archive;
@@ -201,6 +218,13 @@ typedef struct otf2_export {
     uint32_t marker_count;
     uint64_t last_time;
     int nomem;
+
+    /* MPI: written when world_size is not 0. */
+    uint32_t world_size;
+    uint64_t *rank_location; /* by world rank */
+    global_comm *comms;
+    size_t comm_count, comm_cap;
+    uint32_t **comm_maps; /* by process: its communicator ids (the placeholder too) -> global, NONE */
 } otf2_export;
 
 static uint64_t hash_bytes(const char *s, size_t len)
@@ -303,6 +327,145 @@ static OTF2_ErrorCode mark(otf2_export *x, const tt_process *p, uint32_t name, u
     return rc;
 }
 
+/* ---- MPI ---- */
+
+/* The world size when the trace holds every rank of one MPI job, each
+ * once, else 0 (no MPI, or ranks missing: its messages could not be
+ * placed). */
+static uint32_t mpi_world(const tt_trace *t)
+{
+    uint64_t size = 0, seen = 0;
+    for (size_t i = 0; i < tt_trace_process_count(t); i++) {
+        const tt_process *p = tt_trace_process(t, i);
+        if (!p->mpi_size) continue;
+        if (size && p->mpi_size != size) return 0;
+        size = p->mpi_size;
+        seen++;
+    }
+    if (!size || seen != size || size > UINT32_MAX) return 0;
+    /* Each rank once: as many processes as ranks, and no rank twice. */
+    uint8_t *ranks = calloc(size, 1);
+    int complete = ranks != NULL;
+    for (size_t i = 0; complete && i < tt_trace_process_count(t); i++) {
+        const tt_process *p = tt_trace_process(t, i);
+        if (p->mpi_size && ranks[p->mpi_rank]++) complete = 0;
+    }
+    free(ranks);
+    return complete ? (uint32_t)size : 0;
+}
+
+static int same_members(const global_comm *g, const tt_comm *c)
+{
+    if (g->listed != c->listed) return 0;
+    for (size_t i = 0; i < c->listed; i++)
+        if (g->members[i] != c->members[i]) return 0;
+    return 1;
+}
+
+/* The global id of communicator `local` of p, whose parents are mapped. */
+static uint32_t global_comm_of(otf2_export *x, const tt_process *p, const uint32_t *map, uint32_t local)
+{
+    const tt_comm *c = &p->comms[local];
+    uint32_t parent = c->parent == UINT32_MAX ? NONE : map[c->parent];
+    for (size_t i = 0; i < x->comm_count; i++) {
+        const global_comm *g = &x->comms[i];
+        if (g->kind == c->kind &&
+            (c->kind != TT_COMM_DERIVED ||
+             (g->parent == parent && g->seq == c->seq && g->size == c->size && same_members(g, c))))
+            return (uint32_t)i;
+    }
+    if (TT_RESERVE(x->comms, x->comm_cap, x->comm_count + 1) != 0) return x->nomem = 1, NONE;
+    char name[64];
+    if (c->kind == TT_COMM_WORLD)
+        snprintf(name, sizeof name, "MPI_COMM_WORLD");
+    else if (c->kind == TT_COMM_SELF)
+        snprintf(name, sizeof name, "MPI_COMM_SELF");
+    else
+        snprintf(name, sizeof name, "MPI communicator %zu", x->comm_count);
+    x->comms[x->comm_count] = (global_comm){.kind = c->kind, .parent = parent, .seq = c->seq,
+                                            .size = c->kind == TT_COMM_WORLD ? x->world_size : c->size,
+                                            .listed = c->listed, .members = c->members, .name = string(x, name)};
+    return (uint32_t)x->comm_count++;
+}
+
+/* Makes the communicators of every process one set; 0, or -1 when out of memory. */
+static int map_comms(otf2_export *x)
+{
+    const tt_trace *t = x->trace;
+    size_t nproc = tt_trace_process_count(t);
+    if (!(x->comm_maps = calloc(nproc, sizeof *x->comm_maps)) ||
+        !(x->rank_location = malloc(x->world_size * sizeof *x->rank_location)))
+        return -1;
+    for (size_t i = 0; i < nproc; i++) {
+        const tt_process *p = tt_trace_process(t, i);
+        if (!(x->comm_maps[i] = malloc((p->comm_count + 1) * sizeof **x->comm_maps))) return -1;
+        for (size_t c = 0; c < p->comm_count; c++)
+            x->comm_maps[i][c] = p->mpi_size ? global_comm_of(x, p, x->comm_maps[i], (uint32_t)c) : NONE;
+        x->comm_maps[i][p->comm_count] = NONE; /* the placeholder */
+    }
+    return x->nomem ? -1 : 0;
+}
+
+static OTF2_ErrorCode mpi_event(otf2_export *x, OTF2_EvtWriter *w, size_t process, const tt_event *ev)
+{
+    OTF2_TimeStamp t = ev->time;
+    uint32_t comm = x->comm_maps[process][ev->comm];
+    switch (ev->kind) {
+    case TT_EV_MPI_SEND:
+        return comm == NONE ? OTF2_SUCCESS : OTF2_EvtWriter_MpiSend(w, NULL, t, ev->peer, comm, ev->tag, ev->bytes);
+    case TT_EV_MPI_RECV:
+        return comm == NONE ? OTF2_SUCCESS : OTF2_EvtWriter_MpiRecv(w, NULL, t, ev->peer, comm, ev->tag, ev->bytes);
+    case TT_EV_MPI_ISEND:
+        return comm == NONE ? OTF2_SUCCESS
+                            : OTF2_EvtWriter_MpiIsend(w, NULL, t, ev->peer, comm, ev->tag, ev->bytes, ev->request);
+    case TT_EV_MPI_IRECV:
+        return comm == NONE ? OTF2_SUCCESS
+                            : OTF2_EvtWriter_MpiIrecv(w, NULL, t, ev->peer, comm, ev->tag, ev->bytes, ev->request);
+    case TT_EV_MPI_ISEND_COMPLETE:
+        return OTF2_EvtWriter_MpiIsendComplete(w, NULL, t, ev->request);
+    case TT_EV_MPI_IRECV_REQUEST:
+        return OTF2_EvtWriter_MpiIrecvRequest(w, NULL, t, ev->request);
+    case TT_EV_MPI_COLLECTIVE_BEGIN:
+        return OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, t);
+    case TT_EV_MPI_COLLECTIVE_END:
+        /* Numbered as OTF2_CollectiveOp (format.h). A begin needs its end,
+         * so one whose communicator is unknown still ends: on the world,
+         * which is global communicator 0 as every rank defines it first. */
+        return OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t, ev->op, comm == NONE ? 0 : comm,
+                                               ev->root == UINT32_MAX ? OTF2_UNDEFINED_UINT32 : ev->root, ev->sent,
+                                               ev->received);
+    }
+    return OTF2_SUCCESS;
+}
+
+/* The groups and communicators, after the location groups and locations. */
+static OTF2_ErrorCode write_mpi_definitions(otf2_export *x, OTF2_GlobalDefWriter *w, uint32_t ranks_name)
+{
+    OTF2_ErrorCode rc = OTF2_GlobalDefWriter_WriteGroup(w, 0, ranks_name, OTF2_GROUP_TYPE_COMM_LOCATIONS,
+                                                        OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, x->world_size,
+                                                        x->rank_location);
+    uint64_t *members = malloc(x->world_size * sizeof *members);
+    if (!members) return x->nomem = 1, rc;
+    for (size_t i = 0; rc == OTF2_SUCCESS && i < x->comm_count; i++) {
+        const global_comm *g = &x->comms[i];
+        uint32_t count = 0;
+        if (g->kind == TT_COMM_WORLD)
+            for (count = 0; count < x->world_size; count++) members[count] = count;
+        else if (g->kind == TT_COMM_DERIVED)
+            for (count = 0; count < g->listed && count < x->world_size; count++) members[count] = g->members[count];
+        rc = OTF2_GlobalDefWriter_WriteGroup(w, (OTF2_GroupRef)(i + 1), g->name,
+                                             g->kind == TT_COMM_SELF ? OTF2_GROUP_TYPE_COMM_SELF
+                                                                     : OTF2_GROUP_TYPE_COMM_GROUP,
+                                             OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, count, members);
+        if (rc == OTF2_SUCCESS)
+            rc = OTF2_GlobalDefWriter_WriteComm(w, (OTF2_CommRef)i, g->name, (OTF2_GroupRef)(i + 1),
+                                                g->parent == NONE ? OTF2_UNDEFINED_COMM : g->parent,
+                                                OTF2_COMM_FLAG_NONE);
+    }
+    free(members);
+    return rc;
+}
+
 /* Writes the events of one stream as location `loc`. */
 static OTF2_ErrorCode write_location(otf2_export *x, size_t process, const tt_process *p, tt_cursor *c, uint64_t loc)
 {
@@ -350,7 +513,8 @@ static OTF2_ErrorCode write_location(otf2_export *x, size_t process, const tt_pr
             rc = OTF2_EvtWriter_MeasurementOnOff(
                 w, NULL, t, ev.kind == TT_EV_RECORDING_ON ? OTF2_MEASUREMENT_ON : OTF2_MEASUREMENT_OFF);
             break;
-        default: /* STREAM_END */
+        default: /* MPI, STREAM_END */
+            if (ev.kind >= TT_EV_MPI_SEND && x->world_size) rc = mpi_event(x, w, process, &ev);
             break;
         }
         if (ev.time > x->last_time) x->last_time = ev.time;
@@ -360,6 +524,14 @@ static OTF2_ErrorCode write_location(otf2_export *x, size_t process, const tt_pr
     x->locations[x->location_count - 1].events = events;
     OTF2_ErrorCode closed = OTF2_Archive_CloseEvtWriter(x->archive, w);
     return rc != OTF2_SUCCESS ? rc : closed;
+}
+
+/* The stream of p that is its first location. */
+static size_t first_stream(const tt_process *p)
+{
+    size_t s = 0;
+    while (s < p->thread_count && !p->threads[s].present) s++;
+    return s;
 }
 
 static OTF2_ErrorCode write_events(otf2_export *x, tt_export_result *r, tt_error *err, int *failed)
@@ -387,6 +559,8 @@ static OTF2_ErrorCode write_events(otf2_export *x, tt_export_result *r, tt_error
             if (TT_RESERVE(x->locations, x->location_cap, x->location_count + 1) != 0) x->nomem = 1;
             if (!x->nomem) {
                 x->locations[x->location_count++] = (location){name, (uint32_t)i, 0};
+                if (x->world_size && p->mpi_size && s == first_stream(p))
+                    x->rank_location[p->mpi_rank] = x->location_count - 1;
                 rc = write_location(x, i, p, c, x->location_count - 1);
             }
             if (tt_export_stream_done(c, r) != 0) x->nomem = 1;
@@ -406,6 +580,7 @@ static const struct {
     [TT_REGION_PYTHON] = {OTF2_PARADIGM_USER, OTF2_REGION_ROLE_FUNCTION, "Python function"},
     [TT_REGION_C] = {OTF2_PARADIGM_COMPILER, OTF2_REGION_ROLE_FUNCTION, "C function"},
     [TT_REGION_USER] = {OTF2_PARADIGM_USER, OTF2_REGION_ROLE_CODE, "user region"},
+    [TT_REGION_MPI] = {OTF2_PARADIGM_MPI, OTF2_REGION_ROLE_FUNCTION, "MPI function"},
 };
 
 /* The global definitions, strings first: every string is named by now but
@@ -415,6 +590,7 @@ static OTF2_ErrorCode write_definitions(otf2_export *x)
     const tt_trace *t = x->trace;
     size_t nproc = tt_trace_process_count(t);
     uint32_t node_name = string(x, "machine"), node_class = string(x, "node"), unit = string(x, "");
+    uint32_t ranks_name = string(x, "MPI ranks");
     uint32_t *process_names = malloc(nproc * sizeof *process_names);
     uint32_t *region_strings = NULL;
     size_t region_total = 0;
@@ -424,7 +600,10 @@ static OTF2_ErrorCode write_definitions(otf2_export *x)
     for (size_t i = 0, k = 0; !x->nomem && i < nproc; i++) {
         const tt_process *p = tt_trace_process(t, i);
         char name[TT_STRING_MAX + 48];
-        snprintf(name, sizeof name, "process %" PRIu64 " (%s)", p->pid, p->name);
+        if (x->world_size && p->mpi_size)
+            snprintf(name, sizeof name, "MPI Rank %" PRIu64, p->mpi_rank);
+        else
+            snprintf(name, sizeof name, "process %" PRIu64 " (%s)", p->pid, p->name);
         process_names[i] = string(x, name);
         for (size_t id = 0; id <= p->region_count; id++, k += 3) {
             const tt_region *r = &p->regions[id];
@@ -452,6 +631,7 @@ static OTF2_ErrorCode write_definitions(otf2_export *x)
         rc = OTF2_GlobalDefWriter_WriteLocation(w, (OTF2_LocationRef)i, l->name, OTF2_LOCATION_TYPE_CPU_THREAD,
                                                 l->events, l->group);
     }
+    if (w && rc == OTF2_SUCCESS && x->world_size) rc = write_mpi_definitions(x, w, ranks_name);
     for (size_t i = 0, k = 0, id = 0; w && rc == OTF2_SUCCESS && i < nproc; i++) {
         const tt_process *p = tt_trace_process(t, i);
         for (size_t local = 0; rc == OTF2_SUCCESS && local <= p->region_count; local++, k += 3, id++) {
@@ -546,6 +726,10 @@ static void export_free(otf2_export *x)
     free(x->metric_names);
     idmap_free(&x->metric_ids);
     idmap_free(&x->marker_ids);
+    for (size_t i = 0; x->comm_maps && i < tt_trace_process_count(x->trace); i++) free(x->comm_maps[i]);
+    free(x->comm_maps);
+    free(x->comms);
+    free(x->rank_location);
 }
 
 /* The size of the archive's files: the anchor, NAME.def and NAME/. */
@@ -584,7 +768,8 @@ int tt_export_otf2(const tt_trace *t, const char *path, tt_export_result *r, tt_
     }
     OTF2_Error_RegisterCallback(on_otf2_error, NULL);
     otf2_message[0] = '\0';
-    otf2_export x = {.trace = t};
+    otf2_export x = {.trace = t, .world_size = mpi_world(t)};
+    if (x.world_size && map_comms(&x) != 0) x.nomem = 1;
     x.region_base = malloc(tt_trace_process_count(t) * sizeof *x.region_base);
     x.archive = x.region_base ? OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, EVENT_CHUNK, DEF_CHUNK,
                                                   OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE)

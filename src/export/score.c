@@ -265,7 +265,8 @@ uint64_t tt_score_otf2_bytes(const tt_score *s, const tt_filter *f) { return kep
 /* ---- the report ---- */
 
 static const char *const kind_groups[] = {[0] = "UND", [TT_REGION_PYTHON] = "PY", [TT_REGION_C] = "C",
-                                          [TT_REGION_USER] = "USR"};
+                                          [TT_REGION_USER] = "USR", [TT_REGION_MPI] = "MPI"};
+#define KIND_GROUPS (sizeof kind_groups / sizeof *kind_groups)
 
 static void size_text(char *buf, size_t size, uint64_t bytes)
 {
@@ -358,7 +359,7 @@ char *tt_score_render(const tt_score *s, const tt_filter *f, const char *filter_
 
     tt_out_printf(&o, "\n%3s  %-4s %14s %14s %12s %10s %7s %14s  %s\n", "flt", "type", "native[B]", "otf2[B]",
                   "visits", "time[s]", "time[%]", "time/visit[us]", "region");
-    row all = {s->other_bytes, s->other_otf2_bytes, 0, 0}, groups[4] = {{0}}, excluded = {0};
+    row all = {s->other_bytes, s->other_otf2_bytes, 0, 0}, groups[KIND_GROUPS] = {{0}}, excluded = {0};
     for (size_t i = 0; i < s->region_count; i++) {
         const tt_score_region *r = &s->regions[i];
         add_row(&all, r);
@@ -366,7 +367,7 @@ char *tt_score_render(const tt_score *s, const tt_filter *f, const char *filter_
         if (tt_score_excluded(r, f)) add_row(&excluded, r);
     }
     print_row(&o, s, "", "ALL", &all, "ALL");
-    for (size_t k = 1; k < 4; k++)
+    for (size_t k = 1; k < KIND_GROUPS; k++)
         if (groups[k].visits) print_row(&o, s, "", kind_groups[k], &groups[k], kind_groups[k]);
     if (groups[0].visits) print_row(&o, s, "", "UND", &groups[0], "UND");
     row other = {s->other_bytes, s->other_otf2_bytes, s->other_events, 0};

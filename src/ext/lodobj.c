@@ -28,6 +28,7 @@ static const char *region_kind_name(uint8_t kind)
     case TT_REGION_PYTHON: return "python";
     case TT_REGION_C: return "c";
     case TT_REGION_USER: return "user";
+    case TT_REGION_MPI: return "mpi";
     default: return "unknown";
     }
 }

@@ -1,7 +1,9 @@
 """`mpirun -n 3 tracetop run --mpi`: the ranks in one experiment, their MPI calls as MPI regions, their messages
 and collectives as MPI events that pair up across ranks."""
 import collections
+import re
 import shutil
+import subprocess
 import sys
 
 import pytest
@@ -174,3 +176,42 @@ def test_a_rank_that_crashes(tmp_path):
         assert {"MPI_Send", "MPI_Recv"} <= set(entered)
     assert (tmp_path / "exp" / "profile.txt").exists() and "killed by SIGTERM" in (
         tmp_path / "exp" / "MANIFEST.md").read_text()
+
+
+def otf2_print(*arguments):
+    completed = subprocess.run(["otf2-print", *map(str, arguments)], capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout
+
+
+@pytest.mark.skipif(shutil.which("otf2-print") is None, reason="otf2-print (otf2-tools) is missing")
+def test_otf2_has_the_ranks_their_messages_and_collectives(tmp_path):
+    measured(tmp_path, options=("--output", "exp", "--format", "otf2"))
+    anchor = tmp_path / "exp" / "traces.otf2"
+    definitions = otf2_print("-G", anchor)
+    groups = re.findall(r'^LOCATION_GROUP\s+(\d+)\s+Name: "([^"]*)"', definitions, re.M)
+    assert sorted(name for _, name in groups) == [f"MPI Rank {rank}" for rank in range(RANKS)]
+    # The location of each rank, as the group of the ranks' locations lists them.
+    ranks = re.search(r'^GROUP\s+\d+\s+Name: "MPI ranks" <\d+>, Type: COMM_LOCATIONS, Paradigm: MPI, .*$',
+                      definitions, re.M)
+    assert ranks and f"{RANKS} Members" in ranks.group(0)
+    location_group = dict(re.findall(r"^LOCATION\s+(\d+)\s+.*Group: \"[^\"]*\" <(\d+)>", definitions, re.M))
+    rank_of_group = {group: int(name.split()[-1]) for group, name in groups}
+    rank_of = {int(location): rank_of_group[group] for location, group in location_group.items()}
+    assert re.search(r'^COMM\s+\d+\s+Name: "MPI_COMM_WORLD"', definitions, re.M)
+    assert re.search(r'^REGION\s+\d+\s+Name: "MPI_Send" .*Paradigm: MPI', definitions, re.M)
+
+    sends, receives, collectives = [], [], collections.Counter()
+    for line in otf2_print(anchor).splitlines():
+        fields = line.split(None, 3)
+        if fields and fields[0] in ("MPI_SEND", "MPI_RECV"):
+            peer, tag, length = re.search(r"(?:Receiver|Sender): (\d+) .*Tag: (\d+), Length: (\d+)", fields[3]).groups()
+            message = (rank_of[int(fields[1])], int(peer), int(tag), int(length))
+            (sends if fields[0] == "MPI_SEND" else receives).append(message)
+        elif fields and fields[0].startswith("MPI_COLLECTIVE"):
+            operation = re.search(r"Operation: (\w+)", fields[3]) if len(fields) > 3 else None
+            collectives[fields[0], operation and operation.group(1)] += 1
+    # Each send (sender, receiver, tag, bytes) has its receive (receiver, sender, tag, bytes): the ring.
+    assert sorted(sends) == [(rank, (rank + 1) % RANKS, 7, 8) for rank in range(RANKS)]
+    assert sorted((sender, receiver, tag, length) for receiver, sender, tag, length in receives) == sorted(sends)
+    assert collectives == {("MPI_COLLECTIVE_BEGIN", None): RANKS, ("MPI_COLLECTIVE_END", "ALLREDUCE"): RANKS}
