@@ -202,19 +202,22 @@ class Session:
         self.exit_status = -signal.SIGTERM
         self._stop_at_exit()
 
-    def _after_fork(self):
-        """In a child forked while measuring: measures on into the same experiment, or not at all."""
+    def _after_fork(self, hook_frame):
+        """In a child forked while measuring: measures on into the same experiment, or not at all. hook_frame is
+        the at-fork hook's, the first of the frames that return once the child measures."""
         global _measuring
         continued = False
+        pid = os.getpid()
         if self.configuration["follow"] and not _forked_to_exec():
             # Caught first: a worker that is sent SIGTERM as it starts must not leave a trace unwritten.
             _tracetop.catch_sigterm(self._terminated)
             try:
-                continued = _tracetop.fork_continue(self.directory, **self._process)
+                # Last: from here on what this process calls is recorded, and tracetop calls nothing more.
+                continued = _tracetop.fork_continue(self.directory, hook_frame, **self._process)
             except _tracetop.TraceError as failure:
-                messages.warning(f"process {os.getpid()} is not measured: {failure}")
+                messages.warning(f"process {pid} is not measured: {failure}")
         if continued:
-            self._pid = os.getpid()
+            self._pid = pid
             self._joined = True
         else:
             _tracetop.release_sigterm()
@@ -266,7 +269,7 @@ def _after_fork_in_parent():
 
 def _after_fork_in_child():
     if _measuring is not None:
-        _measuring._after_fork()
+        _measuring._after_fork(sys._getframe())
 
 
 os.register_at_fork(before=_tracetop.fork_prepare, after_in_parent=_after_fork_in_parent,

@@ -98,16 +98,38 @@ static PyObject *fork_resume(PyObject *self, PyObject *unused)
     return tt_raise(&err);
 }
 
+/* The frames from the calling one back to `since` (included), which were
+ * entered while nothing was measured and return once the child measures;
+ * 0 when `since` is not among them. */
+static uint32_t frames_since(PyObject *since)
+{
+    PyFrameObject *frame = PyEval_GetFrame();
+    Py_XINCREF(frame);
+    uint32_t n = 0;
+    while (frame) {
+        n++;
+        int found = (PyObject *)frame == since;
+        PyFrameObject *back = PyFrame_GetBack(frame);
+        Py_DECREF(frame);
+        if (found) {
+            Py_XDECREF(back);
+            return n;
+        }
+        frame = back;
+    }
+    return 0;
+}
+
 static PyObject *fork_continue(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *kwlist[] = {"directory", "memory", "compress", "name", "attributes", NULL};
+    static char *kwlist[] = {"directory", "hook_frame", "memory", "compress", "name", "attributes", NULL};
     const char *directory, *name = "";
     unsigned long long memory = 64ull << 20;
     int compress = 0;
-    PyObject *attributes = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$KpsO!:fork_continue", kwlist, &directory, &memory, &compress,
-                                     &name, &PyDict_Type, &attributes))
+    PyObject *attributes = NULL, *hook_frame;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO!|$KpsO!:fork_continue", kwlist, &directory, &PyFrame_Type,
+                                     &hook_frame, &memory, &compress, &name, &PyDict_Type, &attributes))
         return NULL;
     if (!forked) Py_RETURN_FALSE; /* the parent was not measuring when it forked */
     size_t attribute_count = 0;
@@ -138,7 +160,14 @@ static PyObject *fork_continue(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     tt_active = session;
     tt_stream *stream = from ? tt_thread_stream_slow() : NULL;
-    if (stream) tt_fork_continue_stream(stream, from, tt_clock_now());
+    if (stream) {
+        tt_fork_continue_stream(stream, from, tt_clock_now());
+        /* The at-fork hook's frames, and this call, return from here on:
+         * their returns must find entries of their own, not the regions
+         * that the fork left open. */
+        uint32_t returns = frames_since(hook_frame) + (tt_record_c_calls ? 1 : 0);
+        for (uint32_t i = 0; i < returns; i++) tt_stream_skip(stream, TT_STACK_OWN);
+    }
     Py_RETURN_TRUE;
 }
 
@@ -159,10 +188,11 @@ static PyMethodDef fork_methods[] = {
      "After os.fork, in the parent: start tracetop's threads again (TraceError when the writer's cannot be;\n"
      "the measurement is then stopped)."},
     {"fork_continue", (PyCFunction)(void (*)(void))fork_continue, METH_VARARGS | METH_KEYWORDS,
-     "fork_continue(directory, *, memory=64 MiB, compress=False, name='', attributes={})\n--\n\n"
+     "fork_continue(directory, hook_frame, *, memory=64 MiB, compress=False, name='', attributes={})\n--\n\n"
      "In a child forked while measuring: measure on into directory/trace/<pid>,\n"
-     "continuing the forking thread's open regions. False when the parent was\n"
-     "not measuring."},
+     "continuing the forking thread's open regions. hook_frame: the frame of the\n"
+     "at-fork hook that calls it (its frames return unrecorded). False when the\n"
+     "parent was not measuring."},
     {"fork_leave", fork_leave, METH_NOARGS,
      "In a child forked while measuring: do not measure it; take the hooks away."},
     {NULL, NULL, 0, NULL},

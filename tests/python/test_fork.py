@@ -5,7 +5,7 @@ import signal
 import pytest
 from tracetop import _tracetop
 
-from helpers import PROGRAMS, assert_complete, program_stderr, python, tracetop, tracetop_lines
+from helpers import PROGRAMS, assert_complete, assert_well_nested, program_stderr, python, tracetop, tracetop_lines
 
 
 def events(trace, process_index, name=None):
@@ -46,7 +46,12 @@ def test_the_child_continues_the_forking_stream(how, tmp_path):
     # The child's stream opens with what was open when it forked, all entered at one time ...
     stack = ["__main__:<module>", "__main__:main", "__main__:fork_here", "posix:fork"]
     assert [event[2] for event in child[:4]] == stack and {event[1] for event in child[:4]} == {child[0][1]}
-    assert child[4][:3] == ("leave", child[4][1], "posix:fork")
+    # ... in which it goes on: os.fork returns (tracetop's at-fork work is not recorded), then fork_here calls
+    # in_child and returns only after it.
+    assert child[4][::2] == ("leave", "posix:fork")
+    in_child = child.index(next(event for event in child if event[::2] == ("enter", "__main__:in_child")))
+    assert in_child < child.index(next(event for event in child if event[::2] == ("leave", "__main__:fork_here")))
+    assert_well_nested(child)
     # ... and has its own calls, none of the parent's: those before the fork are the parent's alone.
     assert "__main__:in_child" in entered(child) and "__main__:before_fork" not in entered(child)
     assert "__main__:in_child" not in entered(parent) and "__main__:before_fork" in entered(parent)
@@ -61,7 +66,9 @@ def test_a_fork_from_a_thread_continues_that_thread(tmp_path):
     assert_complete(tmp_path / "exp")
     trace = parent_and_child(tmp_path / "exp")
     assert [thread["name"] for thread in trace.processes[1]["threads"]] == ["forker"]
-    assert "__main__:in_child" in entered(events(trace, 1))
+    child = events(trace, 1)
+    assert child[0][2] == "threading:Thread.run" and child[-2][::2] == ("leave", "threading:Thread.run")
+    assert "__main__:in_child" in entered(child)
     assert "__main__:main" not in entered(events(trace, 1))  # the main thread's stream stays the parent's
 
 

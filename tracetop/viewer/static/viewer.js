@@ -11,7 +11,7 @@
 "use strict";
 
 (function () {
-  const GUTTER = 170, RULER = 26, ROW = 15, LANE_PAD = 8, TRACK = 38, TRACK_HEADER = 20, MARKS = 9;
+  const GUTTER = 170, RULER = 26, ROW = 15, LANE_PAD = 8, TRACK = 38, TRACK_HEADER = 20, MARKS = 9, PROCESS_HEADER = 18;
   const MAX_MARKS = 20000; /* marks fetched at start; beyond, lanes show none */
   const MIN_SPAN = 200; /* ns: the narrowest view */
   const $ = (id) => document.getElementById(id);
@@ -62,9 +62,15 @@
   function tOf(x) { return state.t0 + (x - GUTTER) / plotWidth() * (state.t1 - state.t0); }
 
   function buildLayout() {
-    const lanes = [], tracks = [];
+    const lanes = [], tracks = [], processes = [];
+    const several = state.meta.lanes.some((o) => o.pid !== state.meta.lanes[0].pid);
     let y = RULER;
     state.meta.lanes.forEach((lane, i) => {
+      /* With more than one process, each process's lanes come as a group under a header. */
+      if (several && (i === 0 || lane.pid !== state.meta.lanes[i - 1].pid)) {
+        processes.push({lane: i, top: y});
+        y += PROCESS_HEADER;
+      }
       /* Rows of calls start below a strip for the lane's marks, when it has any. */
       const depths = Math.max(1, lane.depths), strip = lane.marks ? MARKS : 0;
       lanes.push({index: i, top: y, rows: y + strip, depths, height: strip + depths * ROW + LANE_PAD});
@@ -75,10 +81,19 @@
       tracks.push({index: i, top: y, height: TRACK});
       y += TRACK;
     });
-    state.layout = {lanes, tracks, height: y + 10};
+    state.layout = {lanes, tracks, processes, height: y + 10};
     spacer.style.height = state.layout.height + "px";
     const labels = $("tl-labels");
     labels.textContent = "";
+    processes.forEach((p) => {
+      const lane = state.meta.lanes[p.lane];
+      const div = document.createElement("div");
+      div.className = "process-label";
+      div.dataset.top = p.top + 2;
+      div.textContent = "process " + lane.pid + " · " + lane.process;
+      div.title = div.textContent;
+      labels.appendChild(div);
+    });
     lanes.forEach((l) => {
       const lane = state.meta.lanes[l.index];
       const div = document.createElement("div");
@@ -266,6 +281,8 @@
     const scale = plotWidth() / (state.t1 - state.t0);
     g.font = "11px system-ui, sans-serif";
     g.textBaseline = "middle";
+    g.fillStyle = "#e6e6ea";
+    for (const p of state.layout.processes) g.fillRect(GUTTER, p.top - scroll, plotWidth(), PROCESS_HEADER - 2);
     for (const l of state.layout.lanes) {
       const top = l.top - scroll;
       if (top > height || top + l.height < RULER) continue;

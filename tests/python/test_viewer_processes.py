@@ -1,0 +1,32 @@
+"""The viewer on an experiment of several processes: one timeline, each process's lanes a group under a header
+naming the process, in Chromium."""
+from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
+from helpers import PROGRAMS, tracetop
+from tracetop import _tracetop
+from tracetop.viewer.server import ViewerServer
+
+READY = "window.tracetopViewer && window.tracetopViewer.ready()"
+
+
+def test_a_lane_group_per_process(browser, tmp_path):  # noqa: F811
+    completed = tracetop("--output", "exp", PROGRAMS / "forking.py", "thread", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    trace = _tracetop.Trace(str(tmp_path / "exp"))
+    parent, child = (process["pid"] for process in trace.processes)
+    server = ViewerServer(str(tmp_path / "exp"), _tracetop.Index(str(tmp_path / "exp"))).start()
+    try:
+        with page_of(browser, server.url) as page:
+            page.wait_for_function(READY)
+            headers = page.locator(".process-label").all_inner_texts()
+            program = str(PROGRAMS / "forking.py")
+            assert headers == [f"process {parent} · {program}", f"process {child} · {program}"]
+            # The parent's threads under its header, the child's thread (the forking one, continued) under its.
+            tops = page.evaluate("[...document.querySelectorAll('#tl-labels > div')].map("
+                                 "d => [d.className, d.textContent, +d.dataset.top])")
+            order = [text.split(" ")[0] if kind == "lane-label" else "header"
+                     for kind, text, _ in sorted(tops, key=lambda item: item[2])]
+            assert order == ["header", "MainThread", "forker", "header", "forker"]
+            screenshot(page, "timeline-processes")
+            assert page.errors == []
+    finally:
+        server.close()
