@@ -137,3 +137,29 @@ int tt_payload_decode(const struct tt_chunk_header *h, const uint8_t *stored, ui
     return -1;
 #endif
 }
+
+static const char *const collective_names[] = {
+    [TT_MPI_BARRIER] = "barrier",
+    [TT_MPI_BCAST] = "bcast",
+    [TT_MPI_GATHER] = "gather",
+    [TT_MPI_GATHERV] = "gatherv",
+    [TT_MPI_SCATTER] = "scatter",
+    [TT_MPI_SCATTERV] = "scatterv",
+    [TT_MPI_ALLGATHER] = "allgather",
+    [TT_MPI_ALLGATHERV] = "allgatherv",
+    [TT_MPI_ALLTOALL] = "alltoall",
+    [TT_MPI_ALLTOALLV] = "alltoallv",
+    [TT_MPI_ALLTOALLW] = "alltoallw",
+    [TT_MPI_ALLREDUCE] = "allreduce",
+    [TT_MPI_REDUCE] = "reduce",
+    [TT_MPI_REDUCE_SCATTER] = "reduce_scatter",
+    [TT_MPI_SCAN] = "scan",
+    [TT_MPI_EXSCAN] = "exscan",
+    [TT_MPI_REDUCE_SCATTER_BLOCK] = "reduce_scatter_block",
+};
+
+const char *tt_mpi_collective_name(unsigned op)
+{
+    return op < sizeof collective_names / sizeof *collective_names && collective_names[op] ? collective_names[op]
+                                                                                           : "unknown";
+}

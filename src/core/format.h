@@ -172,6 +172,10 @@ enum tt_mpi_collective {
     TT_MPI_REDUCE_SCATTER_BLOCK = 16,
 };
 
+/* The MPI name of a collective operation, lower case ("allreduce");
+ * "unknown" for a number outside enum tt_mpi_collective. */
+const char *tt_mpi_collective_name(unsigned op);
+
 enum tt_clock_kind { TT_CLOCK_MONOTONIC = 1, TT_CLOCK_TSC = 2 };
 
 struct tt_chunk_header {

@@ -743,26 +743,6 @@ static void render_processes(strbuf *b, const tt_profile *p, const time_unit *u,
     if (rows < p->process_count) sb_printf(b, "  (%zu more processes not shown)\n", p->process_count - rows);
 }
 
-static const char *const collective_names[TT_PROFILE_COLLECTIVES] = {
-    [TT_MPI_BARRIER] = "barrier",
-    [TT_MPI_BCAST] = "bcast",
-    [TT_MPI_GATHER] = "gather",
-    [TT_MPI_GATHERV] = "gatherv",
-    [TT_MPI_SCATTER] = "scatter",
-    [TT_MPI_SCATTERV] = "scatterv",
-    [TT_MPI_ALLGATHER] = "allgather",
-    [TT_MPI_ALLGATHERV] = "allgatherv",
-    [TT_MPI_ALLTOALL] = "alltoall",
-    [TT_MPI_ALLTOALLV] = "alltoallv",
-    [TT_MPI_ALLTOALLW] = "alltoallw",
-    [TT_MPI_ALLREDUCE] = "allreduce",
-    [TT_MPI_REDUCE] = "reduce",
-    [TT_MPI_REDUCE_SCATTER] = "reduce_scatter",
-    [TT_MPI_SCAN] = "scan",
-    [TT_MPI_EXSCAN] = "exscan",
-    [TT_MPI_REDUCE_SCATTER_BLOCK] = "reduce_scatter_block",
-};
-
 static int by_bytes(const void *a, const void *b)
 {
     const tt_profile_messages *x = *(const tt_profile_messages *const *)a, *y = *(const tt_profile_messages *const *)b;
@@ -810,7 +790,7 @@ static void render_mpi(strbuf *b, const tt_profile *p, const tt_profile_messages
     for (size_t op = 0; op < TT_PROFILE_COLLECTIVES; op++) {
         const tt_profile_collective *c = &p->collectives[op];
         if (c->calls)
-            sb_printf(b, "  %-20s  %8" PRIu64 "  %14" PRIu64 "  %14" PRIu64 "\n", collective_names[op], c->calls,
+            sb_printf(b, "  %-20s  %8" PRIu64 "  %14" PRIu64 "  %14" PRIu64 "\n", tt_mpi_collective_name((unsigned)op), c->calls,
                       c->sent, c->received);
     }
 }

@@ -53,33 +53,6 @@ static const char *region_kind_name(uint8_t kind)
     }
 }
 
-/* Collective operations by number (format.h), as MPI names them, lower case. */
-static const char *const collective_names[] = {
-    [TT_MPI_BARRIER] = "barrier",
-    [TT_MPI_BCAST] = "bcast",
-    [TT_MPI_GATHER] = "gather",
-    [TT_MPI_GATHERV] = "gatherv",
-    [TT_MPI_SCATTER] = "scatter",
-    [TT_MPI_SCATTERV] = "scatterv",
-    [TT_MPI_ALLGATHER] = "allgather",
-    [TT_MPI_ALLGATHERV] = "allgatherv",
-    [TT_MPI_ALLTOALL] = "alltoall",
-    [TT_MPI_ALLTOALLV] = "alltoallv",
-    [TT_MPI_ALLTOALLW] = "alltoallw",
-    [TT_MPI_ALLREDUCE] = "allreduce",
-    [TT_MPI_REDUCE] = "reduce",
-    [TT_MPI_REDUCE_SCATTER] = "reduce_scatter",
-    [TT_MPI_SCAN] = "scan",
-    [TT_MPI_EXSCAN] = "exscan",
-    [TT_MPI_REDUCE_SCATTER_BLOCK] = "reduce_scatter_block",
-};
-
-static const char *collective_name(uint8_t op)
-{
-    return op < sizeof collective_names / sizeof *collective_names && collective_names[op] ? collective_names[op]
-                                                                                           : "unknown";
-}
-
 static const char *comm_kind_name(uint8_t kind)
 {
     switch (kind) {
@@ -320,7 +293,7 @@ static PyObject *event_tuple(const tt_event *ev, name_cache *regions, name_cache
         items[n++] = PyLong_FromUnsignedLongLong(ev->request);
         break;
     case TT_EV_MPI_COLLECTIVE_END:
-        items[n++] = PyUnicode_FromString(collective_name(ev->op));
+        items[n++] = PyUnicode_FromString(tt_mpi_collective_name(ev->op));
         items[n++] = PyLong_FromUnsignedLong(ev->comm);
         items[n++] = ev->root == UINT32_MAX ? Py_NewRef(Py_None) : PyLong_FromUnsignedLong(ev->root);
         items[n++] = PyLong_FromUnsignedLongLong(ev->sent);
@@ -581,7 +554,7 @@ static PyObject *profile_dict(const tt_profile *prof)
         if (!c->calls) continue;
         PyObject *item = Py_BuildValue("{s:K,s:K,s:K}", "calls", (unsigned long long)c->calls, "sent",
                                        (unsigned long long)c->sent, "received", (unsigned long long)c->received);
-        if (!item || PyDict_SetItemString(collectives, collective_name(op), item) < 0) Py_CLEAR(collectives);
+        if (!item || PyDict_SetItemString(collectives, tt_mpi_collective_name(op), item) < 0) Py_CLEAR(collectives);
         Py_XDECREF(item);
     }
     return Py_BuildValue("{s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:N}", "events", (unsigned long long)prof->events,
