@@ -35,7 +35,8 @@ deps:
 		$(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
 
-$(VENV)/.created:
+# Order-only on deps: mpi4py builds against the Debian OpenMPI.
+$(VENV)/.created: | deps
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q meson-python meson ninja pytest mpi4py
@@ -44,6 +45,8 @@ $(VENV)/.created:
 # The Jupyter kernel's packages, and the clients its tests drive it with.
 $(VENV)/.jupyter: $(VENV)/.created
 	$(VPY) -m pip install -q ipykernel jupyter_client nbclient nbformat
+	touch $@
+
 # The consumers of the converted formats that the tests read them back with: pycubexr (CUBE4), Perfetto's
 # protos, and speedscope's app (npm) driven in Chromium by Playwright.
 $(VENV)/.formats: $(VENV)/.created | deps
