@@ -667,18 +667,23 @@ static int by_index(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
+/* Keeps the `top` rows with the longest spans, back in trace order; returns
+ * how many rows remain. */
+static size_t keep_longest(thread_row *order, size_t rows, size_t top)
+{
+    if (rows <= top) return rows;
+    qsort(order, rows, sizeof *order, by_span);
+    qsort(order, top, sizeof *order, by_index);
+    return top;
+}
+
 /* The threads in trace order; when there are more than `top`, the `top`
  * with the longest spans. */
 static void render_threads(strbuf *b, const tt_profile *p, const time_unit *u, thread_row *order, size_t top)
 {
     for (size_t i = 0; i < p->thread_count; i++)
         order[i] = (thread_row){i, p->threads[i].end_ns - p->threads[i].begin_ns};
-    size_t rows = p->thread_count;
-    if (rows > top) {
-        qsort(order, rows, sizeof *order, by_span);
-        rows = top;
-        qsort(order, rows, sizeof *order, by_index);
-    }
+    size_t rows = keep_longest(order, p->thread_count, top);
 
     size_t pid_w = 7, name_w = 6, events_w = 6;
     for (size_t i = 0; i < rows; i++) {
@@ -714,12 +719,7 @@ static void render_processes(strbuf *b, const tt_profile *p, const time_unit *u,
 {
     for (size_t i = 0; i < p->process_count; i++)
         order[i] = (thread_row){i, p->processes[i].end_ns - p->processes[i].begin_ns};
-    size_t rows = p->process_count;
-    if (rows > top) {
-        qsort(order, rows, sizeof *order, by_span);
-        rows = top;
-        qsort(order, rows, sizeof *order, by_index);
-    }
+    size_t rows = keep_longest(order, p->process_count, top);
     size_t pid_w = 7, threads_w = 7, events_w = 6;
     for (size_t i = 0; i < rows; i++) {
         const tt_profile_process *pp = &p->processes[order[i].index];

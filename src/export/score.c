@@ -326,38 +326,62 @@ static uint64_t memory_needed(const tt_score *s)
     return mib ? mib : 1;
 }
 
-char *tt_score_render(const tt_score *s, const tt_filter *f, const char *filter_name, size_t top)
+/* A text written through tt_out into memory, over the regions by bytes. */
+typedef struct text_report {
+    char *text;
+    size_t len;
+    tt_out out;
+    const tt_score_region **order;
+} text_report;
+
+static int report_open(text_report *t, const tt_score *s)
 {
-    char *text = NULL;
-    size_t len = 0;
-    tt_out o = {.f = open_memstream(&text, &len)};
-    const tt_score_region **order = o.f ? by_bytes(s) : NULL;
-    if (!order) {
-        if (o.f) fclose(o.f);
-        free(text);
+    *t = (text_report){0};
+    t->out.f = open_memstream(&t->text, &t->len);
+    t->order = t->out.f ? by_bytes(s) : NULL;
+    if (t->order) return 0;
+    if (t->out.f) fclose(t->out.f);
+    free(t->text);
+    return -1;
+}
+
+/* The text, or NULL when writing it failed. */
+static char *report_close(text_report *t)
+{
+    free(t->order);
+    if (fclose(t->out.f) != 0 || t->out.error) {
+        free(t->text);
         return NULL;
     }
+    return t->text;
+}
+
+char *tt_score_render(const tt_score *s, const tt_filter *f, const char *filter_name, size_t top)
+{
+    text_report t;
+    if (report_open(&t, s) != 0) return NULL;
+    const tt_score_region **order = t.order;
     char a[32], b[32], c[32];
     size_t nproc = tt_trace_process_count(s->trace);
-    tt_out_printf(&o, "tracetop score \xe2\x80\x94 %zu process%s, %" PRIu64 " thread%s\n\n", nproc,
+    tt_out_printf(&t.out, "tracetop score \xe2\x80\x94 %zu process%s, %" PRIu64 " thread%s\n\n", nproc,
                   nproc == 1 ? "" : "es", s->streams, s->streams == 1 ? "" : "s");
     size_text(a, sizeof a, tt_score_native_bytes(s, NULL));
     size_text(b, sizeof b, s->trace_bytes);
     size_text(c, sizeof c, tt_score_otf2_bytes(s, NULL));
-    tt_out_printf(&o, "Estimated size of the native trace:        %s (on disk: %s)\n", a, b);
-    tt_out_printf(&o, "Estimated size of OTF2 events:             %s\n", c);
+    tt_out_printf(&t.out, "Estimated size of the native trace:        %s (on disk: %s)\n", a, b);
+    tt_out_printf(&t.out, "Estimated size of OTF2 events:             %s\n", c);
     size_text(a, sizeof a, s->max_stream_bytes);
-    tt_out_printf(&o, "Largest thread's records (max_buf):        %s\n", a);
-    tt_out_printf(&o, "Memory to hold a process's trace unflushed: --memory %" PRIu64 "M\n", memory_needed(s));
+    tt_out_printf(&t.out, "Largest thread's records (max_buf):        %s\n", a);
+    tt_out_printf(&t.out, "Memory to hold a process's trace unflushed: --memory %" PRIu64 "M\n", memory_needed(s));
     if (f) {
         uint64_t native = tt_score_native_bytes(s, f);
         size_text(a, sizeof a, native);
         size_text(c, sizeof c, tt_score_otf2_bytes(s, f));
-        tt_out_printf(&o, "\nWith %s: native trace %s (%.1f %% of it), OTF2 events %s\n", filter_name, a,
+        tt_out_printf(&t.out, "\nWith %s: native trace %s (%.1f %% of it), OTF2 events %s\n", filter_name, a,
                       s->trace_bytes ? 100.0 * (double)native / (double)tt_score_native_bytes(s, NULL) : 0.0, c);
     }
 
-    tt_out_printf(&o, "\n%3s  %-4s %14s %14s %12s %10s %7s %14s  %s\n", "flt", "type", "native[B]", "otf2[B]",
+    tt_out_printf(&t.out, "\n%3s  %-4s %14s %14s %12s %10s %7s %14s  %s\n", "flt", "type", "native[B]", "otf2[B]",
                   "visits", "time[s]", "time[%]", "time/visit[us]", "region");
     row all = {s->other_bytes, s->other_otf2_bytes, 0, 0}, groups[KIND_GROUPS] = {{0}}, excluded = {0};
     for (size_t i = 0; i < s->region_count; i++) {
@@ -366,30 +390,25 @@ char *tt_score_render(const tt_score *s, const tt_filter *f, const char *filter_
         add_row(&groups[r->kind], r);
         if (tt_score_excluded(r, f)) add_row(&excluded, r);
     }
-    print_row(&o, s, "", "ALL", &all, "ALL");
+    print_row(&t.out, s, "", "ALL", &all, "ALL");
     for (size_t k = 1; k < KIND_GROUPS; k++)
-        if (groups[k].visits) print_row(&o, s, "", kind_groups[k], &groups[k], kind_groups[k]);
-    if (groups[0].visits) print_row(&o, s, "", "UND", &groups[0], "UND");
+        if (groups[k].visits) print_row(&t.out, s, "", kind_groups[k], &groups[k], kind_groups[k]);
+    if (groups[0].visits) print_row(&t.out, s, "", "UND", &groups[0], "UND");
     row other = {s->other_bytes, s->other_otf2_bytes, s->other_events, 0};
-    print_row(&o, s, "", "EVT", &other, "EVT (parameters, counters, marks, switches, stream ends)");
-    if (f) print_row(&o, s, "-", "FLT", &excluded, "FLT (excluded by the filter)");
+    print_row(&t.out, s, "", "EVT", &other, "EVT (parameters, counters, marks, switches, stream ends)");
+    if (f) print_row(&t.out, s, "-", "FLT", &excluded, "FLT (excluded by the filter)");
 
     size_t rows = s->region_count < top ? s->region_count : top;
-    tt_out_printf(&o, "\nRegions by native bytes%s\n", rows < s->region_count ? " (the first ones)" : "");
-    tt_out_printf(&o, "%3s  %-4s %14s %14s %12s %10s %7s %14s  %s\n", "flt", "type", "native[B]", "otf2[B]",
+    tt_out_printf(&t.out, "\nRegions by native bytes%s\n", rows < s->region_count ? " (the first ones)" : "");
+    tt_out_printf(&t.out, "%3s  %-4s %14s %14s %12s %10s %7s %14s  %s\n", "flt", "type", "native[B]", "otf2[B]",
                   "visits", "time[s]", "time[%]", "time/visit[us]", "region");
     for (size_t i = 0; i < rows; i++) {
         row r = {0};
         add_row(&r, order[i]);
-        print_row(&o, s, tt_score_excluded(order[i], f) ? "-" : "", kind_groups[order[i]->kind], &r, order[i]->name);
+        print_row(&t.out, s, tt_score_excluded(order[i], f) ? "-" : "", kind_groups[order[i]->kind], &r, order[i]->name);
     }
-    if (rows < s->region_count) tt_out_printf(&o, "(%zu more regions; --top N shows more)\n", s->region_count - rows);
-    free(order);
-    if (fclose(o.f) != 0 || o.error) {
-        free(text);
-        return NULL;
-    }
-    return text;
+    if (rows < s->region_count) tt_out_printf(&t.out, "(%zu more regions; --top N shows more)\n", s->region_count - rows);
+    return report_close(&t);
 }
 
 /* A name as a filter pattern: wildcards, blanks and '#' escaped. */
@@ -403,17 +422,11 @@ static void pattern(tt_out *o, const char *name)
 
 char *tt_score_suggest(const tt_score *s, double min_share, double max_ns_per_visit, size_t *count)
 {
-    char *text = NULL;
-    size_t len = 0;
-    tt_out o = {.f = open_memstream(&text, &len)};
-    const tt_score_region **order = o.f ? by_bytes(s) : NULL;
-    if (!order) {
-        if (o.f) fclose(o.f);
-        free(text);
-        return NULL;
-    }
+    text_report t;
+    if (report_open(&t, s) != 0) return NULL;
+    const tt_score_region **order = t.order;
     uint64_t records = kept_records(s, NULL, 0);
-    tt_out_printf(&o, "# Score-P filter file suggested by `tracetop score`: it excludes the regions that take at\n"
+    tt_out_printf(&t.out, "# Score-P filter file suggested by `tracetop score`: it excludes the regions that take at\n"
                       "# least %.3g %% of the trace's bytes and at most %.3g us per visit.\n"
                       "SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE\n",
                   min_share * 100, max_ns_per_visit / 1e3);
@@ -425,17 +438,12 @@ char *tt_score_suggest(const tt_score *s, double min_share, double max_ns_per_vi
             continue;
         char size[32];
         size_text(size, sizeof size, r->bytes);
-        tt_out_str(&o, "    ");
-        pattern(&o, r->name);
-        tt_out_printf(&o, "  # %s, %" PRIu64 " visits, %.3f us per visit\n", size, r->visits,
+        tt_out_str(&t.out, "    ");
+        pattern(&t.out, r->name);
+        tt_out_printf(&t.out, "  # %s, %" PRIu64 " visits, %.3f us per visit\n", size, r->visits,
                       (double)r->exclusive_ns / 1e3 / (double)r->visits);
         ++*count;
     }
-    tt_out_str(&o, "SCOREP_REGION_NAMES_END\n");
-    free(order);
-    if (fclose(o.f) != 0 || o.error) {
-        free(text);
-        return NULL;
-    }
-    return text;
+    tt_out_str(&t.out, "SCOREP_REGION_NAMES_END\n");
+    return report_close(&t);
 }
