@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "thread.h"
+
 struct tt_usage {
     pthread_t thread;
     pthread_mutex_t lock;
@@ -96,7 +98,7 @@ int tt_usage_start(uint64_t interval_ns, tt_usage **out, tt_error *err)
     pthread_condattr_destroy(&attr);
     pthread_mutex_init(&u->lock, NULL);
     take_sample(u); /* the start of the span, before the thread runs */
-    int rc = pthread_create(&u->thread, NULL, sampler, u);
+    int rc = tt_thread_create(&u->thread, NULL, sampler, u);
     if (rc != 0) {
         errno = rc;
         tt_fail_errno(err, "cannot start the usage sampler");

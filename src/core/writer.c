@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "session.h"
+#include "thread.h"
 
 #define TT_CLOCK_SYNC_PERIOD_NS 1000000000u
 
@@ -266,7 +267,7 @@ int tt_writer_start(tt_writer *w, struct tt_session *session, tt_error *err)
     w->last_sync_ns = tt_monotonic_ns();
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);
-    int rc = pthread_create(&w->thread, NULL, writer_main, w);
+    int rc = tt_thread_create(&w->thread, NULL, writer_main, w);
     if (rc != 0) {
         errno = rc;
         tt_compress_ctx_free(w->zctx);
@@ -291,7 +292,7 @@ void tt_writer_pause(tt_writer *w)
 int tt_writer_resume(tt_writer *w, tt_error *err)
 {
     w->pausing = 0;
-    int rc = pthread_create(&w->thread, NULL, writer_main, w);
+    int rc = tt_thread_create(&w->thread, NULL, writer_main, w);
     if (rc != 0) {
         errno = rc;
         return tt_fail_errno(err, "cannot start the writer thread again");

@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "thread.h"
+
 #define TT_TERMINATE_GRACE_MS 2000
 
 static PyObject *callback;   /* the session's (GIL): stops the measurement */
@@ -54,10 +56,16 @@ static void on_sigterm(int signo)
     errno = saved;
 }
 
-/* SIGTERM again, now with its default action. */
+/* SIGTERM again, now with its default action, to this thread: tracetop's
+ * threads block every signal (thread.h), and the program's may block
+ * SIGTERM. A thread-directed SIGTERM kills the whole process all the same. */
 static void die(void)
 {
-    kill(getpid(), SIGTERM);
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_UNBLOCK, &term, NULL);
+    raise(SIGTERM);
     for (;;) pause();
 }
 
@@ -81,7 +89,7 @@ static int start_detached(void *(*body)(void *))
     pthread_t thread;
     if (pthread_attr_init(&attr) != 0) return -1;
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&thread, &attr, body, NULL);
+    int rc = tt_thread_create(&thread, &attr, body, NULL);
     pthread_attr_destroy(&attr);
     return rc == 0 ? 0 : -1;
 }
@@ -125,7 +133,7 @@ static PyObject *catch_sigterm(PyObject *self, PyObject *function)
         Py_RETURN_FALSE; /* the program's business */
     if (!watching) {
         if (sem_init(&signalled, 0, 0) != 0 || sem_init(&stopping, 0, 0) != 0 ||
-            pthread_create(&watcher_thread, NULL, watcher, NULL) != 0)
+            tt_thread_create(&watcher_thread, NULL, watcher, NULL) != 0)
             Py_RETURN_FALSE; /* SIGTERM then cuts the trace, as without tracetop */
         watching = 1;
     }
@@ -147,11 +155,28 @@ static void release(void)
     caught = 0;
 }
 
+/* Ends the watcher thread. A SIGTERM it is handling meanwhile is finished
+ * first: the stopper holds the GIL by the time the watcher returns. */
+static void end_watcher(void)
+{
+    atomic_store(&quitting, 1);
+    sem_post(&signalled);
+    pthread_join(watcher_thread, NULL);
+    atomic_store(&quitting, 0);
+    watching = 0;
+}
+
 static PyObject *release_sigterm(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     release();
     Py_CLEAR(callback);
+    /* No thread of tracetop's is left behind once a measurement stops. */
+    if (watching) {
+        Py_BEGIN_ALLOW_THREADS /* a stopper may be waiting for the GIL */
+        end_watcher();
+        Py_END_ALLOW_THREADS
+    }
     Py_RETURN_NONE;
 }
 
@@ -168,11 +193,7 @@ void tt_terminate_forked(void)
 int tt_terminate_pause(void)
 {
     if (!watching) return 0;
-    atomic_store(&quitting, 1);
-    sem_post(&signalled);
-    pthread_join(watcher_thread, NULL);
-    atomic_store(&quitting, 0);
-    watching = 0;
+    end_watcher();
     paused = 1;
     return 1;
 }
@@ -182,7 +203,7 @@ void tt_terminate_resume(void)
     if (!paused) return;
     paused = 0;
     /* Should it not start, SIGTERM must not be caught with nobody to see it. */
-    if (pthread_create(&watcher_thread, NULL, watcher, NULL) == 0)
+    if (tt_thread_create(&watcher_thread, NULL, watcher, NULL) == 0)
         watching = 1;
     else
         release();

@@ -1,0 +1,30 @@
+"""Blocks SIGUSR1, sends it to its own process and waits for it with sigwait: the signal stays pending
+until taken, unless some thread that does not block it takes it first (and dies of it). With `session`,
+measures itself with tracetop.start()/stop() around that, then checks that the measurement left no thread
+behind."""
+import os
+import signal
+import sys
+
+
+def threads():
+    return len(os.listdir("/proc/self/task"))
+
+
+def wait_for_own_signal():
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+    os.kill(os.getpid(), signal.SIGUSR1)
+    print("took", signal.Signals(signal.sigwait([signal.SIGUSR1])).name)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["session"]:
+        import tracetop
+
+        before = threads()
+        session = tracetop.start(output=sys.argv[2], instrumenter=sys.argv[3])
+        wait_for_own_signal()
+        session.stop()
+        print("threads left behind:", threads() - before)
+    else:
+        wait_for_own_signal()
