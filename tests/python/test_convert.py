@@ -174,7 +174,7 @@ def test_cut_trace_converts_what_is_there(tmp_path, format):
     with open(main_stream, "r+b") as file:
         file.truncate(main_stream.stat().st_size - 100)
     completed = tracetop("convert", experiment, "--to", format, cwd=tmp_path)
-    assert completed.returncode == 1
+    assert completed.returncode == 0  # the output was made: what was cut is a warning
     wrote, warning = completed.stderr.splitlines()
     assert wrote.startswith(f"tracetop: wrote {experiment / _tracetop.default_name(format)} (")
     assert warning.startswith("tracetop: warning: trace cut short: process ") and '"MainThread"' in warning
