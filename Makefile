@@ -3,13 +3,15 @@
 # through sudo) and a virtual environment in .venv with tracetop inside.
 
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 VPY := $(VENV)/bin/python
+# The C tests' build, one per virtual environment (each may be another Python's).
+CBUILD := build/c$(patsubst .venv%,%,$(notdir $(VENV)))
 APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev libotf2-trace-dev otf2-tools chromium nodejs libncurses-dev tmux openmpi-bin libopenmpi-dev
 SOURCES := $(shell git ls-files -co --exclude-standard -- src tracetop tracetop-follow.pth meson.build meson.options pyproject.toml 2>/dev/null)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test test-c test-python bench deps clean
+.PHONY: demo test test-all-pythons test-c test-python bench deps clean
 
 demo: $(VENV)/.installed
 	rm -rf demo-experiment
@@ -18,9 +20,20 @@ demo: $(VENV)/.installed
 
 test: test-c test-python
 
+# `make test` on each of these Pythons, each in a virtual environment of its own (.venv-3.12, ...): found
+# through pyenv where there is one, else as python3.12 ... on PATH.
+PYTHONS ?= 3.11 3.12 3.13
+test-all-pythons:
+	@for v in $(PYTHONS); do \
+		python=$$(pyenv prefix $$v 2>/dev/null)/bin/python$$v; [ -x "$$python" ] || python=$$(command -v python$$v) || \
+			{ echo "no Python $$v"; exit 1; }; \
+		echo "== Python $$v ($$python)"; \
+		$(MAKE) --no-print-directory PYTHON=$$python VENV=.venv-$$v test || exit 1; \
+	done
+
 test-c: $(VENV)/.installed
-	$(VENV)/bin/meson setup build/c --reconfigure >/dev/null 2>&1 || $(VENV)/bin/meson setup build/c
-	$(VENV)/bin/meson test -C build/c --print-errorlogs
+	$(VENV)/bin/meson setup $(CBUILD) --reconfigure >/dev/null 2>&1 || $(VENV)/bin/meson setup $(CBUILD)
+	$(VENV)/bin/meson test -C $(CBUILD) --print-errorlogs
 
 test-python: $(VENV)/.installed $(VENV)/.jupyter $(VENV)/.formats
 	$(VENV)/bin/pytest -q tests/python

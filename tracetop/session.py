@@ -47,6 +47,9 @@ class Session:
         self._stopping = threading.Lock()
         self._real_exit = os._exit
         self._exit = _exit_stopping(self, self._real_exit)
+        # os.execv and os.execve (which os.execl ... call): the new program replaces this one.
+        self._real_execs = {"execv": os.execv, "execve": os.execve}
+        self._execs = {name: _exec_stopping(self, real) for name, real in self._real_execs.items()}
 
     @property
     def directory(self):
@@ -156,6 +159,9 @@ class Session:
         atexit.unregister(self._stop_at_exit)
         if os._exit is self._exit:
             os._exit = self._real_exit
+        for name, wrapped in self._execs.items():
+            if getattr(os, name) is wrapped:
+                setattr(os, name, self._real_execs[name])
         if os.environ.get(FOLLOW_VARIABLE) == self.directory:
             del os.environ[FOLLOW_VARIABLE]  # children started from now on are not measured
         try:
@@ -196,6 +202,8 @@ class Session:
         _measuring = self
         atexit.register(self._stop_at_exit)
         os._exit = self._exit
+        for name, wrapped in self._execs.items():
+            setattr(os, name, wrapped)
 
     def _terminated(self):
         """SIGTERM: the process dies by it once the measurement has stopped (see src/ext/terminate.c)."""
@@ -285,6 +293,21 @@ def _forked_to_exec():
             return True
         frame = frame.f_back
     return False
+
+
+def _exec_stopping(session, real_exec):
+    """os.execv()/os.execve() while measuring: the trace ends complete where this program ends, and a Python
+    program exec'd is measured on as a child of the experiment (tracetop/child.py). Should the exec fail, the
+    rest of the program runs unmeasured."""
+    @functools.wraps(real_exec)
+    def _exec(path, *arguments):
+        followed = os.environ.get(FOLLOW_VARIABLE)
+        session._stop_at_exit()
+        if followed is not None:
+            os.environ[FOLLOW_VARIABLE] = followed
+        return real_exec(path, *arguments)
+
+    return _exec
 
 
 def _exit_stopping(session, real_exit):

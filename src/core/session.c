@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "crash.h"
 
 /* Guards the `closed` handshake between a thread's exit and a session's
  * stop, which may run at the same time on different threads. */
@@ -147,6 +148,10 @@ int tt_session_start(const tt_session_config *config, tt_registry *registry, tt_
     tt_registry_replay(registry);
     define_process(s);
     define_clock_sync(s);
+    /* On disk before the program goes on: a process that dies at once
+     * still leaves a trace that says what it was. */
+    tt_writer_flush(&s->writer);
+    tt_crash_catch();
     s->config.name = NULL; /* the caller's strings are not kept */
     s->config.attributes = NULL;
     s->config.attribute_count = 0;
@@ -270,6 +275,7 @@ int tt_session_stop(tt_session *s, tt_session_stats *stats, tt_error *err)
     tt_writer_submit(&s->writer, last);
 
     int rc = tt_writer_stop(&s->writer, err);
+    tt_crash_release();
     tt_live_close(s->live);
     stats->bytes = s->writer.bytes;
     stats->chunks = s->writer.chunks;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,14 @@
 #include "thread.h"
 
 #define TT_CLOCK_SYNC_PERIOD_NS 1000000000u
+
+/* The pass the process's writer was last asked for and the last it ended
+ * (numbered; wrapping), and the writer thread while one runs. Globals, not
+ * in tt_writer: a signal handler reads them, and a process has one running
+ * writer at a time. */
+static atomic_uint flush_asked, flush_done;
+static atomic_int writer_running;
+static pthread_t writer_thread;
 
 /* A chunk still being filled, as seen at the start of a pass. */
 typedef struct snapshot {
@@ -219,7 +228,7 @@ static void *writer_main(void *arg)
     size_t snap_cap = 0;
     for (;;) {
         pthread_mutex_lock(&w->lock);
-        if (!w->queue_head && !w->stopping && !w->pausing) {
+        if (!w->queue_head && !w->stopping && !w->pausing && atomic_load(&flush_asked) == atomic_load(&flush_done)) {
             struct timespec deadline;
             clock_gettime(CLOCK_REALTIME, &deadline);
             deadline.tv_nsec += TT_WRITER_PERIOD_MS * 1000000L;
@@ -229,12 +238,14 @@ static void *writer_main(void *arg)
             }
             pthread_cond_timedwait(&w->wake, &w->lock, &deadline);
         }
+        unsigned asked = atomic_load(&flush_asked);
         tt_chunk *queued = w->queue_head;
         w->queue_head = w->queue_tail = NULL;
         int stopping = w->stopping, pausing = w->pausing;
         pthread_mutex_unlock(&w->lock);
 
         pass(w, queued, &snaps, &snap_cap);
+        atomic_store(&flush_done, asked);
         if (stopping) {
             /* tt_session_stop submitted the last chunks before asking us to
              * stop; one more look catches a late thread exit. */
@@ -256,6 +267,50 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
+static int start_thread(tt_writer *w)
+{
+    int rc = tt_thread_create(&w->thread, NULL, writer_main, w);
+    if (rc == 0) {
+        writer_thread = w->thread;
+        atomic_store(&writer_running, 1);
+    }
+    return rc;
+}
+
+static void join_thread(tt_writer *w)
+{
+    atomic_store(&writer_running, 0);
+    pthread_join(w->thread, NULL);
+}
+
+/* Waits, polling, until the pass numbered `asked` has ended, the writer has
+ * stopped or `timeout_ms` have passed. nanosleep is async-signal-safe. */
+static void wait_for_pass(unsigned asked, unsigned timeout_ms)
+{
+    const struct timespec step = {0, 200000};
+    for (unsigned waited = 0; waited < timeout_ms * 5; waited++) {
+        if ((int)(atomic_load(&flush_done) - asked) >= 0 || !atomic_load(&writer_running)) return;
+        nanosleep(&step, NULL);
+    }
+}
+
+void tt_writer_flush(tt_writer *w)
+{
+    unsigned asked = atomic_fetch_add(&flush_asked, 1) + 1;
+    pthread_mutex_lock(&w->lock);
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    wait_for_pass(asked, TT_WRITER_CRASH_WAIT_MS);
+}
+
+void tt_writer_flush_on_crash(void)
+{
+    if (!atomic_load(&writer_running) || pthread_equal(pthread_self(), writer_thread)) return;
+    /* No wake-up: a condition variable is no signal handler's to touch.
+     * The writer wakes by itself every TT_WRITER_PERIOD_MS. */
+    wait_for_pass(atomic_fetch_add(&flush_asked, 1) + 1, TT_WRITER_CRASH_WAIT_MS);
+}
+
 int tt_writer_start(tt_writer *w, struct tt_session *session, tt_error *err)
 {
     memset(w, 0, sizeof *w);
@@ -267,7 +322,7 @@ int tt_writer_start(tt_writer *w, struct tt_session *session, tt_error *err)
     w->last_sync_ns = tt_monotonic_ns();
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);
-    int rc = tt_thread_create(&w->thread, NULL, writer_main, w);
+    int rc = start_thread(w);
     if (rc != 0) {
         errno = rc;
         tt_compress_ctx_free(w->zctx);
@@ -285,14 +340,14 @@ void tt_writer_pause(tt_writer *w)
     w->pausing = 1;
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
-    pthread_join(w->thread, NULL);
+    join_thread(w);
     w->running = 0;
 }
 
 int tt_writer_resume(tt_writer *w, tt_error *err)
 {
     w->pausing = 0;
-    int rc = tt_thread_create(&w->thread, NULL, writer_main, w);
+    int rc = start_thread(w);
     if (rc != 0) {
         errno = rc;
         return tt_fail_errno(err, "cannot start the writer thread again");
@@ -332,7 +387,7 @@ int tt_writer_stop(tt_writer *w, tt_error *err)
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
     if (w->running)
-        pthread_join(w->thread, NULL);
+        join_thread(w);
     else
         writer_main(w); /* paused, and its thread could not start again */
 

@@ -14,6 +14,11 @@
  *
  * A write error (a full disk) stops the writing, not the program: chunks are
  * then returned unwritten and the error is reported at the end.
+ *
+ * A pass can be asked for and waited on (tt_writer_flush): at a session's
+ * start, so that its definitions and file headers are on disk before the
+ * program runs, and from a fatal signal's handler (crash.h), so that what
+ * the threads recorded up to the crash is.
  */
 #ifndef TRACETOP_WRITER_H
 #define TRACETOP_WRITER_H
@@ -25,6 +30,9 @@
 #include "pool.h"
 
 #define TT_WRITER_PERIOD_MS 50
+/* How long a crashing process waits for the writer's last pass: the
+ * crash may have left a lock the writer needs held. */
+#define TT_WRITER_CRASH_WAIT_MS 2000
 
 struct tt_session;
 
@@ -65,5 +73,14 @@ int tt_writer_stop(tt_writer *w, tt_error *err);
  * should stop the session at once. */
 void tt_writer_pause(tt_writer *w);
 int tt_writer_resume(tt_writer *w, tt_error *err);
+
+/* Wakes the writer for a pass and waits until one that began after the
+ * call has ended. */
+void tt_writer_flush(tt_writer *w);
+
+/* The same from a signal handler, with async-signal-safe calls only, for
+ * the process's running writer if any, TT_WRITER_CRASH_WAIT_MS at most. A
+ * no-op on the writer's own thread. */
+void tt_writer_flush_on_crash(void);
 
 #endif
