@@ -505,7 +505,15 @@ uint64_t tt_live_dropped_bytes(const tt_live_view *v)
 const uint8_t *tt_live_defs_log(const tt_live_view *v, size_t *len)
 {
     uint64_t size = atomic_load_explicit(&v->sh->defs_size, memory_order_acquire);
-    *len = size > TT_LIVE_DEFS_MAX ? TT_LIVE_DEFS_MAX : (size_t)size;
+    /* Another process wrote that size: a page past the end of the file is a
+     * SIGBUS when touched. */
+    struct stat st;
+    if (size > TT_LIVE_DEFS_MAX || fstat(v->fd, &st) < 0 ||
+        size > (uint64_t)st.st_size - HEADER_SIZE - (uint64_t)TT_LIVE_RING_SIZE) {
+        *len = 0;
+        return NULL;
+    }
+    *len = (size_t)size;
     return v->defs;
 }
 

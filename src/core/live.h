@@ -125,7 +125,8 @@ int tt_live_alive(const tt_live_view *v);
 int tt_live_measuring(const tt_live_view *v);
 uint64_t tt_live_dropped_bytes(const tt_live_view *v);
 
-/* The definitions log so far: `*len` bytes of definition records. */
+/* The definitions log so far: `*len` bytes of definition records. NULL
+ * when the channel says it holds more than its file does (damaged). */
 const uint8_t *tt_live_defs_log(const tt_live_view *v, size_t *len);
 
 /* Becomes the channel's reader: from now on the producer sends slices.

@@ -105,9 +105,11 @@ const char *tt_agg_string(const tt_agg_process *p, uint32_t id)
     return id < p->string_count && p->strings[id] ? p->strings[id] : "";
 }
 
+static const char *const beyond = "the live channel names an id beyond what it defined";
+
 static tt_agg_thread *thread_of(tt_agg_process *p, uint64_t stream)
 {
-    if (stream >= UINT32_MAX / 2) return NULL;
+    if (stream >= p->id_bound || stream >= UINT32_MAX / 2) return NULL;
     if (stream >= p->thread_cap) {
         uint32_t cap = p->thread_cap ? p->thread_cap : 8;
         while (cap <= stream) cap *= 2;
@@ -129,7 +131,6 @@ static tt_agg_thread *thread_of(tt_agg_process *p, uint64_t stream)
 
 static int define_string(tt_agg_process *p, uint64_t id, const uint8_t *bytes, size_t len)
 {
-    if (id >= UINT32_MAX / 2) return -1;
     size_t cap = p->string_cap;
     if (TT_RESERVE(p->strings, cap, id + 1) < 0) return -1;
     p->string_cap = (uint32_t)cap;
@@ -144,7 +145,6 @@ static int define_string(tt_agg_process *p, uint64_t id, const uint8_t *bytes, s
 static int define_region(tt_agg_process *p, const tt_def_record *d)
 {
     uint64_t id = d->region.id;
-    if (id >= UINT32_MAX / 2) return -1;
     size_t cap = p->region_cap;
     if (TT_RESERVE(p->regions, cap, id + 1) < 0) return -1;
     p->region_cap = (uint32_t)cap;
@@ -165,8 +165,17 @@ int tt_agg_defs(tt_agg_process *p, const uint8_t *log, size_t len, const char **
     tt_records_init(&it, log + p->defs_read, len - p->defs_read, 0);
     tt_def_record d;
     int rc;
+    if (len > p->id_bound) p->id_bound = len;
     while ((rc = tt_records_next_def(&it, &d, why)) == 1) {
         int failed = 0;
+        uint64_t id = d.tag == TT_DEF_STRING ? d.string.id
+                      : d.tag == TT_DEF_REGION ? d.region.id
+                      : d.tag == TT_DEF_THREAD ? d.thread.stream
+                                                 : 0;
+        if (id >= p->id_bound || id >= UINT32_MAX / 2) {
+            *why = beyond;
+            return -1;
+        }
         switch (d.tag) {
         case TT_DEF_STRING:
             failed = define_string(p, d.string.id, d.string.bytes, d.string.len);
@@ -204,7 +213,7 @@ int tt_agg_defs(tt_agg_process *p, const uint8_t *log, size_t len, const char **
 
 static int grow_stats(tt_agg_process *p, tt_agg_thread *th, uint64_t region)
 {
-    if (region >= UINT32_MAX / 2) return -1;
+    if (region >= p->id_bound || region >= UINT32_MAX / 2) return -1;
     size_t want = region + 1 > p->region_count ? region + 1 : p->region_count;
     size_t cap = th->stat_cap;
     tt_agg_stat *stats = th->stats;
@@ -215,9 +224,13 @@ static int grow_stats(tt_agg_process *p, tt_agg_thread *th, uint64_t region)
     return 0;
 }
 
+/* 0, or -1 when out of memory, -2 when the region is beyond id_bound. */
 static inline int enter(tt_agg_process *p, tt_agg_thread *th, uint64_t region, uint64_t now)
 {
-    if (unlikely(region >= th->stat_cap) && grow_stats(p, th, region) < 0) return -1;
+    if (unlikely(region >= th->stat_cap)) {
+        if (region >= p->id_bound) return -2;
+        if (grow_stats(p, th, region) < 0) return -1;
+    }
     if (unlikely(th->depth == th->stack_cap)) {
         size_t cap = th->stack_cap;
         if (TT_RESERVE(th->stack, cap, th->depth + 1) < 0) return -1;
@@ -250,7 +263,7 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
 {
     tt_agg_thread *th = thread_of(p, s->stream);
     if (!th) {
-        *why = "out of memory";
+        *why = s->stream >= p->id_bound ? beyond : "out of memory";
         return -1;
     }
     uint32_t skip = 0;
@@ -272,6 +285,7 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
 
     const uint8_t *at = s->data + skip, *end = s->data + s->len;
     uint64_t ticks = th->ticks, events = 0;
+    int failed;
     while (at < end) {
         if (likely(end - at >= (ptrdiff_t)TT_RECORD_MAX_FIXED)) {
             uint8_t tag;
@@ -280,7 +294,7 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
             if (likely(next != NULL)) {
                 ticks += dt;
                 if (tag == TT_EV_ENTER) {
-                    if (unlikely(enter(p, th, id, ticks) < 0)) goto oom;
+                    if (unlikely((failed = enter(p, th, id, ticks)) < 0)) goto fail;
                 } else {
                     leave(th, ticks);
                 }
@@ -298,7 +312,7 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
         }
         ticks = r.ticks;
         if (r.tag == TT_EV_ENTER) {
-            if (enter(p, th, r.id, ticks) < 0) goto oom;
+            if ((failed = enter(p, th, r.id, ticks)) < 0) goto fail;
         } else if (r.tag == TT_EV_LEAVE) {
             leave(th, ticks);
         } else if (r.tag == TT_EV_STREAM_END) {
@@ -322,9 +336,9 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
     }
     return 0;
 
-oom:
+fail:
     th->ticks = ticks;
-    *why = "out of memory";
+    *why = failed == -2 ? beyond : "out of memory";
     return -1;
 }
 

@@ -92,6 +92,11 @@ typedef struct tt_agg_process {
     int ended;                 /* PROCESS_END */
 
     size_t defs_read; /* bytes of the definitions log decoded */
+    /* Ids (strings, regions, streams) stay below this: the bytes of
+     * definitions the channel has published, since each takes at least
+     * two and ids are dense. What another process wrote never makes top
+     * allocate beyond what the channel holds. */
+    uint64_t id_bound;
     char **strings;
     uint32_t string_count, string_cap;
     tt_agg_region *regions;
@@ -112,8 +117,10 @@ void tt_agg_free(tt_agg_process *p);
  * 0, or -1 with a reason (damaged log, out of memory). */
 int tt_agg_defs(tt_agg_process *p, const uint8_t *log, size_t len, const char **why);
 
-/* Decodes one slice. 0, or -1 with a reason (damaged records, out of
- * memory); a slice that does not continue its thread is skipped. */
+/* Decodes one slice. 0, or -1 with a reason (damaged records, an id
+ * beyond id_bound, out of memory); a slice that does not continue its
+ * thread is skipped. The caller raises id_bound to the size of the log
+ * published by the time the slice was (the producer defines first). */
 int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why);
 
 /* Forgets every count and time, as if top had just attached; calls still

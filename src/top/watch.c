@@ -110,7 +110,8 @@ static void consume_one(tt_watched *p, size_t budget, size_t *read)
     size_t len;
     look(p);
     const uint8_t *log = tt_live_defs_log(p->view, &len);
-    if (tt_agg_defs(&p->agg, log, len, &why) < 0) {
+    if (!log) why = "the live channel says it holds more definitions than it does";
+    if (!log || tt_agg_defs(&p->agg, log, len, &why) < 0) {
         p->problem = why;
         retire(p);
         return;
@@ -120,6 +121,8 @@ static void consume_one(tt_watched *p, size_t budget, size_t *read)
     size_t taken = 0;
     int rc = 0;
     while (taken < budget && (rc = tt_live_next(p->view, &s, &why)) == 1) {
+        /* What was published before the slice may name new ids. */
+        if (tt_live_defs_log(p->view, &len) && len > p->agg.id_bound) p->agg.id_bound = len;
         if (tt_agg_slice(&p->agg, &s, &why) < 0) {
             p->problem = why;
             break;

@@ -2,7 +2,11 @@
  * total time from ENTER and LEAVE records; slices put together, lost
  * chunks started over; rows for all threads or one, filtered, in steady
  * order. Events go through a real live channel of this process. */
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agg.h"
@@ -383,9 +387,104 @@ static void test_watch_and_view(void)
     tt_watch_free(&w);
 }
 
+/* ---- channels written wrong (another process writes them) ---- */
+
+enum evil { HUGE_STRING, HUGE_REGION, HUGE_STREAM, DEFS_PAST_END, EVIL_COUNT };
+
+static void publish_on(producer *p, uint32_t stream, chunk *c)
+{
+    tt_live_begin_pass(p->live);
+    tt_live_defs(p->live, 0, p->defs, p->defs_len, 0);
+    tt_live_events(p->live, stream, c->seq, c->base, c->events, c->len, 0);
+}
+
+/* In a child: a channel damaged as `how` says, kept until the child is
+ * killed. Writes a byte to `ready` once it is. */
+static void evil_channel(enum evil how, int ready)
+{
+    static producer p;
+    tt_error err;
+    if (tt_live_create("evil.py", "exp", &p.live, &err) != 0) _exit(1);
+    define_program(&p);
+    chunk *m = &p.streams[0];
+    start(m, 0, 0);
+    enter(m, 0, 0);
+    uint32_t stream = 0;
+    if (how == HUGE_STRING) def_string(&p, (1u << 31) - 5, "far");
+    if (how == HUGE_REGION) def_region(&p, (1u << 31) - 5, 2, 1, 1);
+    if (how == HUGE_STREAM) stream = 100000; /* beyond what is defined; the producer keeps state per stream */
+    publish_on(&p, stream, m);
+    if (how == DEFS_PAST_END) { /* the file shrunk under the definitions it announces */
+        char name[64];
+        snprintf(name, sizeof name, "/tracetop-%u-%ld", (unsigned)geteuid(), (long)getpid());
+        int fd = shm_open(name, O_RDWR, 0);
+        if (fd < 0 || ftruncate(fd, 4096 + TT_LIVE_RING_SIZE) < 0) _exit(1);
+    }
+    if (write(ready, "", 1) != 1) _exit(1);
+    /* Slices go to a reader once it is attached: sent again and again. */
+    for (;;) {
+        if (how != DEFS_PAST_END) publish_on(&p, stream, m);
+        usleep(5000);
+    }
+}
+
+static void test_bad_channels_are_named_and_skipped(void)
+{
+    pid_t evil[EVIL_COUNT];
+    int pipefd[2];
+    CHECK(pipe(pipefd) == 0);
+    for (int how = 0; how < EVIL_COUNT; how++) {
+        evil[how] = fork();
+        if (evil[how] == 0) evil_channel((enum evil)how, pipefd[1]);
+    }
+    char byte;
+    for (int how = 0; how < EVIL_COUNT; how++) CHECK(read(pipefd[0], &byte, 1) == 1);
+
+    static producer good;
+    memset(&good, 0, sizeof good);
+    tt_error err;
+    CHECK(tt_live_create("good.py", "exp", &good.live, &err) == 0);
+    define_program(&good);
+    tt_watch w;
+    tt_watch_init(&w, 0); /* every channel, as plain `tracetop top` */
+    CHECK(tt_watch_scan(&w, &err) == 0);
+    chunk *m = &good.streams[0];
+    start(m, 0, 0);
+    enter(m, 0, 1);
+    leave(m, 100);
+    publish(&good, 0, 0);
+    for (int i = 0; i < 20; i++) {
+        tt_watch_consume(&w, SIZE_MAX);
+        usleep(5000);
+    }
+
+    int good_read = 0, named[EVIL_COUNT] = {0};
+    for (size_t i = 0; i < w.count; i++) {
+        const tt_watched *p = w.procs[i];
+        if (p->pid == getpid()) good_read = !p->problem && p->agg.events == 2;
+        for (int how = 0; how < EVIL_COUNT; how++)
+            if (p->pid == evil[how] && p->problem && !tt_watched_running(p)) named[how] = 1;
+    }
+    CHECK(good_read);
+    CHECK(named[HUGE_STRING]);
+    CHECK(named[HUGE_REGION]);
+    CHECK(named[HUGE_STREAM]);
+    CHECK(named[DEFS_PAST_END]);
+
+    for (int how = 0; how < EVIL_COUNT; how++) {
+        kill(evil[how], SIGKILL);
+        waitpid(evil[how], NULL, 0);
+    }
+    close(pipefd[0]);
+    close(pipefd[1]);
+    tt_watch_free(&w);
+    tt_live_close(good.live);
+}
+
 int main(void)
 {
     test_calls_and_times();
     test_watch_and_view();
+    test_bad_channels_are_named_and_skipped();
     return check_report();
 }
