@@ -13,18 +13,8 @@ from tracetop.commands import COMMANDS
 def main(arguments=None, prog="tracetop"):
     """Runs the program with `arguments` (default: sys.argv[1:]); returns what to pass to sys.exit()."""
     arguments = sys.argv[1:] if arguments is None else list(arguments)
-    if not arguments or arguments[0] in ("-h", "--help"):
-        print(_help(prog), file=sys.stdout if arguments else sys.stderr)
-        return 0 if arguments else 2
-    if arguments[0] == "--version":
-        print(f"tracetop {tracetop.__version__}")
-        return 0
-    name = arguments[0] if arguments[0] in COMMANDS else "run"
-    if name == arguments[0]:
-        arguments = arguments[1:]
-    command = importlib.import_module(f"tracetop.commands.{name}")
     try:
-        return command.main(arguments, f"{prog} {name}")
+        return _command(arguments, prog)
     except BrokenPipeError:  # stdout closed early, as by `| head`: say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
@@ -36,6 +26,20 @@ def main(arguments=None, prog="tracetop"):
     except Exception as failure:
         messages.internal_error(failure)
         return 1
+
+
+def _command(arguments, prog):
+    if not arguments or arguments[0] in ("-h", "--help"):
+        print(_help(prog), file=sys.stdout if arguments else sys.stderr, flush=True)
+        return 0 if arguments else 2
+    if arguments[0] == "--version":
+        print(f"tracetop {tracetop.__version__}", flush=True)
+        return 0
+    name = arguments[0] if arguments[0] in COMMANDS else "run"
+    if name == arguments[0]:
+        arguments = arguments[1:]
+    command = importlib.import_module(f"tracetop.commands.{name}")
+    return command.main(arguments, f"{prog} {name}")
 
 
 def _help(prog):

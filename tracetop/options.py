@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from tracetop import _tracetop
 from tracetop.messages import CommandError
-from tracetop.sizes import parse_size
+from tracetop.sizes import MAX_SIZE, parse_size
 
 # The names of `--format`, as those of `tracetop convert --to`: the converters of the C core.
 FORMATS = _tracetop.FORMATS
@@ -38,6 +38,8 @@ def parse_bool(value):
 
 def parse_memory(value):
     size = value if isinstance(value, int) else parse_size(value)
+    if size >= MAX_SIZE:
+        raise ValueError(f"memory {value!r} is too large")
     if size < MINIMUM_MEMORY:
         raise ValueError(f"memory {value!r} is below the minimum of 1M")
     return size

@@ -2,6 +2,8 @@
 
 import re
 
+# Sizes beyond this are mistakes: the C side counts bytes in 64 bits, and no machine has a PiB of memory.
+MAX_SIZE = 1 << 50
 _MULTIPLIERS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?", re.IGNORECASE)
 
@@ -13,7 +15,10 @@ def parse_size(text):
     if match is None:
         raise ValueError(f"invalid size {text!r} (examples: 64M, 2g, 1024k, 1048576)")
     number, unit = match.groups()
-    return int(float(number) * _MULTIPLIERS[unit.lower()])
+    size = float(number) * _MULTIPLIERS[unit.lower()]
+    if size >= MAX_SIZE:
+        raise ValueError(f"size too large: {text!r} (at most {format_size(MAX_SIZE - 1)})")
+    return int(size)
 
 
 def format_size(count):

@@ -1,6 +1,11 @@
 """The commands of the `tracetop` program: module tracetop.commands.<name> has `main(arguments, prog)`,
 which returns the exit status."""
 
+import argparse
+
+# The largest process id: Linux's pid_t is an int, and its pid_max is at most 2**22.
+MAX_PID = 2**31 - 1
+
 # name -> what it does, in the order `tracetop --help` lists them.
 COMMANDS = {
     "run": "Run a Python program under measurement; writes an experiment directory",
@@ -19,3 +24,10 @@ COMMANDS = {
 # The commands that look at an experiment (`tracetop NAME EXP`), as MANIFEST.md lists them; the end of a
 # run suggests the first.
 EXPERIMENT_VIEWS = ("summary", "view", "score")
+
+
+def pid_argument(text):
+    """A process id given on the command line (argparse type): a number that C's pid_t holds."""
+    if not text.isdigit() or not 0 < int(text) <= MAX_PID:
+        raise argparse.ArgumentTypeError(f"not a process id: {text!r}")
+    return int(text)

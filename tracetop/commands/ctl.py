@@ -3,7 +3,7 @@
 import argparse
 
 from tracetop import _tracetop, messages
-from tracetop.commands import COMMANDS
+from tracetop.commands import COMMANDS, pid_argument
 
 
 def main(arguments, prog):
@@ -11,7 +11,7 @@ def main(arguments, prog):
         prog=prog, description=f"{COMMANDS['ctl']}. Off takes tracetop's hook away from every thread of the "
                                "process, which then runs at its own speed; on puts it back.",
         allow_abbrev=False)
-    parser.add_argument("pid", type=_pid, metavar="PID", help="the process, measured with --live")
+    parser.add_argument("pid", type=pid_argument, metavar="PID", help="the process, measured with --live")
     parser.add_argument("state", choices=("on", "off"), help="measurement on or off")
     parser.add_argument("--timeout", type=_seconds, default=2.0, metavar="SECONDS",
                         help="how long to wait for the process to answer (default: %(default)s)")
@@ -24,12 +24,6 @@ def main(arguments, prog):
         return 1
     messages.say(f"process {namespace.pid}: measurement {namespace.state}")
     return 0
-
-
-def _pid(text):
-    if not text.isdigit() or int(text) == 0:
-        raise argparse.ArgumentTypeError(f"not a process id: {text!r}")
-    return int(text)
 
 
 def _seconds(text):

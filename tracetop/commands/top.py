@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from tracetop.commands import COMMANDS
+from tracetop.commands import COMMANDS, pid_argument
 from tracetop.messages import CommandError
 
 PROGRAM = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tracetop-top")
@@ -21,7 +21,7 @@ def main(arguments, prog):
         prog=prog, description=f"{COMMANDS['top']}. Every call is counted: the programs hand their events "
                                "over and top adds them up in its own process.",
         epilog=KEYS, allow_abbrev=False)
-    parser.add_argument("pid", nargs="?", type=_pid, metavar="PID",
+    parser.add_argument("pid", nargs="?", type=pid_argument, metavar="PID",
                         help="the process to watch (default: every live process of yours, as they come)")
     parser.add_argument("--interval", type=_interval, default=0.1, metavar="SECONDS",
                         help="redraw every SECONDS (default: %(default)s, ten times a second)")
@@ -47,12 +47,6 @@ def main(arguments, prog):
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(PROGRAM, argv)
-
-
-def _pid(text):
-    if not text.isdigit() or int(text) == 0:
-        raise argparse.ArgumentTypeError(f"not a process id: {text!r}")
-    return int(text)
 
 
 def _interval(text):
