@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "file.h"
 #include "format.h"
 #include "lod_file.h"
 
@@ -144,11 +145,11 @@ static int check_image(tt_lod *x, uint64_t signature)
 /* Maps the cache file at `path`: 1 when it is there and good. */
 static int load_file(tt_lod *x, const char *path, uint64_t signature)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
     struct stat st;
+    int fd = tt_open_regular(path, &st);
+    if (fd < 0) return 0;
     void *map = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && st.st_size > 0)
+    if (st.st_size > 0)
         map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (map == MAP_FAILED) return 0;

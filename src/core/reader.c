@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "file.h"
 #include "grow.h"
 #include "records.h"
 
@@ -182,12 +184,14 @@ static int reserve_bytes(uint8_t **buf, size_t *cap, size_t need)
 static int cf_open(chunk_file *cf, const char *path, enum tt_file_kind want, tt_error *err)
 {
     memset(cf, 0, sizeof *cf);
-    cf->f = fopen(path, "rb");
     struct stat st;
-    if (!cf->f || fstat(fileno(cf->f), &st) != 0) {
-        tt_fail_errno(err, "cannot open %s", path);
-        if (cf->f) fclose(cf->f);
-        cf->f = NULL;
+    int fd = tt_open_regular(path, &st);
+    if (fd < 0 || !(cf->f = fdopen(fd, "rb"))) {
+        if (fd < 0 && errno == EINVAL)
+            tt_fail(err, "cannot open %s: not a regular file", path);
+        else
+            tt_fail_errno(err, "cannot open %s", path);
+        if (fd >= 0) close(fd);
         return -1;
     }
     cf->file_size = (uint64_t)st.st_size;

@@ -71,6 +71,7 @@ typedef struct pb {
 
 static void pb_raw(pb *b, const void *bytes, size_t len)
 {
+    if (len == 0) return; /* an empty buffer has no bytes yet: NULL + 0 is undefined */
     if (b->failed || TT_RESERVE(b->bytes, b->cap, b->len + len) != 0) {
         b->failed = 1;
         return;

@@ -184,7 +184,7 @@ static int by_callee(const void *a, const void *b)
 static void write_stats(tt_out *o, pstats *ps)
 {
     const tt_profile *prof = ps->prof;
-    qsort(ps->edges, ps->edge_count, sizeof *ps->edges, by_callee);
+    if (ps->edge_count) qsort(ps->edges, ps->edge_count, sizeof *ps->edges, by_callee); /* none: edges is NULL */
     size_t e = 0;
     tt_out_byte(o, '{');
     for (uint32_t f = 0; f < prof->region_count; f++) {

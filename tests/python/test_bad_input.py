@@ -182,3 +182,17 @@ def test_help_into_a_closed_pipe(tmp_path):
         piped = subprocess.run(f"{sys.executable} -m tracetop {' '.join(arguments)} | true", shell=True, cwd=tmp_path,
                                env=environment(), capture_output=True, text=True, timeout=60)
         assert "Traceback" not in piped.stderr and "BrokenPipe" not in piped.stderr, piped.stderr
+
+
+def test_a_fifo_in_the_trace_is_not_waited_for(tmp_path):
+    """Something that is not a regular file where a trace file should be (a FIFO blocks whoever opens it to
+    read) is reported in one line naming it: summary and report sum up the rest, convert stops."""
+    recorded_experiment(tmp_path)
+    process_dir = next((tmp_path / "exp" / "trace").iterdir())
+    stream = process_dir / "0.tts"
+    stream.unlink()
+    os.mkfifo(stream)
+    for command in (["summary", "exp"], ["convert", "exp", "--to", "chrome"], ["report", "exp", "-o", "r.html"]):
+        completed = tracetop(*command, cwd=tmp_path, timeout=60)
+        assert completed.returncode == (2 if command[0] == "convert" else 0), (command, completed.stderr)
+        assert "Traceback" not in completed.stderr and "0.tts: not a regular file" in completed.stderr
