@@ -151,3 +151,30 @@ def test_bad_experiment_is_one_line(tmp_path):
     completed = tracetop("view", str(tmp_path / "missing"), "--no-browser", cwd=tmp_path)
     assert completed.returncode == 2 and completed.stdout == ""
     assert completed.stderr.startswith("tracetop: error: ") and len(completed.stderr.splitlines()) == 1
+
+
+def test_held_partial_connections_do_not_hold_the_server(served):
+    """1,000 connections that send part of a request line and wait: the server keeps a few of them, closes the
+    oldest as more come, and a request with the token is still answered at once."""
+    import time
+    port, token, process = served
+    held = []
+    try:
+        for _ in range(1000):
+            connection = socket.create_connection(("127.0.0.1", port), timeout=10)
+            connection.sendall(b"GET /")
+            held.append(connection)
+        time.sleep(0.5)
+        started = time.monotonic()
+        status, body, headers = get(port, f"/{token}/api/meta")
+        elapsed = time.monotonic() - started
+        assert status == 200 and json.loads(body)["lanes"]
+        assert elapsed < 1.0, f"answered in {elapsed:.2f} s"
+        # Without the token the request line is enough to refuse: no header is waited for.
+        connection = socket.create_connection(("127.0.0.1", port), timeout=5)
+        connection.sendall(b"GET /not-the-token/ HTTP/1.1\r\n")
+        assert connection.recv(64).startswith(b"HTTP/1.1 403 ")
+        connection.close()
+    finally:
+        for connection in held:
+            connection.close()

@@ -5,12 +5,14 @@ the URL can read the experiment. The server routes by exact names: it serves the
 it started and the data API, and never turns a request into a file path, so nothing outside can be reached.
 """
 
+import collections
 import hmac
 import http.server
 import json
 import os
 import re
 import secrets
+import socket
 import threading
 import urllib.parse
 from pathlib import Path
@@ -28,6 +30,13 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
+
+
+# Connections that have not yet shown the token on their request line: at most this many are kept, the
+# oldest closed to make room, so that who lacks the token cannot hold the server (read at most READ_TIMEOUT s).
+MAX_UNPROVEN = 32
+READ_TIMEOUT = 10
+FORBIDDEN = b"forbidden\n"
 
 
 class BadRequest(Exception):
@@ -120,6 +129,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
     # for some 40 ms (Nagle's algorithm), which would be most of the time of a query.
     disable_nagle_algorithm = True
 
+    timeout = READ_TIMEOUT  # on every read: a client that stops sending is let go
+
+    def parse_request(self):
+        """The token first, from the request line alone: the headers of who lacks it are not read."""
+        words = self.raw_requestline.split()
+        if len(words) < 2 or not self.server.viewer.has_token(words[1].decode("latin-1")):
+            self.close_connection = True
+            self.wfile.write(b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                             b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(FORBIDDEN), FORBIDDEN))
+            return False
+        self.server.proven(self.connection)
+        return super().parse_request()
+
     def do_GET(self):
         self._respond(head=False)
 
@@ -156,6 +178,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
 class _HTTPServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = False
+    request_queue_size = 128
+
+    def __init__(self, *arguments):
+        super().__init__(*arguments)
+        self._unproven = collections.OrderedDict()  # connection -> None, oldest first
+        self._unproven_lock = threading.Lock()
+
+    def process_request(self, request, client_address):
+        with self._unproven_lock:
+            self._unproven[request] = None
+            evicted = self._unproven.popitem(last=False)[0] if len(self._unproven) > MAX_UNPROVEN else None
+        if evicted is not None:
+            try:  # its thread, waiting to read, sees the end and finishes
+                evicted.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        super().process_request(request, client_address)
+
+    def proven(self, connection):
+        with self._unproven_lock:
+            self._unproven.pop(connection, None)
+
+    def shutdown_request(self, request):
+        self.proven(request)
+        super().shutdown_request(request)
 
 
 class ViewerServer:
@@ -176,10 +223,10 @@ class ViewerServer:
         # A page of another site that makes its name resolve to 127.0.0.1 sends its own Host: refused.
         if host not in (f"127.0.0.1:{self.port}", f"localhost:{self.port}"):
             return 403, b"forbidden\n", "text/plain; charset=utf-8"
+        if not self.has_token(raw_path):
+            return 403, FORBIDDEN, "text/plain; charset=utf-8"
         path, _, query_text = raw_path.partition("?")
         parts = path.split("/")
-        if len(parts) < 3 or parts[0] != "" or not hmac.compare_digest(parts[1].encode(), self.token.encode()):
-            return 403, b"forbidden\n", "text/plain; charset=utf-8"
         rest = "/".join(parts[2:])
         if rest == "":
             rest = "index.html"
@@ -195,6 +242,11 @@ class ViewerServer:
             if answer is not None:
                 return 200, *answer
         return 404, b"not found\n", "text/plain; charset=utf-8"
+
+    def has_token(self, raw_path):
+        """Whether the path of a request starts with /TOKEN/."""
+        parts = raw_path.partition("?")[0].split("/")
+        return len(parts) >= 3 and parts[0] == "" and hmac.compare_digest(parts[1].encode(), self.token.encode())
 
     def serve_forever(self):
         self.httpd.serve_forever(poll_interval=0.2)
