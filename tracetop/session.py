@@ -63,7 +63,7 @@ class Session:
         job = mpi.job(os.environ) if configuration["mpp"] == "mpi" else None
         requested = configuration["output"] or (job and mpi.default_directory(job))
         if job and job.rank > 0:  # rank 0 makes the experiment, and says what there is to say about it
-            experiment = Experiment.join(requested)
+            experiment = Experiment.join(mpi.wait_for_experiment(requested, job))
             session = cls._start(experiment, configuration.replace("output", experiment.path), None, program,
                                  command, job)
             session._joined = True
@@ -71,7 +71,12 @@ class Session:
         unavailable = configuration.unavailable()
         if unavailable:
             messages.note(f"not in this version yet, ignored: {', '.join(unavailable)}")
-        experiment = Experiment.create(requested, shared=job is not None and job.size > 1)
+        for note in configuration.notes:
+            messages.note(note)
+        experiment = Experiment.create(requested, shared=job is not None and job.size > 1,
+                                       overwrite=configuration["overwrite"])
+        if job and job.size > 1:
+            mpi.made_experiment(experiment.path, job)
         configuration = configuration.replace("output", experiment.path)
         provenance = Provenance(command=command, program=program, working_directory=os.getcwd(),
                                 configuration=configuration.lines(), started=time.time())
@@ -106,6 +111,7 @@ class Session:
                       "python_version": platform.python_version()}
         if job:
             attributes["mpi_rank"] = str(job.rank)
+            attributes["host"] = platform.node()  # the node of the system tree in OTF2 and CUBE
         process = {"memory": configuration["memory"], "name": program, "attributes": attributes}
         session = cls(experiment, configuration, provenance, process)
         session._job = job
@@ -178,6 +184,8 @@ class Session:
             for format in self.configuration["formats"]:
                 path, result = convert(self.experiment.path, format)
                 messages.detail(f"wrote {path} ({format_size(result['bytes'])})")
+            if not self.configuration["trace"]:
+                self.experiment.remove_trace()
         finally:
             self.experiment.write_manifest(made)
         self._announce()
@@ -236,8 +244,9 @@ class Session:
     def _announce(self):
         shown = self.experiment.shown
         counts = f" ({self.stats['events']} events, {format_size(self.stats['bytes'])})" if self.stats else ""
-        messages.say(f"experiment in {os.path.join(shown, '')}{counts}; "
-                     f"see: tracetop {EXPERIMENT_VIEWS[0]} {shlex.quote(shown)}")
+        see = (f"tracetop {EXPERIMENT_VIEWS[0]} {shlex.quote(shown)}" if self.configuration["trace"]
+               else os.path.join(shown, "profile.txt"))
+        messages.say(f"experiment in {os.path.join(shown, '')}{counts}; see: {see}")
         if self.stats:
             messages.detail(f"recorded {describe_stats(self.stats)}")
 
