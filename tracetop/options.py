@@ -137,7 +137,8 @@ OPTIONS = (
            flags=("--output",), metavar="DIR", scorep_name="SCOREP_EXPERIMENT_DIRECTORY"),
     Option("overwrite", "OVERWRITE_EXPERIMENT_DIRECTORY", True, parse_bool,
            "an experiment directory that exists and is not empty is renamed with a timestamp (default: on); "
-           "off: it is an error", scorep_name="SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY"),
+           "off: it is an error", switches={"--overwrite": True, "--no-overwrite": False},
+           scorep_name="SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY"),
     Option("trace", "ENABLE_TRACING", True, parse_bool,
            "keep the trace (default: on); without it the experiment keeps the profile alone. "
            "SCOREP_ENABLE_TRACING=true also writes traces.otf2",

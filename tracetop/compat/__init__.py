@@ -1,20 +1,34 @@
 """Compatibility modules that programs written for other tools import by those tools' names.
 
-This directory is never on sys.path by itself: install() appends it, at the end, so that a real
-package of the same name, where installed, is found first and wins. `tracetop run` (unless
+install() makes them importable without touching sys.path, which the program sees as python gives it:
+a finder at the end of sys.meta_path, asked only once the usual ones found nothing, so that a real package
+of the same name, where installed, is found first and wins. `tracetop run` (unless
 --no-scorep-compat), tracetop.start() and the Jupyter magics call it."""
 
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import os
 import sys
 
 DIRECTORY = os.path.dirname(os.path.abspath(__file__))
+NAMES = ("scorep",)  # the top-level modules here
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name in NAMES:
+            return importlib.machinery.PathFinder.find_spec(name, [DIRECTORY], target)
+        return None  # submodules are found by the usual finders, in their package's __path__
+
+
+_FINDER = _Finder()
 
 
 def install():
     """Makes `import scorep` find tracetop's compatibility module unless the real scorep is installed."""
-    if DIRECTORY not in sys.path:
-        sys.path.append(DIRECTORY)
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.append(_FINDER)
 
 
 def explain(failure, installed):
