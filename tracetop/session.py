@@ -107,11 +107,11 @@ class Session:
     def _start(cls, experiment, configuration, provenance, program, command, job=None):
         if job:
             mpi.check()
+        # host: the node of the system tree in OTF2 and CUBE.
         attributes = {"command": command, "tracetop_version": tracetop.__version__,
-                      "python_version": platform.python_version()}
+                      "python_version": platform.python_version(), "host": platform.node()}
         if job:
             attributes["mpi_rank"] = str(job.rank)
-            attributes["host"] = platform.node()  # the node of the system tree in OTF2 and CUBE
         process = {"memory": configuration["memory"], "name": program, "attributes": attributes}
         session = cls(experiment, configuration, provenance, process)
         session._job = job
