@@ -56,8 +56,9 @@ class Experiment:
     @classmethod
     def create(cls, requested=None, shared=False, overwrite=True):
         """The directory `requested` (default: tracetop-YYYYMMDD_HHMMSS_<pid> here), made or found empty. One
-        that holds an earlier experiment is renamed with a timestamp, as Score-P does, unless `overwrite` is
-        false (SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY=false): then it is an error. `shared`: the other
+        that holds an earlier experiment (tracetop's or Score-P's) is renamed with a timestamp, as Score-P
+        does, unless `overwrite` is false (SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY=false): then it is an error,
+        as is any other directory that is not empty. `shared`: the other
         processes of an MPI job may have put their traces there already."""
         shown = requested or default_name()
         path = os.path.abspath(shown)
@@ -71,8 +72,12 @@ class Experiment:
         try:
             if not os.path.isdir(path):
                 raise _tracetop.TraceError(f"cannot use {shown!r} as experiment directory: it is not a directory")
-            if not set(os.listdir(path)) - ({"trace"} if shared else set()):
+            entries = set(os.listdir(path))
+            if not entries - ({"trace"} if shared else set()):
                 return cls(path, shown, created=False)
+            if not entries & EXPERIMENT_MARKS:  # the user's own directory (--output .): never moved
+                raise _tracetop.TraceError(f"experiment directory {shown!r} exists and is not empty, and holds no "
+                                           "experiment to set aside")
             set_aside(path, shown, overwrite)
             os.makedirs(path)
         except OSError as problem:
@@ -150,6 +155,10 @@ class Experiment:
         yield ""
         for command in EXPERIMENT_VIEWS:
             yield f"- `tracetop {command} {shlex.quote(self.shown)}`: {COMMANDS[command]}"
+
+
+# What shows a directory holds an experiment that may be set aside: tracetop's files, or Score-P's.
+EXPERIMENT_MARKS = {"MANIFEST.md", "config.txt", "trace", "scorep.cfg"}
 
 
 def set_aside(path, shown, overwrite):
