@@ -153,6 +153,9 @@ class Experiment:
         yield ""
         yield "## How to look at it"
         yield ""
+        if made.ended is not None and not os.path.isdir(os.path.join(self.path, "trace")):
+            yield "- the trace was not kept (`TRACETOP_ENABLE_TRACING=false`): `profile.txt` and the formats above say it all"
+            return
         for command in EXPERIMENT_VIEWS:
             yield f"- `tracetop {command} {shlex.quote(self.shown)}`: {COMMANDS[command]}"
 

@@ -184,4 +184,5 @@ def test_no_trace_keeps_an_exact_profile_alone(tmp_path, how):
                                                                   "profile.txt"]
     assert fib_visits((experiment / "profile.txt").read_text()) == {FIB_15_CALLS}
     assert tracetop_lines(completed.stderr)[-1].endswith("see: exp/profile.txt")
+    assert "the trace was not kept" in (experiment / "MANIFEST.md").read_text()
     assert config(experiment)["TRACETOP_ENABLE_TRACING"] == "false"
