@@ -136,7 +136,7 @@ OPTIONS = (
            "the experiment directory (default: tracetop-YYYYMMDD_HHMMSS_<pid> in the working directory)",
            flags=("--output",), metavar="DIR", scorep_name="SCOREP_EXPERIMENT_DIRECTORY"),
     Option("overwrite", "OVERWRITE_EXPERIMENT_DIRECTORY", True, parse_bool,
-           "an experiment directory that exists and is not empty is renamed with a timestamp (default: on); "
+           "an experiment directory that holds an earlier experiment is renamed with a timestamp (default: on); "
            "off: it is an error", switches={"--overwrite": True, "--no-overwrite": False},
            scorep_name="SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY"),
     Option("trace", "ENABLE_TRACING", True, parse_bool,

@@ -32,6 +32,8 @@ class Session:
 
     # Whether the threads already running when it starts are measured, besides the one that starts it.
     other_threads = True
+    # Whether a trace that is not to be kept (--no-trace) stays until drop_trace(): something is made of it first.
+    trace_shown_first = False
 
     def __init__(self, experiment, configuration, provenance, process):
         self.experiment = experiment
@@ -184,13 +186,19 @@ class Session:
             for format in self.configuration["formats"]:
                 path, result = convert(self.experiment.path, format)
                 messages.detail(f"wrote {path} ({format_size(result['bytes'])})")
-            if not self.configuration["trace"]:
+            if not self.configuration["trace"] and not self.trace_shown_first:
                 self.experiment.remove_trace()
         finally:
             self.experiment.write_manifest(made)
         self._announce()
         if problems:
             messages.warning(describe_problems(problems, corrupt))
+
+    def drop_trace(self):
+        """Removes the trace that was kept for trace_shown_first, when it is not to be kept."""
+        if not self.configuration["trace"] and self.stats is not None and not self._joined:
+            self.experiment.remove_trace()
+            self.experiment.write_manifest(self._provenance)
 
     def __enter__(self):
         return self

@@ -337,6 +337,8 @@ SCOREP_KERNEL_CELLS = [
     "def work(n):\n    return sum(range(n))\n"
     "with scorep.instrumenter.disable():\n    work(x)\n    with scorep.instrumenter.enable('named'):\n        work(x)\n"
     "for i in range(200):\n    print(i, work(i))",
+    "%%scorep_env\nSCOREP_ENABLE_TRACING=false",
+    "%%execute_with_scorep\nprint('not traced')",
     "print('ran to the end')",
 ]
 
@@ -362,3 +364,11 @@ def test_scorep_kernel_cells_run_as_that_kernel_runs_them(jupyter_path, tmp_path
     kernel_regions = [name for name in recorded if name.split(":")[0].split(".")[0] in KERNEL_PACKAGES]
     assert kernel_regions == [], kernel_regions
     assert_complete(measured)
+
+    # Without tracing the cell still shows its timeline, then its experiment keeps the profile alone.
+    untraced = tmp_path / experiment_of(next(output.data for output in notebook.cells[5].outputs
+                                             if output.output_type == "display_data"))
+    assert "<svg class='tracetop-timeline'" in next(output.data for output in notebook.cells[5].outputs
+                                                  if output.output_type == "display_data")["text/html"]
+    assert sorted(path.name for path in untraced.iterdir()) == ["MANIFEST.md", "config.txt", "profile.txt"]
+    assert "the trace was not kept" in (untraced / "MANIFEST.md").read_text()

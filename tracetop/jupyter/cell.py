@@ -27,6 +27,7 @@ class Measured:
     usage: list  # [(seconds since the measurement began, CPU seconds of the process, resident bytes)]
     value: object = None  # the value of the cell's last expression, shown as the cell's result
     failure: BaseException = None  # what the cell raised, its traceback without tracetop's frames
+    drop_trace: object = None  # called once the cell's result is shown: removes a trace not to be kept
 
 
 class _CellSession(Session):
@@ -36,6 +37,7 @@ class _CellSession(Session):
     the cell rather than said on stderr."""
 
     other_threads = False
+    trace_shown_first = True  # its timeline is drawn under the cell from the trace (Measured.drop_trace)
 
     def _announce(self):
         pass
@@ -142,7 +144,7 @@ def measure(shell, codes, configuration, program):
         kernel_streams.remove()
     stats = session.stop()
     failure = None if raised is None else raised.with_traceback(raised.__traceback__.tb_next)  # the cell's frames
-    return Measured(session.directory, session.experiment.shown, stats, usage, value, failure)
+    return Measured(session.directory, session.experiment.shown, stats, usage, value, failure, session.drop_trace)
 
 
 def free_directory(requested):

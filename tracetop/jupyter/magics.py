@@ -100,7 +100,10 @@ class Notebook:
             measured = cell.measure(self.shell, codes, configuration, program=f"In [{cell.cell_number(self.shell)}]")
         except _tracetop.TraceError as failure:
             raise UsageError(f"tracetop: {failure}") from None
-        display(inline.render(measured), raw=True)
+        try:
+            display(inline.render(measured), raw=True)
+        finally:
+            measured.drop_trace()
         if measured.failure is not None:
             raise measured.failure
         return measured.value
