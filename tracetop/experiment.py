@@ -1,6 +1,7 @@
 """The experiment directory: its name, and the files tracetop writes there beside the trace that the C
 core writes (config.txt, MANIFEST.md, profile.txt)."""
 
+import contextlib
 import os
 import platform
 import shlex
@@ -11,7 +12,7 @@ import time
 from dataclasses import dataclass
 
 import tracetop
-from tracetop import _tracetop
+from tracetop import _tracetop, messages
 from tracetop.commands import COMMANDS, EXPERIMENT_VIEWS
 from tracetop.sizes import format_size
 
@@ -53,9 +54,12 @@ class Experiment:
         self._created = created
 
     @classmethod
-    def create(cls, requested=None, shared=False):
-        """The directory `requested` (default: tracetop-YYYYMMDD_HHMMSS_<pid> here), made or found empty; `shared`:
-        the other processes of an MPI job may have put their traces there already."""
+    def create(cls, requested=None, shared=False, overwrite=True):
+        """The directory `requested` (default: tracetop-YYYYMMDD_HHMMSS_<pid> here), made or found empty. One
+        that holds an earlier experiment (tracetop's or Score-P's) is renamed with a timestamp, as Score-P
+        does, unless `overwrite` is false (SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY=false): then it is an error,
+        as is any other directory that is not empty. `shared`: the other
+        processes of an MPI job may have put their traces there already."""
         shown = requested or default_name()
         path = os.path.abspath(shown)
         try:
@@ -66,11 +70,19 @@ class Experiment:
         except OSError as problem:
             raise _tracetop.TraceError(f"cannot create experiment directory {shown!r}: {problem.strerror}") from None
         try:
-            if set(os.listdir(path)) - ({"trace"} if shared else set()):
-                raise _tracetop.TraceError(f"experiment directory {shown!r} exists and is not empty")
+            if not os.path.isdir(path):
+                raise _tracetop.TraceError(f"cannot use {shown!r} as experiment directory: it is not a directory")
+            entries = set(os.listdir(path))
+            if not entries - ({"trace"} if shared else set()):
+                return cls(path, shown, created=False)
+            if not entries & EXPERIMENT_MARKS:  # the user's own directory (--output .): never moved
+                raise _tracetop.TraceError(f"experiment directory {shown!r} exists and is not empty, and holds no "
+                                           "experiment to set aside")
+            set_aside(path, shown, overwrite)
+            os.makedirs(path)
         except OSError as problem:
             raise _tracetop.TraceError(f"cannot use {shown!r} as experiment directory: {problem.strerror}") from None
-        return cls(path, shown, created=False)
+        return cls(path, shown, created=True)
 
     @classmethod
     def join(cls, path):
@@ -85,6 +97,14 @@ class Experiment:
         """Removes the directory again when this measurement made it (after a failed start)."""
         if self._created:
             shutil.rmtree(self.path, ignore_errors=True)
+
+    def remove_trace(self):
+        """Removes the native trace once what was asked of it is made (--no-trace, SCOREP_ENABLE_TRACING=false):
+        measuring streams it to disk either way, so that the profile is exact, memory bounded and a crash
+        loses nothing; only what is kept at the end differs."""
+        shutil.rmtree(os.path.join(self.path, "trace"), ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(self.path, "view.idx"))
 
     def write(self, name, text):
         try:
@@ -133,8 +153,30 @@ class Experiment:
         yield ""
         yield "## How to look at it"
         yield ""
+        if made.ended is not None and not os.path.isdir(os.path.join(self.path, "trace")):
+            yield "- the trace was not kept (`TRACETOP_ENABLE_TRACING=false`): `profile.txt` and the formats above say it all"
+            return
         for command in EXPERIMENT_VIEWS:
             yield f"- `tracetop {command} {shlex.quote(self.shown)}`: {COMMANDS[command]}"
+
+
+# What shows a directory holds an experiment that may be set aside: tracetop's files, or Score-P's.
+EXPERIMENT_MARKS = {"MANIFEST.md", "config.txt", "trace", "scorep.cfg"}
+
+
+def set_aside(path, shown, overwrite):
+    """Moves the earlier experiment in `path` out of the way, as Score-P does: renamed `<name>-<time it was last
+    written>` (then -2, -3, ... if that exists too), said in one line; TraceError unless `overwrite`."""
+    if not overwrite:
+        raise _tracetop.TraceError(f"experiment directory {shown!r} exists and is not empty, and overwriting is off "
+                                   "(SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY=false)")
+    base = path + time.strftime("-%Y%m%d_%H%M%S", time.localtime(os.stat(path).st_mtime))
+    renamed, number = base, 1
+    while os.path.lexists(renamed):
+        number += 1
+        renamed = f"{base}-{number}"
+    os.rename(path, renamed)
+    messages.note(f"experiment directory {shown!r} existed: renamed to {os.path.join(os.path.dirname(shown), os.path.basename(renamed))!r}")
 
 
 def default_name():

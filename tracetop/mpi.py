@@ -62,6 +62,35 @@ def default_directory(this_job):
     return "tracetop-mpi-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", this_job.id)
 
 
+# In the experiment directory of an MPI job: the job's id, written by rank 0 once it has made the directory (and
+# renamed an earlier experiment out of the way), before which the other ranks write nothing there.
+JOB_FILE = ".mpi-job"
+
+
+def made_experiment(directory, this_job):
+    """Rank 0: tells the other ranks of the job that the experiment directory is theirs to write into."""
+    if this_job.id is not None:
+        with open(os.path.join(directory, JOB_FILE), "w", encoding="utf-8") as file:
+            file.write(this_job.id)
+
+
+def wait_for_experiment(directory, this_job, timeout=RANKS_TIMEOUT):
+    """Another rank: waits until rank 0 has made the experiment directory of this job; returns it."""
+    if this_job.id is None:  # nothing to tell this job's directory from an earlier one: joined at once
+        return directory
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with open(os.path.join(directory, JOB_FILE), encoding="utf-8") as file:
+                if file.read() == this_job.id:
+                    return directory
+        except FileNotFoundError:
+            pass
+        if time.monotonic() >= deadline:
+            raise CommandError(f"rank 0 did not make the experiment directory {directory!r} within {timeout:.0f} s")
+        time.sleep(0.02)
+
+
 def check():
     """Fails unless this tracetop can record MPI calls (_tracetop.mpi_attach(LIBRARY) once measuring)."""
     if not os.path.exists(LIBRARY):

@@ -18,7 +18,16 @@ FORMATS = _tracetop.FORMATS
 MINIMUM_MEMORY = 1 << 20
 
 # Score-P binding flags that mean nothing to tracetop: accepted as written in Score-P's README, with a note.
-SCOREP_FLAGS_NOT_NEEDED = ("--thread", "--compiler", "--nocompiler", "--io", "--mpp=none")
+# (--user: user regions are always recorded; --thread, --compiler, --io: tracetop measures Python, every thread.)
+SCOREP_FLAGS_NOT_NEEDED = ("--user", "--nouser", "--thread", "--compiler", "--nocompiler", "--io", "--mpp=none")
+
+# The Score-P bindings' --instrumenter-type values, as tracetop's instrumenters: (ours, what differs or None).
+SCOREP_INSTRUMENTERS = {
+    "cProfile": ("profile", None),
+    "cTrace": ("trace", None),
+    "dummy": ("none", "Score-P's dummy instrumenter records no calls; tracetop's none records user regions"),
+    "None": ("none", None),
+}
 
 
 class ConfigurationError(CommandError, ValueError):
@@ -58,10 +67,15 @@ def parse_path(value):
     return os.fspath(value)
 
 
-def choice(*choices):
+def choice(*choices, aliases=None):
+    """A parser of one of `choices`, or of the names in `aliases` (name -> (choice, note))."""
+    aliases = aliases or {}
+
     def parse_choice(value):
+        if value in aliases:
+            return aliases[value][0]
         if value not in choices:
-            raise ValueError(f"invalid choice {value!r} (choose from {', '.join(choices)})")
+            raise ValueError(f"invalid choice {value!r} (choose from {', '.join((*choices, *aliases))})")
         return value
 
     return parse_choice
@@ -88,6 +102,7 @@ class Option:
     metavar: str = None
     scorep_name: str = None  # the Score-P environment variable read as an alias
     available: bool = True  # False: accepted and recorded, but without effect in this version
+    notes: dict = field(default_factory=dict)  # value as given -> what differs from what Score-P does with it
 
     @property
     def environment_names(self):
@@ -101,13 +116,17 @@ class Option:
 
 
 OPTIONS = (
-    Option("instrumenter", "INSTRUMENTER", "profile", choice("profile", "trace", "monitoring", "none"),
+    Option("instrumenter", "INSTRUMENTER", "profile",
+           choice("profile", "trace", "monitoring", "none", aliases=SCOREP_INSTRUMENTERS),
            "which CPython hook records calls: profile (the default), trace, monitoring (sys.monitoring, "
-           "Python 3.12+) or none (user regions only)",
-           flags=("--instrumenter", "--instrumenter-type"), metavar="{profile,trace,monitoring,none}"),
+           "Python 3.12+) or none (user regions only); the Score-P bindings' cProfile, cTrace, dummy and None "
+           "are profile, trace, none and none",
+           flags=("--instrumenter", "--instrumenter-type"), metavar="{profile,trace,monitoring,none}",
+           notes={alias: note for alias, (_, note) in SCOREP_INSTRUMENTERS.items() if note}),
     Option("instrumenter_enabled", "ENABLE_INSTRUMENTER", True, parse_bool,
-           "start with automatic instrumentation off (user regions and tracetop.instrumenter.enable() still work)",
-           switches={"--noinstrumenter": False}),
+           "start with automatic instrumentation off (user regions and tracetop.instrumenter.enable() still work; "
+           "--nopython is the Score-P bindings' older name)",
+           switches={"--noinstrumenter": False, "--nopython": False}),
     Option("c_calls", "C_CALLS", True, parse_bool,
            "record calls of C functions: builtins, C extension functions (default: on)",
            switches={"--c-calls": True, "--no-c-calls": False}),
@@ -118,10 +137,16 @@ OPTIONS = (
     Option("output", "EXPERIMENT_DIRECTORY", None, parse_path,
            "the experiment directory (default: tracetop-YYYYMMDD_HHMMSS_<pid> in the working directory)",
            flags=("--output",), metavar="DIR", scorep_name="SCOREP_EXPERIMENT_DIRECTORY"),
-    Option("trace", "ENABLE_TRACING", True, parse_bool, "keep the trace (default: on)",
-           switches={"--trace": True, "--no-trace": False}, scorep_name="SCOREP_ENABLE_TRACING",
-           available=False),
-    Option("profile", "ENABLE_PROFILING", True, parse_bool, "write profile.txt (default: on)",
+    Option("overwrite", "OVERWRITE_EXPERIMENT_DIRECTORY", True, parse_bool,
+           "an experiment directory that holds an earlier experiment is renamed with a timestamp (default: on); "
+           "off: it is an error", switches={"--overwrite": True, "--no-overwrite": False},
+           scorep_name="SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY"),
+    Option("trace", "ENABLE_TRACING", True, parse_bool,
+           "keep the trace (default: on); without it the experiment keeps the profile alone. "
+           "SCOREP_ENABLE_TRACING=true also writes traces.otf2",
+           switches={"--trace": True, "--no-trace": False}, scorep_name="SCOREP_ENABLE_TRACING"),
+    Option("profile", "ENABLE_PROFILING", True, parse_bool,
+           "write profile.txt (default: on); SCOREP_ENABLE_PROFILING=true also writes profile.cubex",
            switches={"--profile": True, "--no-profile": False}, scorep_name="SCOREP_ENABLE_PROFILING"),
     Option("formats", "FORMAT", (), parse_formats,
            f"also write these formats at the end of the run ({', '.join(FORMATS)})",
@@ -136,14 +161,18 @@ OPTIONS = (
            flags=("--mpp",), switches={"--mpi": "mpi"}, metavar="{none,mpi}"),
     Option("follow", "FOLLOW", True, parse_bool, "measure child processes too (default: on)",
            switches={"--follow": True, "--no-follow": False}),
-    Option("scorep_compat", "SCOREP_COMPAT", False, parse_bool,
+    Option("scorep_compat", "SCOREP_COMPAT", True, parse_bool,
            "make `import scorep` (scorep.user, scorep.instrumenter) work with tracetop's compatibility module "
-           "where the real scorep package is not installed", switches={"--scorep-compat": True}),
+           "where the real scorep package is not installed (default: on)",
+           switches={"--scorep-compat": True, "--no-scorep-compat": False}),
     Option("keep_files", "KEEP_FILES", False, parse_bool,
            "keep temporary files (accepted; tracetop makes none)", switches={"--keep-files": True}),
     Option("verbose", "VERBOSE", False, parse_bool, "say more about the measurement",
            switches={"-v": True, "--verbose": True}),
 )
+
+# The formats a Score-P user finds in the experiment when asking the Score-P way: option -> format.
+SCOREP_FORMATS = {"trace": "otf2", "profile": "cubex"}
 
 # The flags whose value is the next argument when not written --flag=value.
 FLAGS_WITH_VALUE = frozenset(flag for option in OPTIONS for flag in option.flags)
@@ -152,15 +181,16 @@ FLAGS_WITH_VALUE = frozenset(flag for option in OPTIONS for flag in option.flags
 class Configuration:
     """The effective options of a measurement, with how each was given when not by default."""
 
-    def __init__(self, values, given_as):
+    def __init__(self, values, given_as, notes=()):
         self._values = values
         self._given_as = given_as  # key -> "--live", "TRACETOP_LIVE=true", ...
+        self.notes = list(notes)  # where a Score-P value means something else here, one line each
 
     def __getitem__(self, key):
         return self._values[key]
 
     def replace(self, key, value):
-        return Configuration({**self._values, key: value}, self._given_as)
+        return Configuration({**self._values, key: value}, self._given_as, self.notes)
 
     def lines(self):
         """config.txt: one TRACETOP_<NAME>=value line per option, usable as environment to repeat the run."""
@@ -186,12 +216,14 @@ def from_keywords(keywords, environ):
 
 
 def _resolve(given, environ, spell):
-    values, given_as = {}, {}
+    values, given_as, notes, scorep_formats = {}, {}, [], []
     for option in OPTIONS:
         value = given.get(option.key)
         if value is not None:
             values[option.key] = _parse(option, value, option.key)
             given_as[option.key] = spell(option, values[option.key])
+            if isinstance(value, str) and value in option.notes:
+                notes.append(f"{option.key} {value}: {option.notes[value]}")
             continue
         values[option.key] = option.default
         for name in option.environment_names:
@@ -199,8 +231,11 @@ def _resolve(given, environ, spell):
             if text:  # set to empty means unset, as in Score-P
                 values[option.key] = _parse(option, text, name)
                 given_as[option.key] = f"{name}={text}"
+                if name == option.scorep_name and values[option.key] is True and option.key in SCOREP_FORMATS:
+                    scorep_formats.append(SCOREP_FORMATS[option.key])
                 break
-    return Configuration(values, given_as)
+    values["formats"] = tuple(dict.fromkeys(values["formats"] + tuple(scorep_formats)))
+    return Configuration(values, given_as, notes)
 
 
 def _parse(option, value, source):
@@ -244,10 +279,13 @@ class _Switch(argparse.Action):
 
 
 def _argument_type(parse):
-    def convert(text):
+    """Checks a value on the command line, and keeps it as written: _resolve parses it, and notes what a
+    Score-P value means here."""
+    def check(text):
         try:
-            return parse(text)
+            parse(text)
         except ValueError as problem:
             raise argparse.ArgumentTypeError(str(problem)) from None
+        return text
 
-    return convert
+    return check

@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 
-from tracetop import _tracetop
+from tracetop import _tracetop, compat, messages
 from tracetop.messages import CommandError
 from tracetop.session import OWN_CODE, Session, command_line
 
@@ -48,6 +48,9 @@ def run(program, configuration):
     except BaseException as failure:
         interrupted = isinstance(failure, KeyboardInterrupt)
         _report_uncaught(failure)
+        advice = compat.explain(failure, installed=configuration["scorep_compat"])
+        if advice:
+            messages.note(advice)
         status = 1
     else:
         status = 0

@@ -32,6 +32,8 @@ class Session:
 
     # Whether the threads already running when it starts are measured, besides the one that starts it.
     other_threads = True
+    # Whether a trace that is not to be kept (--no-trace) stays until drop_trace(): something is made of it first.
+    trace_shown_first = False
 
     def __init__(self, experiment, configuration, provenance, process):
         self.experiment = experiment
@@ -66,7 +68,7 @@ class Session:
         job = mpi.job(os.environ) if configuration["mpp"] == "mpi" else None
         requested = configuration["output"] or (job and mpi.default_directory(job))
         if job and job.rank > 0:  # rank 0 makes the experiment, and says what there is to say about it
-            experiment = Experiment.join(requested)
+            experiment = Experiment.join(mpi.wait_for_experiment(requested, job))
             session = cls._start(experiment, configuration.replace("output", experiment.path), None, program,
                                  command, job)
             session._joined = True
@@ -74,7 +76,12 @@ class Session:
         unavailable = configuration.unavailable()
         if unavailable:
             messages.note(f"not in this version yet, ignored: {', '.join(unavailable)}")
-        experiment = Experiment.create(requested, shared=job is not None and job.size > 1)
+        for note in configuration.notes:
+            messages.note(note)
+        experiment = Experiment.create(requested, shared=job is not None and job.size > 1,
+                                       overwrite=configuration["overwrite"])
+        if job and job.size > 1:
+            mpi.made_experiment(experiment.path, job)
         configuration = configuration.replace("output", experiment.path)
         provenance = Provenance(command=command, program=program, working_directory=os.getcwd(),
                                 configuration=configuration.lines(), started=time.time())
@@ -105,8 +112,9 @@ class Session:
     def _start(cls, experiment, configuration, provenance, program, command, job=None):
         if job:
             mpi.check()
+        # host: the node of the system tree in OTF2 and CUBE.
         attributes = {"command": command, "tracetop_version": tracetop.__version__,
-                      "python_version": platform.python_version()}
+                      "python_version": platform.python_version(), "host": platform.node()}
         if job:
             attributes["mpi_rank"] = str(job.rank)
         process = {"memory": configuration["memory"], "name": program, "attributes": attributes}
@@ -184,11 +192,19 @@ class Session:
             for format in self.configuration["formats"]:
                 path, result = convert(self.experiment.path, format)
                 messages.detail(f"wrote {path} ({format_size(result['bytes'])})")
+            if not self.configuration["trace"] and not self.trace_shown_first:
+                self.experiment.remove_trace()
         finally:
             self.experiment.write_manifest(made)
         self._announce()
         if problems:
             messages.warning(describe_problems(problems, corrupt))
+
+    def drop_trace(self):
+        """Removes the trace that was kept for trace_shown_first, when it is not to be kept."""
+        if not self.configuration["trace"] and self.stats is not None and not self._joined:
+            self.experiment.remove_trace()
+            self.experiment.write_manifest(self._provenance)
 
     def __enter__(self):
         return self
@@ -244,8 +260,9 @@ class Session:
     def _announce(self):
         shown = self.experiment.shown
         counts = f" ({self.stats['events']} events, {format_size(self.stats['bytes'])})" if self.stats else ""
-        messages.say(f"experiment in {os.path.join(shown, '')}{counts}; "
-                     f"see: tracetop {EXPERIMENT_VIEWS[0]} {shlex.quote(shown)}")
+        see = (f"tracetop {EXPERIMENT_VIEWS[0]} {shlex.quote(shown)}" if self.configuration["trace"]
+               else os.path.join(shown, "profile.txt"))
+        messages.say(f"experiment in {os.path.join(shown, '')}{counts}; see: {see}")
         if self.stats:
             messages.detail(f"recorded {describe_stats(self.stats)}")
 

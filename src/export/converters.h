@@ -37,6 +37,18 @@ void tt_export_free_region_maps(const tt_profile *prof, uint32_t **maps);
 int tt_export_walk(const tt_profile_thread *th, int (*enter)(void *ctx, uint32_t node),
                    void (*leave)(void *ctx, uint32_t node), void *ctx);
 
+/* The processes in the order the system trees of OTF2 and CUBE list them:
+ * the ranks of MPI processes in rank order first, then the others in trace
+ * order. A malloc'd array of process indices; NULL when out of memory. */
+size_t *tt_export_process_order(const tt_trace *t);
+
+/* The value of attribute `key` of p (a PROCESS attribute), or NULL. */
+const char *tt_export_attribute(const tt_process *p, const char *key);
+
+/* The host p ran on, as its "host" attribute says ("" where not said): the
+ * node of the system trees. */
+const char *tt_export_host(const tt_process *p);
+
 /* The epoch of the trace's time axis on the real-time clock, in ns since 1970. */
 uint64_t tt_export_epoch_realtime(const tt_trace *t);
 

@@ -92,6 +92,54 @@ int tt_export_profile(const tt_trace *t, tt_profile **prof, tt_export_result *r,
     return 0;
 }
 
+/* A process's place in rank order: MPI processes first, by rank; the
+ * others in trace order. */
+typedef struct ranked {
+    uint64_t not_mpi, rank;
+    size_t index;
+} ranked;
+
+static int by_rank(const void *a, const void *b)
+{
+    const ranked *p = a, *q = b;
+    if (p->not_mpi != q->not_mpi) return p->not_mpi < q->not_mpi ? -1 : 1;
+    if (p->rank != q->rank) return p->rank < q->rank ? -1 : 1;
+    return p->index < q->index ? -1 : p->index > q->index;
+}
+
+size_t *tt_export_process_order(const tt_trace *t)
+{
+    size_t n = tt_trace_process_count(t);
+    ranked *keys = malloc((n ? n : 1) * sizeof *keys);
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (keys && order) {
+        for (size_t i = 0; i < n; i++) {
+            const tt_process *p = tt_trace_process(t, i);
+            keys[i] = (ranked){!p->mpi_size, p->mpi_size ? p->mpi_rank : 0, i};
+        }
+        qsort(keys, n, sizeof *keys, by_rank);
+        for (size_t i = 0; i < n; i++) order[i] = keys[i].index;
+    } else {
+        free(order);
+        order = NULL;
+    }
+    free(keys);
+    return order;
+}
+
+const char *tt_export_attribute(const tt_process *p, const char *key)
+{
+    for (size_t i = 0; i < p->attribute_count; i++)
+        if (strcmp(p->attributes[i].key, key) == 0) return p->attributes[i].value;
+    return NULL;
+}
+
+const char *tt_export_host(const tt_process *p)
+{
+    const char *host = tt_export_attribute(p, "host");
+    return host ? host : "";
+}
+
 uint64_t tt_export_epoch_realtime(const tt_trace *t)
 {
     const tt_process *p = tt_trace_process(t, 0); /* a trace has at least one */

@@ -2,14 +2,24 @@
  * cubelib: a tar archive of
  *
  *     anchor.xml            metrics, regions, the call tree (cnodes), the system tree
- *     0.index, 0.data       metric 0, visits: UINT64 per call path and thread
- *     1.index, 1.data       metric 1, time: DOUBLE seconds, exclusive
+ *     N.index, N.data       metric N, a value per call path and thread:
+ *                           visits, time (exclusive, s), min_time and max_time
+ *                           (of one visit, inclusive, s), bytes_sent,
+ *                           bytes_received (MPI, point-to-point and
+ *                           collective), messages (MPI point-to-point, sent
+ *                           and received), Score-P's metrics
  *
  * Regions are merged by name over processes, as `tracetop summary` merges
  * them, and the call trees of all threads are merged into one: a cnode per
  * call path, with a value per location (thread). Cube needs one root, so
  * every path hangs below an artificial region "<program>", whose own time
  * on a thread is the thread's span outside any recorded call.
+ *
+ * Visits and time come from the call-path profile (profile.h); the others,
+ * which it does not keep, from a second read of each stream that follows
+ * the same call paths. The system tree is Score-P's: the machine, a node
+ * per host, the processes below their host in rank order (MPI ranks as
+ * "MPI Rank r" of rank r), their threads.
  *
  * Data files hold a row per cnode, in the depth-first order of the cnode
  * ids (what Cube calls the tree index of an exclusive metric), each row a
@@ -36,6 +46,9 @@ typedef struct cnode {
 
 typedef struct cube {
     const tt_profile *prof;
+    size_t *order;   /* process indices in rank order (tt_export_process_order) */
+    size_t *columns; /* by profile thread: its location, in the order of the system tree */
+    int frozen;      /* the call tree is complete: child() finds, never adds */
     cnode *cnodes;
     size_t count, cap;
     uint32_t *slots; /* cnodes by (parent, region): index + 1 */
@@ -74,7 +87,7 @@ static uint32_t child(cube *c, uint32_t parent, uint32_t region)
         const cnode *n = &c->cnodes[c->slots[j] - 1];
         if (n->parent == parent && n->region == region) return c->slots[j] - 1;
     }
-    if (c->count >= NONE - 1 || TT_RESERVE(c->cnodes, c->cap, c->count + 1) != 0) return NONE;
+    if (c->frozen || c->count >= NONE - 1 || TT_RESERVE(c->cnodes, c->cap, c->count + 1) != 0) return NONE;
     uint32_t id = (uint32_t)c->count++;
     c->cnodes[id] = (cnode){region, parent, NONE, NONE, NONE, 0};
     if (parent != NONE) {
@@ -122,6 +135,109 @@ static uint32_t *depth_first(cube *c)
     return order;
 }
 
+/* Whether the process at position k of c->order is the first there of its
+ * host: the one that opens the host's node of the system tree. */
+static int first_on_host(const cube *c, size_t k)
+{
+    const char *host = tt_export_host(tt_trace_process(c->prof->trace, c->order[k]));
+    for (size_t g = 0; g < k; g++)
+        if (strcmp(tt_export_host(tt_trace_process(c->prof->trace, c->order[g])), host) == 0) return 0;
+    return 1;
+}
+
+/* The profile's threads as the system tree lists them: hosts in the order
+ * of their first process, on each its processes in rank order, their
+ * threads in profile order. c->columns[thread] is the thread's location. */
+static int number_locations(cube *c)
+{
+    const tt_profile *prof = c->prof;
+    const tt_trace *t = prof->trace;
+    size_t nproc = tt_trace_process_count(t), location = 0;
+    if (!(c->order = tt_export_process_order(t)) ||
+        !(c->columns = malloc((prof->thread_count ? prof->thread_count : 1) * sizeof *c->columns)))
+        return -1;
+    for (size_t k = 0; k < nproc; k++) {
+        if (!first_on_host(c, k)) continue;
+        const char *host = tt_export_host(tt_trace_process(t, c->order[k]));
+        for (size_t g = k; g < nproc; g++) {
+            if (strcmp(tt_export_host(tt_trace_process(t, c->order[g])), host) != 0) continue;
+            for (size_t th = 0; th < prof->thread_count; th++)
+                if (prof->threads[th].process == c->order[g]) c->columns[th] = location++;
+        }
+    }
+    return 0;
+}
+
+/* ---- the metrics the profile does not keep: a second read ---- */
+
+/* Per cnode and location, as the data files hold them. */
+typedef struct extra {
+    uint64_t *min_ns, *max_ns, *sent, *received, *messages;
+} extra;
+
+typedef struct open_call {
+    uint32_t cnode;
+    uint64_t entered;
+} open_call;
+
+/* Reads stream `stream` of process `process` again, following its call
+ * paths in the cnodes (which hold them all: the profile made them; a path
+ * that is not there, which the profile did not count, counts nothing), into
+ * column `column` of x. 0, or -1 (err set) when it cannot be read. */
+static int read_extra(cube *c, size_t process, size_t stream, size_t column, extra *x, tt_error *err)
+{
+    const tt_process *p = tt_trace_process(c->prof->trace, process);
+    size_t locations = c->prof->thread_count, depth = 0, cap = 0;
+    open_call *stack = NULL;
+    tt_cursor *cursor;
+    if (tt_cursor_open(c->prof->trace, p, stream, &cursor, err) != 0) return -1;
+    int rc = 0;
+    tt_event ev;
+    while (rc == 0 && tt_cursor_next(cursor, &ev)) {
+        uint32_t at = depth ? stack[depth - 1].cnode : 0;
+        size_t cell = (size_t)at * locations + column;
+        if (at == NONE && ev.kind != TT_EV_ENTER && ev.kind != TT_EV_LEAVE) continue;
+        switch (ev.kind) {
+        case TT_EV_ENTER:
+            if (TT_RESERVE(stack, cap, depth + 1) != 0) {
+                rc = tt_fail(err, "out of memory");
+                break;
+            }
+            stack[depth++] = (open_call){at == NONE ? NONE : child(c, at, c->map[ev.region]), ev.time};
+            break;
+        case TT_EV_LEAVE:
+            if (depth && stack[depth - 1].cnode == NONE) {
+                depth--;
+            } else if (depth) {
+                uint64_t spent = ev.time - stack[depth - 1].entered;
+                if (spent < x->min_ns[cell]) x->min_ns[cell] = spent;
+                if (spent > x->max_ns[cell]) x->max_ns[cell] = spent;
+                depth--;
+            }
+            break;
+        case TT_EV_MPI_SEND:
+        case TT_EV_MPI_ISEND:
+            x->sent[cell] += ev.bytes;
+            x->messages[cell]++;
+            break;
+        case TT_EV_MPI_RECV:
+        case TT_EV_MPI_IRECV:
+            x->received[cell] += ev.bytes;
+            x->messages[cell]++;
+            break;
+        case TT_EV_MPI_COLLECTIVE_END:
+            x->sent[cell] += ev.sent;
+            x->received[cell] += ev.received;
+            break;
+        default:
+            break;
+        }
+    }
+    free(stack);
+    tt_cursor_close(cursor);
+    return rc;
+}
+
 /* ---- XML ---- */
 
 static void xml_text(tt_out *o, const char *s)
@@ -146,6 +262,19 @@ static void element(tt_out *o, const char *indent, const char *tag, const char *
     tt_out_printf(o, "</%s>\n", tag);
 }
 
+static const struct {
+    const char *name, *display, *type, *unit, *description;
+} metrics[] = {
+    {"visits", "Visits", "UINT64", "occ", "Number of visits"},
+    {"time", "Time", "DOUBLE", "sec", "Time spent in a call path, without its callees"},
+    {"min_time", "Minimum Inclusive Time", "MINDOUBLE", "sec", "The shortest visit of a call path, with its callees"},
+    {"max_time", "Maximum Inclusive Time", "MAXDOUBLE", "sec", "The longest visit of a call path, with its callees"},
+    {"bytes_sent", "Bytes sent", "UINT64", "bytes", "MPI bytes sent (point-to-point and collective)"},
+    {"bytes_received", "Bytes received", "UINT64", "bytes", "MPI bytes received (point-to-point and collective)"},
+    {"messages", "Messages", "UINT64", "occ", "MPI point-to-point messages sent and received"},
+};
+#define METRICS (sizeof metrics / sizeof *metrics)
+
 static const char *paradigm(uint8_t kind)
 {
     return kind == TT_REGION_C ? "compiler" : kind == TT_REGION_MPI ? "mpi" : "user";
@@ -156,14 +285,18 @@ static void anchor(tt_out *o, const cube *c)
     const tt_profile *prof = c->prof;
     tt_out_str(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<cube version=\"4.5\">\n"
                   "<attr key=\"CUBE_CT_AGGR\" value=\"SUM\"/>\n<attr key=\"Creator\" value=\"tracetop\"/>\n"
-                  "<doc>\n<mirrors>\n</mirrors>\n</doc>\n<metrics title=\"Metric tree\">\n"
-                  "<metric id=\"0\" type=\"EXCLUSIVE\" viztype=\"NORMAL\">\n<disp_name>Visits</disp_name>\n"
-                  "<uniq_name>visits</uniq_name>\n<dtype>UINT64</dtype>\n<uom>occ</uom>\n<url></url>\n"
-                  "<descr>Number of visits</descr>\n</metric>\n"
-                  "<metric id=\"1\" type=\"EXCLUSIVE\" viztype=\"NORMAL\">\n<disp_name>Time</disp_name>\n"
-                  "<uniq_name>time</uniq_name>\n<dtype>DOUBLE</dtype>\n<uom>sec</uom>\n<url></url>\n"
-                  "<descr>Time spent in a call path, without its callees</descr>\n</metric>\n</metrics>\n"
-                  "<program>\n");
+                  "<doc>\n<mirrors>\n</mirrors>\n</doc>\n<metrics title=\"Metric tree\">\n");
+    for (size_t m = 0; m < METRICS; m++) {
+        tt_out_printf(o, "<metric id=\"%zu\" type=\"EXCLUSIVE\" viztype=\"NORMAL\">\n", m);
+        element(o, "", "disp_name", metrics[m].display);
+        element(o, "", "uniq_name", metrics[m].name);
+        element(o, "", "dtype", metrics[m].type);
+        element(o, "", "uom", metrics[m].unit);
+        tt_out_str(o, "<url></url>\n");
+        element(o, "", "descr", metrics[m].description);
+        tt_out_str(o, "</metric>\n");
+    }
+    tt_out_str(o, "</metrics>\n<program>\n");
     for (size_t i = 0; i <= prof->region_count; i++) {
         int program = i == prof->region_count;
         const tt_profile_region *r = program ? NULL : &prof->regions[i];
@@ -197,25 +330,36 @@ static void anchor(tt_out *o, const cube *c)
             if ((n = c->cnodes[n].parent) == NONE) break;
         }
     }
-    tt_out_str(o, "</program>\n<system>\n<systemtreenode Id=\"0\" class=\"machine\">\n<name>machine</name>\n"
-                  "<class>machine</class>\n");
+    tt_out_str(o, "</program>\n<system>\n<systemtreenode Id=\"0\" class=\"machine\">\n<name>machine</name>\n<class>machine</class>\n");
     const tt_trace *t = prof->trace;
-    size_t location = 0;
-    for (size_t i = 0; i < tt_trace_process_count(t); i++) {
-        const tt_process *p = tt_trace_process(t, i);
-        char name[TT_STRING_MAX + 48];
-        snprintf(name, sizeof name, "process %" PRIu64 " (%s)", p->pid, p->name);
-        tt_out_printf(o, "<locationgroup Id=\"%zu\">\n", i);
-        element(o, "", "name", name);
-        tt_out_printf(o, "<rank>%zu</rank>\n<type>process</type>\n", i);
-        size_t rank = 0;
-        for (size_t th = 0; th < prof->thread_count; th++) {
-            if (prof->threads[th].process != i) continue;
-            tt_out_printf(o, "<location Id=\"%zu\">\n", location++);
-            element(o, "", "name", p->threads[prof->threads[th].stream].name);
-            tt_out_printf(o, "<rank>%zu</rank>\n<type>thread</type>\n</location>\n", rank++);
+    size_t nproc = tt_trace_process_count(t), location = 0, node = 0;
+    for (size_t k = 0; k < nproc; k++) {
+        const char *host = tt_export_host(tt_trace_process(t, c->order[k]));
+        if (!first_on_host(c, k)) continue;
+        tt_out_printf(o, "<systemtreenode Id=\"%zu\" class=\"node\">\n", ++node);
+        element(o, "", "name", *host ? host : "unknown host");
+        tt_out_str(o, "<class>node</class>\n");
+        for (size_t g = k; g < nproc; g++) {
+            const tt_process *p = tt_trace_process(t, c->order[g]);
+            if (strcmp(tt_export_host(p), host) != 0) continue;
+            char name[TT_STRING_MAX + 48];
+            if (p->mpi_size)
+                snprintf(name, sizeof name, "MPI Rank %" PRIu64, p->mpi_rank);
+            else
+                snprintf(name, sizeof name, "process %" PRIu64 " (%s)", p->pid, p->name);
+            tt_out_printf(o, "<locationgroup Id=\"%zu\">\n", g);
+            element(o, "", "name", name);
+            tt_out_printf(o, "<rank>%" PRIu64 "</rank>\n<type>process</type>\n", p->mpi_size ? p->mpi_rank : (uint64_t)g);
+            size_t rank = 0;
+            for (size_t th = 0; th < prof->thread_count; th++) {
+                if (prof->threads[th].process != c->order[g]) continue;
+                tt_out_printf(o, "<location Id=\"%zu\">\n", location++);
+                element(o, "", "name", p->threads[prof->threads[th].stream].name);
+                tt_out_printf(o, "<rank>%zu</rank>\n<type>thread</type>\n</location>\n", rank++);
+            }
+            tt_out_str(o, "</locationgroup>\n");
         }
-        tt_out_str(o, "</locationgroup>\n");
+        tt_out_str(o, "</systemtreenode>\n");
     }
     tt_out_str(o, "</systemtreenode>\n</system>\n</cube>\n");
 }
@@ -299,34 +443,52 @@ int tt_export_cubex(const tt_trace *t, const char *path, tt_export_result *r, tt
     uint32_t **maps = NULL;
     cube c = {.prof = prof};
     size_t locations = prof->thread_count;
-    uint64_t *visits = NULL, *times = NULL;
+    uint64_t *values[METRICS] = {0};
     uint32_t *order = NULL;
-    int rc = tt_export_region_maps(prof, &maps) == 0 && child(&c, NONE, (uint32_t)prof->region_count) == 0 ? 0 : -1;
+    int rc = tt_export_region_maps(prof, &maps) == 0 && child(&c, NONE, (uint32_t)prof->region_count) == 0 &&
+                     number_locations(&c) == 0
+                 ? 0
+                 : -1;
     for (size_t i = 0; rc == 0 && i < prof->thread_count; i++) {
         c.map = maps[prof->threads[i].process];
         rc = merge_thread(&c, &prof->threads[i]);
     }
-    if (rc == 0 && locations && (!(visits = calloc(c.count * locations, sizeof *visits)) ||
-                                 !(times = calloc(c.count * locations, sizeof *times)) || !(order = depth_first(&c))))
-        rc = -1;
+    for (size_t m = 0; rc == 0 && locations && m < METRICS; m++)
+        if (!(values[m] = calloc(c.count * locations, sizeof *values[m]))) rc = -1;
+    if (rc == 0 && locations && !(order = depth_first(&c))) rc = -1;
+    uint64_t *visits = values[0], *times = values[1];
+    extra x = {values[2], values[3], values[4], values[5], values[6]};
+    for (size_t i = 0; rc == 0 && i < c.count * locations; i++) x.min_ns[i] = UINT64_MAX;
     for (size_t l = 0; rc == 0 && l < locations; l++) {
         const tt_profile_thread *th = &prof->threads[l];
+        size_t column = c.columns[l];
         uint64_t outside = th->end_ns - th->begin_ns;
         c.map = maps[th->process];
         merge_thread(&c, th); /* again, for its node -> cnode map: finds, never adds */
         for (size_t n = 0; n < th->node_count; n++) {
-            size_t at = (size_t)c.thread_cnodes[n] * locations + l;
+            size_t at = (size_t)c.thread_cnodes[n] * locations + column;
             visits[at] += th->nodes[n].visits;
             times[at] += th->nodes[n].exclusive_ns;
             if (th->nodes[n].parent == NONE) outside -= th->nodes[n].inclusive_ns;
         }
-        visits[l] = th->node_count ? 1 : 0;
-        times[l] = outside;
+        visits[column] = th->node_count ? 1 : 0;
+        times[column] = outside;
+        x.min_ns[column] = x.max_ns[column] = th->end_ns - th->begin_ns;
     }
+    c.frozen = 1;
+    int unread = 0; /* a stream that cannot be read again: err says why */
+    for (size_t l = 0; rc == 0 && !unread && l < locations; l++) {
+        c.map = maps[prof->threads[l].process];
+        unread = read_extra(&c, prof->threads[l].process, prof->threads[l].stream, c.columns[l], &x, err) != 0;
+    }
+    for (size_t i = 0; rc == 0 && i < c.count * locations; i++)
+        if (x.min_ns[i] == UINT64_MAX) x.min_ns[i] = 0;
     tt_out o = {0};
     char *anchor_text = NULL;
     size_t anchor_size = 0;
-    if (rc != 0) {
+    if (unread) {
+        rc = -1;
+    } else if (rc != 0) {
         rc = tt_fail(err, "out of memory");
     } else if (locations == 0) {
         rc = tt_fail(err, "no thread with events to make a profile of");
@@ -340,24 +502,28 @@ int tt_export_cubex(const tt_trace *t, const char *path, tt_export_result *r, tt
         }
     }
     if (rc == 0 && (rc = tt_out_open(&o, path, err)) == 0) {
-        seconds_in_place(times, c.count * locations);
         tar_header(&o, "anchor.xml", anchor_size);
         tt_out_write(&o, anchor_text, anchor_size);
         tar_pad(&o, anchor_size);
-        index_file(&o, "0.index", (uint32_t)c.count);
-        data_file(&o, "0.data", visits, order, c.count, locations);
-        index_file(&o, "1.index", (uint32_t)c.count);
-        data_file(&o, "1.data", times, order, c.count, locations);
+        for (size_t m = 0; m < METRICS; m++) {
+            char name[32];
+            if (strstr(metrics[m].type, "DOUBLE")) seconds_in_place(values[m], c.count * locations);
+            snprintf(name, sizeof name, "%zu.index", m);
+            index_file(&o, name, (uint32_t)c.count);
+            snprintf(name, sizeof name, "%zu.data", m);
+            data_file(&o, name, values[m], order, c.count, locations);
+        }
         static const uint8_t end[1024];
         tt_out_write(&o, end, sizeof end);
     }
     free(anchor_text);
-    free(visits);
-    free(times);
+    for (size_t m = 0; m < METRICS; m++) free(values[m]);
     free(order);
     free(c.cnodes);
     free(c.slots);
     free(c.thread_cnodes);
+    free(c.order);
+    free(c.columns);
     if (maps) tt_export_free_region_maps(prof, maps);
     tt_profile_free(prof);
     if (rc != 0) return rc;

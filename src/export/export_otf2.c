@@ -2,9 +2,12 @@
  * anchor), NAME.def (global definitions) and NAME/ (a file of events per
  * location, their local definitions, the markers).
  *
- * Mapping: one location group per process and one location (a CPU thread)
- * per stream; every region of every process is a region (ids offset per
- * process) with its file, first line, paradigm and role; parameters are
+ * Mapping: one location group per process, in rank order for the ranks of
+ * an MPI job (tt_export_process_order), below the system tree node of the
+ * host it ran on ("host" attribute), below one machine; one location (a
+ * CPU thread) per stream. Regions are merged by name over processes, as
+ * `tracetop summary` merges them: one definition each, with the file, first
+ * line, paradigm and role of the first process that has it; parameters are
  * parameter events, counters metric events (a metric per counter name),
  * marks markers, the recording switches MeasurementOnOff events. Time is
  * the reader's: ns since the experiment's epoch (timer resolution 1e9,
@@ -182,6 +185,13 @@ typedef struct parameter {
     OTF2_ParameterType type;
 } parameter;
 
+/* A region of the archive: the regions of that name in every process. */
+typedef struct global_region {
+    uint32_t name, file, description; /* strings */
+    uint32_t line;
+    uint8_t kind;
+} global_region;
+
 /* A communicator of the archive: one per communicator of the MPI job. */
 typedef struct global_comm {
     uint8_t kind; /* enum tt_comm_kind */
@@ -205,7 +215,11 @@ typedef struct otf2_export {
     size_t string_mask;
 
     uint32_t *process_strings; /* the process being written: string id -> global string, NONE until needed */
-    uint32_t *region_base;     /* by process: its region 0's global id */
+    size_t *order;             /* process indices in rank order: location group k is process order[k] */
+    uint32_t *region_map;      /* the process being written: region id -> global region */
+    global_region *regions;
+    size_t region_count, region_cap;
+    idmap region_ids; /* name (global string) -> global region */
     location *locations;
     size_t location_count, location_cap;
     parameter *parameters;
@@ -466,12 +480,52 @@ static OTF2_ErrorCode write_mpi_definitions(otf2_export *x, OTF2_GlobalDefWriter
     return rc;
 }
 
+static const struct {
+    OTF2_Paradigm paradigm;
+    OTF2_RegionRole role;
+    const char *description;
+} region_kinds[] = {
+    [0] = {OTF2_PARADIGM_UNKNOWN, OTF2_REGION_ROLE_UNKNOWN, "undefined region"},
+    [TT_REGION_PYTHON] = {OTF2_PARADIGM_USER, OTF2_REGION_ROLE_FUNCTION, "Python function"},
+    [TT_REGION_C] = {OTF2_PARADIGM_COMPILER, OTF2_REGION_ROLE_FUNCTION, "C function"},
+    [TT_REGION_USER] = {OTF2_PARADIGM_USER, OTF2_REGION_ROLE_CODE, "user region"},
+    [TT_REGION_MPI] = {OTF2_PARADIGM_MPI, OTF2_REGION_ROLE_FUNCTION, "MPI function"},
+};
+
+/* Maps the regions of p to the archive's (x->region_map), defining those
+ * of a name not seen before. */
+static void map_regions(otf2_export *x, const tt_process *p)
+{
+    free(x->region_map);
+    if (!(x->region_map = malloc((p->region_count + 1) * sizeof *x->region_map))) {
+        x->nomem = 1;
+        return;
+    }
+    for (size_t id = 0; !x->nomem && id <= p->region_count; id++) {
+        const tt_region *r = &p->regions[id];
+        uint32_t name = string(x, r->name);
+        uint32_t *global = name == NONE ? NULL : idmap_slot(&x->region_ids, name);
+        if (!global || (*global == NONE && TT_RESERVE(x->regions, x->region_cap, x->region_count + 1) != 0)) {
+            x->nomem = 1;
+            return;
+        }
+        if (*global == NONE) {
+            x->regions[x->region_count] = (global_region){name, optional_string(x, r->file),
+                                                          string(x, region_kinds[r->kind].description), r->line,
+                                                          r->kind};
+            *global = (uint32_t)x->region_count++;
+            x->region_ids.used++;
+        }
+        x->region_map[id] = *global;
+    }
+}
+
 /* Writes the events of one stream as location `loc`. */
 static OTF2_ErrorCode write_location(otf2_export *x, size_t process, const tt_process *p, tt_cursor *c, uint64_t loc)
 {
     OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(x->archive, loc);
     if (!w) return OTF2_ERROR_MEM_FAULT;
-    uint32_t base = x->region_base[process];
+    const uint32_t *regions = x->region_map;
     OTF2_ErrorCode rc = OTF2_SUCCESS;
     tt_event ev;
     while (rc == OTF2_SUCCESS && !x->nomem && tt_cursor_next(c, &ev)) {
@@ -479,10 +533,10 @@ static OTF2_ErrorCode write_location(otf2_export *x, size_t process, const tt_pr
         uint32_t id;
         switch (ev.kind) {
         case TT_EV_ENTER:
-            rc = OTF2_EvtWriter_Enter(w, NULL, t, base + ev.region);
+            rc = OTF2_EvtWriter_Enter(w, NULL, t, regions[ev.region]);
             break;
         case TT_EV_LEAVE:
-            rc = OTF2_EvtWriter_Leave(w, NULL, t, base + ev.region);
+            rc = OTF2_EvtWriter_Leave(w, NULL, t, regions[ev.region]);
             break;
         case TT_EV_PARAM_INT:
             if ((id = parameter_of(x, p, ev.name, OTF2_PARAMETER_TYPE_INT64)) != NONE)
@@ -537,11 +591,11 @@ static size_t first_stream(const tt_process *p)
 static OTF2_ErrorCode write_events(otf2_export *x, tt_export_result *r, tt_error *err, int *failed)
 {
     OTF2_ErrorCode rc = OTF2_SUCCESS;
-    uint32_t regions = 0;
-    for (size_t i = 0; rc == OTF2_SUCCESS && !*failed && i < tt_trace_process_count(x->trace); i++) {
+    for (size_t k = 0; rc == OTF2_SUCCESS && !*failed && k < tt_trace_process_count(x->trace); k++) {
+        size_t i = x->order[k];
         const tt_process *p = tt_trace_process(x->trace, i);
-        x->region_base[i] = regions;
-        regions += (uint32_t)p->region_count + 1; /* and the "<undefined>" placeholder */
+        map_regions(x, p);
+        if (x->nomem) break;
         free(x->process_strings);
         if (!(x->process_strings = malloc((p->string_count + 1) * sizeof *x->process_strings))) {
             x->nomem = 1;
@@ -558,7 +612,7 @@ static OTF2_ErrorCode write_events(otf2_export *x, tt_export_result *r, tt_error
             uint32_t name = string(x, p->threads[s].name);
             if (TT_RESERVE(x->locations, x->location_cap, x->location_count + 1) != 0) x->nomem = 1;
             if (!x->nomem) {
-                x->locations[x->location_count++] = (location){name, (uint32_t)i, 0};
+                x->locations[x->location_count++] = (location){name, (uint32_t)k, 0};
                 if (x->world_size && p->mpi_size && s == first_stream(p))
                     x->rank_location[p->mpi_rank] = x->location_count - 1;
                 rc = write_location(x, i, p, c, x->location_count - 1);
@@ -571,47 +625,43 @@ static OTF2_ErrorCode write_events(otf2_export *x, tt_export_result *r, tt_error
     return rc;
 }
 
-static const struct {
-    OTF2_Paradigm paradigm;
-    OTF2_RegionRole role;
-    const char *description;
-} region_kinds[] = {
-    [0] = {OTF2_PARADIGM_UNKNOWN, OTF2_REGION_ROLE_UNKNOWN, "undefined region"},
-    [TT_REGION_PYTHON] = {OTF2_PARADIGM_USER, OTF2_REGION_ROLE_FUNCTION, "Python function"},
-    [TT_REGION_C] = {OTF2_PARADIGM_COMPILER, OTF2_REGION_ROLE_FUNCTION, "C function"},
-    [TT_REGION_USER] = {OTF2_PARADIGM_USER, OTF2_REGION_ROLE_CODE, "user region"},
-    [TT_REGION_MPI] = {OTF2_PARADIGM_MPI, OTF2_REGION_ROLE_FUNCTION, "MPI function"},
-};
-
 /* The global definitions, strings first: every string is named by now but
- * those of the definitions themselves, which are made first. */
+ * those of the definitions themselves, which are made first. The system
+ * tree: node 0 the machine, below it a node per host (in the order of the
+ * location groups), below each its location groups. */
 static OTF2_ErrorCode write_definitions(otf2_export *x)
 {
     const tt_trace *t = x->trace;
     size_t nproc = tt_trace_process_count(t);
-    uint32_t node_name = string(x, "machine"), node_class = string(x, "node"), unit = string(x, "");
+    uint32_t machine = string(x, "machine"), node_class = string(x, "node"), unit = string(x, "");
     uint32_t ranks_name = string(x, "MPI ranks");
-    uint32_t *process_names = malloc(nproc * sizeof *process_names);
-    uint32_t *region_strings = NULL;
-    size_t region_total = 0;
-    for (size_t i = 0; i < nproc; i++) region_total += tt_trace_process(t, i)->region_count + 1;
-    region_strings = malloc(region_total * 3 * sizeof *region_strings);
-    if (!process_names || !region_strings) x->nomem = 1;
-    for (size_t i = 0, k = 0; !x->nomem && i < nproc; i++) {
-        const tt_process *p = tt_trace_process(t, i);
+    uint32_t *group_names = malloc(nproc * sizeof *group_names), *group_nodes = malloc(nproc * sizeof *group_nodes);
+    uint32_t *node_names = malloc(nproc * sizeof *node_names), node_count = 0;
+    idmap node_ids = {0}; /* host (global string) -> its node's index among the hosts */
+    if (!group_names || !group_nodes || !node_names) x->nomem = 1;
+    for (size_t k = 0; !x->nomem && k < nproc; k++) {
+        const tt_process *p = tt_trace_process(t, x->order[k]);
         char name[TT_STRING_MAX + 48];
         if (x->world_size && p->mpi_size)
             snprintf(name, sizeof name, "MPI Rank %" PRIu64, p->mpi_rank);
         else
             snprintf(name, sizeof name, "process %" PRIu64 " (%s)", p->pid, p->name);
-        process_names[i] = string(x, name);
-        for (size_t id = 0; id <= p->region_count; id++, k += 3) {
-            const tt_region *r = &p->regions[id];
-            region_strings[k] = string(x, r->name);
-            region_strings[k + 1] = optional_string(x, r->file);
-            region_strings[k + 2] = string(x, region_kinds[r->kind].description);
+        group_names[k] = string(x, name);
+        const char *host = tt_export_host(p);
+        uint32_t host_name = string(x, *host ? host : "unknown host");
+        uint32_t *node = host_name == NONE ? NULL : idmap_slot(&node_ids, host_name);
+        if (!node) {
+            x->nomem = 1;
+            break;
         }
+        if (*node == NONE) {
+            node_names[node_count] = host_name;
+            *node = node_count++;
+            node_ids.used++;
+        }
+        group_nodes[k] = *node + 1;
     }
+    idmap_free(&node_ids);
     OTF2_ErrorCode rc = OTF2_SUCCESS;
     OTF2_GlobalDefWriter *w = x->nomem ? NULL : OTF2_Archive_GetGlobalDefWriter(x->archive);
     if (!w && !x->nomem) rc = OTF2_ERROR_MEM_FAULT;
@@ -621,10 +671,12 @@ static OTF2_ErrorCode write_definitions(otf2_export *x)
     for (size_t i = 0; w && rc == OTF2_SUCCESS && i < x->string_count; i++)
         rc = OTF2_GlobalDefWriter_WriteString(w, (OTF2_StringRef)i, x->strings[i]);
     if (w && rc == OTF2_SUCCESS)
-        rc = OTF2_GlobalDefWriter_WriteSystemTreeNode(w, 0, node_name, node_class, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
-    for (size_t i = 0; w && rc == OTF2_SUCCESS && i < nproc; i++)
-        rc = OTF2_GlobalDefWriter_WriteLocationGroup(w, (OTF2_LocationGroupRef)i, process_names[i],
-                                                     OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+        rc = OTF2_GlobalDefWriter_WriteSystemTreeNode(w, 0, machine, machine, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+    for (uint32_t n = 0; w && rc == OTF2_SUCCESS && n < node_count; n++)
+        rc = OTF2_GlobalDefWriter_WriteSystemTreeNode(w, n + 1, node_names[n], node_class, 0);
+    for (size_t k = 0; w && rc == OTF2_SUCCESS && k < nproc; k++)
+        rc = OTF2_GlobalDefWriter_WriteLocationGroup(w, (OTF2_LocationGroupRef)k, group_names[k],
+                                                     OTF2_LOCATION_GROUP_TYPE_PROCESS, group_nodes[k],
                                                      OTF2_UNDEFINED_LOCATION_GROUP);
     for (size_t i = 0; w && rc == OTF2_SUCCESS && i < x->location_count; i++) {
         const location *l = &x->locations[i];
@@ -632,15 +684,11 @@ static OTF2_ErrorCode write_definitions(otf2_export *x)
                                                 l->events, l->group);
     }
     if (w && rc == OTF2_SUCCESS && x->world_size) rc = write_mpi_definitions(x, w, ranks_name);
-    for (size_t i = 0, k = 0, id = 0; w && rc == OTF2_SUCCESS && i < nproc; i++) {
-        const tt_process *p = tt_trace_process(t, i);
-        for (size_t local = 0; rc == OTF2_SUCCESS && local <= p->region_count; local++, k += 3, id++) {
-            const tt_region *r = &p->regions[local];
-            rc = OTF2_GlobalDefWriter_WriteRegion(w, (OTF2_RegionRef)id, region_strings[k], region_strings[k],
-                                                  region_strings[k + 2], region_kinds[r->kind].role,
-                                                  region_kinds[r->kind].paradigm, OTF2_REGION_FLAG_NONE,
-                                                  region_strings[k + 1], r->line, 0);
-        }
+    for (size_t i = 0; w && rc == OTF2_SUCCESS && i < x->region_count; i++) {
+        const global_region *r = &x->regions[i];
+        rc = OTF2_GlobalDefWriter_WriteRegion(w, (OTF2_RegionRef)i, r->name, r->name, r->description,
+                                              region_kinds[r->kind].role, region_kinds[r->kind].paradigm,
+                                              OTF2_REGION_FLAG_NONE, r->file, r->line, 0);
     }
     for (size_t i = 0; w && rc == OTF2_SUCCESS && i < x->parameter_count; i++)
         rc = OTF2_GlobalDefWriter_WriteParameter(w, (OTF2_ParameterRef)i, x->parameters[i].name,
@@ -654,8 +702,9 @@ static OTF2_ErrorCode write_definitions(otf2_export *x)
             rc = OTF2_GlobalDefWriter_WriteMetricClass(w, (OTF2_MetricRef)i, 1, &member, OTF2_METRIC_ASYNCHRONOUS,
                                                        OTF2_RECORDER_KIND_ABSTRACT);
     }
-    free(process_names);
-    free(region_strings);
+    free(group_names);
+    free(group_nodes);
+    free(node_names);
     return rc;
 }
 
@@ -719,7 +768,10 @@ static void export_free(otf2_export *x)
     free(x->strings);
     free(x->string_slots);
     free(x->process_strings);
-    free(x->region_base);
+    free(x->order);
+    free(x->region_map);
+    free(x->regions);
+    idmap_free(&x->region_ids);
     free(x->locations);
     free(x->parameters);
     idmap_free(&x->parameter_ids);
@@ -770,8 +822,8 @@ int tt_export_otf2(const tt_trace *t, const char *path, tt_export_result *r, tt_
     otf2_message[0] = '\0';
     otf2_export x = {.trace = t, .world_size = mpi_world(t)};
     if (x.world_size && map_comms(&x) != 0) x.nomem = 1;
-    x.region_base = malloc(tt_trace_process_count(t) * sizeof *x.region_base);
-    x.archive = x.region_base ? OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, EVENT_CHUNK, DEF_CHUNK,
+    x.order = tt_export_process_order(t);
+    x.archive = x.order ? OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, EVENT_CHUNK, DEF_CHUNK,
                                                   OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE)
                               : NULL;
     int failed = 0;

@@ -324,3 +324,51 @@ def test_aborted_write_mode_leaves_no_files(kernel):
     kernel.stdout("x = 1")
     assert kernel.stdout("%%abort_writefile") == "Writefile mode aborted.\n"
     assert not (kernel.cwd / "dropped.py").exists() and not (kernel.cwd / "dropped_run.sh").exists()
+
+
+# The kernel's own packages: what it does to show a cell's output is its machinery, not the cell's work.
+KERNEL_PACKAGES = ("zmq", "ipykernel", "jupyter_client", "tornado", "traitlets", "IPython", "comm")
+
+SCOREP_KERNEL_CELLS = [
+    "%%enable_multicellmode\nprint('the Score-P kernel ignores this')",
+    "x = 300",
+    "%%finalize_multicellmode",
+    "%%execute_with_scorep\nimport scorep\n"
+    "def work(n):\n    return sum(range(n))\n"
+    "with scorep.instrumenter.disable():\n    work(x)\n    with scorep.instrumenter.enable('named'):\n        work(x)\n"
+    "for i in range(200):\n    print(i, work(i))",
+    "%%scorep_env\nSCOREP_ENABLE_TRACING=false",
+    "%%execute_with_scorep\nprint('not traced')",
+    "print('ran to the end')",
+]
+
+
+def test_scorep_kernel_cells_run_as_that_kernel_runs_them(jupyter_path, tmp_path):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in SCOREP_KERNEL_CELLS])
+    NotebookClient(notebook, kernel_name=KERNEL, timeout=120, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    for cell in notebook.cells:
+        assert not [output for output in cell.outputs if output.output_type == "error"], cell.source
+    texts = ["".join(output.get("text", "") for output in cell.outputs) for cell in notebook.cells]
+    assert texts[0] == ("Multicell mode enabled. The following cells will be marked for instrumented execution.\n"
+                        "Note: the code below %%enable_multicellmode was not run: the cell of "
+                        "%%enable_multicellmode holds no code, as in the Score-P kernel.\n")
+    assert texts[-1] == "ran to the end\n"
+    measured = tmp_path / experiment_of(next(output.data for output in notebook.cells[3].outputs
+                                             if output.output_type == "display_data" and
+                                             "experiment in" in output.data.get("text/plain", "")))
+    recorded = enters(measured)
+    # enable("named") switched the instrumentation on: the block is the region, and the one work() in it.
+    assert recorded["user:named"] == 1
+    assert recorded["__main__:work"] == 1 + 200
+    assert recorded["builtins:print"] == 200
+    kernel_regions = [name for name in recorded if name.split(":")[0].split(".")[0] in KERNEL_PACKAGES]
+    assert kernel_regions == [], kernel_regions
+    assert_complete(measured)
+
+    # Without tracing the cell still shows its timeline, then its experiment keeps the profile alone.
+    untraced = tmp_path / experiment_of(next(output.data for output in notebook.cells[5].outputs
+                                             if output.output_type == "display_data"))
+    assert "<svg class='tracetop-timeline'" in next(output.data for output in notebook.cells[5].outputs
+                                                  if output.output_type == "display_data")["text/html"]
+    assert sorted(path.name for path in untraced.iterdir()) == ["MANIFEST.md", "config.txt", "profile.txt"]
+    assert "the trace was not kept" in (untraced / "MANIFEST.md").read_text()

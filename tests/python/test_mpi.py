@@ -1,6 +1,7 @@
 """`mpirun -n 3 tracetop run --mpi`: the ranks in one experiment, their MPI calls as MPI regions, their messages
 and collectives as MPI events that pair up across ranks."""
 import collections
+import platform
 import re
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ from tracetop import _tracetop
 from helpers import PROGRAMS, environment, program_stderr, run
 
 pytest.importorskip("mpi4py")
+pycubexr = pytest.importorskip("pycubexr")
 if shutil.which("mpirun") is None:
     pytest.skip("no mpirun", allow_module_level=True)
 
@@ -215,3 +217,62 @@ def test_otf2_has_the_ranks_their_messages_and_collectives(tmp_path):
     assert sorted(sends) == [(rank, (rank + 1) % RANKS, 7, 8) for rank in range(RANKS)]
     assert sorted((sender, receiver, tag, length) for receiver, sender, tag, length in receives) == sorted(sends)
     assert collectives == {("MPI_COLLECTIVE_BEGIN", None): RANKS, ("MPI_COLLECTIVE_END", "ALLREDUCE"): RANKS}
+
+
+def scorep_mpirun(tmp_path, ranks):
+    """`mpirun -n RANKS python -m tracetop --mpp=mpi ring.py`, asking for OTF2 and CUBE as Score-P users do."""
+    env = environment(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_odls_base_sigkill_timeout="5",
+                      SCOREP_EXPERIMENT_DIRECTORY="exp", SCOREP_ENABLE_TRACING="true", SCOREP_ENABLE_PROFILING="true")
+    completed = run("mpirun", "--oversubscribe", "-n", ranks, sys.executable, "-m", "tracetop", "--mpp=mpi",
+                    PROGRAMS / "ring.py", cwd=tmp_path, env=env, timeout=180)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == f"token {sum(range(ranks)) + 1} sum {float(sum(range(ranks)))} ranks {ranks}\n"
+    return tmp_path / "exp"
+
+
+@pytest.mark.skipif(shutil.which("otf2-print") is None, reason="otf2-print (otf2-tools) is missing")
+def test_scorep_layout_for_vampir_and_cube(tmp_path):
+    ranks, host = 4, platform.node()
+    experiment = scorep_mpirun(tmp_path, ranks)
+    assert {"traces.otf2", "traces.def", "traces", "profile.cubex"} <= {path.name for path in experiment.iterdir()}
+
+    # OTF2: the location groups in rank order, below the node of their host, below the machine; a region once.
+    definitions = otf2_print("-G", experiment / "traces.otf2")
+    nodes = re.findall(r'^SYSTEM_TREE_NODE\s+(\d+)\s+Name: "([^"]*)" <\d+>, Class: "([^"]*)" <\d+>, Parent: (.*)$',
+                       definitions, re.M)
+    assert [(name, kind) for _, name, kind, _ in nodes] == [("machine", "machine"), (host, "node")]
+    assert nodes[1][3] == '"machine::machine" <0>'
+    groups = re.findall(r'^LOCATION_GROUP\s+(\d+)\s+Name: "([^"]*)" <\d+>, Type: PROCESS, Parent: "node::([^"]*)" <1>',
+                        definitions, re.M)
+    assert groups == [(str(rank), f"MPI Rank {rank}", host) for rank in range(ranks)]
+    regions = re.findall(r'^REGION\s+\d+\s+Name: "([^"]*)"', definitions, re.M)
+    assert len(regions) == len(set(regions)) and {"MPI_Send", "MPI_Recv", "MPI_Allreduce"} <= set(regions)
+
+    # CUBE: the same tree, ranks right, and Score-P's metrics per rank.
+    with pycubexr.CubexParser(experiment / "profile.cubex") as parser:
+        machine, = parser._anchor_result.system_tree_nodes
+        node, = machine._system_tree_node_children
+        assert (machine.name, node.name, node.clazz) == ("machine", host, "node")
+        cube_groups = node._location_group_children
+        assert [(group.name, int(group.rank)) for group in cube_groups] == [(f"MPI Rank {rank}", rank) for rank in range(ranks)]
+        location_of = {rank: group.all_locations()[0].id for rank, group in enumerate(cube_groups)}
+        values = {name: parser.get_metric_values(parser.get_metric_by_name(name)) for name in (
+            "visits", "time", "min_time", "max_time", "bytes_sent", "bytes_received", "messages")}
+
+        def total(metric, rank, region=None):
+            cnodes = [cnode for cnode in parser.all_cnodes() if region is None or parser.get_region(cnode).name == region]
+            return sum(values[metric].location_value(cnode, location_of[rank]) for cnode in cnodes)
+
+        for rank in range(ranks):
+            assert total("visits", rank, "MPI_Send") == total("visits", rank, "MPI_Recv") == 1
+            # The ring's message of 8 bytes and the allreduce's 8 bytes each way.
+            assert (total("bytes_sent", rank), total("bytes_received", rank), total("messages", rank)) == (16, 16, 2)
+            assert total("bytes_sent", rank, "MPI_Send") == total("bytes_received", rank, "MPI_Recv") == 8
+            send, = [cnode for cnode in parser.all_cnodes() if parser.get_region(cnode).name == "MPI_Send"]
+            # pycubexr gives MINDOUBLE and MAXDOUBLE values as objects that aggregate by min and max.
+            low, high = (float(values[name].location_value(send, location_of[rank])._values)
+                         for name in ("min_time", "max_time"))
+            assert 0 < low == high  # one visit
+            spent = sum(values["time"].location_value(cnode, location_of[rank]) for cnode in parser.all_cnodes()
+                        if parser.get_region(cnode).name == "MPI_Send")
+            assert spent == pytest.approx(high)

@@ -6,6 +6,7 @@ is used by the measured cell as it is, and what the cell makes stays for the nex
 
 import ast
 import os
+import sys
 from dataclasses import dataclass
 
 from tracetop import _tracetop
@@ -26,6 +27,7 @@ class Measured:
     usage: list  # [(seconds since the measurement began, CPU seconds of the process, resident bytes)]
     value: object = None  # the value of the cell's last expression, shown as the cell's result
     failure: BaseException = None  # what the cell raised, its traceback without tracetop's frames
+    drop_trace: object = None  # called once the cell's result is shown: removes a trace not to be kept
 
 
 class _CellSession(Session):
@@ -35,9 +37,59 @@ class _CellSession(Session):
     the cell rather than said on stderr."""
 
     other_threads = False
+    trace_shown_first = True  # its timeline is drawn under the cell from the trace (Measured.drop_trace)
 
     def _announce(self):
         pass
+
+
+def _unmeasured(method):
+    """`method`, run with the instrumentation off."""
+    def call(*args, **kwargs):
+        enabled = _tracetop.instrumenter_enabled()
+        _tracetop.instrumenter_disable()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            if enabled:
+                _tracetop.instrumenter_enable()
+
+    return call
+
+
+class _KernelOutput:
+    """While a cell is measured, the methods of the kernel's objects that the cell calls to show something
+    (sys.stdout and sys.stderr, ipykernel's OutStream; the shell's display publisher) run with the
+    instrumentation off: the cell's call (builtins:print, display) is recorded, what the kernel does with it
+    (OutStream.write, zmq's Socket.send) is not. The objects stay the same; their methods are shadowed on
+    the instance for the time of the cell."""
+
+    METHODS = (("stdout", ("write", "writelines", "flush")), ("stderr", ("write", "writelines", "flush")),
+               ("display_pub", ("publish", "clear_output")))
+
+    def __init__(self):
+        self._shadowed = []  # (object, method name)
+
+    @classmethod
+    def install(cls, shell):
+        output = cls()
+        for owner, (attribute, methods) in zip((sys, sys, shell), cls.METHODS):
+            kernel_object = getattr(owner, attribute, None)
+            for name in methods:
+                method = getattr(kernel_object, name, None)
+                if method is None:
+                    continue
+                try:
+                    vars(kernel_object)[name] = _unmeasured(method)  # TypeError: no __dict__ (not the kernel's)
+                except TypeError:
+                    continue
+                output._shadowed.append((kernel_object, name))
+        return output
+
+    def remove(self):
+        for kernel_object, name in self._shadowed:
+            vars(kernel_object).pop(name, None)
+        self._shadowed.clear()
 
 
 def compile_cell(shell, source, first_line=1):
@@ -69,11 +121,13 @@ def measure(shell, codes, configuration, program):
     __tracebackhide__ = True  # noqa: F841 -- IPython leaves this frame out of tracebacks
     namespace = shell.user_ns
     value = raised = None
+    kernel_streams = _KernelOutput.install(shell)
     _tracetop.usage_start(USAGE_INTERVAL)
     try:
         session = _CellSession.begin(configuration, program=program, command=command_line())
     except BaseException:
         _tracetop.usage_stop()
+        kernel_streams.remove()
         raise
     # From here to instrumenter_disable() the only calls recorded are the cells' own: the functions of
     # _tracetop are tracetop's and never recorded, and the session switched the instrumenter on (or not,
@@ -87,9 +141,10 @@ def measure(shell, codes, configuration, program):
     finally:
         _tracetop.instrumenter_disable()
         usage = _tracetop.usage_stop()
+        kernel_streams.remove()
     stats = session.stop()
     failure = None if raised is None else raised.with_traceback(raised.__traceback__.tb_next)  # the cell's frames
-    return Measured(session.directory, session.experiment.shown, stats, usage, value, failure)
+    return Measured(session.directory, session.experiment.shown, stats, usage, value, failure, session.drop_trace)
 
 
 def free_directory(requested):

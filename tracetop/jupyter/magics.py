@@ -39,6 +39,19 @@ TAKE = "_tracetop_take"
 DEFAULT_SCRIPT = "jupyter_to_script"
 
 
+def _as_scorep_kernel(alias, magic):
+    """A control magic under the Score-P kernel's name: as that kernel does, code below it in the cell is
+    not run, and says so, rather than failing the cell (which would stop "Run All")."""
+    def scorep_magic(line, body=None):
+        result = magic(line)
+        if body is not None and body.strip():
+            print(f"Note: the code below %%{alias} was not run: the cell of %%{alias} holds no code, as in "
+                  "the Score-P kernel.")
+        return result
+
+    return scorep_magic
+
+
 def _names(*names):
     return {name for tracetop_name in names for name in (tracetop_name, ALIASES[tracetop_name])}
 
@@ -61,8 +74,9 @@ class Notebook:
         magics = {"trace": (self.trace, "cell")}
         magics.update({name: (getattr(self, name), "line_cell") for name in LINE_TOO})
         for name, (function, kind) in magics.items():
-            for magic_name in (name, ALIASES[name]):
-                self.shell.register_magic_function(function, magic_kind=kind, magic_name=magic_name)
+            self.shell.register_magic_function(function, magic_kind=kind, magic_name=name)
+            alias = _as_scorep_kernel(ALIASES[name], function) if name in CONTROL else function
+            self.shell.register_magic_function(alias, magic_kind=kind, magic_name=ALIASES[name])
         self.shell.register_magic_function(self.take, magic_kind="cell", magic_name=TAKE)
         self.shell.input_transformers_cleanup.append(self.transform)
 
@@ -86,7 +100,10 @@ class Notebook:
             measured = cell.measure(self.shell, codes, configuration, program=f"In [{cell.cell_number(self.shell)}]")
         except _tracetop.TraceError as failure:
             raise UsageError(f"tracetop: {failure}") from None
-        display(inline.render(measured), raw=True)
+        try:
+            display(inline.render(measured), raw=True)
+        finally:
+            measured.drop_trace()
         if measured.failure is not None:
             raise measured.failure
         return measured.value
