@@ -137,9 +137,9 @@ class Experiment:
             yield f"- `tracetop {command} {shlex.quote(self.shown)}`: {COMMANDS[command]}"
 
 
-def default_name():
-    """The experiment directory when none is named: tracetop-YYYYMMDD_HHMMSS_<pid>."""
-    return time.strftime("tracetop-%Y%m%d_%H%M%S_") + str(os.getpid())
+def default_name(pid=None):
+    """The experiment directory when none is named: tracetop-YYYYMMDD_HHMMSS_<pid> (default: this process's)."""
+    return time.strftime("tracetop-%Y%m%d_%H%M%S_") + str(pid or os.getpid())
 
 
 def convert(experiment, format, output=None):

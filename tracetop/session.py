@@ -32,6 +32,9 @@ class Session:
 
     # Whether the threads already running when it starts are measured, besides the one that starts it.
     other_threads = True
+    # Whether it measures a process tracetop attached to: the calls running as it starts are recorded as
+    # running since an unknown time, and the thread that starts it is tracetop's (tracetop/attach.py).
+    attached = False
 
     def __init__(self, experiment, configuration, provenance, process):
         self.experiment = experiment
@@ -119,6 +122,7 @@ class Session:
                 c_calls=configuration["c_calls"],
                 exclude_paths=(OWN_CODE,),
                 other_threads=cls.other_threads,
+                attached=cls.attached,
                 filter=configuration["filter"],
                 live=configuration["live"],
                 **process,
