@@ -3,8 +3,10 @@
  * tracetop/commands/attach.py).
  *
  * Calls already running when the measurement begins: as it starts
- * (start(attached=True), GIL held, hooks not yet in place) the Python
- * frames of every other thread are noted, outermost first. Each thread
+ * (start(attached=True)), right after the hook was put on every thread
+ * and with the GIL held since (no Python code has run in between, so no
+ * thread has moved), the Python frames of every other thread are noted,
+ * outermost first. Each thread
  * finds its own when its stream is made, on its first event, and they
  * are entered at the start and defined as OPEN_AT_START (format.h): their
  * returns then close them instead of being dropped, and readers know their

@@ -60,7 +60,8 @@ void tt_own_thread(void);
 /* ---- calls running when tracetop attached (attach.c) ---- */
 
 /* Notes the Python calls every other thread is in, for a measurement that
- * starts now (tt_active set, hooks not yet in place). -1 with an exception. */
+ * starts now (tt_active set, the hook just put on every thread, the GIL
+ * held since). -1 with an exception. */
 int tt_attach_capture(void);
 /* The calls noted for the thread `ident` (PyThread_get_thread_ident), once:
  * 1 with *out set (valid until tt_attach_forget), 0 when none. */

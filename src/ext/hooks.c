@@ -439,9 +439,12 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     tt_active = session;
     hook_other_threads = other_threads;
     /* Started live with the instrumenter off, the program runs without the
-     * hook until it is switched on. */
-    if ((attached && tt_attach_capture() < 0) || ((enabled || !live) && set_hook(1) < 0)) {
+     * hook until it is switched on. The calls of an attached process are
+     * noted once the hook is everywhere, with the GIL held since: what the
+     * threads are in then is what their first events return from. */
+    if (((enabled || !live) && set_hook(1) < 0) || (attached && tt_attach_capture() < 0)) {
         tt_session_stats stats;
+        tt_remove_hooks();
         tt_attach_forget();
         tt_active = NULL;
         tt_session_stop(session, &stats, NULL);

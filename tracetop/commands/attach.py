@@ -61,6 +61,10 @@ def main(arguments, prog):
     parser.add_argument("-v", "--verbose", action="store_true", help="tell more")
     namespace = parser.parse_args(arguments)
     attached = begin(namespace.pid, namespace.output, namespace.duration, namespace.objects, namespace.verbose)
+    until = f" for {namespace.duration:g} s" if namespace.duration else ""
+    messages.say(f"attached to process {attached.pid} in {attached.attach_seconds:.2f} s; measuring into "
+                 f"{os.path.join(attached.experiment.shown, '')}{until} (Ctrl-C or `tracetop ctl {attached.pid} "
+                 "detach` to detach)")
     try:
         outcome = attached.wait()
     except KeyboardInterrupt:
@@ -118,10 +122,6 @@ class Attached:
         self.attach_seconds = time.monotonic() - self.started
         for line in self.status["messages"]:
             messages.say(line)
-        until = f" for {duration:g} s" if duration else ""
-        messages.say(f"attached to process {pid} in {self.attach_seconds:.2f} s; measuring into "
-                     f"{os.path.join(experiment.shown, '')}{until} (Ctrl-C or `tracetop ctl {pid} detach` "
-                     "to detach)")
 
     def _inject(self, gdb):
         code = ("try:\n __import__('_thread').start_new_thread(__import__('builtins').exec, "
@@ -196,6 +196,10 @@ class Attached:
         if stats:
             messages.detail(f"recorded {describe_stats(stats)}")
         return 0
+
+    def leave(self):
+        """Leaves the measurement to end with this process (`tracetop top --attach`), unreported."""
+        self._cleanup()
 
     def _cleanup(self):
         shutil.rmtree(self._place, ignore_errors=True)
