@@ -5,7 +5,7 @@
 PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
-APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev libotf2-trace-dev otf2-tools chromium nodejs libncurses-dev tmux openmpi-bin libopenmpi-dev
+APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev libotf2-trace-dev otf2-tools chromium nodejs libncurses-dev tmux openmpi-bin libopenmpi-dev gdb
 SOURCES := $(shell git ls-files -co --exclude-standard -- src tracetop tracetop-follow.pth meson.build meson.options pyproject.toml 2>/dev/null)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -26,10 +26,19 @@ def _report(**what):
         os.replace(STATUS + '.tmp', STATUS)
     except OSError:  # the attaching command has gone, and its directory with it
         pass
+def _claimed():  # only the first run goes on: the pending call and the call at a GIL release may both come
+    import os
+    try:
+        os.unlink(CLAIM)
+        return True
+    except OSError:
+        return False
 try:
     import importlib.machinery
     loaded = sys.modules.get('tracetop')
-    if importlib.machinery.EXTENSION_SUFFIXES[0] != EXTENSION_SUFFIX:
+    if not _claimed():
+        pass
+    elif importlib.machinery.EXTENSION_SUFFIXES[0] != EXTENSION_SUFFIX:
         _report(state='refused', message='its Python (%s, extension modules %s) is not the one this tracetop is '
                 'built for (%s): attach with the tracetop installed for that Python'
                 % (sys.version.split()[0], importlib.machinery.EXTENSION_SUFFIXES[0], EXTENSION_SUFFIX))
@@ -50,6 +59,7 @@ except BaseException as failure:
 def measure(report, attacher, duration, options, command):
     """Measures this process into the experiment options["output"] until `duration` seconds (0: no limit)
     have passed, detach is asked or process `attacher` has ended; says how it goes through report(**what)."""
+    began = time.time()
     _tracetop.attach_own_thread()
     kept = messages.kept = []
     try:
@@ -59,7 +69,7 @@ def measure(report, attacher, duration, options, command):
         report(state="refused" if isinstance(failure, _tracetop.TraceError) else "failed",
                 message=str(failure), messages=kept)
         return
-    report(state="attached", at=time.time(), messages=kept)
+    report(state="attached", began=began, at=time.time(), messages=kept)
     reason = _tracetop.attach_wait(attacher, duration)
     try:
         stats = session.stop()

@@ -274,3 +274,57 @@ def _another_python(mine):
     found += [shutil.which(f"python3.{minor}") for minor in range(9, 15)]
     return next((path for path in found if path and "/shims/" not in path
                  and not os.path.basename(path).endswith(mine)), None)
+
+
+JOINING = """
+import threading, time
+def work():
+    return sum(i * i for i in range(1000))
+def loop():
+    while True:
+        work()
+        time.sleep(0.001)
+threading.Thread(target=loop, daemon=True).start()
+print("up", flush=True)
+threading.Event().wait()
+"""
+
+
+def test_main_thread_waiting_in_a_join(tmp_path):
+    """No pending call runs: gdb has a thread that lets the GIL go run tracetop's code."""
+    program = subprocess.Popen([sys.executable, "-I", "-S", "-c", JOINING], stdout=subprocess.PIPE, text=True)
+    try:
+        assert program.stdout.readline() == "up\n"
+        completed = attach(program.pid, "--duration", "1", "--output", "exp", cwd=tmp_path)
+        assert completed.returncode == 0, completed.stderr
+        assert_complete(tmp_path / "exp")
+        assert enters(tmp_path / "exp", "Thread-1 (loop)")["__main__:work"] > 0
+        assert program.poll() is None
+    finally:
+        program.kill()
+
+
+def test_a_program_running_no_python_is_refused_and_left_as_it_was(tmp_path):
+    program = subprocess.Popen([sys.executable, "-I", "-S", "-c",
+                                "import sys; print('up', flush=True); line = sys.stdin.readline(); print(line[::-1])"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert program.stdout.readline() == "up\n"
+        _refused(attach(program.pid, cwd=tmp_path), "ran no Python code in its main thread")
+        assert not list(tmp_path.iterdir())
+        # Now its main thread runs the pending call, which finds it was given up, and does nothing.
+        stdout, stderr = program.communicate("olleh\n", timeout=30)
+        assert (program.returncode, stdout, stderr) == (0, "\nhello\n", "")
+    finally:
+        program.kill()
+
+
+def test_refuses_a_process_already_measured(tmp_path):
+    measured = subprocess.Popen([sys.executable, "-m", "tracetop", "run", "--output", "exp", "-c",
+                                 "import time\nprint('up', flush=True)\nwhile True: time.sleep(0.01)"],
+                                cwd=tmp_path, env=environment(), stdout=subprocess.PIPE, text=True)
+    try:
+        assert measured.stdout.readline() == "up\n"
+        _refused(attach(measured.pid, cwd=tmp_path), "a measurement is already running in this process")
+    finally:
+        measured.kill()

@@ -3,7 +3,9 @@
 How tracetop gets in: gdb (the debugger Debian ships, driven in batch mode as memray and pyrasite do)
 stops the process for one call, Py_AddPendingCall(PyRun_SimpleString, code), and lets it go on. CPython
 runs pending calls in the main thread at a point between two bytecodes, where running Python is safe,
-unlike calling into the interpreter wherever the debugger stopped it. The code starts a thread that runs
+unlike calling into the interpreter wherever the debugger stopped it. When the main thread does not run
+Python (it waits in join()), gdb waits for a thread about to let the GIL go, and runs the code there
+(Attached._at_gil_release). The code, run once whichever way comes first, starts a thread that runs
 tracetop/attach.py's BOOTSTRAP: it checks the process's Python against this build, imports this build's
 tracetop and measures (tracetop/attach.py). The measurement is always live: the live channel is how
 `tracetop ctl PID detach`, Ctrl-C here and `tracetop top` reach it. It ends at the end of --duration, on
@@ -12,12 +14,14 @@ unmeasured.
 """
 
 import argparse
+import contextlib
 import importlib.machinery
 import json
 import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,7 +37,8 @@ from tracetop.sizes import format_size
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this build's tracetop/
 GDB_SECONDS = 60  # gdb's part: starting, reading symbols, one call
-START_SECONDS = 10  # for the main thread to run Python code once gdb has left
+PENDING_SECONDS = 1  # for the main thread to run the pending call, before a thread that lets the GIL go is waited for
+START_SECONDS = 10  # for that
 
 
 class Refused(CommandError):
@@ -75,16 +80,14 @@ def main(arguments, prog):
 
 def begin(pid, output=None, duration=0, objects=False, verbose=False):
     """Attaches to process `pid`; returns the Attached measurement, or raises Refused."""
+    messages.verbose = verbose
     check_process(pid)
     gdb = shutil.which("gdb")
     if gdb is None:
         raise Refused("attaching needs gdb, which is not installed (Debian: apt-get install gdb)")
     keywords = {"output": output or default_name(pid),
-                "live": True, "objects": objects, "follow": False, "verbose": verbose}
-    configuration = from_keywords(keywords, os.environ)
-    unavailable = configuration.unavailable()
-    if unavailable:
-        messages.note(f"not in this version yet, ignored: {', '.join(unavailable)}")
+                "live": True, "objects": objects, "follow": False}
+    configuration = from_keywords(keywords, os.environ)  # the process says what it cannot do (Session.begin)
     experiment = Experiment.create(configuration["output"])
     keywords["output"] = experiment.path
     return Attached(pid, gdb, experiment, keywords, duration)
@@ -96,6 +99,7 @@ class Attached:
     def __init__(self, pid, gdb, experiment, keywords, duration):
         self.pid = pid
         self.experiment = experiment
+        self._gdb_path = gdb
         self.started = time.monotonic()
         self._place = tempfile.mkdtemp(prefix="tracetop-attach-")
         self._status = os.path.join(self._place, "status.json")
@@ -104,46 +108,98 @@ class Attached:
                      "OPTIONS": keywords, "COMMAND": command_line(),
                      "EXTENSION_SUFFIX": importlib.machinery.EXTENSION_SUFFIXES[0],
                      "PACKAGE": PACKAGE, "SEARCH_PATH": os.path.dirname(PACKAGE)}
+        self._claim = os.path.join(self._place, "unclaimed")
+        constants["CLAIM"] = self._claim
         with open(self._bootstrap, "w") as out:
             out.write(attach.BOOTSTRAP.format(constants="\n".join(f"{k} = {v!r}" for k, v in constants.items())))
+        open(self._claim, "w").close()
         try:
-            self._inject(gdb)
-            self.status = self._wait_for(lambda status: status, START_SECONDS)
+            began = time.time()
+            self._gdb(f"call (int)Py_AddPendingCall((int(*)(void*))PyRun_SimpleString, (void*){self._code()})")
+            injected = time.time()
+            self.status = self._wait_for(lambda status: status, PENDING_SECONDS)
+            if self.status is None and _alive(pid):
+                self.status = self._at_gil_release()
             if self.status is None:
-                raise Refused(f"process {pid} ran no Python code in its main thread for {START_SECONDS} s (blocked "
-                              "in a long call?): not attached")
+                raise Refused(f"process {pid} ran no Python code in its main thread, and no thread of it let the "
+                              f"GIL go, for {START_SECONDS} s (blocked, or computing without a pause): not attached")
             if self.status["state"] != "attached":
                 raise Refused(f"cannot measure process {pid}: {self.status['message']}")
         except BaseException:
-            os.unlink(self._bootstrap)  # a pending call that runs later finds nothing to run
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._claim)  # a pending call that runs later does nothing
             self._cleanup()
             experiment.discard()
             raise
         self.attach_seconds = time.monotonic() - self.started
-        for line in self.status["messages"]:
-            messages.say(line)
+        messages.detail(f"attaching took {self.attach_seconds:.3f} s: gdb {injected - began:.3f} s; the program "
+                        f"ran tracetop's bootstrap at {self.status['began'] - began:.3f} s, measured from "
+                        f"{self.status['at'] - began:.3f} s")
+        self._said = 0
+        self._say(self.status)
 
-    def _inject(self, gdb):
+    def _code(self):
+        """The code the process is made to run, as a C string literal for gdb: it starts a thread that runs the
+        bootstrap, and binds no name in __main__, where it runs."""
         code = ("try:\n __import__('_thread').start_new_thread(__import__('builtins').exec, "
                 f"(__import__('builtins').open({self._bootstrap!r}).read(), {{}}))\nexcept BaseException:\n pass\n")
-        literal = json.dumps(code)  # a C string literal for gdb: only ASCII, quotes and \n escaped
-        command = [gdb, "-p", str(self.pid), "-batch", "-nx", "-q", "-iex", "set auto-load off",
-                   "-iex", "set debuginfod enabled off", "-ex",
-                   f"call (int)Py_AddPendingCall((int(*)(void*))PyRun_SimpleString, (void*){literal})"]
+        return json.dumps(code)  # only ASCII, quotes and \n escaped: a C literal too
+
+    def _at_gil_release(self):
+        """When the main thread does not run the pending call (it waits in join(), input(), a long C call): a
+        thread about to let the GIL go (PyEval_SaveThread: sleep, I/O, a lock) still holds it, between two of
+        its calls, where running Python is as safe as in another thread the moment after. gdb waits for the
+        first, has it run the code, and leaves. Returns the status, or None after START_SECONDS.
+
+        gdb's wait is ended by SIGURG sent to the process, which gdb stops on and keeps from the program;
+        once a thread is stopped there, SIGURG no longer stops anything, so that it never interrupts the
+        call (which would leave the process in gdb's frame)."""
+        script = os.path.join(self._place, "at_release.gdb")
+        with open(script, "w") as out:
+            out.write("set breakpoint pending off\nhandle SIGURG stop nopass\ntbreak PyEval_SaveThread\n"
+                      "commands\n  silent\n  handle SIGURG nostop noprint nopass\n"
+                      f"  call (int)PyRun_SimpleString({self._code()})\n  detach\n  quit\nend\n"
+                      "continue\ndetach\nquit\n")
+        waiting = self._gdb_process("-x", script)
         try:
-            done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                  timeout=GDB_SECONDS, errors="replace")
+            status = self._wait_for(lambda status: status, START_SECONDS)
+        finally:
+            try:
+                said = waiting.communicate(timeout=0.5)[0]
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, signal.SIGURG)
+                said = waiting.communicate(timeout=GDB_SECONDS)[0]
+        self._gdb_said(said, "wait")
+        return status
+
+    def _gdb_process(self, *arguments):
+        command = [self._gdb_path, "-p", str(self.pid), "-batch", "-nx", "-q", "-iex", "set auto-load off",
+                   "-iex", "set debuginfod enabled off", *arguments]
+        return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, errors="replace")
+
+    def _gdb(self, command):
+        """Has gdb make one call in the process, which must return 0."""
+        running = self._gdb_process("-ex", command)
+        try:
+            said = running.communicate(timeout=GDB_SECONDS)[0]
         except subprocess.TimeoutExpired:
+            running.send_signal(signal.SIGINT)
+            running.communicate(timeout=GDB_SECONDS)
             raise Refused(f"gdb did not get into process {self.pid} within {GDB_SECONDS} s") from None
-        said = done.stdout + done.stderr
-        if re.search(r"^\$1 = 0$", said, re.M):
-            return
+        if not re.search(r"^\$1 = 0$", said, re.M):
+            self._gdb_said(said, "call")
+
+    def _gdb_said(self, said, what):
+        """Refuses in one line when gdb could not get in."""
         if "ptrace: Operation not permitted" in said:
             raise Refused(f"process {self.pid}: ptrace is not permitted here ({_ptrace_needs()})")
-        if "No symbol" in said:
+        if "No symbol" in said or "Function \"PyEval_SaveThread\" not defined" in said:
             raise Refused(f"process {self.pid} is not a Python process tracetop can enter (no CPython API in it)")
-        last = [line for line in said.splitlines() if line.strip()][-1:] or ["no answer"]
-        raise Refused(f"gdb could not call into process {self.pid}: {last[0]}")
+        if what == "call":
+            last = [line for line in said.splitlines() if line.strip()][-1:] or ["no answer"]
+            raise Refused(f"gdb could not call into process {self.pid}: {last[0]}")
 
     def _wait_for(self, done, seconds=None):
         """The status once done(status) is true, None after `seconds` or when the process has ended."""
@@ -184,8 +240,7 @@ class Attached:
             messages.say(f"process {self.pid} ended while measured; experiment in {shown} "
                          f"(see: tracetop {EXPERIMENT_VIEWS[0]} {shown})")
             return 0
-        for line in outcome.get("messages", []):
-            messages.say(line)
+        self._say(outcome)
         if outcome["state"] != "detached":
             messages.error(f"process {self.pid}: the measurement failed: {outcome.get('message')}")
             return 1
@@ -196,6 +251,12 @@ class Attached:
         if stats:
             messages.detail(f"recorded {describe_stats(stats)}")
         return 0
+
+    def _say(self, status):
+        """What the process had to say (its stderr is the program's), once."""
+        for line in status.get("messages", [])[self._said:]:
+            messages.say(line)
+        self._said = len(status.get("messages", []))
 
     def leave(self):
         """Leaves the measurement to end with this process (`tracetop top --attach`), unreported."""
