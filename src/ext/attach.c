@@ -32,6 +32,7 @@
 
 typedef struct thread_calls {
     unsigned long ident; /* PyThread_get_thread_ident() of the thread */
+    PyObject *outermost; /* its outermost frame: a thread that ended and one that got its ident differ there */
     uint32_t depth;
     uint32_t *stack;     /* outermost first */
 } thread_calls;
@@ -62,7 +63,10 @@ static int frame_regions(PyFrameObject *frame, thread_calls *out)
         uint32_t region = tt_frame_region(frame);
         out->stack[out->depth++] = tt_region_is_filtered(region) ? TT_STACK_SKIP : region;
         PyFrameObject *back = PyFrame_GetBack(frame);
-        Py_DECREF(frame);
+        if (back)
+            Py_DECREF(frame);
+        else
+            out->outermost = (PyObject *)frame; /* the reference is kept */
         frame = back;
     }
     for (uint32_t i = 0; i < out->depth / 2; i++) {
@@ -75,7 +79,10 @@ static int frame_regions(PyFrameObject *frame, thread_calls *out)
 
 void tt_attach_forget(void)
 {
-    for (size_t i = 0; i < captured_count; i++) PyMem_Free(captured[i].stack);
+    for (size_t i = 0; i < captured_count; i++) {
+        PyMem_Free(captured[i].stack);
+        Py_XDECREF(captured[i].outermost);
+    }
     PyMem_Free(captured);
     captured = NULL;
     captured_count = 0;
@@ -106,10 +113,24 @@ int tt_attach_capture(void)
     return 0;
 }
 
+/* The calling thread's outermost frame (borrowed: it lives while it runs). */
+static PyObject *outermost_frame(void)
+{
+    PyFrameObject *frame = PyThreadState_GetFrame(PyThreadState_Get());
+    while (frame) {
+        PyFrameObject *back = PyFrame_GetBack(frame);
+        if (!back) break;
+        Py_DECREF(frame);
+        frame = back;
+    }
+    Py_XDECREF(frame);
+    return (PyObject *)frame;
+}
+
 int tt_attach_open_calls(unsigned long ident, tt_open_calls *out)
 {
     for (size_t i = 0; i < captured_count; i++)
-        if (captured[i].ident == ident && captured[i].stack) {
+        if (captured[i].ident == ident && captured[i].stack && captured[i].outermost == outermost_frame()) {
             *out = (tt_open_calls){.since = captured_at, .stack = captured[i].stack, .depth = captured[i].depth};
             captured[i].ident = 0; /* taken: a later thread with the same ident starts afresh */
             return 1;

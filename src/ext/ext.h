@@ -63,8 +63,9 @@ void tt_own_thread(void);
  * starts now (tt_active set, the hook just put on every thread, the GIL
  * held since). -1 with an exception. */
 int tt_attach_capture(void);
-/* The calls noted for the thread `ident` (PyThread_get_thread_ident), once:
- * 1 with *out set (valid until tt_attach_forget), 0 when none. */
+/* The calls noted for the calling thread, whose ident is `ident`
+ * (PyThread_get_thread_ident) and whose outermost frame is the one noted,
+ * once: 1 with *out set (valid until tt_attach_forget), 0 when none. */
 int tt_attach_open_calls(unsigned long ident, tt_open_calls *out);
 void tt_attach_forget(void);
 /* Wakes the attached measurement's attach_wait: from the writer thread. */
