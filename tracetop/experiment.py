@@ -179,9 +179,9 @@ def set_aside(path, shown, overwrite):
     messages.note(f"experiment directory {shown!r} existed: renamed to {os.path.join(os.path.dirname(shown), os.path.basename(renamed))!r}")
 
 
-def default_name():
-    """The experiment directory when none is named: tracetop-YYYYMMDD_HHMMSS_<pid>."""
-    return time.strftime("tracetop-%Y%m%d_%H%M%S_") + str(os.getpid())
+def default_name(pid=None):
+    """The experiment directory when none is named: tracetop-YYYYMMDD_HHMMSS_<pid> (default: this process's)."""
+    return time.strftime("tracetop-%Y%m%d_%H%M%S_") + str(pid or os.getpid())
 
 
 def convert(experiment, format, output=None):

@@ -14,7 +14,15 @@ class CommandError(Exception):
     exit_status = 2
 
 
+# Where the lines go instead of stderr when not None (a list): in a process tracetop attached to, whose
+# stderr is the program's, the attaching command says them (tracetop/attach.py).
+kept = None
+
+
 def say(text):
+    if kept is not None:
+        kept.append(text)
+        return
     print(f"tracetop: {text}", file=sys.stderr, flush=True)
 
 

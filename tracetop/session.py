@@ -34,6 +34,9 @@ class Session:
     other_threads = True
     # Whether a trace that is not to be kept (--no-trace) stays until drop_trace(): something is made of it first.
     trace_shown_first = False
+    # Whether it measures a process tracetop attached to: the calls running as it starts are recorded as
+    # running since an unknown time, and the thread that starts it is tracetop's (tracetop/attach.py).
+    attached = False
 
     def __init__(self, experiment, configuration, provenance, process):
         self.experiment = experiment
@@ -130,6 +133,7 @@ class Session:
                 c_calls=configuration["c_calls"],
                 exclude_paths=(OWN_CODE,),
                 other_threads=cls.other_threads,
+                attached=cls.attached,
                 filter=configuration["filter"],
                 live=configuration["live"],
                 **process,

@@ -69,6 +69,9 @@
  *     MPI_RANK    v rank, v size           this process is rank `rank` of MPI_COMM_WORLD
  *     MPI_COMM    v id, u8 kind (TT_COMM_*), v parent + 1 (0: none), v seq, v size,
  *                 v listed, listed x v world rank
+ *     OPEN_AT_START v stream, v count      the first `count` ENTER records of the stream are calls
+ *                 that were already running when the measurement began (tracetop attach): they
+ *                 stand at the measurement's start, their true start is unknown
  * A process whose defs lack PROCESS_END did not end normally.
  *
  * MPI_COMM ids are per process. A communicator made by a collective call on
@@ -139,6 +142,7 @@ enum tt_def_tag {
     TT_DEF_PROCESS_END = 7,
     TT_DEF_MPI_RANK = 8,
     TT_DEF_MPI_COMM = 9,
+    TT_DEF_OPEN_AT_START = 18, /* 10..17 reserved for other records in the making */
 };
 
 enum tt_region_kind {

@@ -69,7 +69,7 @@ typedef struct shared {
     _Atomic uint64_t reader_epoch; /* one more at each attach */
     _Atomic uint64_t reader_beat_ns;
     _Atomic int32_t reader_pid;
-    _Atomic uint64_t request; /* serial << 1 | on */
+    _Atomic uint64_t request; /* serial << 2 | what (0 off, 1 on, TT_LIVE_DETACH) */
 } shared;
 
 _Static_assert(sizeof(shared) <= HEADER_SIZE, "the header fits its page");
@@ -371,7 +371,7 @@ int tt_live_poll_request(tt_live *l, uint64_t *ticket)
     if (request == l->request) return -1;
     l->request = request;
     *ticket = request;
-    return (int)(request & 1);
+    return (int)(request & 3);
 }
 
 void tt_live_answer(tt_live *l, uint64_t ticket, int measuring)
@@ -605,11 +605,11 @@ void tt_live_release(tt_live_view *v)
     if (v->attached) atomic_store_explicit(&v->sh->tail, v->pos, memory_order_release);
 }
 
-uint64_t tt_live_request(tt_live_view *v, int on)
+uint64_t tt_live_request(tt_live_view *v, int what)
 {
     uint64_t old = atomic_load_explicit(&v->sh->request, memory_order_acquire), request;
     do {
-        request = (((old >> 1) + 1) << 1) | (on ? 1u : 0u);
+        request = (((old >> 2) + 1) << 2) | (uint64_t)(what & 3);
     } while (!atomic_compare_exchange_weak_explicit(&v->sh->request, &old, request, memory_order_acq_rel,
                                                     memory_order_acquire));
     return request;
@@ -617,7 +617,7 @@ uint64_t tt_live_request(tt_live_view *v, int on)
 
 int tt_live_answered(const tt_live_view *v, uint64_t ticket)
 {
-    return (atomic_load_explicit(&v->sh->answered, memory_order_acquire) >> 1) >= (ticket >> 1);
+    return (atomic_load_explicit(&v->sh->answered, memory_order_acquire) >> 2) >= (ticket >> 2);
 }
 
 /* ---- finding channels ---- */

@@ -24,7 +24,8 @@
  *    the reader sees the gap in seq. When a reader attaches, every stream
  *    starts again at the beginning of its current chunk (offset 0), where
  *    its time is known (the chunk's base_ticks).
- *  - control: a reader or `tracetop ctl` asks for measurement on or off
+ *  - control: a reader or `tracetop ctl` asks for measurement on or off, or
+ *    (a process tracetop attached to) for the end of the measurement
  *    (tt_live_request); the producer polls each pass, has it done and
  *    answers with the state (tt_live_answer), which readers see.
  *
@@ -53,6 +54,10 @@
 #define TT_LIVE_READER_TIMEOUT_NS 1000000000ull
 
 enum { TT_LIVE_END = 1 }; /* the last slice of its chunk */
+
+/* A request besides on (1) and off (0): end the measurement and leave the
+ * process (tracetop attach); the channel then ends. */
+enum { TT_LIVE_DETACH = 2 };
 
 /* What the process reports in its channel. */
 typedef enum tt_live_state {
@@ -89,8 +94,8 @@ void tt_live_defs(tt_live *l, uint32_t seq, const uint8_t *data, uint32_t used, 
 int tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_ticks, const uint8_t *data,
                    uint32_t used, int full);
 
-/* A request not yet answered: 1 (on) or 0 (off), with *ticket to answer;
- * -1 when there is none. */
+/* A request not yet answered: 1 (on), 0 (off) or TT_LIVE_DETACH, with
+ * *ticket to answer; -1 when there is none. */
 int tt_live_poll_request(tt_live *l, uint64_t *ticket);
 
 /* The measurement is now on (1) or off (0), or as it was (-1), after
@@ -146,9 +151,9 @@ int tt_live_next(tt_live_view *v, tt_live_slice *s, const char **why);
 /* Gives back the room of every slice read so far. */
 void tt_live_release(tt_live_view *v);
 
-/* Asks for measurement on (1) or off (0); returns the ticket that
- * tt_live_answered waits for. */
-uint64_t tt_live_request(tt_live_view *v, int on);
+/* Asks for measurement on (1), off (0) or TT_LIVE_DETACH; returns the
+ * ticket that tt_live_answered waits for. */
+uint64_t tt_live_request(tt_live_view *v, int what);
 int tt_live_answered(const tt_live_view *v, uint64_t ticket);
 
 /* The pids of this user's live channels that are ready, stale ones removed

@@ -822,6 +822,12 @@ char *tt_profile_render_text(const tt_profile *p, size_t top)
         if (proc->mpi_size) sb_printf(&b, "rank %" PRIu64 " of %" PRIu64 ", ", proc->mpi_rank, proc->mpi_size);
         if (has_parent_in_trace(p->trace, proc)) sb_printf(&b, "child of %" PRIu64 ", ", proc->ppid);
         sb_printf(&b, "%s)\n", proc->ended ? "ended normally" : "did not end normally");
+        uint64_t open = 0;
+        for (size_t s = 0; s < proc->thread_count; s++) open += proc->threads[s].open_at_start;
+        if (open)
+            sb_printf(&b, "  %" PRIu64 " call%s already running when the measurement began (tracetop attach): "
+                          "their start is unknown, their time counts from there\n",
+                      open, open == 1 ? " was" : "s were");
     }
 
     const tt_profile_region **regions = malloc((p->region_count ? p->region_count : 1) * sizeof *regions);

@@ -513,6 +513,14 @@ static int apply_def(proc_loader *l, const tt_def_record *d)
         return LOAD_OK;
     case TT_DEF_MPI_COMM:
         return apply_comm(l, d);
+    case TT_DEF_OPEN_AT_START: {
+        if (d->open_at_start.stream >= MAX_STREAMS)
+            return damage(l, "thread stream number %" PRIu64 " out of range", d->open_at_start.stream);
+        int rc = ensure_threads(l, (size_t)d->open_at_start.stream + 1);
+        if (rc != LOAD_OK) return rc;
+        p->threads[d->open_at_start.stream].open_at_start = d->open_at_start.count;
+        return LOAD_OK;
+    }
     }
     return damage(l, "unknown definition record"); /* records.c yields known tags only */
 }

@@ -54,6 +54,7 @@ typedef struct tt_thread {
     uint64_t native_tid; /* the OS thread id */
     int defined;         /* 0: a stream file without a THREAD definition */
     int present;         /* 0: a THREAD definition without a stream file: no events to read */
+    uint64_t open_at_start; /* its first ENTERs that were running before the measurement (format.h) */
 } tt_thread;
 
 typedef enum tt_stream_state {

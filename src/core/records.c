@@ -157,6 +157,10 @@ int tt_records_next_def(tt_records *it, tt_def_record *d, const char **why)
         GET_V(d->mpi_rank.rank);
         GET_V(d->mpi_rank.size);
         break;
+    case TT_DEF_OPEN_AT_START:
+        GET_V(d->open_at_start.stream);
+        GET_V(d->open_at_start.count);
+        break;
     case TT_DEF_MPI_COMM:
         GET_V(d->mpi_comm.id);
         GET_U8(d->mpi_comm.kind);

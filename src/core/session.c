@@ -112,14 +112,14 @@ static void define_process(tt_session *s)
     }
 }
 
-static void stream_init(tt_session *s, tt_stream *st, enum tt_file_kind kind, tt_chunk *first)
+static void stream_init(tt_session *s, tt_stream *st, enum tt_file_kind kind, tt_chunk *first, uint64_t since)
 {
     memset(st, 0, sizeof *st);
     st->session = s;
     st->kind = kind;
     st->fd = -1;
     st->epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
-    st->last_ticks = kind == TT_FILE_EVENTS ? tt_clock_now() : 0;
+    st->last_ticks = since;
     first->stream = st;
     first->seq = st->next_seq++;
     first->base_ticks = st->last_ticks;
@@ -139,7 +139,7 @@ int tt_session_start(const tt_session_config *config, tt_registry *registry, tt_
     if (!(s->trace_dir = make_trace_dir(config->directory, err))) goto fail_pool;
     if (config->live && tt_live_create(config->name, config->directory, &s->live, err) < 0) goto fail_live;
     pthread_mutex_init(&s->defs_lock, NULL);
-    stream_init(s, &s->defs, TT_FILE_DEFS, tt_pool_try_get(&s->pool));
+    stream_init(s, &s->defs, TT_FILE_DEFS, tt_pool_try_get(&s->pool), 0);
     if (tt_writer_start(&s->writer, s, err) < 0) goto fail_dir;
 
     /* Replay first: ids must reach the trace in order, and defining the
@@ -174,6 +174,34 @@ fail_session:
 
 tt_stream *tt_session_new_stream(tt_session *s, uint64_t native_tid, const char *name, size_t name_len)
 {
+    return tt_session_new_stream_open(s, native_tid, name, name_len, NULL);
+}
+
+/* Pushes the calls open before the measurement, and says how many of them
+ * are regions: called before the writer can see the stream. */
+static void open_at_start(tt_session *s, tt_stream *st, const tt_open_calls *open)
+{
+    uint64_t regions = 0;
+    for (uint32_t i = 0; i < open->depth; i++) {
+        uint32_t entry = open->stack[i], depth = st->depth;
+        if (entry < TT_STACK_OWN) {
+            tt_stream_enter(st, open->since, entry);
+            regions += st->depth > depth;
+        } else {
+            tt_stream_skip(st, entry);
+        }
+    }
+    if (!regions) return;
+    uint8_t rec[TT_RECORD_MAX_FIXED], *p = rec;
+    *p++ = TT_DEF_OPEN_AT_START;
+    p = tt_put_varint(p, st->index);
+    p = tt_put_varint(p, regions);
+    tt_session_define(s, rec, (size_t)(p - rec));
+}
+
+tt_stream *tt_session_new_stream_open(tt_session *s, uint64_t native_tid, const char *name, size_t name_len,
+                                      const tt_open_calls *open)
+{
     tt_stream *st = malloc(sizeof *st);
     if (!st) return NULL;
     tt_chunk *first = tt_pool_try_get(&s->pool);
@@ -182,7 +210,7 @@ tt_stream *tt_session_new_stream(tt_session *s, uint64_t native_tid, const char 
         first = tt_pool_get_wait(&s->pool);
         if (s->config.blocking_end) s->config.blocking_end();
     }
-    stream_init(s, st, TT_FILE_EVENTS, first);
+    stream_init(s, st, TT_FILE_EVENTS, first, open ? open->since : tt_clock_now());
     st->native_tid = native_tid;
     if (tt_stream_grow_stack(st) < 0) {
         tt_pool_put(&s->pool, first);
@@ -200,6 +228,7 @@ tt_stream *tt_session_new_stream(tt_session *s, uint64_t native_tid, const char 
     p = tt_put_varint(p, name_id);
     p = tt_put_varint(p, native_tid);
     tt_session_define(s, rec, (size_t)(p - rec));
+    if (open) open_at_start(s, st, open);
 
     pthread_mutex_lock(&lifecycle_lock);
     st->next = s->streams;

@@ -41,8 +41,9 @@ typedef struct tt_session_config {
     int live;
     /* With live: switches the measurement on (1) or off (0) when a reader
      * asks, and shows the state it leaves (tt_live_answer with ticket 0);
-     * called on the writer thread. NULL: requests are answered, the state
-     * unchanged. */
+     * or, asked TT_LIVE_DETACH, has the measurement ended by a thread that
+     * may (never the writer). Called on the writer thread. NULL: requests
+     * are answered, the state unchanged. */
     void (*control)(int on);
 } tt_session_config;
 
@@ -77,6 +78,21 @@ int tt_session_start(const tt_session_config *config, tt_registry *registry, tt_
 /* A new event stream for the calling thread, named `name`. NULL when out of
  * memory. */
 tt_stream *tt_session_new_stream(tt_session *s, uint64_t native_tid, const char *name, size_t name_len);
+
+/* The calls a thread had open when the measurement began (tracetop attach),
+ * outermost first: region ids, or TT_STACK_SKIP / TT_STACK_OWN for calls
+ * not recorded. */
+typedef struct tt_open_calls {
+    uint64_t since; /* when the measurement began: the stream starts there */
+    const uint32_t *stack;
+    uint32_t depth;
+} tt_open_calls;
+
+/* The same, for a thread that was in the calls `open` (NULL: none) when the
+ * measurement began: they are entered at open->since and defined as
+ * OPEN_AT_START (format.h), so that their returns close them. */
+tt_stream *tt_session_new_stream_open(tt_session *s, uint64_t native_tid, const char *name, size_t name_len,
+                                      const tt_open_calls *open);
 
 /* Calls stop being seen from `now` on: the caller took its hook away. The
  * regions each thread has open are closed at `now`, lazily, when the

@@ -36,6 +36,7 @@ int tt_ext_add_index(PyObject *module);  /* lodobj.c: Index, the viewer's level-
 int tt_ext_add_fork(PyObject *module);   /* fork.c: measuring on in a forked child */
 int tt_ext_add_terminate(PyObject *module); /* terminate.c: SIGTERM completes the trace */
 int tt_ext_add_mpi(PyObject *module);    /* mpi.c: MPI calls recorded */
+int tt_ext_add_attach(PyObject *module); /* attach.c: the end of an attached measurement */
 
 /* In a forked child (terminate.c): SIGTERM's default action back. */
 void tt_terminate_forked(void);
@@ -52,6 +53,23 @@ extern tt_session *tt_active;
 
 /* Takes the hooks away from every thread, as when a measurement stops. */
 void tt_remove_hooks(void);
+
+/* The calling thread is tracetop's own: nothing it does is recorded. */
+void tt_own_thread(void);
+
+/* ---- calls running when tracetop attached (attach.c) ---- */
+
+/* Notes the Python calls every other thread is in, for a measurement that
+ * starts now (tt_active set, the hook just put on every thread, the GIL
+ * held since). -1 with an exception. */
+int tt_attach_capture(void);
+/* The calls noted for the calling thread, whose ident is `ident`
+ * (PyThread_get_thread_ident) and whose outermost frame is the one noted,
+ * once: 1 with *out set (valid until tt_attach_forget), 0 when none. */
+int tt_attach_open_calls(unsigned long ident, tt_open_calls *out);
+void tt_attach_forget(void);
+/* Wakes the attached measurement's attach_wait: from the writer thread. */
+void tt_attach_request_detach(void);
 
 /* key, value, key, value ... of a dict of str for tt_session_config,
  * borrowed from the dict's strings; PyMem_Free it. NULL with an exception. */
@@ -100,7 +118,8 @@ int tt_pyregions_exclude(PyObject *paths);
 uint32_t tt_code_region_slow(PyObject *code);
 extern Py_ssize_t tt_code_extra_index;
 
-static inline uint32_t tt_code_region(PyObject *code)
+/* 1 with *region set when the code object's region is known already. */
+static inline int tt_code_region_cached(PyObject *code, uint32_t *region)
 {
     void *extra = NULL;
 #if PY_VERSION_HEX >= 0x030C0000
@@ -108,8 +127,19 @@ static inline uint32_t tt_code_region(PyObject *code)
 #else
     _PyCode_GetExtra(code, tt_code_extra_index, &extra);
 #endif
-    return extra ? (uint32_t)((uintptr_t)extra - 1) : tt_code_region_slow(code);
+    *region = (uint32_t)((uintptr_t)extra - 1);
+    return extra != NULL;
 }
+
+static inline uint32_t tt_code_region(PyObject *code)
+{
+    uint32_t region;
+    return tt_code_region_cached(code, &region) ? region : tt_code_region_slow(code);
+}
+
+/* The region of the code a frame runs, any thread's frame: its module is
+ * named from the frame's globals, not from the current frame's. */
+uint32_t tt_frame_region(PyFrameObject *frame);
 
 /* The region of a C function called from Python: a builtin function or
  * bound method (PyCFunctionObject) or, from sys.monitoring, a method

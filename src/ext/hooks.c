@@ -78,6 +78,8 @@ static PyObject *thread_name(void)
  * that runs on it then is tracetop's, never recorded. */
 static __thread int control_thread;
 
+void tt_own_thread(void) { control_thread = 1; }
+
 /* Set while the calling thread's stream is being made: looking its name up
  * may run Python code (a property), whose events are not recorded, when
  * the hook is not already kept out of them (it is inside a hook call). */
@@ -97,7 +99,10 @@ tt_stream *tt_thread_stream_slow(void)
     PyObject *name = thread_name();
     Py_ssize_t len = 0;
     const char *utf8 = name ? PyUnicode_AsUTF8AndSize(name, &len) : NULL;
-    tt_stream *s = tt_session_new_stream(tt_active, PyThread_get_thread_native_id(), utf8 ? utf8 : "", (size_t)len);
+    tt_open_calls open;
+    int opened = tt_attach_open_calls(PyThread_get_thread_ident(), &open);
+    tt_stream *s = tt_session_new_stream_open(tt_active, PyThread_get_thread_native_id(), utf8 ? utf8 : "",
+                                              (size_t)len, opened ? &open : NULL);
     Py_XDECREF(name);
     PyErr_Clear();
     PyErr_Restore(type, value, tb);
@@ -296,9 +301,13 @@ static int set_hook(int on)
 
 /* The live channel's request, on the writer thread. On also switches the
  * instrumenter on: a program started with --noinstrumenter is then
- * measured. */
+ * measured. Detach wakes the thread that attached (attach.c). */
 static void control(int on)
 {
+    if (on == TT_LIVE_DETACH) {
+        tt_attach_request_detach();
+        return;
+    }
 #if PY_VERSION_HEX >= 0x030D0000
     if (!Py_IsInitialized() || Py_IsFinalizing()) return;
 #else
@@ -379,14 +388,14 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     (void)self;
     static char *kwlist[] = {"directory", "instrumenter", "c_calls",    "instrumenter_enabled", "memory",
                              "compress",  "name",         "attributes", "exclude_paths",        "other_threads",
-                             "filter",    "live",         NULL};
+                             "filter",    "live",         "attached",   NULL};
     const char *directory, *instrumenter = "profile", *name = "", *filter = NULL;
-    int c_calls = 1, enabled = 1, compress = 0, other_threads = 1, live = 0;
+    int c_calls = 1, enabled = 1, compress = 0, other_threads = 1, live = 0, attached = 0;
     unsigned long long memory = 64ull << 20;
     PyObject *attributes = NULL, *exclude = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!Opzp", kwlist, &directory, &instrumenter, &c_calls,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!Opzpp", kwlist, &directory, &instrumenter, &c_calls,
                                      &enabled, &memory, &compress, &name, &PyDict_Type, &attributes, &exclude,
-                                     &other_threads, &filter, &live))
+                                     &other_threads, &filter, &live, &attached))
         return NULL;
     if (tt_active) {
         PyErr_SetString(tt_TraceError, "a measurement is already running in this process");
@@ -430,9 +439,13 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     tt_active = session;
     hook_other_threads = other_threads;
     /* Started live with the instrumenter off, the program runs without the
-     * hook until it is switched on. */
-    if ((enabled || !live) && set_hook(1) < 0) {
+     * hook until it is switched on. The calls of an attached process are
+     * noted once the hook is everywhere, with the GIL held since: what the
+     * threads are in then is what their first events return from. */
+    if (((enabled || !live) && set_hook(1) < 0) || (attached && tt_attach_capture() < 0)) {
         tt_session_stats stats;
+        tt_remove_hooks();
+        tt_attach_forget();
         tt_active = NULL;
         tt_session_stop(session, &stats, NULL);
         tt_region_filter_clear();
@@ -455,6 +468,7 @@ static PyObject *stop(PyObject *self, PyObject *unused)
     Py_BEGIN_ALLOW_THREADS rc = tt_session_stop(session, &stats, &err);
     Py_END_ALLOW_THREADS
     tt_region_filter_clear();
+    tt_attach_forget();
     if (rc < 0) return tt_raise(&err);
     return Py_BuildValue("{sKsKsKsKsKsI}", "events", (unsigned long long)stats.events, "bytes",
                          (unsigned long long)stats.bytes, "chunks", (unsigned long long)stats.chunks, "waits",
@@ -544,10 +558,12 @@ static PyObject *instrumenter_is_enabled(PyObject *self, PyObject *unused)
 static PyMethodDef hook_methods[] = {
     {"start", (PyCFunction)(void (*)(void))start, METH_VARARGS | METH_KEYWORDS,
      "start(directory, *, instrumenter='profile', c_calls=True, instrumenter_enabled=True, memory=64 MiB, "
-     "compress=False, name='', attributes={}, exclude_paths=(), other_threads=True, filter=None, live=False)\n--\n\n"
+     "compress=False, name='', attributes={}, exclude_paths=(), other_threads=True, filter=None, live=False,\n"
+     "attached=False)\n--\n\n"
      "Start measuring this process into directory/trace (and, with live, to `tracetop top`): the threads running\n"
      "now (only the calling one when other_threads is false; not with the monitoring instrumenter, which sees\n"
-     "every thread) and those started later. filter: a Score-P filter file."},
+     "every thread) and those started later. filter: a Score-P filter file. attached: the calls the other\n"
+     "threads are in now are recorded as running since an unknown time (tracetop attach)."},
     {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
     {"run_code", run_code, METH_VARARGS, "run_code(code, globals)\n--\n\nexec() without an event of its own."},

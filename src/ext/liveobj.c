@@ -49,7 +49,48 @@ static PyObject *live_control(PyObject *self, PyObject *args, PyObject *kwargs)
     return PyBool_FromLong(state);
 }
 
+/* Waits for the channel to end; -1 with a message when it does not. */
+static int wait_end(tt_live_view *v, double timeout, tt_error *err)
+{
+    uint64_t deadline = tt_monotonic_ns() + (uint64_t)(timeout * 1e9);
+    while (tt_live_process_state(v) == TT_LIVE_RUNNING && tt_live_alive(v)) {
+        if (tt_monotonic_ns() > deadline)
+            return tt_fail(err, "process %ld is still measured after %g s (only a process measured by "
+                                "`tracetop attach` detaches; `tracetop ctl %ld off` switches others off)",
+                           (long)tt_live_pid(v), timeout, (long)tt_live_pid(v));
+        struct timespec pause = {0, POLL_NS};
+        nanosleep(&pause, NULL);
+    }
+    return 0;
+}
+
+static PyObject *live_detach(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"pid", "timeout", NULL};
+    long pid;
+    double timeout = 2.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "l|d:live_detach", kwlist, &pid, &timeout)) return NULL;
+    tt_error err;
+    tt_live_view *v;
+    int rc, state = 0;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tt_live_open((pid_t)pid, &v, &err);
+    if (rc == 0) {
+        rc = wait_answer(v, tt_live_request(v, TT_LIVE_DETACH), timeout, &state, &err);
+        if (rc == 0) rc = wait_end(v, timeout, &err);
+        tt_live_view_close(v);
+    }
+    Py_END_ALLOW_THREADS
+    if (rc < 0) return tt_raise(&err);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef live_methods[] = {
+    {"live_detach", (PyCFunction)(void (*)(void))live_detach, METH_VARARGS | METH_KEYWORDS,
+     "live_detach(pid, timeout=2.0)\n--\n\n"
+     "Asks process pid, measured by `tracetop attach`, to end its measurement and go on unmeasured; waits\n"
+     "(up to timeout for its answer, and as long again for the end) until it has."},
     {"live_control", (PyCFunction)(void (*)(void))live_control, METH_VARARGS | METH_KEYWORDS,
      "live_control(pid, on, timeout=2.0)\n--\n\n"
      "Asks process pid, measured with --live, to switch its measurement on or off;\n"

@@ -87,7 +87,8 @@ static uint32_t define_region(PyObject *name, PyObject *file, long line, uint8_t
     return region == TT_NO_ID ? TT_STACK_SKIP : tt_region_filter_defined(region);
 }
 
-uint32_t tt_code_region_slow(PyObject *code)
+/* The region of `code`, whose module is globals' __name__. */
+static uint32_t code_region_in(PyObject *code, PyObject *globals)
 {
     /* Naming may run Python code (attribute lookups); the exception state
      * of the traced program must come out as it went in. */
@@ -101,7 +102,6 @@ uint32_t tt_code_region_slow(PyObject *code)
             PyErr_Clear();
             qualname = PyObject_GetAttrString(code, "co_name");
         }
-        PyObject *globals = PyEval_GetGlobals(); /* the starting frame's */
         PyObject *module = globals ? PyDict_GetItemString(globals, "__name__") : NULL;
         /* multiprocessing's spawned children run the main script as __mp_main__: it is __main__ of the
          * program, in them as in its first process, so that a merged profile adds their calls up. */
@@ -124,6 +124,28 @@ uint32_t tt_code_region_slow(PyObject *code)
     if (_PyCode_SetExtra(code, tt_code_extra_index, extra) < 0) PyErr_Clear();
 #endif
     PyErr_Restore(type, value, tb);
+    return region;
+}
+
+uint32_t tt_code_region_slow(PyObject *code)
+{
+    return code_region_in(code, PyEval_GetGlobals()); /* the starting frame's */
+}
+
+uint32_t tt_frame_region(PyFrameObject *frame)
+{
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    uint32_t region;
+    if (!tt_code_region_cached((PyObject *)code, &region)) {
+#if PY_VERSION_HEX >= 0x030B0000
+        PyObject *globals = PyFrame_GetGlobals(frame);
+#else
+        PyObject *globals = Py_NewRef(frame->f_globals);
+#endif
+        region = code_region_in((PyObject *)code, globals);
+        Py_XDECREF(globals);
+    }
+    Py_DECREF(code);
     return region;
 }
 

@@ -88,8 +88,9 @@ static PyObject *thread_list(const tt_process *p)
     for (size_t s = 0; list && s < p->thread_count; s++) {
         const tt_thread *th = &p->threads[s];
         if (!th->present) continue;
-        PyObject *item = Py_BuildValue("{s:n,s:N,s:K}", "stream", (Py_ssize_t)s, "name", text(th->name), "native_tid",
-                                       (unsigned long long)th->native_tid);
+        PyObject *item = Py_BuildValue("{s:n,s:N,s:K,s:K}", "stream", (Py_ssize_t)s, "name", text(th->name),
+                                       "native_tid", (unsigned long long)th->native_tid, "open_at_start",
+                                       (unsigned long long)th->open_at_start);
         if (!item || PyList_Append(list, item) < 0) Py_CLEAR(list);
         Py_XDECREF(item);
     }

@@ -16,7 +16,8 @@ COMMANDS = {
     "convert": "Write an experiment's trace in a standard format: otf2, cubex, perfetto, chrome, speedscope, "
                "pstats, collapsed",
     "top": "Live view of processes measured with --live: time per function, as they run",
-    "ctl": "Switch the measurement of a process running with --live on or off",
+    "ctl": "Switch the measurement of a process running with --live on or off, or end an attached one",
+    "attach": "Measure a Python process that is already running, then leave it as it was",
     "view": "Open an experiment in the web viewer: timeline, profile, flame graph, counters (127.0.0.1)",
     "report": "Write one self-contained HTML file: overview timeline, top regions, flame graph",
 }

@@ -1,21 +1,31 @@
-"""`tracetop ctl PID on|off`: switches the measurement of a process that runs under `tracetop run --live`."""
+"""`tracetop ctl PID on|off|detach`: switches the measurement of a process that runs under `tracetop run --live`,
+or ends the measurement of a process `tracetop attach` measures."""
 
 import argparse
 
 from tracetop import _tracetop, messages
 from tracetop.commands import COMMANDS, pid_argument
 
+DETACH_SECONDS = 30
+
 
 def main(arguments, prog):
     parser = argparse.ArgumentParser(
         prog=prog, description=f"{COMMANDS['ctl']}. Off takes tracetop's hook away from every thread of the "
-                               "process, which then runs at its own speed; on puts it back.",
+                               "process, which then runs at its own speed; on puts it back. Detach ends the "
+                               "measurement of a process `tracetop attach` measures: its experiment is "
+                               "completed and the process goes on unmeasured.",
         allow_abbrev=False)
-    parser.add_argument("pid", type=pid_argument, metavar="PID", help="the process, measured with --live")
-    parser.add_argument("state", choices=("on", "off"), help="measurement on or off")
+    parser.add_argument("pid", type=pid_argument, metavar="PID", help="the process, measured with --live or attached to")
+    parser.add_argument("state", choices=("on", "off", "detach"), help="measurement on or off, or detach")
     parser.add_argument("--timeout", type=_seconds, default=2.0, metavar="SECONDS",
                         help="how long to wait for the process to answer (default: %(default)s)")
     namespace = parser.parse_args(arguments)
+    if namespace.state == "detach":
+        # The end includes writing the experiment's profile: given time beyond the answer's.
+        _tracetop.live_detach(namespace.pid, timeout=max(namespace.timeout, DETACH_SECONDS))
+        messages.say(f"process {namespace.pid}: detached")
+        return 0
     wanted = namespace.state == "on"
     measuring = _tracetop.live_control(namespace.pid, wanted, timeout=namespace.timeout)
     if measuring != wanted:
