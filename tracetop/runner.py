@@ -8,14 +8,15 @@ importlib is recorded; it stops after the program's own atexit handlers.
 """
 
 import atexit
-import contextlib
 import os
-import signal
 import sys
 
 from tracetop import _tracetop
 from tracetop.messages import CommandError
 from tracetop.session import OWN_CODE, Session, command_line
+
+# The signal module imports enum, a cost every start would pay: its C half has the numbers.
+from _signal import SIGINT  # noqa: E402
 
 
 def run(program, configuration):
@@ -51,7 +52,7 @@ def run(program, configuration):
         status = 1
     else:
         status = 0
-    session.exit_status = -signal.SIGINT if interrupted else _exit_status(status)
+    session.exit_status = -SIGINT if interrupted else _exit_status(status)
     return status
 
 
@@ -74,6 +75,8 @@ def _report_uncaught(failure):
 def _die_by_sigint():
     """Ends the process as Python does after an uncaught KeyboardInterrupt: killed by SIGINT, so that the
     shell that started it knows it was interrupted."""
+    import contextlib
+    import signal
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, ValueError, OSError):  # replaced or closed by the program
             stream.flush()

@@ -1,25 +1,24 @@
 """A measurement of this process, from _tracetop.start() to _tracetop.stop(), with the experiment directory
 it fills. `tracetop run` and tracetop.start() both make one."""
 
+import _thread
 import atexit
-import functools
 import os
-import platform
-import shlex
-import signal
 import sys
-import threading
 import time
 
 import tracetop
 from tracetop import _tracetop, compat, messages, mpi
 from tracetop.commands import EXPERIMENT_VIEWS
-from tracetop.experiment import Experiment, Provenance, convert, describe_problems, describe_stats
+from tracetop.experiment import Experiment, Provenance, convert, describe_problems, describe_stats, python_version
 from tracetop.options import from_keywords
 from tracetop.sizes import format_size
 
 # Code objects from this package are never recorded: tracetop's own frames must not appear in a trace.
 OWN_CODE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
+
+# The signal module imports enum, a cost every start would pay: its C half has the numbers.
+from _signal import SIGTERM  # noqa: E402
 
 # While a measurement follows child processes, this variable names its experiment directory; child processes
 # that run Python inherit it and measure themselves into that experiment (tracetop/child.py).
@@ -44,7 +43,7 @@ class Session:
         self._joined = False  # measured into an experiment another process made (a parent, MPI rank 0)
         self._job = None  # the MPI job of an MPI rank (mpi.Job)
         self._stopped = False
-        self._stopping = threading.Lock()
+        self._stopping = _thread.allocate_lock()  # not threading's: its import is start-up every run would pay
         self._real_exit = os._exit
         self._exit = _exit_stopping(self, self._real_exit)
 
@@ -103,7 +102,7 @@ class Session:
         if job:
             mpi.check()
         attributes = {"command": command, "tracetop_version": tracetop.__version__,
-                      "python_version": platform.python_version()}
+                      "python_version": python_version()}
         if job:
             attributes["mpi_rank"] = str(job.rank)
         process = {"memory": configuration["memory"], "name": program, "attributes": attributes}
@@ -169,7 +168,7 @@ class Session:
 
     def _finish(self):
         """What the process that made the experiment writes at the end: profile.txt, MANIFEST.md."""
-        if self._job and self._job.size > 1 and self.exit_status != -signal.SIGTERM:
+        if self._job and self._job.size > 1 and self.exit_status != -SIGTERM:
             mpi.wait_for_ranks(self.directory, self._job.size)  # those that have not ended are cut in profile.txt
         made = self._provenance
         made.ended, made.exit_status, made.stats = time.time(), self.exit_status, self.stats
@@ -199,7 +198,7 @@ class Session:
 
     def _terminated(self):
         """SIGTERM: the process dies by it once the measurement has stopped (see src/ext/terminate.c)."""
-        self.exit_status = -signal.SIGTERM
+        self.exit_status = -SIGTERM
         self._stop_at_exit()
 
     def _after_fork(self, hook_frame):
@@ -237,7 +236,7 @@ class Session:
         shown = self.experiment.shown
         counts = f" ({self.stats['events']} events, {format_size(self.stats['bytes'])})" if self.stats else ""
         messages.say(f"experiment in {os.path.join(shown, '')}{counts}; "
-                     f"see: tracetop {EXPERIMENT_VIEWS[0]} {shlex.quote(shown)}")
+                     f"see: tracetop {EXPERIMENT_VIEWS[0]} {messages.shell_quote(shown)}")
         if self.stats:
             messages.detail(f"recorded {describe_stats(self.stats)}")
 
@@ -253,7 +252,7 @@ def start(output=None, **options):
 
 def command_line():
     """The command line of this process, as a shell would take it."""
-    return shlex.join(getattr(sys, "orig_argv", sys.argv))
+    return " ".join(map(messages.shell_quote, getattr(sys, "orig_argv", sys.argv)))
 
 
 # The session measuring this process, if any: forked children follow it.
@@ -289,10 +288,13 @@ def _forked_to_exec():
 
 def _exit_stopping(session, real_exit):
     """os._exit() while measuring: stops the measurement first, so that the trace is complete."""
-    @functools.wraps(real_exit)
     def _exit(status):
         session.exit_status = status
         session._stop_at_exit()
         real_exit(status)
 
+    # What functools.wraps would copy, without importing functools at every start.
+    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(_exit, name, getattr(real_exit, name))
+    _exit.__wrapped__ = real_exit
     return _exit
