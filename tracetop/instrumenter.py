@@ -4,6 +4,8 @@
 to what it was at the end of the block; used as a decorator it switches for each call of the function.
 `enable()` likewise. User regions are recorded either way."""
 
+import functools
+
 from tracetop import _tracetop
 
 
@@ -36,7 +38,6 @@ class _Switch:
     def __call__(self, function):
         _set(self._previous)  # as a decorator it switches during calls, not now
         enabled = self._enabled
-        import functools  # here, when a function is decorated: not start-up that every measured process pays
 
         @functools.wraps(function)
         def switched(*args, **kwargs):

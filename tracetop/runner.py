@@ -10,13 +10,11 @@ importlib is recorded; it stops after the program's own atexit handlers.
 import atexit
 import os
 import sys
+from _signal import SIGINT  # signal's C half: signal itself imports enum, start-up that every run would pay
 
 from tracetop import _tracetop
 from tracetop.messages import CommandError
 from tracetop.session import OWN_CODE, Session, command_line
-
-# The signal module imports enum, a cost every start would pay: its C half has the numbers.
-from _signal import SIGINT  # noqa: E402
 
 
 def run(program, configuration):

@@ -1,11 +1,13 @@
 """A measurement of this process, from _tracetop.start() to _tracetop.stop(), with the experiment directory
 it fills. `tracetop run` and tracetop.start() both make one."""
 
-import _thread
 import atexit
+import functools
 import os
 import sys
+import threading  # before os.register_at_fork below: a forked child runs threading's at-fork hook before ours
 import time
+from _signal import SIGTERM  # signal's C half: signal itself imports enum, start-up that every run would pay
 
 import tracetop
 from tracetop import _tracetop, compat, messages, mpi
@@ -16,9 +18,6 @@ from tracetop.sizes import format_size
 
 # Code objects from this package are never recorded: tracetop's own frames must not appear in a trace.
 OWN_CODE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
-
-# The signal module imports enum, a cost every start would pay: its C half has the numbers.
-from _signal import SIGTERM  # noqa: E402
 
 # While a measurement follows child processes, this variable names its experiment directory; child processes
 # that run Python inherit it and measure themselves into that experiment (tracetop/child.py).
@@ -43,7 +42,7 @@ class Session:
         self._joined = False  # measured into an experiment another process made (a parent, MPI rank 0)
         self._job = None  # the MPI job of an MPI rank (mpi.Job)
         self._stopped = False
-        self._stopping = _thread.allocate_lock()  # not threading's: its import is start-up every run would pay
+        self._stopping = threading.Lock()
         self._real_exit = os._exit
         self._exit = _exit_stopping(self, self._real_exit)
 
@@ -288,13 +287,10 @@ def _forked_to_exec():
 
 def _exit_stopping(session, real_exit):
     """os._exit() while measuring: stops the measurement first, so that the trace is complete."""
+    @functools.wraps(real_exit)
     def _exit(status):
         session.exit_status = status
         session._stop_at_exit()
         real_exit(status)
 
-    # What functools.wraps would copy, without importing functools at every start.
-    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
-        setattr(_exit, name, getattr(real_exit, name))
-    _exit.__wrapped__ = real_exit
     return _exit
