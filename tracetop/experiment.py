@@ -3,13 +3,8 @@ core writes (config.txt, MANIFEST.md, profile.txt)."""
 
 import contextlib
 import os
-import platform
-import shlex
-import shutil
-import signal
 import sys
 import time
-from dataclasses import dataclass
 
 import tracetop
 from tracetop import _tracetop, messages
@@ -31,18 +26,18 @@ CONTENTS = {
 }
 
 
-@dataclass
 class Provenance:
     """How an experiment was made, for MANIFEST.md."""
 
-    command: str  # the command line that made it
-    program: str  # what ran: the script, "-m module", "-c"
-    working_directory: str
-    configuration: list  # the lines of config.txt
-    started: float  # time.time()
-    ended: float = None  # None while running, and forever after a crash
-    exit_status: int = None  # negative: killed by that signal
-    stats: dict = None  # from _tracetop.stop()
+    def __init__(self, command, program, working_directory, configuration, started):
+        self.command = command  # the command line that made it
+        self.program = program  # what ran: the script, "-m module", "-c"
+        self.working_directory = working_directory
+        self.configuration = configuration  # the lines of config.txt
+        self.started = started  # time.time()
+        self.ended = None  # None while running, and forever after a crash
+        self.exit_status = None  # negative: killed by that signal
+        self.stats = None  # from _tracetop.stop()
 
 
 class Experiment:
@@ -96,6 +91,8 @@ class Experiment:
     def discard(self):
         """Removes the directory again when this measurement made it (after a failed start)."""
         if self._created:
+            import shutil  # only here: it imports bz2, lzma ...
+
             shutil.rmtree(self.path, ignore_errors=True)
 
     def remove_trace(self):
@@ -129,7 +126,7 @@ class Experiment:
         yield ""
         yield f"- command: `{made.command}`"
         yield f"- program: `{made.program}`, in `{made.working_directory}`"
-        yield f"- tracetop {tracetop.__version__}, Python {platform.python_version()} (`{sys.executable}`)"
+        yield f"- tracetop {tracetop.__version__}, Python {python_version()} (`{sys.executable}`)"
         yield f"- started: {_when(made.started)}"
         if made.ended is None:
             yield ("- ended: not normally, or not yet (killed, crashed or still running); the trace is readable "
@@ -157,7 +154,7 @@ class Experiment:
             yield "- the trace was not kept (`TRACETOP_ENABLE_TRACING=false`): `profile.txt` and the formats above say it all"
             return
         for command in EXPERIMENT_VIEWS:
-            yield f"- `tracetop {command} {shlex.quote(self.shown)}`: {COMMANDS[command]}"
+            yield f"- `tracetop {command} {messages.shell_quote(self.shown)}`: {COMMANDS[command]}"
 
 
 # What shows a directory holds an experiment that may be set aside: tracetop's files, or Score-P's.
@@ -193,6 +190,8 @@ def convert(experiment, format, output=None):
 
 def describe_exit(status):
     if status < 0:
+        import signal  # only here: it imports enum
+
         return f"killed by {signal.Signals(-status).name}"
     return f"exit status {status}"
 
@@ -216,3 +215,8 @@ def _count(number, noun):
 
 def _when(seconds):
     return time.strftime("%Y-%m-%d %H:%M:%S %z", time.localtime(seconds))
+
+
+def python_version():
+    """platform.python_version() without importing platform (re, and more): the first word of sys.version."""
+    return sys.version.split()[0]

@@ -19,6 +19,20 @@ class CommandError(Exception):
 kept = None
 
 
+# What a POSIX shell reads as part of a word, unquoted: shlex.quote's set. shlex itself imports re (and
+# enum), more start-up than the rest of tracetop.
+_SHELL_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-")
+
+
+def shell_quote(word):
+    """`word` as a shell reads it back, as shlex.quote writes it."""
+    if not word:
+        return "''"
+    if all(c in _SHELL_SAFE for c in word):
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"
+
+
 def say(text):
     if kept is not None:
         kept.append(text)

@@ -14,9 +14,8 @@ program's calls reach it first.
 """
 
 import os
-import re
 import time
-from dataclasses import dataclass
+from collections import namedtuple
 
 from tracetop import _tracetop
 from tracetop.messages import CommandError
@@ -33,13 +32,11 @@ RANKS_TIMEOUT = 30.0
 LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libtracetop_mpi.so")
 
 
-@dataclass(frozen=True)
-class Job:
-    """This process's place in its MPI job, as the launcher's environment says."""
+class Job(namedtuple("Job", "rank size id")):
+    """This process's place in its MPI job, as the launcher's environment says: rank, size, and id (None
+    when the launcher says none)."""
 
-    rank: int
-    size: int
-    id: str  # None when the launcher says none
+    __slots__ = ()
 
 
 def job(environ):
@@ -59,6 +56,8 @@ def default_directory(this_job):
     if this_job.id is None:
         raise CommandError("cannot tell which processes make up this MPI job (no job id in the environment): "
                            "name the experiment with --output DIR")
+    import re  # only for MPI jobs: it (and enum) would be most of every other run's start-up
+
     return "tracetop-mpi-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", this_job.id)
 
 

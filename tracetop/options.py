@@ -4,9 +4,8 @@
 Where several give a value: command line (or start() keyword) > TRACETOP_<NAME> > Score-P name > default.
 """
 
-import argparse
 import os
-from dataclasses import dataclass, field
+import types
 
 from tracetop import _tracetop
 from tracetop.messages import CommandError
@@ -90,19 +89,23 @@ def render(value):
     return "" if value is None else str(value)
 
 
-@dataclass(frozen=True)
 class Option:
-    key: str  # the Python name: keyword of tracetop.start(), attribute of the parsed command line
-    name: str  # TRACETOP_<name> in the environment and in config.txt
-    default: object
-    parse: object  # str (or an already parsed value) -> value; raises ValueError
-    help: str
-    flags: tuple = ()  # command-line flags that take a value: --memory 64M, --memory=64M
-    switches: dict = field(default_factory=dict)  # command-line flags that set a value: {"--no-trace": False}
-    metavar: str = None
-    scorep_name: str = None  # the Score-P environment variable read as an alias
-    available: bool = True  # False: accepted and recorded, but without effect in this version
-    notes: dict = field(default_factory=dict)  # value as given -> what differs from what Score-P does with it
+    """One option. A plain class, not a dataclass: importing dataclasses (inspect, re, enum ...) would double
+    the start-up of every measured process."""
+
+    def __init__(self, key, name, default, parse, help, flags=(), switches=None, metavar=None, scorep_name=None,
+                 available=True, notes=None):
+        self.key = key  # the Python name: keyword of tracetop.start(), attribute of the parsed command line
+        self.name = name  # TRACETOP_<name> in the environment and in config.txt
+        self.default = default
+        self.parse = parse  # str (or an already parsed value) -> value; raises ValueError
+        self.help = help
+        self.flags = flags  # command-line flags that take a value: --memory 64M, --memory=64M
+        self.switches = switches or {}  # command-line flags that set a value: {"--no-trace": False}
+        self.metavar = metavar
+        self.scorep_name = scorep_name  # the Score-P environment variable read as an alias
+        self.available = available  # False: accepted and recorded, but without effect in this version
+        self.notes = notes or {}  # value as given -> what differs from what Score-P does with it
 
     @property
     def environment_names(self):
@@ -176,6 +179,7 @@ SCOREP_FORMATS = {"trace": "otf2", "profile": "cubex"}
 
 # The flags whose value is the next argument when not written --flag=value.
 FLAGS_WITH_VALUE = frozenset(flag for option in OPTIONS for flag in option.flags)
+_BY_FLAG = {flag: option for option in OPTIONS for flag in (*option.flags, *option.switches)}
 
 
 class Configuration:
@@ -245,8 +249,39 @@ def _parse(option, value, source):
         raise ConfigurationError(f"{source}: {problem}") from None
 
 
+def parse_plainly(arguments):
+    """The options of `tracetop run` as a namespace like add_arguments' parser makes, when every argument is a
+    flag of the table spelled out in full with a valid value; else None, and argparse parses them (and
+    says what is wrong). argparse costs more to import than tracetop's whole start otherwise."""
+    given = {option.key: None for option in OPTIONS}
+    index = 0
+    while index < len(arguments):
+        flag, equals, value = arguments[index].partition("=")
+        option = _BY_FLAG.get(flag)
+        if option is None:
+            return None
+        if not equals and flag in option.switches:
+            given[option.key] = option.switches[flag]
+            index += 1
+            continue
+        if flag not in option.flags:
+            return None
+        if not equals:
+            index += 1
+            if index == len(arguments) or arguments[index].startswith("-"):
+                return None
+            value = arguments[index]
+        try:
+            given[option.key] = option.parse(value)
+        except ValueError:
+            return None
+        index += 1
+    return types.SimpleNamespace(**given)
+
+
 def add_arguments(parser):
     """Adds the options of the table to an argparse parser (values stay None where not given)."""
+    switch = _switch_action()
     for option in OPTIONS:
         help = option.help if option.available else f"{option.help} (not in this version yet)"
         help += f" [{', '.join(option.environment_names)}]"
@@ -255,7 +290,7 @@ def add_arguments(parser):
                                 metavar=option.metavar, help=help)
             help = "same as " + ", ".join(f"{option.flags[0]}={render(value)}" for value in option.switches.values())
         if option.switches:
-            parser.add_argument(*option.switches, dest=option.key, action=_Switch, settings=option.switches,
+            parser.add_argument(*option.switches, dest=option.key, action=switch, settings=option.switches,
                                 help=help)
 
 
@@ -267,20 +302,27 @@ def set_aside_not_needed(arguments):
     return [a for a in arguments if not not_needed(a)], [a for a in arguments if not_needed(a)]
 
 
-class _Switch(argparse.Action):
-    """A flag without value that sets its option to the value of that flag (--trace / --no-trace)."""
+def _switch_action():
+    import argparse
 
-    def __init__(self, option_strings, dest, settings, **kwargs):
-        super().__init__(option_strings, dest, nargs=0, **kwargs)
-        self.settings = settings
+    class Switch(argparse.Action):
+        """A flag without value that sets its option to the value of that flag (--trace / --no-trace)."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
-        setattr(namespace, self.dest, self.settings[option_string])
+        def __init__(self, option_strings, dest, settings, **kwargs):
+            super().__init__(option_strings, dest, nargs=0, **kwargs)
+            self.settings = settings
+
+        def __call__(self, parser, namespace, values, option_string=None):
+            setattr(namespace, self.dest, self.settings[option_string])
+
+    return Switch
 
 
 def _argument_type(parse):
     """Checks a value on the command line, and keeps it as written: _resolve parses it, and notes what a
     Score-P value means here."""
+    import argparse
+
     def check(text):
         try:
             parse(text)

@@ -3,10 +3,9 @@ would present it to the program: its code object, its fresh __main__ module, sys
 
 import builtins
 import os
-import runpy
 import sys
 import types
-from dataclasses import dataclass
+from collections import namedtuple
 from importlib.machinery import BuiltinImporter, SourceFileLoader
 
 from tracetop.messages import CommandError
@@ -18,21 +17,18 @@ class ModuleNotRunnable(CommandError):
     exit_status = 1
 
 
-@dataclass(frozen=True)
-class Loaded:
+# Named tuples, not dataclasses: importing dataclasses (inspect, re, enum ...) would double the start-up of
+# every measured process.
+class Loaded(namedtuple("Loaded", "code main argv")):
     """A program ready to run: evaluate `code` in the namespace of `main` with `argv` as sys.argv."""
 
-    code: types.CodeType
-    main: types.ModuleType
-    argv: list
+    __slots__ = ()
 
 
-@dataclass(frozen=True)
-class Script:
+class Script(namedtuple("Script", "path args")):
     """`python script.py args`"""
 
-    path: str
-    args: tuple
+    __slots__ = ()
 
     def describe(self):
         return self.path
@@ -51,12 +47,10 @@ class Script:
         return Loaded(compile(source, filename, "exec", dont_inherit=True), main, [self.path, *self.args])
 
 
-@dataclass(frozen=True)
-class Module:
+class Module(namedtuple("Module", "name args")):
     """`python -m module args`"""
 
-    name: str
-    args: tuple
+    __slots__ = ()
 
     def describe(self):
         return f"-m {self.name}"
@@ -66,18 +60,18 @@ class Module:
 
     def load(self):
         """Finds the module as `python -m` does (importing its parent packages), without running it."""
+        import runpy  # only for -m: it imports importlib.util, contextlib ...
+
         _, spec, code = runpy._get_module_details(self.name, ModuleNotRunnable)
         main = _fresh_main(__file__=spec.origin, __cached__=spec.cached, __loader__=spec.loader,
                            __package__=spec.parent, __spec__=spec)
         return Loaded(code, main, [spec.origin, *self.args])
 
 
-@dataclass(frozen=True)
-class Code:
+class Code(namedtuple("Code", "source args")):
     """`python -c code args`"""
 
-    source: str
-    args: tuple
+    __slots__ = ()
 
     def describe(self):
         return "-c"

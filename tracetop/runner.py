@@ -8,10 +8,9 @@ importlib is recorded; it stops after the program's own atexit handlers.
 """
 
 import atexit
-import contextlib
 import os
-import signal
 import sys
+from _signal import SIGINT  # signal's C half: signal itself imports enum, start-up that every run would pay
 
 from tracetop import _tracetop, compat, messages
 from tracetop.messages import CommandError
@@ -54,7 +53,7 @@ def run(program, configuration):
         status = 1
     else:
         status = 0
-    session.exit_status = -signal.SIGINT if interrupted else _exit_status(status)
+    session.exit_status = -SIGINT if interrupted else _exit_status(status)
     return status
 
 
@@ -77,6 +76,8 @@ def _report_uncaught(failure):
 def _die_by_sigint():
     """Ends the process as Python does after an uncaught KeyboardInterrupt: killed by SIGINT, so that the
     shell that started it knows it was interrupted."""
+    import contextlib
+    import signal
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, ValueError, OSError):  # replaced or closed by the program
             stream.flush()

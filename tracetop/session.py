@@ -4,17 +4,15 @@ it fills. `tracetop run` and tracetop.start() both make one."""
 import atexit
 import functools
 import os
-import platform
-import shlex
-import signal
 import sys
-import threading
+import threading  # before os.register_at_fork below: a forked child runs threading's at-fork hook before ours
 import time
+from _signal import SIGTERM  # signal's C half: signal itself imports enum, start-up that every run would pay
 
 import tracetop
 from tracetop import _tracetop, compat, messages, mpi
 from tracetop.commands import EXPERIMENT_VIEWS
-from tracetop.experiment import Experiment, Provenance, convert, describe_problems, describe_stats
+from tracetop.experiment import Experiment, Provenance, convert, describe_problems, describe_stats, python_version
 from tracetop.options import from_keywords
 from tracetop.sizes import format_size
 
@@ -117,7 +115,7 @@ class Session:
             mpi.check()
         # host: the node of the system tree in OTF2 and CUBE.
         attributes = {"command": command, "tracetop_version": tracetop.__version__,
-                      "python_version": platform.python_version(), "host": platform.node()}
+                      "python_version": python_version(), "host": os.uname().nodename}
         if job:
             attributes["mpi_rank"] = str(job.rank)
         process = {"memory": configuration["memory"], "name": program, "attributes": attributes}
@@ -187,7 +185,7 @@ class Session:
 
     def _finish(self):
         """What the process that made the experiment writes at the end: profile.txt, MANIFEST.md."""
-        if self._job and self._job.size > 1 and self.exit_status != -signal.SIGTERM:
+        if self._job and self._job.size > 1 and self.exit_status != -SIGTERM:
             mpi.wait_for_ranks(self.directory, self._job.size)  # those that have not ended are cut in profile.txt
         made = self._provenance
         made.ended, made.exit_status, made.stats = time.time(), self.exit_status, self.stats
@@ -227,7 +225,7 @@ class Session:
 
     def _terminated(self):
         """SIGTERM: the process dies by it once the measurement has stopped (see src/ext/terminate.c)."""
-        self.exit_status = -signal.SIGTERM
+        self.exit_status = -SIGTERM
         self._stop_at_exit()
 
     def _after_fork(self, hook_frame):
@@ -264,7 +262,7 @@ class Session:
     def _announce(self):
         shown = self.experiment.shown
         counts = f" ({self.stats['events']} events, {format_size(self.stats['bytes'])})" if self.stats else ""
-        see = (f"tracetop {EXPERIMENT_VIEWS[0]} {shlex.quote(shown)}" if self.configuration["trace"]
+        see = (f"tracetop {EXPERIMENT_VIEWS[0]} {messages.shell_quote(shown)}" if self.configuration["trace"]
                else os.path.join(shown, "profile.txt"))
         messages.say(f"experiment in {os.path.join(shown, '')}{counts}; see: {see}")
         if self.stats:
@@ -282,7 +280,7 @@ def start(output=None, **options):
 
 def command_line():
     """The command line of this process, as a shell would take it."""
-    return shlex.join(getattr(sys, "orig_argv", sys.argv))
+    return " ".join(map(messages.shell_quote, getattr(sys, "orig_argv", sys.argv)))
 
 
 # The session measuring this process, if any: forked children follow it.

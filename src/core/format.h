@@ -42,6 +42,11 @@
  *     RECORDING_OFF  dt                     user switched recording off ...
  *     RECORDING_ON   dt                     ... and on again
  *     STREAM_END     dt                     the thread ended; the stream is complete
+ *     ENTER_SHORT    tag 32 + dt / 256, u8 dt % 256, v region     (dt < 2048)
+ *     LEAVE_SHORT    tag 40 + dt / 256, u8 dt % 256                (dt < 2048)
+ * The short forms are ENTER and LEAVE whose dt is small, as nearly every
+ * call's is: the tag carries dt's high bits, so a return takes 2 bytes and
+ * a call 3 (a region below 128). Readers yield them as ENTER and LEAVE.
  * A writer guarantees well nesting: every LEAVE closes an ENTER of the same
  * stream, and a complete stream has closed every region before STREAM_END.
  *
@@ -129,8 +134,16 @@ enum tt_event_tag {
     TT_EV_MPI_IRECV = 16,
     TT_EV_MPI_COLLECTIVE_BEGIN = 17,
     TT_EV_MPI_COLLECTIVE_END = 18,
+    /* 19..31: reserved (issues 10 and 11) */
+    TT_EV_ENTER_SHORT = 32, /* .. 39 */
+    TT_EV_LEAVE_SHORT = 40, /* .. 47 */
 };
-#define TT_EV_LAST TT_EV_MPI_COLLECTIVE_END
+#define TT_EV_SHORT_FORMS 8u      /* tags of each short form */
+#define TT_EV_SHORT_DT_LIMIT 2048u /* dt below it fits a short form */
+#define TT_EV_LAST (TT_EV_LEAVE_SHORT + TT_EV_SHORT_FORMS - 1)
+/* Tags after the last of the long forms and before the short ones are not
+ * defined: readers reject them. */
+#define TT_EV_LONG_LAST TT_EV_MPI_COLLECTIVE_END
 
 enum tt_def_tag {
     TT_DEF_STRING = 1,
@@ -228,6 +241,23 @@ int tt_payload_decode(const struct tt_chunk_header *h, const uint8_t *stored, ui
 
 static inline uint8_t *tt_put_varint(uint8_t *p, uint64_t v)
 {
+    /* Deltas and ids of calls are nearly all below 2^21: up to three bytes
+     * without a loop. */
+    if (v < 0x80) {
+        p[0] = (uint8_t)v;
+        return p + 1;
+    }
+    if (v < 0x4000) {
+        p[0] = (uint8_t)(v | 0x80);
+        p[1] = (uint8_t)(v >> 7);
+        return p + 2;
+    }
+    if (v < 0x200000) {
+        p[0] = (uint8_t)(v | 0x80);
+        p[1] = (uint8_t)((v >> 7) | 0x80);
+        p[2] = (uint8_t)(v >> 14);
+        return p + 3;
+    }
     while (v >= 0x80) {
         *p++ = (uint8_t)(v | 0x80);
         v >>= 7;

@@ -34,12 +34,19 @@ int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
     if (p >= end) return 0;
 
     uint8_t tag = *p++;
-    if (tag < TT_EV_ENTER || tag > TT_EV_LAST) {
+    if (tag < TT_EV_ENTER || tag > TT_EV_LAST || (tag > TT_EV_LONG_LAST && tag < TT_EV_ENTER_SHORT)) {
         *why = "unknown event record";
         return -1;
     }
     uint64_t dt;
-    GET_V(dt);
+    if (tag >= TT_EV_ENTER_SHORT) { /* a short form: dt's high bits in the tag, its low byte next */
+        uint8_t low;
+        GET_U8(low);
+        dt = (uint64_t)((tag - TT_EV_ENTER_SHORT) % TT_EV_SHORT_FORMS) << 8 | low;
+        tag = tag < TT_EV_LEAVE_SHORT ? TT_EV_ENTER : TT_EV_LEAVE;
+    } else {
+        GET_V(dt);
+    }
     if (dt > UINT64_MAX - it->ticks) {
         *why = "event time overflows";
         return -1;

@@ -19,6 +19,8 @@
  *    Ids are NOT checked against definitions here; only the caller knows them.
  *  - tt_records_peek_call is the hot path of readers of calls: inline, for
  *    records that TT_RECORD_MAX_FIXED bytes of payload follow.
+ *  - The short forms of ENTER and LEAVE (format.h) come out as ENTER and
+ *    LEAVE, from both.
  */
 #ifndef TRACETOP_RECORDS_H
 #define TRACETOP_RECORDS_H
@@ -146,12 +148,23 @@ static inline const uint8_t *tt_short_varint(const uint8_t *p, uint64_t *out)
     return NULL;
 }
 
-/* The record at p when it is an ENTER or a LEAVE with fields of at most 4
- * bytes: the byte after it, with *tag, *dt and *id (ENTER: the region) set;
- * NULL for any other record. Reads at most 9 bytes. */
+/* The record at p when it is an ENTER or a LEAVE (either form) with fields
+ * of at most 4 bytes: the byte after it, with *tag (TT_EV_ENTER or
+ * TT_EV_LEAVE), *dt and *id (ENTER: the region) set; NULL for any other
+ * record. Reads at most 9 bytes. */
 static inline const uint8_t *tt_records_peek_call(const uint8_t *p, uint8_t *tag, uint64_t *dt, uint64_t *id)
 {
-    *tag = p[0];
+    uint8_t first = p[0];
+    if (first >= TT_EV_ENTER_SHORT && first <= TT_EV_LAST) {
+        *dt = (uint64_t)((first - TT_EV_ENTER_SHORT) % TT_EV_SHORT_FORMS) << 8 | p[1];
+        if (first >= TT_EV_LEAVE_SHORT) {
+            *tag = TT_EV_LEAVE;
+            return p + 2;
+        }
+        *tag = TT_EV_ENTER;
+        return tt_short_varint(p + 2, id);
+    }
+    *tag = first;
     if (*tag == TT_EV_LEAVE) return tt_short_varint(p + 1, dt);
     if (*tag != TT_EV_ENTER || !(p = tt_short_varint(p + 1, dt))) return NULL;
     return tt_short_varint(p, id);

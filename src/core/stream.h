@@ -73,10 +73,9 @@ tt_chunk *tt_stream_rotate(tt_stream *s);
 /* Grows the stack of open regions; 0, or -1 when out of memory. */
 int tt_stream_grow_stack(tt_stream *s);
 
-/* Starts a record of the given tag stamped `now` and reserves room for
- * `extra` bytes of fields beyond the fixed ones; returns where the fields
- * go. tt_record_commit publishes it. */
-static inline uint8_t *tt_record_begin(tt_stream *s, uint8_t tag, uint64_t now, uint32_t extra)
+/* Room in the current chunk for a record of TT_RECORD_MAX_FIXED + extra
+ * bytes (a full chunk is handed on first): where the record goes. */
+static inline uint8_t *tt_record_reserve(tt_stream *s, uint32_t extra)
 {
     tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
     uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
@@ -84,13 +83,43 @@ static inline uint8_t *tt_record_begin(tt_stream *s, uint8_t tag, uint64_t now, 
         c = tt_stream_rotate(s);
         used = 0;
     }
-    uint8_t *p = c->data + used;
-    *p++ = tag;
+    return c->data + used;
+}
+
+/* The ticks from the stream's last record to `now`, which becomes the
+ * last (0, and the last stays, should the clock go back). */
+static inline uint64_t tt_stream_dt(tt_stream *s, uint64_t now)
+{
     uint64_t dt = 0;
     if (tt_likely(now > s->last_ticks)) {
         dt = now - s->last_ticks;
         s->last_ticks = now;
     }
+    return dt;
+}
+
+/* Starts a record of the given tag stamped `now` and reserves room for
+ * `extra` bytes of fields beyond the fixed ones; returns where the fields
+ * go. tt_record_commit publishes it. */
+static inline uint8_t *tt_record_begin(tt_stream *s, uint8_t tag, uint64_t now, uint32_t extra)
+{
+    uint8_t *p = tt_record_reserve(s, extra);
+    *p++ = tag;
+    return tt_put_varint(p, tt_stream_dt(s, now));
+}
+
+/* The tag and dt of an ENTER or a LEAVE (`tag`), in the short form
+ * (format.h) when dt allows: where the fields that follow go. */
+static inline uint8_t *tt_record_call(tt_stream *s, uint8_t tag, uint8_t short_tag, uint64_t now)
+{
+    uint8_t *p = tt_record_reserve(s, 0);
+    uint64_t dt = tt_stream_dt(s, now);
+    if (tt_likely(dt < TT_EV_SHORT_DT_LIMIT)) {
+        p[0] = (uint8_t)(short_tag + (dt >> 8));
+        p[1] = (uint8_t)dt;
+        return p + 2;
+    }
+    *p++ = tag;
     return tt_put_varint(p, dt);
 }
 
@@ -106,7 +135,7 @@ static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
 {
     if (tt_unlikely(s->depth == s->stack_cap) && tt_stream_grow_stack(s) < 0) return;
     s->stack[s->depth++] = region;
-    uint8_t *p = tt_record_begin(s, TT_EV_ENTER, now, 0);
+    uint8_t *p = tt_record_call(s, TT_EV_ENTER, TT_EV_ENTER_SHORT, now);
     tt_record_commit(s, tt_put_varint(p, region));
 }
 
@@ -123,7 +152,7 @@ static inline void tt_stream_leave(tt_stream *s, uint64_t now)
 {
     if (tt_unlikely(s->depth == 0)) return; /* entered before measurement began */
     if (s->stack[--s->depth] >= TT_STACK_OWN) return;
-    tt_record_commit(s, tt_record_begin(s, TT_EV_LEAVE, now, 0));
+    tt_record_commit(s, tt_record_call(s, TT_EV_LEAVE, TT_EV_LEAVE_SHORT, now));
 }
 
 /* The innermost stack entry: a region id, TT_STACK_SKIP or TT_STACK_OWN;

@@ -115,6 +115,17 @@ tt_stream *tt_thread_stream_slow(void)
 
 /* ---- the hook ---- */
 
+/* The region of the Python function a CALL event starts. */
+static inline uint32_t frame_region(PyFrameObject *frame)
+{
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    uint32_t region = tt_code_region((PyObject *)code);
+    Py_DECREF(code); /* the frame keeps it */
+    return region;
+}
+
+/* Calls of Python functions and returns come first: they are nearly all
+ * the events. */
 static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
     (void)obj;
@@ -124,22 +135,16 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
     uint32_t region;
     switch (what) {
     case PyTrace_CALL:
-        if (tt_likely(tt_record_calls)) {
-            PyCodeObject *code = PyFrame_GetCode(frame);
-            region = tt_code_region((PyObject *)code);
-            Py_DECREF(code);
-        } else {
-            region = TT_STACK_SKIP;
-        }
+        region = tt_likely(tt_record_calls) ? frame_region(frame) : TT_STACK_SKIP;
         break;
+    case PyTrace_RETURN:
+        tt_stream_leave(s, tt_clock_now());
+        return 0;
     case PyTrace_C_CALL:
         if (!tt_record_c_calls) return 0;
         region = tt_cfunction_region(arg);
         if (!tt_record_calls && region != TT_STACK_OWN) region = TT_STACK_SKIP;
         break;
-    case PyTrace_RETURN:
-        tt_stream_leave(s, tt_clock_now());
-        return 0;
     case PyTrace_C_RETURN:
     case PyTrace_C_EXCEPTION:
         if (tt_record_c_calls) tt_stream_leave(s, tt_clock_now());

@@ -1,6 +1,5 @@
 """`tracetop run`: runs a Python program under measurement, writing an experiment directory."""
 
-import argparse
 import os
 
 from tracetop import messages, options, runner
@@ -10,6 +9,27 @@ from tracetop.program import split_command_line
 
 
 def main(arguments, prog):
+    try:
+        option_arguments, program = split_command_line(arguments, options.FLAGS_WITH_VALUE)
+    except CommandError as problem:
+        _parser(prog).error(str(problem))
+    option_arguments, not_needed = options.set_aside_not_needed(option_arguments)
+    # Well-formed options are read without argparse, which would cost more start-up than all the rest;
+    # argparse reads what is not (--help, a mistake to report, no program).
+    namespace = options.parse_plainly(option_arguments) if program is not None else None
+    if namespace is None:
+        parser = _parser(prog)
+        namespace = parser.parse_args(option_arguments)
+        if program is None:
+            parser.error("no program given: name a script, -m module or -c code")
+    if not_needed:
+        messages.note(f"not needed with tracetop, ignored: {' '.join(not_needed)}")
+    return runner.run(program, options.from_command_line(namespace, os.environ))
+
+
+def _parser(prog):
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog=prog,
         usage="%(prog)s [options] (script.py | -m module | -c code) [args ...]",
@@ -20,14 +40,4 @@ def main(arguments, prog):
         allow_abbrev=False,
     )
     options.add_arguments(parser)
-    try:
-        option_arguments, program = split_command_line(arguments, options.FLAGS_WITH_VALUE)
-    except CommandError as problem:
-        parser.error(str(problem))
-    option_arguments, not_needed = options.set_aside_not_needed(option_arguments)
-    namespace = parser.parse_args(option_arguments)
-    if program is None:
-        parser.error("no program given: name a script, -m module or -c code")
-    if not_needed:
-        messages.note(f"not needed with tracetop, ignored: {' '.join(not_needed)}")
-    return runner.run(program, options.from_command_line(namespace, os.environ))
+    return parser

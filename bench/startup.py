@@ -1,0 +1,71 @@
+"""What tracetop adds to the start of a Python process: `tracetop run -c pass`, `python -m tracetop run -c
+pass` and a followed child (TRACETOP_FOLLOW_INTO set, `python -c pass`), against `python -c pass`.
+
+    python bench/startup.py [--runs 15]
+
+Prints, for each, the instructions over `python -c pass` (perf or valgrind, as run.py counts them) and
+the median of paired wall-clock differences (each run of it right after one of `python -c pass`)."""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import run
+
+PY = sys.executable
+TRACETOP = str(Path(PY).with_name("tracetop"))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=15, help="paired wall-clock runs (default 15)")
+    args = parser.parse_args()
+    counter = run.instruction_counter()
+    with tempfile.TemporaryDirectory(prefix="tracetop-startup-") as tmp:
+        work = Path(tmp)
+        parent = work / "parent"  # the experiment a followed child joins
+        subprocess.run([TRACETOP, "run", "--output", str(parent), "-c", "pass"], check=True, capture_output=True)
+        cases = {
+            "tracetop run -c pass": lambda out: [TRACETOP, "run", "--output", str(out), "-c", "pass"],
+            "python -m tracetop run -c pass": lambda out: [PY, "-m", "tracetop", "run", "--output", str(out), "-c",
+                                                           "pass"],
+            "followed child (python -c pass)": lambda out: [PY, "-c", "pass"],
+        }
+        env = {**os.environ, "TRACETOP_FOLLOW_INTO": str(parent)}
+
+        def argv_env(name, n):
+            out = work / f"exp{n}"
+            return cases[name](out), (env if name.startswith("followed") else os.environ)
+
+        def instructions(argv, environ):
+            run.ENV = environ  # what run.execute runs with
+            return run.count_instructions(counter, argv, work).instructions
+
+        plain = instructions([PY, "-c", "pass"], os.environ)
+        print(f"Python {sys.version.split()[0]}; `python -c pass`: {plain / 1e6:.1f} M instructions ({counter})\n")
+        print("| what | instructions over python -c pass | paired wall median (ms) |")
+        print("|---|---:|---:|")
+        for n, name in enumerate(cases):
+            argv, environ = argv_env(name, n)
+            extra = instructions(argv, environ) - plain
+            differences = []
+            for r in range(args.runs):
+                start = time.perf_counter()
+                subprocess.run([PY, "-c", "pass"], check=True)
+                base = time.perf_counter() - start
+                argv, environ = argv_env(name, f"{n}-{r}")
+                start = time.perf_counter()
+                subprocess.run(argv, env=environ, check=True, capture_output=True)
+                differences.append(time.perf_counter() - start - base)
+            print(f"| {name} | +{extra / 1e6:.1f} M | {statistics.median(differences) * 1e3:+.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except run.Failed as failure:
+        sys.exit(f"startup.py: {failure}")
