@@ -42,6 +42,7 @@ class Provenance:
     ended: float = None  # None while running, and forever after a crash
     exit_status: int = None  # negative: killed by that signal
     stats: dict = None  # from _tracetop.stop()
+    objects: str = None  # with --objects: how they were counted, or why they could not be
 
 
 class Experiment:
@@ -119,6 +120,8 @@ class Experiment:
             yield f"- ended: {_when(made.ended)}{status}"
         if made.stats:
             yield f"- recorded: {describe_stats(made.stats)}"
+        if made.objects:
+            yield f"- objects: {made.objects}"
         yield "- configuration:"
         yield ""
         yield "  ```"

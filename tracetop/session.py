@@ -128,10 +128,28 @@ class Session:
             raise
         if job:
             _tracetop.mpi_attach(mpi.LIBRARY)
+        if configuration["objects"]:
+            session._count_objects()
         session._measure_on_exit()
         if configuration["follow"]:
             os.environ[FOLLOW_VARIABLE] = experiment.path
         return session
+
+    def _count_objects(self):
+        """--objects: where this Python cannot count them, one line says so and the run goes on without."""
+        try:
+            _tracetop.objects_enable()
+            said = ("counted exactly, by type and creating region, with CPython's reference tracer; bytes are each "
+                    "type's fixed part (tp_basicsize)")
+            if sys.version_info < (3, 13, 3):
+                said += (f"; Python {platform.python_version()} leaves out the destruction of some objects freed by "
+                         "the interpreter loop (CPython gh-130382): they count as destroyed when their address is "
+                         "used again, so some may show as alive at the end")
+        except _tracetop.TraceError as error:
+            messages.note(f"{error}; the run goes on without --objects")
+            said = f"not counted: {error}"
+        if self._provenance:
+            self._provenance.objects = said
 
     def _measuring_program(self):
         """Last, so that none of tracetop's own calls is recorded: the measurement shows the program alone."""

@@ -2,6 +2,7 @@
 #include "ptrmap.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static int alloc_slots(tt_ptrmap *m, unsigned bits)
 {
@@ -44,4 +45,34 @@ int tt_ptrmap_put(tt_ptrmap *m, const void *key, uint32_t value)
     }
     insert(m, key, value);
     return 0;
+}
+
+/* Linear probing without tombstones: the keys after the removed one, up to
+ * the next empty slot, move back when their home slot allows it, so every
+ * lookup still finds its key before an empty slot. */
+int tt_ptrmap_remove(tt_ptrmap *m, const void *key, uint32_t *value)
+{
+    size_t i = tt_ptrmap_hash(m, key);
+    while (m->slots[i].key != key) {
+        if (!m->slots[i].key) return 0;
+        i = (i + 1) & m->mask;
+    }
+    *value = m->slots[i].value;
+    for (size_t j = (i + 1) & m->mask; m->slots[j].key; j = (j + 1) & m->mask) {
+        size_t home = tt_ptrmap_hash(m, m->slots[j].key);
+        /* j's key may fill the hole at i unless its home lies in (i, j]. */
+        if (((j - home) & m->mask) >= ((j - i) & m->mask)) {
+            m->slots[i] = m->slots[j];
+            i = j;
+        }
+    }
+    m->slots[i].key = NULL;
+    m->count--;
+    return 1;
+}
+
+void tt_ptrmap_clear(tt_ptrmap *m)
+{
+    memset(m->slots, 0, (m->mask + 1) * sizeof *m->slots);
+    m->count = 0;
 }

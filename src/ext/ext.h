@@ -36,6 +36,14 @@ int tt_ext_add_index(PyObject *module);  /* lodobj.c: Index, the viewer's level-
 int tt_ext_add_fork(PyObject *module);   /* fork.c: measuring on in a forked child */
 int tt_ext_add_terminate(PyObject *module); /* terminate.c: SIGTERM completes the trace */
 int tt_ext_add_mpi(PyObject *module);    /* mpi.c: MPI calls recorded */
+int tt_ext_add_objects(PyObject *module); /* objects.c: objects counted */
+
+/* Counting objects (objects.c) in the active session: start is a no-op
+ * when counting already or not measuring, -1 with TraceError where this
+ * Python cannot count them; stop records what was counted. */
+int tt_objects_start(void);
+void tt_objects_stop(void);
+int tt_objects_counting(void);
 
 /* In a forked child (terminate.c): SIGTERM's default action back. */
 void tt_terminate_forked(void);

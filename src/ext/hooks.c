@@ -446,6 +446,7 @@ static PyObject *stop(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     if (!tt_active) Py_RETURN_NONE;
+    tt_objects_stop();
     tt_remove_hooks();
     tt_session *session = tt_active;
     tt_active = NULL;

@@ -1,0 +1,310 @@
+/* objects.c -- the objects a program creates and destroys, counted by type
+ * and by the region that created them (`--objects`, format.h: OBJECTS).
+ *
+ * CPython 3.13 calls a reference tracer (PyRefTracer_SetTracer) as it
+ * makes every object, those it takes from a free list included, and as it
+ * destroys one. Counting is exact, not sampled:
+ *
+ *  - created: the object's type is named (cached per type), the creating
+ *    region is the innermost recorded one on the thread's stack (a call
+ *    left out by --filter or tracetop's own counts for its caller), and
+ *    the pair's place (a cell) counts it. The object's address is kept in
+ *    a map, with its cell, for as long as it lives.
+ *  - destroyed: the address leaves the map and its cell counts it, so an
+ *    object counts against the region that made it, whichever thread frees
+ *    it. An object made before counting started is in no map and counted
+ *    neither way.
+ *  - an address made again while still in the map belonged to an object
+ *    whose destruction CPython did not report (3.13.0 to 3.13.2 leave some
+ *    out: CPython gh-130382); it counts as destroyed then.
+ *
+ * The cells are written as OBJECTS records, each the change since its
+ * last, by the thread that counts: when enough objects were counted and
+ * some time passed, and when counting stops. Inside the tracer nothing
+ * waits for the writer (the GIL cannot be let go in the middle of making
+ * an object): a record that finds no room waits for the next batch.
+ *
+ * Everything here runs with the GIL held: it serialises the tables. Python
+ * 3.11 and 3.12 have no reference tracer, and the free lists of list,
+ * dict, tuple and float reuse objects without a call any hook could see:
+ * there, and on free-threaded builds, counting objects is refused.
+ */
+#include "ext.h"
+
+#include <stdlib.h>
+
+#if PY_VERSION_HEX >= 0x030D0000 && !defined(Py_GIL_DISABLED)
+#define OBJECTS_SUPPORTED 1
+#endif
+
+static int counting;
+
+#ifdef OBJECTS_SUPPORTED
+
+/* Counted between looks at the clock, and the time between batches. */
+#define CHECK_EVERY 1024u
+#define BATCH_MS 100u
+
+typedef struct cell {
+    uint32_t region; /* + 1; 0: none */
+    uint32_t type;   /* its name, a string id */
+    uint64_t size;
+    uint64_t created, destroyed;
+    uint64_t shown_created, shown_destroyed; /* as of its last record */
+    int dirty;
+} cell;
+
+static tt_ptrmap alive;  /* object -> cell */
+static tt_ptrmap places; /* (region + 1) << 32 | type + 1 -> cell */
+static tt_ptrmap types;  /* type object -> its name's string id */
+static cell *cells;
+static uint32_t cell_count, cell_cap;
+static uint32_t *dirty;
+static uint32_t dirty_count, dirty_cap;
+static uint32_t since_check;
+static uint64_t last_batch, batch_ticks;
+static __thread int inside; /* the tracer is running: what it makes is tracetop's */
+
+/* ---- names ---- */
+
+/* "list", "collections.deque" as "collections:deque", a class as
+ * module:qualname. TT_NO_ID when out of memory. */
+static uint32_t type_name_slow(PyTypeObject *tp)
+{
+    char buf[512];
+    const char *name = tp->tp_name;
+    if (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) {
+        PyObject *module = PyDict_GetItemString(tp->tp_dict, "__module__");
+        PyObject *qualname = ((PyHeapTypeObject *)tp)->ht_qualname;
+        const char *m = module && PyUnicode_Check(module) ? PyUnicode_AsUTF8(module) : NULL;
+        const char *q = qualname && PyUnicode_Check(qualname) ? PyUnicode_AsUTF8(qualname) : NULL;
+        PyErr_Clear();
+        if (m && q) {
+            snprintf(buf, sizeof buf, "%s:%s", m, q);
+            name = buf;
+        }
+    } else {
+        const char *dot = strrchr(name, '.');
+        if (dot) {
+            snprintf(buf, sizeof buf, "%.*s:%s", (int)(dot - name), name, dot + 1);
+            name = buf;
+        }
+    }
+    uint32_t id = tt_registry_string(&tt_definitions, name, strlen(name));
+    if (id != TT_NO_ID && tt_ptrmap_put(&types, tp, id) < 0) return TT_NO_ID;
+    return id;
+}
+
+static inline uint32_t type_name(PyTypeObject *tp)
+{
+    uint32_t id;
+    return tt_ptrmap_get(&types, tp, &id) ? id : type_name_slow(tp);
+}
+
+/* The innermost recorded region of the calling thread, + 1; 0 for none. */
+static inline uint32_t creating_region(void)
+{
+    tt_stream *s = tt_active ? tt_thread_stream() : NULL;
+    if (!s) return 0;
+    for (uint32_t i = s->depth; i > 0; i--)
+        if (s->stack[i - 1] < TT_STACK_OWN) return s->stack[i - 1] + 1;
+    return 0;
+}
+
+/* ---- cells ---- */
+
+static uint32_t __attribute__((noinline)) new_cell(const void *key, uint32_t region, uint32_t type, uint64_t size)
+{
+    if (cell_count == cell_cap) {
+        uint32_t cap = cell_cap ? cell_cap * 2 : 256;
+        cell *grown = realloc(cells, cap * sizeof *grown);
+        uint32_t *grown_dirty = grown ? realloc(dirty, cap * sizeof *grown_dirty) : NULL;
+        if (grown) cells = grown;
+        if (!grown_dirty) return TT_NO_ID;
+        dirty = grown_dirty;
+        cell_cap = cap;
+    }
+    if (tt_ptrmap_put(&places, key, cell_count) < 0) return TT_NO_ID;
+    cells[cell_count] = (cell){.region = region, .type = type, .size = size};
+    return cell_count++;
+}
+
+static inline uint32_t cell_of(uint32_t region, uint32_t type, uint64_t size)
+{
+    const void *key = (const void *)(uintptr_t)((uint64_t)region << 32 | ((uint64_t)type + 1));
+    uint32_t c;
+    return tt_ptrmap_get(&places, key, &c) ? c : new_cell(key, region, type, size);
+}
+
+static inline void touch(uint32_t c)
+{
+    if (!cells[c].dirty) {
+        cells[c].dirty = 1;
+        dirty[dirty_count++] = c;
+    }
+}
+
+/* Records the changed cells in the calling thread's stream; without
+ * may_wait those that find no room stay for the next batch. */
+static void write_batch(int may_wait)
+{
+    tt_stream *s = tt_active ? tt_thread_stream() : NULL;
+    if (!s) return;
+    uint64_t now = tt_clock_now();
+    last_batch = now;
+    while (dirty_count) {
+        cell *c = &cells[dirty[dirty_count - 1]];
+        tt_stream_objects_counts n = {.region = c->region,
+                                      .type = c->type,
+                                      .size = c->size,
+                                      .created = c->created - c->shown_created,
+                                      .destroyed = c->destroyed - c->shown_destroyed};
+        /* Taken off the list first: with may_wait, the GIL is let go. */
+        dirty_count--;
+        c->dirty = 0;
+        c->shown_created = c->created;
+        c->shown_destroyed = c->destroyed;
+        if (tt_stream_objects(s, now, &n, may_wait) < 0) {
+            c = &cells[dirty[dirty_count]];
+            c->shown_created -= n.created;
+            c->shown_destroyed -= n.destroyed;
+            touch(dirty[dirty_count]);
+            return;
+        }
+    }
+}
+
+/* ---- the tracer ---- */
+
+static void destroyed(uint32_t c)
+{
+    cells[c].destroyed++;
+    touch(c);
+}
+
+static PyRefTracer previous_tracer;
+static void *previous_data;
+
+static int tracer(PyObject *op, PyRefTracerEvent event, void *data)
+{
+    (void)data;
+    if (previous_tracer) previous_tracer(op, event, previous_data);
+    if (inside) return 0;
+    inside = 1;
+    uint32_t c;
+    if (event == PyRefTracer_CREATE) {
+        PyTypeObject *tp = Py_TYPE(op);
+        uint32_t type = type_name(tp);
+        if (type != TT_NO_ID && (c = cell_of(creating_region(), type, (uint64_t)tp->tp_basicsize)) != TT_NO_ID) {
+            uint32_t before;
+            if (tt_ptrmap_get(&alive, op, &before)) destroyed(before);
+            if (tt_ptrmap_put(&alive, op, c) == 0) {
+                cells[c].created++;
+                touch(c);
+            }
+        }
+    } else {
+        if (tt_ptrmap_remove(&alive, op, &c)) destroyed(c);
+        /* A class's address may serve another class next. */
+        if (PyType_Check(op)) tt_ptrmap_remove(&types, op, &c);
+    }
+    if (tt_unlikely(++since_check >= CHECK_EVERY)) {
+        since_check = 0;
+        if (tt_clock_now() - last_batch >= batch_ticks) write_batch(0);
+    }
+    inside = 0;
+    return 0;
+}
+
+static void reset(void)
+{
+    tt_ptrmap_clear(&alive);
+    cell_count = 0;
+    dirty_count = 0;
+    tt_ptrmap_clear(&places);
+}
+
+#endif /* OBJECTS_SUPPORTED */
+
+/* ---- on and off ---- */
+
+int tt_objects_counting(void) { return counting; }
+
+int tt_objects_start(void)
+{
+    if (counting || !tt_active) return 0;
+#ifdef OBJECTS_SUPPORTED
+    if ((!alive.slots && tt_ptrmap_init(&alive) < 0) || (!places.slots && tt_ptrmap_init(&places) < 0) ||
+        (!types.slots && tt_ptrmap_init(&types) < 0)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    batch_ticks = tt_clock_ticks_per_second() / 1000u * BATCH_MS;
+    last_batch = tt_clock_now();
+    previous_tracer = PyRefTracer_GetTracer(&previous_data);
+    if (PyRefTracer_SetTracer(tracer, NULL) < 0) return -1;
+    counting = 1;
+    return 0;
+#else
+#if defined(Py_GIL_DISABLED)
+    PyErr_SetString(tt_TraceError, "objects cannot be counted on a free-threaded Python build");
+#else
+    PyErr_Format(tt_TraceError,
+                 "objects cannot be counted on Python %s: it needs the reference tracer of Python 3.13 or later",
+                 PY_VERSION);
+#endif
+    return -1;
+#endif
+}
+
+void tt_objects_stop(void)
+{
+#ifdef OBJECTS_SUPPORTED
+    if (!counting) return;
+    /* Another tracer put in place since (tracemalloc.start()) stays. */
+    void *data;
+    if (PyRefTracer_GetTracer(&data) == tracer) PyRefTracer_SetTracer(previous_tracer, previous_data);
+    counting = 0;
+    inside = 1;
+    write_batch(1);
+    inside = 0;
+    reset();
+#endif
+}
+
+/* ---- Python ---- */
+
+static PyObject *objects_enable(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    if (tt_objects_start() < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *objects_disable(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    tt_objects_stop();
+    Py_RETURN_NONE;
+}
+
+static PyObject *objects_enabled(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return PyBool_FromLong(counting);
+}
+
+static PyMethodDef object_methods[] = {
+    {"objects_enable", objects_enable, METH_NOARGS,
+     "Count the objects created and destroyed, by type and creating region (a no-op outside a measurement);\n"
+     "TraceError where this Python cannot."},
+    {"objects_disable", objects_disable, METH_NOARGS, "Stop counting objects; what was counted is recorded."},
+    {"objects_enabled", objects_enabled, METH_NOARGS, "Whether objects are counted."},
+    {NULL, NULL, 0, NULL},
+};
+
+int tt_ext_add_objects(PyObject *module)
+{
+    if (tt_pyregions_own_methods(object_methods) < 0) return -1;
+    return PyModule_AddFunctions(module, object_methods);
+}
