@@ -139,12 +139,16 @@ class Session:
         """--objects: where this Python cannot count them, one line says so and the run goes on without."""
         try:
             _tracetop.objects_enable()
-            said = ("counted exactly, by type and creating region, with CPython's reference tracer; bytes are each "
-                    "type's fixed part (tp_basicsize)")
+            how = ("CPython's reference tracer" if sys.version_info >= (3, 13) else
+                   "wedges on libpython's _Py_NewReference and _Py_Dealloc")
+            said = f"counted exactly, by type and creating region, with {how}; bytes are each type's fixed part"
             if sys.version_info < (3, 13, 3):
-                said += (f"; Python {platform.python_version()} leaves out the destruction of some objects freed by "
-                         "the interpreter loop (CPython gh-130382): they count as destroyed when their address is "
-                         "used again, so some may show as alive at the end")
+                said += (f"; Python {platform.python_version()} frees some objects in its interpreter loop without "
+                         "telling (CPython gh-130382): they count as destroyed when their address is used again, so a "
+                         "few may show as alive at the end")
+            if self.configuration["instrumenter"] in ("profile", "trace"):
+                said += ("; to report calls to the profile and trace hooks CPython makes frame objects (and, for C "
+                         "methods, bound methods), counted too: --instrumenter=monitoring makes none")
         except _tracetop.TraceError as error:
             messages.note(f"{error}; the run goes on without --objects")
             said = f"not counted: {error}"

@@ -33,7 +33,9 @@
 
 #include <stdlib.h>
 
-#if PY_VERSION_HEX >= 0x030D0000 && !defined(Py_GIL_DISABLED)
+#include "relink.h"
+
+#if !defined(Py_GIL_DISABLED)
 #define OBJECTS_SUPPORTED 1
 #endif
 
@@ -191,6 +193,44 @@ static void destroyed(uint32_t c)
     touch(c);
 }
 
+static void created(PyObject *op)
+{
+    PyTypeObject *tp = Py_TYPE(op);
+    uint32_t type = type_name(tp), c;
+    if (type == TT_NO_ID || (c = cell_of(creating_region(), type, (uint64_t)tp->tp_basicsize)) == TT_NO_ID) return;
+    uint32_t before;
+    if (tt_ptrmap_get(&alive, op, &before)) destroyed(before);
+    if (tt_ptrmap_put(&alive, op, c) == 0) {
+        cells[c].created++;
+        touch(c);
+    }
+}
+
+static void gone(PyObject *op)
+{
+    uint32_t c;
+    if (tt_ptrmap_remove(&alive, op, &c)) destroyed(c);
+    /* A class's address may serve another class next. */
+    if (PyType_Check(op)) tt_ptrmap_remove(&types, op, &c);
+}
+
+/* Counts one event of CPython's: an object made (1) or destroyed (0). */
+static inline void count(PyObject *op, int create)
+{
+    if (inside) return;
+    inside = 1;
+    if (create)
+        created(op);
+    else
+        gone(op);
+    if (tt_unlikely(++since_check >= CHECK_EVERY)) {
+        since_check = 0;
+        if (tt_clock_now() - last_batch >= batch_ticks) write_batch(0);
+    }
+    inside = 0;
+}
+
+#if PY_VERSION_HEX >= 0x030D0000
 static PyRefTracer previous_tracer;
 static void *previous_data;
 
@@ -198,32 +238,63 @@ static int tracer(PyObject *op, PyRefTracerEvent event, void *data)
 {
     (void)data;
     if (previous_tracer) previous_tracer(op, event, previous_data);
-    if (inside) return 0;
-    inside = 1;
-    uint32_t c;
-    if (event == PyRefTracer_CREATE) {
-        PyTypeObject *tp = Py_TYPE(op);
-        uint32_t type = type_name(tp);
-        if (type != TT_NO_ID && (c = cell_of(creating_region(), type, (uint64_t)tp->tp_basicsize)) != TT_NO_ID) {
-            uint32_t before;
-            if (tt_ptrmap_get(&alive, op, &before)) destroyed(before);
-            if (tt_ptrmap_put(&alive, op, c) == 0) {
-                cells[c].created++;
-                touch(c);
-            }
-        }
-    } else {
-        if (tt_ptrmap_remove(&alive, op, &c)) destroyed(c);
-        /* A class's address may serve another class next. */
-        if (PyType_Check(op)) tt_ptrmap_remove(&types, op, &c);
-    }
-    if (tt_unlikely(++since_check >= CHECK_EVERY)) {
-        since_check = 0;
-        if (tt_clock_now() - last_batch >= batch_ticks) write_batch(0);
-    }
-    inside = 0;
+    count(op, event == PyRefTracer_CREATE);
     return 0;
 }
+
+static int hook_in(void)
+{
+    previous_tracer = PyRefTracer_GetTracer(&previous_data);
+    return PyRefTracer_SetTracer(tracer, NULL);
+}
+
+static void hook_out(void)
+{
+    /* Another tracer put in place since (tracemalloc.start()) stays. */
+    void *data;
+    if (PyRefTracer_GetTracer(&data) == tracer) PyRefTracer_SetTracer(previous_tracer, previous_data);
+}
+#else
+/* Before 3.13: wedges on the two functions every object passes through
+ * as CPython makes it (free lists included) and as it destroys it,
+ * _Py_NewReference and _Py_Dealloc (relink.h). */
+static void (*new_reference)(PyObject *);
+static void (*dealloc)(PyObject *);
+
+static void counted_new_reference(PyObject *op)
+{
+    new_reference(op);
+    count(op, 1);
+}
+
+static void counted_dealloc(PyObject *op)
+{
+    count(op, 0);
+    dealloc(op);
+}
+
+static int hook_in(void)
+{
+    if (tt_relink("_Py_NewReference", (void *)counted_new_reference, (void **)&new_reference) < 0) goto refused;
+    if (tt_relink("_Py_Dealloc", (void *)counted_dealloc, (void **)&dealloc) < 0) {
+        tt_relink("_Py_NewReference", (void *)new_reference, NULL);
+        goto refused;
+    }
+    return 0;
+refused:
+    PyErr_Format(tt_TraceError,
+                 "objects cannot be counted on this Python %s: its libpython is not a shared library whose own "
+                 "calls can be wedged (Python 3.13 and later need no wedge)",
+                 PY_VERSION);
+    return -1;
+}
+
+static void hook_out(void)
+{
+    tt_relink("_Py_Dealloc", (void *)dealloc, NULL);
+    tt_relink("_Py_NewReference", (void *)new_reference, NULL);
+}
+#endif
 
 static void reset(void)
 {
@@ -250,18 +321,11 @@ int tt_objects_start(void)
     }
     batch_ticks = tt_clock_ticks_per_second() / 1000u * BATCH_MS;
     last_batch = tt_clock_now();
-    previous_tracer = PyRefTracer_GetTracer(&previous_data);
-    if (PyRefTracer_SetTracer(tracer, NULL) < 0) return -1;
+    if (hook_in() < 0) return -1;
     counting = 1;
     return 0;
 #else
-#if defined(Py_GIL_DISABLED)
     PyErr_SetString(tt_TraceError, "objects cannot be counted on a free-threaded Python build");
-#else
-    PyErr_Format(tt_TraceError,
-                 "objects cannot be counted on Python %s: it needs the reference tracer of Python 3.13 or later",
-                 PY_VERSION);
-#endif
     return -1;
 #endif
 }
@@ -270,9 +334,7 @@ void tt_objects_stop(void)
 {
 #ifdef OBJECTS_SUPPORTED
     if (!counting) return;
-    /* Another tracer put in place since (tracemalloc.start()) stays. */
-    void *data;
-    if (PyRefTracer_GetTracer(&data) == tracer) PyRefTracer_SetTracer(previous_tracer, previous_data);
+    hook_out();
     counting = 0;
     inside = 1;
     write_batch(1);

@@ -10,8 +10,10 @@ import pytest
 from helpers import PROGRAMS, assert_complete, environment, python, streams, tracetop, tracetop_lines
 
 PROGRAM = PROGRAMS / "objects.py"
-COUNTING = sys.version_info >= (3, 13) and not sysconfig.get_config_var("Py_GIL_DISABLED")
-needs_tracer = pytest.mark.skipif(not COUNTING, reason="objects are counted on Python 3.13 and later")
+# 3.13 has a reference tracer; before, objects are counted by wedges in a shared libpython.
+COUNTING = not sysconfig.get_config_var("Py_GIL_DISABLED") and (
+    sys.version_info >= (3, 13) or bool(sysconfig.get_config_var("Py_ENABLE_SHARED")))
+needs_tracer = pytest.mark.skipif(not COUNTING, reason="this Python cannot count objects")
 refused = pytest.mark.skipif(COUNTING, reason="this Python counts objects")
 
 FILTER = """
@@ -110,11 +112,17 @@ def test_without_objects_nothing_is_counted_or_changed(tmp_path):
 PROGRAM_API = """
 import tracetop
 
+def lists(n):
+    out = []
+    for _ in range(n):
+        out.append([])
+    return out
+
 def before():
-    return [[] for _ in range(10)]
+    return lists(10)
 
 def during():
-    return [[] for _ in range(20)]
+    return lists(20)
 
 before()
 print(tracetop.objects.enable(), tracetop.objects.enabled())
@@ -134,9 +142,10 @@ def test_enable_and_disable_in_code(tmp_path):
     counts = object_counts(tmp_path / "exp")
     lines = [line for line in tracetop_lines(completed.stderr) if "objects" in line]
     if COUNTING:
-        # The comprehension's own list and the 20 it holds; nothing of before(), outside the switch.
-        assert counts["__main__:during", "list"][0] == 21
-        assert not [key for key in counts if key[0] == "__main__:before"]
+        # 21 lists while counting; none of those before() makes, outside the switch. The 20 in the list are
+        # freed with it; the list itself, dropped by the interpreter loop, is freed without telling before 3.13.3.
+        created, destroyed = counts["__main__:lists", "list"]
+        assert created == 21 and destroyed >= 20
         assert not lines
     else:
         assert not counts
@@ -151,7 +160,7 @@ def test_refused_where_python_cannot_count(tmp_path):
     completed = measure(tmp_path, "--objects")
     lines = [line for line in tracetop_lines(completed.stderr) if "objects" in line]
     assert len(lines) == 1, completed.stderr
-    assert f"objects cannot be counted on Python {sys.version.split()[0]}" in lines[0]
+    assert "objects cannot be counted on " in lines[0]
     assert lines[0].endswith("the run goes on without --objects")
     assert "- objects: not counted: " in (tmp_path / "exp" / "MANIFEST.md").read_text()
     assert not object_counts(tmp_path / "exp")
