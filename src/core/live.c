@@ -63,13 +63,14 @@ typedef struct shared {
     _Atomic uint64_t answered; /* the last request acted on */
     _Atomic uint32_t measuring;
     _Atomic uint32_t state; /* tt_live_state */
+    _Atomic uint32_t objects; /* objects counted */
 
     /* Written by readers. */
     alignas(64) _Atomic uint64_t tail;
     _Atomic uint64_t reader_epoch; /* one more at each attach */
     _Atomic uint64_t reader_beat_ns;
     _Atomic int32_t reader_pid;
-    _Atomic uint64_t request; /* serial << 1 | on */
+    _Atomic uint64_t request; /* serial << 2 | TT_LIVE_OBJECTS | TT_LIVE_ON */
 } shared;
 
 _Static_assert(sizeof(shared) <= HEADER_SIZE, "the header fits its page");
@@ -371,7 +372,7 @@ int tt_live_poll_request(tt_live *l, uint64_t *ticket)
     if (request == l->request) return -1;
     l->request = request;
     *ticket = request;
-    return (int)(request & 1);
+    return (int)(request & (TT_LIVE_ON | TT_LIVE_OBJECTS));
 }
 
 void tt_live_answer(tt_live *l, uint64_t ticket, int measuring)
@@ -379,6 +380,11 @@ void tt_live_answer(tt_live *l, uint64_t ticket, int measuring)
     if (l->owner != this_process) return;
     if (measuring >= 0) atomic_store_explicit(&l->sh->measuring, measuring ? 1u : 0u, memory_order_release);
     if (ticket) atomic_store_explicit(&l->sh->answered, ticket, memory_order_release);
+}
+
+void tt_live_show_objects(tt_live *l, int counting)
+{
+    if (l->owner == this_process) atomic_store_explicit(&l->sh->objects, counting ? 1u : 0u, memory_order_release);
 }
 
 /* ---- readers ---- */
@@ -497,6 +503,8 @@ int tt_live_measuring(const tt_live_view *v)
     return (int)atomic_load_explicit(&v->sh->measuring, memory_order_acquire);
 }
 
+int tt_live_objects(const tt_live_view *v) { return (int)atomic_load_explicit(&v->sh->objects, memory_order_acquire); }
+
 uint64_t tt_live_dropped_bytes(const tt_live_view *v)
 {
     return atomic_load_explicit(&v->sh->dropped_bytes, memory_order_relaxed);
@@ -597,11 +605,11 @@ void tt_live_release(tt_live_view *v)
     if (v->attached) atomic_store_explicit(&v->sh->tail, v->pos, memory_order_release);
 }
 
-uint64_t tt_live_request(tt_live_view *v, int on)
+uint64_t tt_live_request(tt_live_view *v, int what)
 {
     uint64_t old = atomic_load_explicit(&v->sh->request, memory_order_acquire), request;
     do {
-        request = (((old >> 1) + 1) << 1) | (on ? 1u : 0u);
+        request = (((old >> 2) + 1) << 2) | ((uint64_t)what & (TT_LIVE_ON | TT_LIVE_OBJECTS));
     } while (!atomic_compare_exchange_weak_explicit(&v->sh->request, &old, request, memory_order_acq_rel,
                                                     memory_order_acquire));
     return request;
@@ -609,7 +617,7 @@ uint64_t tt_live_request(tt_live_view *v, int on)
 
 int tt_live_answered(const tt_live_view *v, uint64_t ticket)
 {
-    return (atomic_load_explicit(&v->sh->answered, memory_order_acquire) >> 1) >= (ticket >> 1);
+    return (atomic_load_explicit(&v->sh->answered, memory_order_acquire) >> 2) >= (ticket >> 2);
 }
 
 /* ---- finding channels ---- */

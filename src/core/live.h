@@ -89,13 +89,20 @@ void tt_live_defs(tt_live *l, uint32_t seq, const uint8_t *data, uint32_t used, 
 int tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_ticks, const uint8_t *data,
                    uint32_t used, int full);
 
-/* A request not yet answered: 1 (on) or 0 (off), with *ticket to answer;
- * -1 when there is none. */
+/* What a reader asks for: measurement on (TT_LIVE_ON) or off; with
+ * TT_LIVE_OBJECTS, counting objects on or off instead. */
+enum { TT_LIVE_ON = 1, TT_LIVE_OBJECTS = 2 };
+
+/* A request not yet answered (TT_LIVE_ON and TT_LIVE_OBJECTS bits), with
+ * *ticket to answer; -1 when there is none. */
 int tt_live_poll_request(tt_live *l, uint64_t *ticket);
 
 /* The measurement is now on (1) or off (0), or as it was (-1), after
  * request `ticket` (0: a change made by the program itself). */
 void tt_live_answer(tt_live *l, uint64_t ticket, int measuring);
+
+/* Objects are now counted (1) or not (0), for readers to see. */
+void tt_live_show_objects(tt_live *l, int counting);
 
 /* ---- readers: `tracetop top`, `tracetop ctl` ---- */
 
@@ -123,6 +130,7 @@ tt_live_state tt_live_process_state(const tt_live_view *v);
 /* 1 when the process still runs (it may have died without ending). */
 int tt_live_alive(const tt_live_view *v);
 int tt_live_measuring(const tt_live_view *v);
+int tt_live_objects(const tt_live_view *v); /* objects counted */
 uint64_t tt_live_dropped_bytes(const tt_live_view *v);
 
 /* The definitions log so far: `*len` bytes of definition records. */
@@ -145,9 +153,10 @@ int tt_live_next(tt_live_view *v, tt_live_slice *s, const char **why);
 /* Gives back the room of every slice read so far. */
 void tt_live_release(tt_live_view *v);
 
-/* Asks for measurement on (1) or off (0); returns the ticket that
+/* Asks for measurement on (TT_LIVE_ON) or off (0), or counting objects
+ * on or off (TT_LIVE_OBJECTS added); returns the ticket that
  * tt_live_answered waits for. */
-uint64_t tt_live_request(tt_live_view *v, int on);
+uint64_t tt_live_request(tt_live_view *v, int request);
 int tt_live_answered(const tt_live_view *v, uint64_t ticket);
 
 /* The pids of this user's live channels that are ready, stale ones removed

@@ -40,9 +40,12 @@ int tt_ext_add_objects(PyObject *module); /* objects.c: objects counted */
 
 /* Counting objects (objects.c) in the active session: start is a no-op
  * when counting already or not measuring, -1 with TraceError where this
- * Python cannot count them; stop records what was counted. */
+ * Python cannot count them; stop records what was counted when the
+ * calling thread has a stream (else it is recorded later); end, as the
+ * session stops, records everything and forgets it. */
 int tt_objects_start(void);
 void tt_objects_stop(void);
+void tt_objects_end(void);
 int tt_objects_counting(void);
 
 /* In a forked child (terminate.c): SIGTERM's default action back. */

@@ -159,6 +159,7 @@ static inline void touch(uint32_t c)
  * may_wait those that find no room stay for the next batch. */
 static void write_batch(int may_wait)
 {
+    if (!dirty_count) return;
     tt_stream *s = may_wait && tt_active ? tt_thread_stream() : existing_stream();
     if (!s) return;
     uint64_t now = tt_clock_now();
@@ -298,10 +299,10 @@ static void hook_out(void)
 
 static void reset(void)
 {
-    tt_ptrmap_clear(&alive);
+    if (alive.slots) tt_ptrmap_clear(&alive);
+    if (places.slots) tt_ptrmap_clear(&places);
     cell_count = 0;
     dirty_count = 0;
-    tt_ptrmap_clear(&places);
 }
 
 #endif /* OBJECTS_SUPPORTED */
@@ -309,6 +310,11 @@ static void reset(void)
 /* ---- on and off ---- */
 
 int tt_objects_counting(void) { return counting; }
+
+static void show(void)
+{
+    if (tt_active && tt_active->live) tt_live_show_objects(tt_active->live, counting);
+}
 
 int tt_objects_start(void)
 {
@@ -323,6 +329,7 @@ int tt_objects_start(void)
     last_batch = tt_clock_now();
     if (hook_in() < 0) return -1;
     counting = 1;
+    show();
     return 0;
 #else
     PyErr_SetString(tt_TraceError, "objects cannot be counted on a free-threaded Python build");
@@ -330,15 +337,27 @@ int tt_objects_start(void)
 #endif
 }
 
+/* The objects alive stay known while counting is off: one freed then
+ * leaves an address that, made again once counting is on, counts it as
+ * destroyed. */
 void tt_objects_stop(void)
 {
 #ifdef OBJECTS_SUPPORTED
-    if (!counting) return;
-    hook_out();
-    counting = 0;
+    if (counting) {
+        hook_out();
+        counting = 0;
+        show();
+    }
     inside = 1;
     write_batch(1);
     inside = 0;
+#endif
+}
+
+void tt_objects_end(void)
+{
+#ifdef OBJECTS_SUPPORTED
+    tt_objects_stop();
     reset();
 #endif
 }

@@ -164,3 +164,34 @@ def test_refused_where_python_cannot_count(tmp_path):
     assert lines[0].endswith("the run goes on without --objects")
     assert "- objects: not counted: " in (tmp_path / "exp" / "MANIFEST.md").read_text()
     assert not object_counts(tmp_path / "exp")
+
+
+@needs_tracer
+def test_switched_from_outside(tmp_path):
+    from test_ctl import Phases
+
+    program = Phases(tmp_path)
+
+    def objects(state):
+        completed = tracetop("ctl", str(program.process.pid), "objects", state, cwd=tmp_path)
+        assert completed.returncode == 0, completed.stderr
+        assert completed.stderr == f"tracetop: process {program.process.pid}: objects {state}\n"
+
+    objects("on")
+    program.next(2)
+    objects("off")
+    program.next(3)
+    program.next(4)
+    program.end()
+    counts = object_counts(tmp_path / "exp")
+    # sum(range(50)) makes a range at every call (and its iterator, in builtins:sum).
+    assert counts["__main__:step_2", "range"][0] > 0
+    assert not [key for key in counts if key[0] in ("__main__:step_3", "__main__:step_4")]
+    assert_complete(tmp_path / "exp")
+
+
+def test_ctl_bad_arguments(tmp_path):
+    for arguments in (["12", "objects"], ["12", "objects", "maybe"], ["12", "things", "on"], ["12", "on", "on"]):
+        completed = tracetop("ctl", *arguments, cwd=tmp_path)
+        assert completed.returncode == 2 and "Traceback" not in completed.stderr, completed.stderr
+        assert completed.stderr.count("\n") <= 3

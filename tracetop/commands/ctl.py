@@ -1,4 +1,5 @@
-"""`tracetop ctl PID on|off`: switches the measurement of a process that runs under `tracetop run --live`."""
+"""`tracetop ctl PID on|off`: switches the measurement of a process that runs under `tracetop run --live`;
+`tracetop ctl PID objects on|off` its counting of objects."""
 
 import argparse
 
@@ -8,21 +9,35 @@ from tracetop.commands import COMMANDS
 
 def main(arguments, prog):
     parser = argparse.ArgumentParser(
-        prog=prog, description=f"{COMMANDS['ctl']}. Off takes tracetop's hook away from every thread of the "
-                               "process, which then runs at its own speed; on puts it back.",
+        prog=prog, usage="%(prog)s [--timeout SECONDS] PID [objects] {on,off}",
+        description=f"{COMMANDS['ctl']}. Off takes tracetop's hook away from every thread of the "
+                    "process, which then runs at its own speed; on puts it back. `objects on|off` switches "
+                    "the counting of objects (as --objects) instead.",
         allow_abbrev=False)
     parser.add_argument("pid", type=_pid, metavar="PID", help="the process, measured with --live")
-    parser.add_argument("state", choices=("on", "off"), help="measurement on or off")
+    parser.add_argument("switch", nargs="+", metavar="[objects] {on,off}",
+                        help="measurement on or off; objects on or off: the counting of objects")
     parser.add_argument("--timeout", type=_seconds, default=2.0, metavar="SECONDS",
                         help="how long to wait for the process to answer (default: %(default)s)")
     namespace = parser.parse_args(arguments)
-    wanted = namespace.state == "on"
+    *what, state = namespace.switch
+    if state not in ("on", "off") or what not in ([], ["objects"]):
+        parser.error(f"expected on, off, objects on or objects off, not {' '.join(namespace.switch)!r}")
+    wanted = state == "on"
+    if what:
+        counting = _tracetop.live_control(namespace.pid, wanted, timeout=namespace.timeout, objects=True)
+        if counting != wanted:
+            messages.error(f"process {namespace.pid}: objects stay {'counted' if counting else 'not counted'} "
+                           "(this Python cannot count them, see its MANIFEST.md)")
+            return 1
+        messages.say(f"process {namespace.pid}: objects {state}")
+        return 0
     measuring = _tracetop.live_control(namespace.pid, wanted, timeout=namespace.timeout)
     if measuring != wanted:
         messages.error(f"process {namespace.pid}: measurement stays {'on' if measuring else 'off'} "
                        "(with --instrumenter=none only user regions are recorded)")
         return 1
-    messages.say(f"process {namespace.pid}: measurement {namespace.state}")
+    messages.say(f"process {namespace.pid}: measurement {state}")
     return 0
 
 
