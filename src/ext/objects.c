@@ -65,7 +65,12 @@ static uint32_t *dirty;
 static uint32_t dirty_count; /* dirty has room for every cell */
 static uint32_t since_check;
 static uint64_t last_batch, batch_ticks;
-static __thread int inside; /* the tracer is running: what it makes is tracetop's */
+/* The tracer is running: what it makes is tracetop's. */
+static __thread int inside __attribute__((tls_model("initial-exec")));
+/* The cell of the last object made: the next is mostly of the same type,
+ * made in the same place. */
+static PyTypeObject *last_type;
+static uint32_t last_region, last_cell;
 
 /* ---- names ---- */
 
@@ -197,14 +202,19 @@ static void destroyed(uint32_t c)
 static void created(PyObject *op)
 {
     PyTypeObject *tp = Py_TYPE(op);
-    uint32_t type = type_name(tp), c;
-    if (type == TT_NO_ID || (c = cell_of(creating_region(), type, (uint64_t)tp->tp_basicsize)) == TT_NO_ID) return;
-    uint32_t before;
-    if (tt_ptrmap_get(&alive, op, &before)) destroyed(before);
-    if (tt_ptrmap_put(&alive, op, c) == 0) {
-        cells[c].created++;
-        touch(c);
+    uint32_t region = creating_region(), c = last_cell, before;
+    if (tp != last_type || region != last_region) {
+        uint32_t type = type_name(tp);
+        if (type == TT_NO_ID || (c = cell_of(region, type, (uint64_t)tp->tp_basicsize)) == TT_NO_ID) return;
+        last_type = tp;
+        last_region = region;
+        last_cell = c;
     }
+    int was = tt_ptrmap_replace(&alive, op, c, &before);
+    if (was < 0) return;
+    if (was) destroyed(before);
+    cells[c].created++;
+    touch(c);
 }
 
 static void gone(PyObject *op)
@@ -212,7 +222,10 @@ static void gone(PyObject *op)
     uint32_t c;
     if (tt_ptrmap_remove(&alive, op, &c)) destroyed(c);
     /* A class's address may serve another class next. */
-    if (PyType_Check(op)) tt_ptrmap_remove(&types, op, &c);
+    if (PyType_Check(op)) {
+        tt_ptrmap_remove(&types, op, &c);
+        last_type = NULL;
+    }
 }
 
 /* Counts one event of CPython's: an object made (1) or destroyed (0). */
@@ -303,6 +316,7 @@ static void reset(void)
     if (places.slots) tt_ptrmap_clear(&places);
     cell_count = 0;
     dirty_count = 0;
+    last_type = NULL;
 }
 
 #endif /* OBJECTS_SUPPORTED */
