@@ -2,8 +2,9 @@
 measuring (as `tracetop run --objects` does from the start).
 
 `tracetop.objects.enable()` starts counting, `disable()` stops it and records what was counted. Outside a
-measurement both do nothing. Where this Python cannot count objects (before 3.13, free-threaded builds) enable()
-says so in one line on stderr, once, and returns False: the program goes on unmeasured for objects."""
+measurement both do nothing. Where this Python cannot count objects (free-threaded builds; before 3.13, a libpython
+linked into the executable) enable() says so in one line on stderr, once, and returns False: the program goes on
+without counting objects."""
 
 from tracetop import _tracetop, messages
 

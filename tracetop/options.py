@@ -129,7 +129,7 @@ OPTIONS = (
     Option("live", "LIVE", False, parse_bool, "publish to `tracetop top`",
            switches={"--live": True}),
     Option("objects", "OBJECTS", False, parse_bool,
-           "count the objects created and destroyed, by type and by creating function (Python 3.13+)",
+           "count the objects created and destroyed, by type and by creating function",
            switches={"--objects": True}),
     Option("mpp", "MPP", "none", choice("none", "mpi"), "MPI-aware naming and communication events",
            flags=("--mpp",), switches={"--mpi": "mpi"}, metavar="{none,mpi}"),

@@ -3,7 +3,11 @@
  *
  * CPython 3.13 calls a reference tracer (PyRefTracer_SetTracer) as it
  * makes every object, those it takes from a free list included, and as it
- * destroys one. Counting is exact, not sampled:
+ * destroys one. Before 3.13 there is none, but every object passes
+ * through _Py_NewReference as it is made (free lists included) and
+ * _Py_Dealloc as it is destroyed, which libpython calls through its offset
+ * table: wedged there (relink.h) while counting. Counting is exact, not
+ * sampled:
  *
  *  - created: the object's type is named (cached per type), the creating
  *    region is the innermost recorded one on the thread's stack (a call
@@ -15,8 +19,9 @@
  *    it. An object made before counting started is in no map and counted
  *    neither way.
  *  - an address made again while still in the map belonged to an object
- *    whose destruction CPython did not report (3.13.0 to 3.13.2 leave some
- *    out: CPython gh-130382); it counts as destroyed then.
+ *    whose destruction CPython did not report (before 3.13.3 the
+ *    interpreter loop calls some destructors itself: CPython gh-130382);
+ *    it counts as destroyed then.
  *
  * The cells are written as OBJECTS records, each the change since its
  * last, by the thread that counts: when enough objects were counted and
@@ -24,10 +29,9 @@
  * waits for the writer (the GIL cannot be let go in the middle of making
  * an object): a record that finds no room waits for the next batch.
  *
- * Everything here runs with the GIL held: it serialises the tables. Python
- * 3.11 and 3.12 have no reference tracer, and the free lists of list,
- * dict, tuple and float reuse objects without a call any hook could see:
- * there, and on free-threaded builds, counting objects is refused.
+ * Everything here runs with the GIL held: it serialises the tables. On
+ * free-threaded builds, and where libpython cannot be wedged, counting
+ * objects is refused.
  */
 #include "ext.h"
 
