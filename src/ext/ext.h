@@ -46,6 +46,9 @@ int tt_ext_add_objects(PyObject *module); /* objects.c: objects counted */
 int tt_objects_start(void);
 void tt_objects_stop(void);
 void tt_objects_end(void);
+/* In a forked child: what the parent counted and had not recorded yet is
+ * the parent's to record. */
+void tt_objects_forked(void);
 int tt_objects_counting(void);
 
 /* In a forked child (terminate.c): SIGTERM's default action back. */

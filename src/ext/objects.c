@@ -235,7 +235,8 @@ static void gone(PyObject *op)
 /* Counts one event of CPython's: an object made (1) or destroyed (0). */
 static inline void count(PyObject *op, int create)
 {
-    if (inside) return;
+    /* Not measured (a forked child that is not followed): nothing kept. */
+    if (inside || tt_unlikely(!tt_active)) return;
     inside = 1;
     if (create)
         created(op);
@@ -369,6 +370,19 @@ void tt_objects_stop(void)
     inside = 1;
     write_batch(1);
     inside = 0;
+#endif
+}
+
+void tt_objects_forked(void)
+{
+#ifdef OBJECTS_SUPPORTED
+    for (uint32_t i = 0; i < dirty_count; i++) {
+        cell *c = &cells[dirty[i]];
+        c->shown_created = c->created;
+        c->shown_destroyed = c->destroyed;
+        c->dirty = 0;
+    }
+    dirty_count = 0;
 #endif
 }
 
