@@ -24,9 +24,11 @@ from pathlib import Path
 import hook
 
 HERE = Path(__file__).resolve().parent
-WORKLOADS = HERE.parent.parent / "shared" / "workloads"
+# Beside the repository; BENCH_WORKLOADS names another place (a git worktree elsewhere).
+WORKLOADS = Path(os.environ.get("BENCH_WORKLOADS", HERE.parent.parent / "shared" / "workloads"))
 RESULTS = HERE / "results" / "latest.md"
-TOOLS = ("none", "floor", "tracetop", "tracetop+filter", "tracetop+summary", "cprofile", "viztracer")
+TOOLS = ("none", "floor", "tracetop", "tracetop+filter", "tracetop+summary", "tracetop+objects", "cprofile",
+         "viztracer")
 # What tracetop+filter excludes (Score-P filter file syntax): fib.py's function; nothing in the other
 # workloads, where the row shows what a filter costs that matches nothing.
 FILTER = "SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE __main__:fib\nSCOREP_REGION_NAMES_END\n"
@@ -136,6 +138,9 @@ def command(tool, script, size, workdir, entries):
                  str(workdir / "exp"), *program], workdir / "exp" / "trace")
     if tool == "tracetop+summary":
         return [py, "-m", "tracetop", "--output", str(workdir / "exp"), *program], workdir / "exp" / "trace"
+    if tool == "tracetop+objects":
+        return ([py, "-m", "tracetop", "--no-profile", "--objects", "--output", str(workdir / "exp"), *program],
+                workdir / "exp" / "trace")
     if tool == "cprofile":
         return [py, "-m", "cProfile", "-o", str(workdir / "out.prof"), *program], workdir / "out.prof"
     # VizTracer keeps one entry per call in a ring buffer and drops the oldest once it is full:

@@ -10,10 +10,11 @@ measurement every call is a cheap no-op, so annotated code runs unchanged withou
     tracetop.counter("queue_len", 17); tracetop.mark("checkpoint")
     tracetop.disable_recording(); tracetop.enable_recording()
     with tracetop.instrumenter.disable(): ...  # also enable(); both work as decorators
+    tracetop.objects.enable(); tracetop.objects.disable()  # count objects by type and creating region (3.13+)
     with tracetop.start(output="exp"): ...     # or session = tracetop.start(...); session.stop()
 """
 
-from tracetop import instrumenter
+from tracetop import instrumenter, objects
 from tracetop._tracetop import (
     TraceError,
     __version__,
@@ -28,7 +29,7 @@ from tracetop._tracetop import (
 from tracetop.regions import region, region_begin, region_end
 
 __all__ = [
-    "Session", "TraceError", "counter", "disable_recording", "enable_recording", "instrumenter", "mark",
+    "Session", "TraceError", "counter", "disable_recording", "enable_recording", "instrumenter", "mark", "objects",
     "parameter_int", "parameter_string", "parameter_uint", "region", "region_begin", "region_end", "start",
 ]
 

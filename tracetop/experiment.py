@@ -38,6 +38,7 @@ class Provenance:
         self.ended = None  # None while running, and forever after a crash
         self.exit_status = None  # negative: killed by that signal
         self.stats = None  # from _tracetop.stop()
+        self.objects = None  # with --objects: how they were counted, or why they could not be
 
 
 class Experiment:
@@ -136,6 +137,8 @@ class Experiment:
             yield f"- ended: {_when(made.ended)}{status}"
         if made.stats:
             yield f"- recorded: {describe_stats(made.stats)}"
+        if made.objects:
+            yield f"- objects: {made.objects}"
         yield "- configuration:"
         yield ""
         yield "  ```"

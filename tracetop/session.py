@@ -141,10 +141,32 @@ class Session:
             raise
         if job:
             _tracetop.mpi_attach(mpi.LIBRARY)
+        if configuration["objects"]:
+            session._count_objects()
         session._measure_on_exit()
         if configuration["follow"]:
             os.environ[FOLLOW_VARIABLE] = experiment.path
         return session
+
+    def _count_objects(self):
+        """--objects: where this Python cannot count them, one line says so and the run goes on without."""
+        try:
+            _tracetop.objects_enable()
+            how = ("CPython's reference tracer" if sys.version_info >= (3, 13) else
+                   "wedges on libpython's _Py_NewReference and _Py_Dealloc")
+            said = f"counted exactly, by type and creating region, with {how}; bytes are each type's fixed part"
+            if sys.version_info < (3, 13, 3):
+                said += (f"; Python {platform.python_version()} frees some objects in its interpreter loop without "
+                         "telling (CPython gh-130382): they count as destroyed when their address is used again, so a "
+                         "few may show as alive at the end")
+            if self.configuration["instrumenter"] in ("profile", "trace"):
+                said += ("; to report calls to the profile and trace hooks CPython makes frame objects (and, for C "
+                         "methods, bound methods), counted too: --instrumenter=monitoring makes none")
+        except _tracetop.TraceError as error:
+            messages.note(f"{error}; the run goes on without --objects")
+            said = f"not counted: {error}"
+        if self._provenance:
+            self._provenance.objects = said
 
     def _measuring_program(self):
         """Last, so that none of tracetop's own calls is recorded: the measurement shows the program alone."""

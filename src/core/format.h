@@ -42,6 +42,9 @@
  *     RECORDING_OFF  dt                     user switched recording off ...
  *     RECORDING_ON   dt                     ... and on again
  *     STREAM_END     dt                     the thread ended; the stream is complete
+ *     OBJECTS        dt, v region + 1 (0: none), v type, v size, v created, v destroyed
+ *                    objects counted since this place's previous OBJECTS record
+ *                    (see below)
  *     ENTER_SHORT    tag 32 + dt / 256, u8 dt % 256, v region     (dt < 2048)
  *     LEAVE_SHORT    tag 40 + dt / 256, u8 dt % 256                (dt < 2048)
  * The short forms are ENTER and LEAVE whose dt is small, as nearly every
@@ -85,6 +88,17 @@
  * readers can tell the same communicator across processes; one first seen
  * in use has no parent. Its members are listed as world ranks in rank order,
  * unless there are more than TT_MPI_COMM_LISTED_MAX (listed = 0).
+ *
+ * Objects (`--objects`): the objects of one type created in one region (the
+ * innermost recorded region open in the creating thread; none when nothing
+ * was), counted, not sampled. type: a string id, the type's name ("list",
+ * "dict", "module:Qualname" for a class); size: the bytes of one object's
+ * fixed part (tp_basicsize), the same in every record of the type. A record
+ * adds `created` and `destroyed` to the totals of (region, type): an object
+ * counts as destroyed against the region that created it, in the stream of
+ * the thread that freed it, so the totals are sums over all streams of the
+ * process. Records come in batches, each a few per place at most, when
+ * enough objects were counted or enough time passed, and when counting stops.
  *
  * Time: a stream's ticks come from the process's clock (TSC or
  * CLOCK_MONOTONIC in ns). CLOCK_SYNC records pair ticks with monotonic and
@@ -134,7 +148,8 @@ enum tt_event_tag {
     TT_EV_MPI_IRECV = 16,
     TT_EV_MPI_COLLECTIVE_BEGIN = 17,
     TT_EV_MPI_COLLECTIVE_END = 18,
-    /* 19..31: reserved (issues 10 and 11) */
+    /* 19..25: reserved (issue 11) */
+    TT_EV_OBJECTS = 26,
     TT_EV_ENTER_SHORT = 32, /* .. 39 */
     TT_EV_LEAVE_SHORT = 40, /* .. 47 */
 };
@@ -143,7 +158,7 @@ enum tt_event_tag {
 #define TT_EV_LAST (TT_EV_LEAVE_SHORT + TT_EV_SHORT_FORMS - 1)
 /* Tags after the last of the long forms and before the short ones are not
  * defined: readers reject them. */
-#define TT_EV_LONG_LAST TT_EV_MPI_COLLECTIVE_END
+#define TT_EV_LONG_LAST TT_EV_OBJECTS
 
 enum tt_def_tag {
     TT_DEF_STRING = 1,

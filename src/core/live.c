@@ -63,13 +63,14 @@ typedef struct shared {
     _Atomic uint64_t answered; /* the last request acted on */
     _Atomic uint32_t measuring;
     _Atomic uint32_t state; /* tt_live_state */
+    _Atomic uint32_t objects; /* objects counted */
 
     /* Written by readers. */
     alignas(64) _Atomic uint64_t tail;
     _Atomic uint64_t reader_epoch; /* one more at each attach */
     _Atomic uint64_t reader_beat_ns;
     _Atomic int32_t reader_pid;
-    _Atomic uint64_t request; /* serial << 2 | what (0 off, 1 on, TT_LIVE_DETACH) */
+    _Atomic uint64_t request; /* serial << TT_LIVE_REQUEST_BITS | request bits */
 } shared;
 
 _Static_assert(sizeof(shared) <= HEADER_SIZE, "the header fits its page");
@@ -371,7 +372,7 @@ int tt_live_poll_request(tt_live *l, uint64_t *ticket)
     if (request == l->request) return -1;
     l->request = request;
     *ticket = request;
-    return (int)(request & 3);
+    return (int)(request & TT_LIVE_REQUEST_MASK);
 }
 
 void tt_live_answer(tt_live *l, uint64_t ticket, int measuring)
@@ -379,6 +380,11 @@ void tt_live_answer(tt_live *l, uint64_t ticket, int measuring)
     if (l->owner != this_process) return;
     if (measuring >= 0) atomic_store_explicit(&l->sh->measuring, measuring ? 1u : 0u, memory_order_release);
     if (ticket) atomic_store_explicit(&l->sh->answered, ticket, memory_order_release);
+}
+
+void tt_live_show_objects(tt_live *l, int counting)
+{
+    if (l->owner == this_process) atomic_store_explicit(&l->sh->objects, counting ? 1u : 0u, memory_order_release);
 }
 
 /* ---- readers ---- */
@@ -497,6 +503,8 @@ int tt_live_measuring(const tt_live_view *v)
     return (int)atomic_load_explicit(&v->sh->measuring, memory_order_acquire);
 }
 
+int tt_live_objects(const tt_live_view *v) { return (int)atomic_load_explicit(&v->sh->objects, memory_order_acquire); }
+
 uint64_t tt_live_dropped_bytes(const tt_live_view *v)
 {
     return atomic_load_explicit(&v->sh->dropped_bytes, memory_order_relaxed);
@@ -609,7 +617,7 @@ uint64_t tt_live_request(tt_live_view *v, int what)
 {
     uint64_t old = atomic_load_explicit(&v->sh->request, memory_order_acquire), request;
     do {
-        request = (((old >> 2) + 1) << 2) | (uint64_t)(what & 3);
+        request = (((old >> TT_LIVE_REQUEST_BITS) + 1) << TT_LIVE_REQUEST_BITS) | ((uint64_t)what & TT_LIVE_REQUEST_MASK);
     } while (!atomic_compare_exchange_weak_explicit(&v->sh->request, &old, request, memory_order_acq_rel,
                                                     memory_order_acquire));
     return request;

@@ -55,9 +55,13 @@
 
 enum { TT_LIVE_END = 1 }; /* the last slice of its chunk */
 
-/* A request besides on (1) and off (0): end the measurement and leave the
- * process (tracetop attach); the channel then ends. */
-enum { TT_LIVE_DETACH = 2 };
+/* What a reader asks for: measurement on (TT_LIVE_ON) or off (0); with
+ * TT_LIVE_OBJECTS, counting objects on or off instead; or TT_LIVE_DETACH,
+ * alone: end the measurement and leave the process (tracetop attach), the
+ * channel then ends. */
+enum { TT_LIVE_ON = 1, TT_LIVE_OBJECTS = 2, TT_LIVE_DETACH = 4 };
+#define TT_LIVE_REQUEST_BITS 3u
+#define TT_LIVE_REQUEST_MASK ((1u << TT_LIVE_REQUEST_BITS) - 1u)
 
 /* What the process reports in its channel. */
 typedef enum tt_live_state {
@@ -94,13 +98,17 @@ void tt_live_defs(tt_live *l, uint32_t seq, const uint8_t *data, uint32_t used, 
 int tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_ticks, const uint8_t *data,
                    uint32_t used, int full);
 
-/* A request not yet answered: 1 (on), 0 (off) or TT_LIVE_DETACH, with
+/* A request not yet answered (TT_LIVE_ON, TT_LIVE_OBJECTS or TT_LIVE_DETACH
+ * bits), with
  * *ticket to answer; -1 when there is none. */
 int tt_live_poll_request(tt_live *l, uint64_t *ticket);
 
 /* The measurement is now on (1) or off (0), or as it was (-1), after
  * request `ticket` (0: a change made by the program itself). */
 void tt_live_answer(tt_live *l, uint64_t ticket, int measuring);
+
+/* Objects are now counted (1) or not (0), for readers to see. */
+void tt_live_show_objects(tt_live *l, int counting);
 
 /* ---- readers: `tracetop top`, `tracetop ctl` ---- */
 
@@ -128,6 +136,7 @@ tt_live_state tt_live_process_state(const tt_live_view *v);
 /* 1 when the process still runs (it may have died without ending). */
 int tt_live_alive(const tt_live_view *v);
 int tt_live_measuring(const tt_live_view *v);
+int tt_live_objects(const tt_live_view *v); /* objects counted */
 uint64_t tt_live_dropped_bytes(const tt_live_view *v);
 
 /* The definitions log so far: `*len` bytes of definition records. NULL
@@ -151,9 +160,10 @@ int tt_live_next(tt_live_view *v, tt_live_slice *s, const char **why);
 /* Gives back the room of every slice read so far. */
 void tt_live_release(tt_live_view *v);
 
-/* Asks for measurement on (1), off (0) or TT_LIVE_DETACH; returns the
- * ticket that tt_live_answered waits for. */
-uint64_t tt_live_request(tt_live_view *v, int what);
+/* Asks for measurement on (TT_LIVE_ON) or off (0), counting objects on or
+ * off (TT_LIVE_OBJECTS added), or TT_LIVE_DETACH; returns the ticket that
+ * tt_live_answered waits for. */
+uint64_t tt_live_request(tt_live_view *v, int request);
 int tt_live_answered(const tt_live_view *v, uint64_t ticket);
 
 /* The pids of this user's live channels that are ready, stale ones removed

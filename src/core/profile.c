@@ -118,6 +118,8 @@ typedef struct builder {
 
     index_set pairs; /* prof->messages by (sender, receiver) */
     size_t message_cap;
+    index_set object_places; /* prof->objects by (region, type name) */
+    size_t object_cap;
 } builder;
 
 static uint64_t name_rehash(const void *ctx, uint32_t index)
@@ -139,6 +141,14 @@ static uint64_t pair_rehash(const void *ctx, uint32_t index)
 {
     const tt_profile_messages *m = &((const tt_profile *)ctx)->messages[index];
     return pair_key(m->sender, m->receiver);
+}
+
+static uint64_t object_key(uint32_t region, const char *type) { return hash_u64(region) ^ hash_str(type); }
+
+static uint64_t object_rehash(const void *ctx, uint32_t index)
+{
+    const tt_profile_objects *o = &((const tt_profile *)ctx)->objects[index];
+    return object_key(o->region, o->type);
 }
 
 static int add_problem(builder *b, const char *line, int corrupt)
@@ -268,6 +278,42 @@ static int __attribute__((noinline)) count_mpi(builder *b, const tt_event *ev)
     return 0;
 }
 
+static uint32_t merged_region(builder *b, const tt_process *p, uint32_t id);
+
+/* An OBJECTS event, added to its (region, type). 0, or -1 when memory runs out. */
+static int count_objects(builder *b, const tt_event *ev)
+{
+    tt_profile *prof = b->prof;
+    uint32_t region = NONE;
+    if (ev->region != NONE && (region = merged_region(b, b->process, ev->region)) == NONE) return -1;
+    const char *type = b->process->strings[ev->name];
+    if (set_reserve(&b->object_places, object_rehash, prof) != 0) return -1;
+    size_t j = object_key(region, type) & b->object_places.mask;
+    for (; b->object_places.slots[j]; j = (j + 1) & b->object_places.mask) {
+        tt_profile_objects *o = &prof->objects[b->object_places.slots[j] - 1];
+        if (o->region == region && strcmp(o->type, type) == 0) {
+            o->created += ev->created;
+            o->destroyed += ev->destroyed;
+            return 0;
+        }
+    }
+    size_t n = prof->object_count;
+    if (n >= NONE || TT_RESERVE(prof->objects, b->object_cap, n + 1) != 0) return -1;
+    prof->objects[n] = (tt_profile_objects){region, type, ev->bytes, ev->created, ev->destroyed};
+    b->object_places.slots[j] = (uint32_t)n + 1;
+    b->object_places.used++;
+    prof->object_count++;
+    return 0;
+}
+
+/* The events that are neither ENTER nor LEAVE that the profile counts. */
+static int __attribute__((noinline)) count_other(builder *b, const tt_event *ev)
+{
+    if (ev->kind == TT_EV_OBJECTS) return count_objects(b, ev);
+    if (ev->kind >= TT_EV_MPI_SEND && ev->kind <= TT_EV_MPI_COLLECTIVE_END) return count_mpi(b, ev);
+    return 0;
+}
+
 /* Reads the events of cursor c into b->th's tree: 0, or -1 when memory
  * runs out. The loop every event goes through: what it uses is in locals,
  * which the calls to the cursor cannot change, and only path_node can. */
@@ -304,7 +350,7 @@ static int __attribute__((noinline)) read_events(builder *b, tt_cursor *c)
         } else if (ev.kind == TT_EV_LEAVE) {
             nodes[cur].inclusive_ns += time;
             cur = nodes[cur].parent;
-        } else if (ev.kind >= TT_EV_MPI_SEND && count_mpi(b, &ev) != 0) {
+        } else if (ev.kind >= TT_EV_MPI_SEND && count_other(b, &ev) != 0) {
             return -1;
         }
     } while (tt_cursor_next(c, &ev));
@@ -483,6 +529,7 @@ int tt_profile_build_process(const tt_trace *t, size_t process, tt_profile **out
     free(b.thread_excl);
     free(b.process_excl);
     free(b.pairs.slots);
+    free(b.object_places.slots);
     if (rc != 0) {
         tt_profile_free(prof);
         return tt_fail(err, "out of memory");
@@ -499,6 +546,7 @@ void tt_profile_free(tt_profile *p)
     free(p->regions);
     free(p->processes);
     free(p->messages);
+    free(p->objects);
     for (size_t i = 0; i < p->problem_count; i++) free(p->problems[i]);
     free(p->problems);
     free(p);
@@ -795,6 +843,119 @@ static void render_mpi(strbuf *b, const tt_profile *p, const tt_profile_messages
     }
 }
 
+/* ---- objects ---- */
+
+static uint64_t alive(const tt_profile_objects *o) { return o->created > o->destroyed ? o->created - o->destroyed : 0; }
+
+static int by_type(const void *a, const void *b)
+{
+    return strcmp((*(const tt_profile_objects *const *)a)->type, (*(const tt_profile_objects *const *)b)->type);
+}
+
+static int by_created(const void *a, const void *b)
+{
+    const tt_profile_objects *x = *(const tt_profile_objects *const *)a, *y = *(const tt_profile_objects *const *)b;
+    if (x->created != y->created) return x->created > y->created ? -1 : 1;
+    return strcmp(x->type, y->type);
+}
+
+/* Leak candidates: most bytes still alive first, then most objects. */
+static int by_alive(const void *a, const void *b)
+{
+    const tt_profile_objects *x = *(const tt_profile_objects *const *)a, *y = *(const tt_profile_objects *const *)b;
+    uint64_t bx = alive(x) * x->size, by = alive(y) * y->size;
+    if (bx != by) return bx > by ? -1 : 1;
+    if (alive(x) != alive(y)) return alive(x) > alive(y) ? -1 : 1;
+    return strcmp(x->type, y->type);
+}
+
+static const char *creator(const tt_profile *p, const tt_profile_objects *o)
+{
+    return o->region == NONE ? "(outside any recorded region)" : p->regions[o->region].name;
+}
+
+/* Rows of (function, type) with their counts; `leaks`: the alive ones. */
+static void render_object_places(strbuf *b, const tt_profile *p, const tt_profile_objects **order, size_t top,
+                                 int leaks)
+{
+    size_t rows = 0;
+    for (size_t i = 0; i < p->object_count; i++)
+        if (!leaks || alive(&p->objects[i])) order[rows++] = &p->objects[i];
+    if (!rows) return;
+    qsort(order, rows, sizeof *order, leaks ? by_alive : by_created);
+    size_t shown = rows < top ? rows : top, name_w = 8, type_w = 4;
+    for (size_t i = 0; i < shown; i++) {
+        if (text_width(creator(p, order[i])) > name_w) name_w = text_width(creator(p, order[i]));
+        if (text_width(order[i]->type) > type_w) type_w = text_width(order[i]->type);
+    }
+    if (name_w > 60) name_w = 60;
+    if (type_w > 40) type_w = 40;
+    if (leaks)
+        sb_printf(b, "\nObjects alive at the end, by creating region (leak candidates)\n  %12s  %14s  ", "alive",
+                  "bytes");
+    else
+        sb_printf(b, "\nObjects created, by creating region\n  %12s  %12s  %12s  ", "created", "destroyed", "alive");
+    sb_cell(b, "type", type_w);
+    sb_printf(b, "  created in\n");
+    for (size_t i = 0; i < shown; i++) {
+        const tt_profile_objects *o = order[i];
+        if (leaks)
+            sb_printf(b, "  %12" PRIu64 "  %14" PRIu64 "  ", alive(o), alive(o) * o->size);
+        else
+            sb_printf(b, "  %12" PRIu64 "  %12" PRIu64 "  %12" PRIu64 "  ", o->created, o->destroyed, alive(o));
+        sb_cell(b, o->type, type_w);
+        sb_printf(b, "  ");
+        sb_cell(b, creator(p, o), 0);
+        sb_printf(b, "\n");
+    }
+    if (shown < rows) sb_printf(b, "  (%zu more not shown)\n", rows - shown);
+}
+
+/* The Objects table (per type, over every region), then the places that
+ * create the most and those whose objects are still alive. */
+static void render_objects(strbuf *b, const tt_profile *p, const tt_profile_objects **order, size_t top)
+{
+    if (!p->object_count) return;
+    for (size_t i = 0; i < p->object_count; i++) order[i] = &p->objects[i];
+    qsort(order, p->object_count, sizeof *order, by_type);
+    /* One row per type: runs of the sorted places, summed into the first. */
+    size_t types = 0;
+    uint64_t created = 0, destroyed = 0;
+    tt_profile_objects *sums = malloc(p->object_count * sizeof *sums);
+    if (!sums) {
+        b->failed = 1;
+        return;
+    }
+    for (size_t i = 0; i < p->object_count; i++) {
+        if (!types || strcmp(sums[types - 1].type, order[i]->type) != 0)
+            sums[types++] = (tt_profile_objects){.type = order[i]->type, .size = order[i]->size};
+        sums[types - 1].created += order[i]->created;
+        sums[types - 1].destroyed += order[i]->destroyed;
+        created += order[i]->created;
+        destroyed += order[i]->destroyed;
+    }
+    for (size_t i = 0; i < types; i++) order[i] = &sums[i];
+    qsort(order, types, sizeof *order, by_created);
+    size_t shown = types < top ? types : top, type_w = 4;
+    for (size_t i = 0; i < shown; i++)
+        if (text_width(order[i]->type) > type_w) type_w = text_width(order[i]->type);
+    if (type_w > 60) type_w = 60;
+    sb_printf(b, "\nObjects: %" PRIu64 " created, %" PRIu64 " destroyed, %" PRIu64 " alive at the end\n  ", created,
+              destroyed, created > destroyed ? created - destroyed : 0);
+    sb_cell(b, "type", type_w);
+    sb_printf(b, "  %12s  %12s  %12s  %14s\n", "created", "destroyed", "alive", "bytes created");
+    for (size_t i = 0; i < shown; i++) {
+        sb_printf(b, "  ");
+        sb_cell(b, order[i]->type, type_w);
+        sb_printf(b, "  %12" PRIu64 "  %12" PRIu64 "  %12" PRIu64 "  %14" PRIu64 "\n", order[i]->created,
+                  order[i]->destroyed, alive(order[i]), order[i]->created * order[i]->size);
+    }
+    if (shown < types) sb_printf(b, "  (%zu more types not shown)\n", types - shown);
+    free(sums);
+    render_object_places(b, p, order, top, 0);
+    render_object_places(b, p, order, top, 1);
+}
+
 /* 1 when the process's parent is measured too. */
 static int has_parent_in_trace(const tt_trace *t, const tt_process *proc)
 {
@@ -834,17 +995,20 @@ char *tt_profile_render_text(const tt_profile *p, size_t top)
     size_t rows = p->thread_count > p->process_count ? p->thread_count : p->process_count;
     thread_row *threads = malloc((rows ? rows : 1) * sizeof *threads);
     const tt_profile_messages **messages = malloc((p->message_count ? p->message_count : 1) * sizeof *messages);
-    if (regions && threads && messages) {
+    const tt_profile_objects **objects = malloc((p->object_count ? p->object_count : 1) * sizeof *objects);
+    if (regions && threads && messages && objects) {
         render_regions(&b, p, &u, regions, top, 0);
         render_regions(&b, p, &u, regions, top, 1);
         render_threads(&b, p, &u, threads, top);
         if (p->process_count > 1) render_processes(&b, p, &u, threads, top);
         render_mpi(&b, p, messages, top);
+        render_objects(&b, p, objects, top);
     }
     free(regions);
     free(threads);
     free(messages);
-    if (!regions || !threads || !messages || b.failed) {
+    free(objects);
+    if (!regions || !threads || !messages || !objects || b.failed) {
         free(b.s);
         return NULL;
     }

@@ -13,6 +13,8 @@
  *    MPI, the point-to-point messages by sender and receiver world rank (as
  *    sent: MPI_SEND, MPI_ISEND) and the collectives by operation, so that a
  *    communication matrix needs no second pass.
+ *  - With objects counted (--objects), the objects created and destroyed
+ *    per creating region and type.
  *  - It covers every process of the trace, or one (tt_profile_build_process).
  *  - What the reader reported as cut or corrupt is collected, so the caller
  *    can say it once.
@@ -78,6 +80,15 @@ typedef struct tt_profile_collective {
     uint64_t calls, sent, received;
 } tt_profile_collective;
 
+/* The objects of one type created in one region (OBJECTS in format.h),
+ * merged by region and type name over threads and processes. */
+typedef struct tt_profile_objects {
+    uint32_t region; /* index into regions; UINT32_MAX: created outside any recorded region */
+    const char *type;
+    uint64_t size;   /* bytes of one object's fixed part */
+    uint64_t created, destroyed;
+} tt_profile_objects;
+
 #define TT_PROFILE_COLLECTIVES (TT_MPI_REDUCE_SCATTER_BLOCK + 1)
 
 typedef struct tt_profile {
@@ -93,6 +104,8 @@ typedef struct tt_profile {
     size_t message_count;
     tt_profile_messages *messages; /* by sender, then receiver */
     tt_profile_collective collectives[TT_PROFILE_COLLECTIVES];
+    size_t object_count;
+    tt_profile_objects *objects; /* by (region, type), in order of first sight */
     /* One line per stream or process that was cut or damaged (or left out,
      * see tt_trace_problem), in process order. */
     size_t problem_count;
@@ -109,7 +122,7 @@ int tt_profile_build_process(const tt_trace *t, size_t process, tt_profile **out
 void tt_profile_free(tt_profile *p);
 
 /* Renders the text summary (top regions by exclusive and inclusive time,
- * visits, per thread and process, MPI communication) into a malloc'd
+ * visits, per thread and process, MPI communication, objects) into a malloc'd
  * string, NULL when memory runs out. `top` limits the rows of each table
  * (0: a default of 25); the problems are not part of it (the caller says
  * them). */

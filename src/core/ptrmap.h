@@ -29,6 +29,15 @@ void tt_ptrmap_free(tt_ptrmap *m);
 /* Stores key -> value (replacing). 0, or -1 when out of memory. */
 int tt_ptrmap_put(tt_ptrmap *m, const void *key, uint32_t value);
 
+/* The same, and 1 with *old set when key was there already. */
+int tt_ptrmap_replace(tt_ptrmap *m, const void *key, uint32_t value, uint32_t *old);
+
+/* Removes key: 1 with *value set to what it mapped to, or 0 when absent. */
+int tt_ptrmap_remove(tt_ptrmap *m, const void *key, uint32_t *value);
+
+/* Removes every key; the capacity stays. */
+void tt_ptrmap_clear(tt_ptrmap *m);
+
 static inline size_t tt_ptrmap_hash(const tt_ptrmap *m, const void *key)
 {
     return (size_t)(((uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull) >> m->shift);

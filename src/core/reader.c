@@ -1163,6 +1163,15 @@ static int read_event(tt_cursor *c, tt_event *ev)
     case TT_EV_MPI_IRECV_REQUEST:
         ev->request = r.mpi.request;
         break;
+    case TT_EV_OBJECTS:
+        ev->region = UINT32_MAX;
+        if (r.objects.region && map_id(c, r.objects.region - 1, c->p->region_count, &ev->region) != 0)
+            return stop_damaged(c, "undefined region");
+        if (map_id(c, r.objects.type, c->p->string_count, &ev->name) != 0) return stop_damaged(c, "undefined name");
+        ev->bytes = r.objects.size;
+        ev->created = r.objects.created;
+        ev->destroyed = r.objects.destroyed;
+        break;
     case TT_EV_STREAM_END:
         /* Held back until open regions are closed (tt_cursor_next). Nothing
          * may follow it, except stale bytes behind a partial chunk. */

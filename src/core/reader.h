@@ -158,6 +158,9 @@ typedef struct tt_event {
     uint32_t peer, tag, comm, root;
     uint64_t bytes, request, sent, received;
     uint8_t op;
+    /* OBJECTS (format.h): region is the creating region, UINT32_MAX for
+     * none; name the type (a string id); bytes the size of one object. */
+    uint64_t created, destroyed;
 } tt_event;
 
 typedef struct tt_cursor tt_cursor;

@@ -103,8 +103,22 @@ int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
         GET_V(r->mpi.sent);
         GET_V(r->mpi.received);
         break;
-    default: /* LEAVE, RECORDING_OFF, RECORDING_ON, STREAM_END, MPI_COLLECTIVE_BEGIN: the delta only */
+    case TT_EV_OBJECTS:
+        GET_V(r->objects.region);
+        GET_V(r->objects.type);
+        GET_V(r->objects.size);
+        GET_V(r->objects.created);
+        GET_V(r->objects.destroyed);
         break;
+    case TT_EV_LEAVE:
+    case TT_EV_RECORDING_OFF:
+    case TT_EV_RECORDING_ON:
+    case TT_EV_STREAM_END:
+    case TT_EV_MPI_COLLECTIVE_BEGIN: /* the delta only */
+        break;
+    default:
+        *why = "unknown event record";
+        return -1;
     }
     it->pos = p;
     it->ticks = r->ticks;

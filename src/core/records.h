@@ -50,6 +50,9 @@ typedef struct tt_event_record {
         uint8_t op;
         uint64_t root, sent, received; /* root: rank + 1, 0 for none */
     } mpi;
+    struct {                /* OBJECTS: region + 1 (0: none), type: a string id */
+        uint64_t region, type, size, created, destroyed;
+    } objects;
 } tt_event_record;
 
 /* A definition record: the member named after the tag is set. */

@@ -39,12 +39,13 @@ typedef struct tt_session_config {
     void (*blocking_end)(void);
     /* Also hand every chunk to a live channel (live.h) for `tracetop top`. */
     int live;
-    /* With live: switches the measurement on (1) or off (0) when a reader
-     * asks, and shows the state it leaves (tt_live_answer with ticket 0);
-     * or, asked TT_LIVE_DETACH, has the measurement ended by a thread that
-     * may (never the writer). Called on the writer thread. NULL: requests
-     * are answered, the state unchanged. */
-    void (*control)(int on);
+    /* With live: switches the measurement on or off, or counting objects
+     * (a request of live.h: TT_LIVE_ON, TT_LIVE_OBJECTS) when a reader
+     * asks, and shows the state it leaves (tt_live_answer with ticket 0,
+     * tt_live_show_objects); or, asked TT_LIVE_DETACH, has the measurement
+     * ended by a thread that may (never the writer). Called on the writer
+     * thread. NULL: requests are answered, the state unchanged. */
+    void (*control)(int request);
 } tt_session_config;
 
 typedef struct tt_session_stats {

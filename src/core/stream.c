@@ -5,6 +5,20 @@
 
 #include "session.h"
 
+/* Puts `fresh` in place of the current chunk, which goes to the writer. */
+static tt_chunk *replace_chunk(tt_stream *s, tt_chunk *fresh)
+{
+    tt_session *session = s->session;
+    fresh->stream = s;
+    fresh->seq = s->next_seq++;
+    fresh->base_ticks = s->last_ticks;
+    atomic_store_explicit(&fresh->used, 0, memory_order_relaxed);
+    tt_chunk *full = atomic_load_explicit(&s->chunk, memory_order_relaxed);
+    atomic_store_explicit(&s->chunk, fresh, memory_order_release);
+    tt_writer_submit(&session->writer, full);
+    return fresh;
+}
+
 tt_chunk *tt_stream_rotate(tt_stream *s)
 {
     tt_session *session = s->session;
@@ -15,14 +29,7 @@ tt_chunk *tt_stream_rotate(tt_stream *s)
         fresh = tt_pool_get_wait(&session->pool);
         if (session->config.blocking_end) session->config.blocking_end();
     }
-    fresh->stream = s;
-    fresh->seq = s->next_seq++;
-    fresh->base_ticks = s->last_ticks;
-    atomic_store_explicit(&fresh->used, 0, memory_order_relaxed);
-    tt_chunk *full = atomic_load_explicit(&s->chunk, memory_order_relaxed);
-    atomic_store_explicit(&s->chunk, fresh, memory_order_release);
-    tt_writer_submit(&session->writer, full);
-    return fresh;
+    return replace_chunk(s, fresh);
 }
 
 int tt_stream_grow_stack(tt_stream *s)
@@ -77,6 +84,24 @@ void tt_stream_counter(tt_stream *s, uint64_t now, uint32_t name, double value)
     p = tt_put_varint(p, name);
     tt_put_u64(p, bits);
     tt_record_commit(s, p + 8);
+}
+
+int tt_stream_objects(tt_stream *s, uint64_t now, const tt_stream_objects_counts *n, int may_wait)
+{
+    enum { SIZE = 1 + 6 * 10 }; /* tag, dt and five fields */
+    tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
+    if (!may_wait && atomic_load_explicit(&c->used, memory_order_relaxed) + SIZE > TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED) {
+        tt_chunk *fresh = tt_pool_try_get(&s->session->pool);
+        if (!fresh) return -1;
+        replace_chunk(s, fresh);
+    }
+    uint8_t *p = tt_record_begin(s, TT_EV_OBJECTS, now, SIZE - TT_RECORD_MAX_FIXED);
+    p = tt_put_varint(p, n->region);
+    p = tt_put_varint(p, n->type);
+    p = tt_put_varint(p, n->size);
+    p = tt_put_varint(p, n->created);
+    tt_record_commit(s, tt_put_varint(p, n->destroyed));
+    return 0;
 }
 
 void tt_stream_plain(tt_stream *s, uint64_t now, uint8_t tag)

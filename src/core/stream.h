@@ -170,6 +170,18 @@ void tt_stream_param_string(tt_stream *s, uint64_t now, uint32_t name, const cha
 void tt_stream_counter(tt_stream *s, uint64_t now, uint32_t name, double value);
 void tt_stream_plain(tt_stream *s, uint64_t now, uint8_t tag); /* RECORDING_ON/OFF */
 
+/* An OBJECTS record (format.h): region + 1 (0: none), type a string id. */
+typedef struct tt_stream_objects_counts {
+    uint32_t region, type;
+    uint64_t size, created, destroyed;
+} tt_stream_objects_counts;
+
+/* Records object counts. Without may_wait it never waits for the writer:
+ * -1, nothing recorded, when the chunk is full and no free one is at hand
+ * (objects are counted inside CPython's allocation, where the GIL must
+ * not be let go). */
+int tt_stream_objects(tt_stream *s, uint64_t now, const tt_stream_objects_counts *n, int may_wait);
+
 /* Closes every open region at `now`, records STREAM_END and hands the last
  * chunk to the writer. The stream takes no records afterwards. */
 void tt_stream_close(tt_stream *s, uint64_t now);

@@ -167,9 +167,9 @@ static void answer_live(tt_writer *w)
 {
     tt_live *live = w->session->live;
     uint64_t ticket;
-    int on = tt_live_poll_request(live, &ticket);
-    if (on < 0) return;
-    if (w->session->config.control) w->session->config.control(on);
+    int request = tt_live_poll_request(live, &ticket);
+    if (request < 0) return;
+    if (w->session->config.control) w->session->config.control(request);
     tt_live_answer(live, ticket, -1);
 }
 

@@ -37,6 +37,20 @@ int tt_ext_add_fork(PyObject *module);   /* fork.c: measuring on in a forked chi
 int tt_ext_add_terminate(PyObject *module); /* terminate.c: SIGTERM completes the trace */
 int tt_ext_add_mpi(PyObject *module);    /* mpi.c: MPI calls recorded */
 int tt_ext_add_attach(PyObject *module); /* attach.c: the end of an attached measurement */
+int tt_ext_add_objects(PyObject *module); /* objects.c: objects counted */
+
+/* Counting objects (objects.c) in the active session: start is a no-op
+ * when counting already or not measuring, -1 with TraceError where this
+ * Python cannot count them; stop records what was counted when the
+ * calling thread has a stream (else it is recorded later); end, as the
+ * session stops, records everything and forgets it. */
+int tt_objects_start(void);
+void tt_objects_stop(void);
+void tt_objects_end(void);
+/* In a forked child: what the parent counted and had not recorded yet is
+ * the parent's to record. */
+void tt_objects_forked(void);
+int tt_objects_counting(void);
 
 /* In a forked child (terminate.c): SIGTERM's default action back. */
 void tt_terminate_forked(void);

@@ -37,6 +37,7 @@ static void in_child(void)
 {
     tt_fork_child();
     tt_terminate_forked();
+    tt_objects_forked();
     forked = tt_active;
     if (!forked) return;
     tt_active = NULL;

@@ -306,13 +306,15 @@ static int set_hook(int on)
 
 /* The live channel's request, on the writer thread. On also switches the
  * instrumenter on: a program started with --noinstrumenter is then
- * measured. Detach wakes the thread that attached (attach.c). */
-static void control(int on)
+ * measured. Objects are switched alone (objects.c). Detach wakes the thread
+ * that attached (attach.c). */
+static void control(int request)
 {
-    if (on == TT_LIVE_DETACH) {
+    if (request == TT_LIVE_DETACH) {
         tt_attach_request_detach();
         return;
     }
+    int on = request & TT_LIVE_ON;
 #if PY_VERSION_HEX >= 0x030D0000
     if (!Py_IsInitialized() || Py_IsFinalizing()) return;
 #else
@@ -323,11 +325,15 @@ static void control(int on)
     if (tt_active) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
-        if (on) {
-            instrumenter_enabled = 1;
-            update_switches();
+        if (request & TT_LIVE_OBJECTS) {
+            if (on ? tt_objects_start() : (tt_objects_stop(), 0)) PyErr_Clear(); /* it stays off */
+        } else {
+            if (on) {
+                instrumenter_enabled = 1;
+                update_switches();
+            }
+            if (set_hook(on) < 0) PyErr_Clear(); /* e.g. sys.monitoring taken meanwhile: it stays off */
         }
-        if (set_hook(on) < 0) PyErr_Clear(); /* e.g. sys.monitoring taken meanwhile: it stays off */
         show_state();
         PyErr_Restore(type, value, tb);
     }
@@ -464,6 +470,7 @@ static PyObject *stop(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     if (!tt_active) Py_RETURN_NONE;
+    tt_objects_end();
     tt_remove_hooks();
     tt_session *session = tt_active;
     tt_active = NULL;

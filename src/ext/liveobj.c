@@ -8,14 +8,15 @@
 
 #define POLL_NS 2000000L
 
-/* Waits for the answer to `ticket`; 0 with *measuring set, or -1 with a
- * message in err. Runs without the GIL. */
-static int wait_answer(tt_live_view *v, uint64_t ticket, double timeout, int *measuring, tt_error *err)
+/* Waits for the answer to `ticket`; 0 with *state set (measuring, or
+ * counting objects for a TT_LIVE_OBJECTS request), or -1 with a message
+ * in err. Runs without the GIL. */
+static int wait_answer(tt_live_view *v, uint64_t ticket, double timeout, int *state, tt_error *err)
 {
     uint64_t deadline = tt_monotonic_ns() + (uint64_t)(timeout * 1e9);
     for (;;) {
         if (tt_live_answered(v, ticket)) {
-            *measuring = tt_live_measuring(v);
+            *state = ticket & TT_LIVE_OBJECTS ? tt_live_objects(v) : tt_live_measuring(v);
             return 0;
         }
         if (tt_live_process_state(v) != TT_LIVE_RUNNING || !tt_live_alive(v))
@@ -30,18 +31,20 @@ static int wait_answer(tt_live_view *v, uint64_t ticket, double timeout, int *me
 static PyObject *live_control(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *kwlist[] = {"pid", "on", "timeout", NULL};
+    static char *kwlist[] = {"pid", "on", "timeout", "objects", NULL};
     long pid;
-    int on;
+    int on, objects = 0;
     double timeout = 2.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "lp|d:live_control", kwlist, &pid, &on, &timeout)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "lp|dp:live_control", kwlist, &pid, &on, &timeout, &objects))
+        return NULL;
     tt_error err;
     tt_live_view *v;
     int rc, state = 0;
     Py_BEGIN_ALLOW_THREADS
     rc = tt_live_open((pid_t)pid, &v, &err);
     if (rc == 0) {
-        rc = wait_answer(v, tt_live_request(v, on), timeout, &state, &err);
+        rc = wait_answer(v, tt_live_request(v, (on ? TT_LIVE_ON : 0) | (objects ? TT_LIVE_OBJECTS : 0)), timeout,
+                         &state, &err);
         tt_live_view_close(v);
     }
     Py_END_ALLOW_THREADS
@@ -92,9 +95,10 @@ static PyMethodDef live_methods[] = {
      "Asks process pid, measured by `tracetop attach`, to end its measurement and go on unmeasured; waits\n"
      "(up to timeout for its answer, and as long again for the end) until it has."},
     {"live_control", (PyCFunction)(void (*)(void))live_control, METH_VARARGS | METH_KEYWORDS,
-     "live_control(pid, on, timeout=2.0)\n--\n\n"
-     "Asks process pid, measured with --live, to switch its measurement on or off;\n"
-     "waits for its answer and returns whether it is measuring now."},
+     "live_control(pid, on, timeout=2.0, objects=False)\n--\n\n"
+     "Asks process pid, measured with --live, to switch its measurement (or, with objects,\n"
+     "its counting of objects) on or off; waits for its answer and returns whether it is\n"
+     "measuring (counting) now."},
     {NULL, NULL, 0, NULL},
 };
 

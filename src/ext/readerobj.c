@@ -32,6 +32,7 @@ static const char *const kind_names[] = {
     [TT_EV_MPI_IRECV] = "mpi_irecv",
     [TT_EV_MPI_COLLECTIVE_BEGIN] = "mpi_collective_begin",
     [TT_EV_MPI_COLLECTIVE_END] = "mpi_collective_end",
+    [TT_EV_OBJECTS] = "objects",
 };
 #define KIND_COUNT (sizeof kind_names / sizeof kind_names[0])
 static PyObject *kind_objects[KIND_COUNT];
@@ -303,6 +304,13 @@ static PyObject *event_tuple(const tt_event *ev, name_cache *regions, name_cache
     case TT_EV_ENTER:
     case TT_EV_LEAVE:
         items[n++] = cached_name(regions, ev->region);
+        break;
+    case TT_EV_OBJECTS:
+        items[n++] = ev->region == UINT32_MAX ? Py_NewRef(Py_None) : cached_name(regions, ev->region);
+        items[n++] = cached_name(strings, ev->name);
+        items[n++] = PyLong_FromUnsignedLongLong(ev->bytes);
+        items[n++] = PyLong_FromUnsignedLongLong(ev->created);
+        items[n++] = PyLong_FromUnsignedLongLong(ev->destroyed);
         break;
     case TT_EV_MARK:
         items[n++] = cached_name(strings, ev->name);

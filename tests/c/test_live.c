@@ -313,6 +313,19 @@ static void test_control(void)
     tt_live_answer(l, 0, 1);
     CHECK(tt_live_measuring(v) == 1);
 
+    /* Counting objects is a switch of its own. */
+    uint64_t objects_on = tt_live_request(v, TT_LIVE_OBJECTS | TT_LIVE_ON);
+    CHECK(tt_live_poll_request(l, &ticket) == (TT_LIVE_OBJECTS | TT_LIVE_ON));
+    CHECK(!tt_live_answered(v, objects_on) && tt_live_objects(v) == 0);
+    tt_live_show_objects(l, 1);
+    tt_live_answer(l, ticket, -1);
+    CHECK(tt_live_answered(v, objects_on) && tt_live_objects(v) == 1 && tt_live_measuring(v) == 1);
+    uint64_t objects_off = tt_live_request(v, TT_LIVE_OBJECTS);
+    CHECK(tt_live_poll_request(l, &ticket) == TT_LIVE_OBJECTS && ticket == objects_off);
+    tt_live_show_objects(l, 0);
+    tt_live_answer(l, ticket, -1);
+    CHECK(tt_live_objects(v) == 0 && tt_live_measuring(v) == 1);
+
     /* A forked child shares the memory, not the channel. */
     pid_t child = fork();
     if (child == 0) {

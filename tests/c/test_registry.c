@@ -117,9 +117,45 @@ static void test_ptrmap(void)
     tt_ptrmap_free(&m);
 }
 
+/* Removal keeps every other key findable (the probe chains are repaired),
+ * whatever the order keys go in and out, as objects are made and freed. */
+static void test_ptrmap_remove(void)
+{
+    tt_ptrmap m;
+    CHECK(tt_ptrmap_init(&m) == 0);
+    enum { N = 50000 };
+    static char objects[N];
+    static uint8_t in[N];
+    uint32_t v, seed = 12345;
+    int all = 1;
+    for (int round = 0; round < 400000; round++) {
+        seed = seed * 1103515245u + 12345u;
+        uint32_t i = (seed >> 8) % N;
+        if (in[i]) {
+            all &= tt_ptrmap_remove(&m, &objects[i], &v) == 1 && v == i;
+            in[i] = 0;
+        } else {
+            all &= tt_ptrmap_put(&m, &objects[i], i) == 0;
+            in[i] = 1;
+        }
+    }
+    size_t count = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        count += in[i];
+        all &= tt_ptrmap_get(&m, &objects[i], &v) == in[i] && (!in[i] || v == i);
+    }
+    CHECK(all);
+    CHECK(m.count == count);
+    CHECK(tt_ptrmap_remove(&m, &objects[0], &v) == in[0]);
+    tt_ptrmap_clear(&m);
+    CHECK(m.count == 0 && !tt_ptrmap_get(&m, &objects[1], &v));
+    tt_ptrmap_free(&m);
+}
+
 int main(void)
 {
     test_strings_and_regions();
     test_ptrmap();
+    test_ptrmap_remove();
     return check_report();
 }

@@ -89,13 +89,13 @@ def test_the_environment_chooses_what_is_recorded(tmp_path):
 
 
 def test_notes_for_what_is_not_needed_or_not_there_yet(tmp_path):
-    completed = tracetop("--output", "exp", "--thread=pthread", "--compiler", "--objects", "--format", "otf2", "-c",
+    completed = tracetop("--output", "exp", "--thread=pthread", "--compiler", "--no-trace", "--format", "otf2", "-c",
                          "print('ran')", cwd=tmp_path)
     assert completed.stdout == "ran\n"
     notes = [line for line in tracetop_lines(completed.stderr) if line.startswith("tracetop: note: ")]
     assert notes == ["tracetop: note: not needed with tracetop, ignored: --thread=pthread --compiler",
-                     "tracetop: note: not in this version yet, ignored: --objects"]
-    assert {"TRACETOP_OBJECTS": "true", "TRACETOP_FORMAT": "otf2"}.items() <= config(tmp_path / "exp").items()
+                     "tracetop: note: not in this version yet, ignored: --no-trace"]
+    assert {"TRACETOP_ENABLE_TRACING": "false", "TRACETOP_FORMAT": "otf2"}.items() <= config(tmp_path / "exp").items()
 
 
 def test_verbose(tmp_path):

@@ -103,9 +103,9 @@ def test_config_lines_name_every_option_once_in_table_order():
 
 
 def test_unavailable_options_are_named_as_given():
-    configuration = parse("--objects", "--mpi", "--format=otf2", "--no-follow", "--trace",
+    configuration = parse("--objects", "--mpi", "--format=otf2", "--no-follow", "--no-trace",
                           SCOREP_FILTERING_FILE="f.filt")
-    assert configuration.unavailable() == ["--objects"]
+    assert configuration.unavailable() == ["--no-trace"]
 
 
 def test_replace_keeps_the_rest():
@@ -114,11 +114,11 @@ def test_replace_keeps_the_rest():
 
 
 def test_keywords():
-    configuration = from_keywords({"output": "exp", "memory": "2M", "c_calls": False, "objects": True},
+    configuration = from_keywords({"output": "exp", "memory": "2M", "c_calls": False, "trace": False},
                                   {"TRACETOP_INSTRUMENTER": "trace"})
     assert (configuration["output"], configuration["memory"], configuration["c_calls"]) == ("exp", 2 << 20, False)
     assert configuration["instrumenter"] == "trace"
-    assert configuration.unavailable() == ["objects=True"]
+    assert configuration.unavailable() == ["trace=False"]
     assert from_keywords({"memory": 4 << 20}, {})["memory"] == 4 << 20
 
 

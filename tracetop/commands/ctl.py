@@ -1,5 +1,6 @@
 """`tracetop ctl PID on|off|detach`: switches the measurement of a process that runs under `tracetop run --live`,
-or ends the measurement of a process `tracetop attach` measures."""
+or ends the measurement of a process `tracetop attach` measures; `tracetop ctl PID objects on|off` switches its
+counting of objects."""
 
 import argparse
 
@@ -11,28 +12,42 @@ DETACH_SECONDS = 30
 
 def main(arguments, prog):
     parser = argparse.ArgumentParser(
-        prog=prog, description=f"{COMMANDS['ctl']}. Off takes tracetop's hook away from every thread of the "
-                               "process, which then runs at its own speed; on puts it back. Detach ends the "
-                               "measurement of a process `tracetop attach` measures: its experiment is "
-                               "completed and the process goes on unmeasured.",
+        prog=prog, usage="%(prog)s [--timeout SECONDS] PID {on,off,detach} | PID objects {on,off}",
+        description=f"{COMMANDS['ctl']}. Off takes tracetop's hook away from every thread of the "
+                    "process, which then runs at its own speed; on puts it back. Detach ends the "
+                    "measurement of a process `tracetop attach` measures: its experiment is "
+                    "completed and the process goes on unmeasured. `objects on|off` switches "
+                    "the counting of objects (as --objects) instead.",
         allow_abbrev=False)
     parser.add_argument("pid", type=pid_argument, metavar="PID", help="the process, measured with --live or attached to")
-    parser.add_argument("state", choices=("on", "off", "detach"), help="measurement on or off, or detach")
+    parser.add_argument("switch", nargs="+", metavar="[objects] {on,off} | detach",
+                        help="measurement on or off, or detach; objects on or off: the counting of objects")
     parser.add_argument("--timeout", type=_seconds, default=2.0, metavar="SECONDS",
                         help="how long to wait for the process to answer (default: %(default)s)")
     namespace = parser.parse_args(arguments)
-    if namespace.state == "detach":
+    if namespace.switch == ["detach"]:
         # The end includes writing the experiment's profile: given time beyond the answer's.
         _tracetop.live_detach(namespace.pid, timeout=max(namespace.timeout, DETACH_SECONDS))
         messages.say(f"process {namespace.pid}: detached")
         return 0
-    wanted = namespace.state == "on"
+    *what, state = namespace.switch
+    if state not in ("on", "off") or what not in ([], ["objects"]):
+        parser.error(f"expected on, off, detach, objects on or objects off, not {' '.join(namespace.switch)!r}")
+    wanted = state == "on"
+    if what:
+        counting = _tracetop.live_control(namespace.pid, wanted, timeout=namespace.timeout, objects=True)
+        if counting != wanted:
+            messages.error(f"process {namespace.pid}: objects stay {'counted' if counting else 'not counted'} "
+                           "(this Python cannot count them, see its MANIFEST.md)")
+            return 1
+        messages.say(f"process {namespace.pid}: objects {state}")
+        return 0
     measuring = _tracetop.live_control(namespace.pid, wanted, timeout=namespace.timeout)
     if measuring != wanted:
         messages.error(f"process {namespace.pid}: measurement stays {'on' if measuring else 'off'} "
                        "(with --instrumenter=none only user regions are recorded)")
         return 1
-    messages.say(f"process {namespace.pid}: measurement {namespace.state}")
+    messages.say(f"process {namespace.pid}: measurement {state}")
     return 0
 
 
