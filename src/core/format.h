@@ -57,6 +57,13 @@
  *     MPI_COLLECTIVE_BEGIN dt
  *     MPI_COLLECTIVE_END   dt, u8 op (TT_MPI_*), v comm, v root + 1 (0: none), v sent, v received
  *
+ * Garbage collection (issue 11): a collection is a region of kind
+ * TT_REGION_GC, entered where the collector started, in the thread that ran
+ * it, so that it nests inside the call it interrupted and that call's
+ * exclusive time leaves it out; its result is one record inside it, just
+ * before its LEAVE (duration: the ticks since the region's ENTER):
+ *     GC             dt, u8 generation, v collected, v uncollectable, v duration
+ *
  * Definition records (in defs.tts); ids are dense from 0, per process, and a
  * definition always precedes any record that refers to it:
  *     STRING      v id, string
@@ -126,8 +133,9 @@ enum tt_event_tag {
     TT_EV_MPI_IRECV = 16,
     TT_EV_MPI_COLLECTIVE_BEGIN = 17,
     TT_EV_MPI_COLLECTIVE_END = 18,
+    TT_EV_GC = 19,
 };
-#define TT_EV_LAST TT_EV_MPI_COLLECTIVE_END
+#define TT_EV_LAST TT_EV_GC
 
 enum tt_def_tag {
     TT_DEF_STRING = 1,
@@ -146,7 +154,9 @@ enum tt_region_kind {
     TT_REGION_C = 2,      /* a C function: module:name or Type.name */
     TT_REGION_USER = 3,   /* a user region: user:<name> */
     TT_REGION_MPI = 4,    /* an MPI function: MPI_Send */
+    TT_REGION_GC = 5,     /* a garbage collection: gc:collection gen<N> */
 };
+#define TT_REGION_KIND_LAST TT_REGION_GC
 
 enum tt_comm_kind { TT_COMM_WORLD = 1, TT_COMM_SELF = 2, TT_COMM_DERIVED = 3 };
 #define TT_MPI_COMM_LISTED_MAX 4096u

@@ -268,6 +268,17 @@ static int __attribute__((noinline)) count_mpi(builder *b, const tt_event *ev)
     return 0;
 }
 
+static void __attribute__((noinline)) count_gc(tt_profile *prof, const tt_event *ev)
+{
+    if (ev->generation >= TT_PROFILE_GC_GENERATIONS) return;
+    tt_profile_gc *g = &prof->gc[ev->generation];
+    g->collections++;
+    g->total_ns += ev->duration_ns;
+    if (ev->duration_ns > g->longest_ns) g->longest_ns = ev->duration_ns;
+    g->collected += ev->collected;
+    g->uncollectable += ev->uncollectable;
+}
+
 /* Reads the events of cursor c into b->th's tree: 0, or -1 when memory
  * runs out. The loop every event goes through: what it uses is in locals,
  * which the calls to the cursor cannot change, and only path_node can. */
@@ -304,6 +315,8 @@ static int __attribute__((noinline)) read_events(builder *b, tt_cursor *c)
         } else if (ev.kind == TT_EV_LEAVE) {
             nodes[cur].inclusive_ns += time;
             cur = nodes[cur].parent;
+        } else if (ev.kind == TT_EV_GC) {
+            count_gc(b->prof, &ev);
         } else if (ev.kind >= TT_EV_MPI_SEND && count_mpi(b, &ev) != 0) {
             return -1;
         }
@@ -795,6 +808,28 @@ static void render_mpi(strbuf *b, const tt_profile *p, const tt_profile_messages
     }
 }
 
+/* One line for the garbage collector, when it ran: collections per
+ * generation, their total and longest pause. */
+static void render_gc(strbuf *b, const tt_profile *p)
+{
+    uint64_t collections = 0, total = 0, longest = 0, collected = 0, uncollectable = 0;
+    for (size_t g = 0; g < TT_PROFILE_GC_GENERATIONS; g++) {
+        collections += p->gc[g].collections;
+        total += p->gc[g].total_ns;
+        if (p->gc[g].longest_ns > longest) longest = p->gc[g].longest_ns;
+        collected += p->gc[g].collected;
+        uncollectable += p->gc[g].uncollectable;
+    }
+    if (!collections) return;
+    sb_printf(b,
+              "\nGarbage collection: %" PRIu64 " collection%s (gen0 %" PRIu64 ", gen1 %" PRIu64 ", gen2 %" PRIu64
+              "), %.3f ms in total (%.1f%%), longest pause %.3f ms\n  %" PRIu64 " objects collected, %" PRIu64
+              " uncollectable\n",
+              collections, collections == 1 ? "" : "s", p->gc[0].collections, p->gc[1].collections,
+              p->gc[2].collections, (double)total / 1e6, percent(total, p->total_ns), (double)longest / 1e6, collected,
+              uncollectable);
+}
+
 /* 1 when the process's parent is measured too. */
 static int has_parent_in_trace(const tt_trace *t, const tt_process *proc)
 {
@@ -834,6 +869,7 @@ char *tt_profile_render_text(const tt_profile *p, size_t top)
         render_threads(&b, p, &u, threads, top);
         if (p->process_count > 1) render_processes(&b, p, &u, threads, top);
         render_mpi(&b, p, messages, top);
+        render_gc(&b, p);
     }
     free(regions);
     free(threads);

@@ -13,6 +13,9 @@
  *    MPI, the point-to-point messages by sender and receiver world rank (as
  *    sent: MPI_SEND, MPI_ISEND) and the collectives by operation, so that a
  *    communication matrix needs no second pass.
+ *  - Garbage collections are regions like calls (so a call's exclusive time
+ *    leaves out the collections that interrupted it); their GC records are
+ *    also summed per generation: collections, total and longest pause.
  *  - It covers every process of the trace, or one (tt_profile_build_process).
  *  - What the reader reported as cut or corrupt is collected, so the caller
  *    can say it once.
@@ -80,6 +83,13 @@ typedef struct tt_profile_collective {
 
 #define TT_PROFILE_COLLECTIVES (TT_MPI_REDUCE_SCATTER_BLOCK + 1)
 
+/* The garbage collections of one generation (GC records), over all threads. */
+typedef struct tt_profile_gc {
+    uint64_t collections, total_ns, longest_ns, collected, uncollectable;
+} tt_profile_gc;
+
+#define TT_PROFILE_GC_GENERATIONS 3
+
 typedef struct tt_profile {
     const tt_trace *trace;
     size_t thread_count;
@@ -93,6 +103,7 @@ typedef struct tt_profile {
     size_t message_count;
     tt_profile_messages *messages; /* by sender, then receiver */
     tt_profile_collective collectives[TT_PROFILE_COLLECTIVES];
+    tt_profile_gc gc[TT_PROFILE_GC_GENERATIONS]; /* by generation */
     /* One line per stream or process that was cut or damaged (or left out,
      * see tt_trace_problem), in process order. */
     size_t problem_count;

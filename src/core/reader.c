@@ -444,7 +444,7 @@ static int apply_def(proc_loader *l, const tt_def_record *d)
             return damage(l, "region %" PRIu64 " defined out of order", d->region.id);
         if (d->region.name >= p->string_count || d->region.file >= p->string_count)
             return damage(l, "region %" PRIu64 " refers to an undefined string", d->region.id);
-        if (d->region.line > UINT32_MAX || d->region.kind < TT_REGION_PYTHON || d->region.kind > TT_REGION_MPI)
+        if (d->region.line > UINT32_MAX || d->region.kind < TT_REGION_PYTHON || d->region.kind > TT_REGION_KIND_LAST)
             return damage(l, "region %" PRIu64 " has a bad line or kind", d->region.id);
         if (TT_RESERVE(p->regions, l->region_cap, p->region_count + 1) != 0) return LOAD_NOMEM;
         p->regions[p->region_count++] = (tt_region){
@@ -1150,6 +1150,12 @@ static int read_event(tt_cursor *c, tt_event *ev)
     case TT_EV_MPI_ISEND_COMPLETE:
     case TT_EV_MPI_IRECV_REQUEST:
         ev->request = r.mpi.request;
+        break;
+    case TT_EV_GC:
+        ev->generation = r.gc.generation;
+        ev->collected = r.gc.collected;
+        ev->uncollectable = r.gc.uncollectable;
+        ev->duration_ns = r.gc.duration <= r.ticks ? time - tt_process_time(c->p, r.ticks - r.gc.duration) : 0;
         break;
     case TT_EV_STREAM_END:
         /* Held back until open regions are closed (tt_cursor_next). Nothing

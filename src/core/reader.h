@@ -157,6 +157,10 @@ typedef struct tt_event {
     uint32_t peer, tag, comm, root;
     uint64_t bytes, request, sent, received;
     uint8_t op;
+    /* GC: the collection that the innermost open region (of kind
+     * TT_REGION_GC) is; duration_ns from its start to this record. */
+    uint8_t generation;
+    uint64_t collected, uncollectable, duration_ns;
 } tt_event;
 
 typedef struct tt_cursor tt_cursor;

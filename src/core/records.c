@@ -96,6 +96,12 @@ int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
         GET_V(r->mpi.sent);
         GET_V(r->mpi.received);
         break;
+    case TT_EV_GC:
+        GET_U8(r->gc.generation);
+        GET_V(r->gc.collected);
+        GET_V(r->gc.uncollectable);
+        GET_V(r->gc.duration);
+        break;
     default: /* LEAVE, RECORDING_OFF, RECORDING_ON, STREAM_END, MPI_COLLECTIVE_BEGIN: the delta only */
         break;
     }

@@ -48,6 +48,10 @@ typedef struct tt_event_record {
         uint8_t op;
         uint64_t root, sent, received; /* root: rank + 1, 0 for none */
     } mpi;
+    struct {                /* GC */
+        uint8_t generation;
+        uint64_t collected, uncollectable, duration; /* duration in ticks */
+    } gc;
 } tt_event_record;
 
 /* A definition record: the member named after the tag is set. */

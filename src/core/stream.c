@@ -84,6 +84,16 @@ void tt_stream_plain(tt_stream *s, uint64_t now, uint8_t tag)
     tt_record_commit(s, tt_record_begin(s, tag, now, 0));
 }
 
+void tt_stream_gc(tt_stream *s, uint64_t now, uint64_t start, uint8_t generation, uint64_t collected,
+                  uint64_t uncollectable)
+{
+    uint8_t *p = tt_record_begin(s, TT_EV_GC, now, 10);
+    *p++ = generation;
+    p = tt_put_varint(p, collected);
+    p = tt_put_varint(p, uncollectable);
+    tt_record_commit(s, tt_put_varint(p, now > start ? now - start : 0));
+}
+
 void tt_stream_close(tt_stream *s, uint64_t now)
 {
     while (s->depth) tt_stream_leave(s, now);

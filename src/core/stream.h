@@ -140,6 +140,9 @@ void tt_stream_param_uint(tt_stream *s, uint64_t now, uint32_t name, uint64_t va
 void tt_stream_param_string(tt_stream *s, uint64_t now, uint32_t name, const char *value, size_t len);
 void tt_stream_counter(tt_stream *s, uint64_t now, uint32_t name, double value);
 void tt_stream_plain(tt_stream *s, uint64_t now, uint8_t tag); /* RECORDING_ON/OFF */
+/* The result of a garbage collection that began at `start` (format.h: GC). */
+void tt_stream_gc(tt_stream *s, uint64_t now, uint64_t start, uint8_t generation, uint64_t collected,
+                  uint64_t uncollectable);
 
 /* Closes every open region at `now`, records STREAM_END and hands the last
  * chunk to the writer. The stream takes no records afterwards. */

@@ -38,6 +38,7 @@ static const char *category(uint8_t kind)
     case TT_REGION_C: return "c";
     case TT_REGION_USER: return "user";
     case TT_REGION_MPI: return "mpi";
+    case TT_REGION_GC: return "gc";
     default: return "undefined";
     }
 }

@@ -581,6 +581,7 @@ static const struct {
     [TT_REGION_C] = {OTF2_PARADIGM_COMPILER, OTF2_REGION_ROLE_FUNCTION, "C function"},
     [TT_REGION_USER] = {OTF2_PARADIGM_USER, OTF2_REGION_ROLE_CODE, "user region"},
     [TT_REGION_MPI] = {OTF2_PARADIGM_MPI, OTF2_REGION_ROLE_FUNCTION, "MPI function"},
+    [TT_REGION_GC] = {OTF2_PARADIGM_USER, OTF2_REGION_ROLE_ARTIFICIAL, "garbage collection"},
 };
 
 /* The global definitions, strings first: every string is named by now but

@@ -36,6 +36,12 @@ int tt_ext_add_index(PyObject *module);  /* lodobj.c: Index, the viewer's level-
 int tt_ext_add_fork(PyObject *module);   /* fork.c: measuring on in a forked child */
 int tt_ext_add_terminate(PyObject *module); /* terminate.c: SIGTERM completes the trace */
 int tt_ext_add_mpi(PyObject *module);    /* mpi.c: MPI calls recorded */
+int tt_ext_add_gc(PyObject *module);     /* gc.c: garbage collections recorded */
+
+/* Garbage collections are recorded from tt_gc_start (-1 with an exception
+ * when gc.callbacks cannot take ours) to tt_gc_stop: while calls are. */
+int tt_gc_start(void);
+void tt_gc_stop(void);
 
 /* In a forked child (terminate.c): SIGTERM's default action back. */
 void tt_terminate_forked(void);

@@ -266,7 +266,10 @@ static void remove_hooks(void)
 
 void tt_remove_hooks(void)
 {
-    if (hook_installed) remove_hooks();
+    if (hook_installed) {
+        tt_gc_stop();
+        remove_hooks();
+    }
     hook_installed = 0;
 }
 
@@ -286,7 +289,12 @@ static int set_hook(int on)
     if (on == hook_installed) return 0;
     if (on) {
         if (install_hooks() < 0) return -1;
+        if (tt_gc_start() < 0) {
+            remove_hooks();
+            return -1;
+        }
     } else {
+        tt_gc_stop();
         remove_hooks();
         tt_session_suspend(tt_active, tt_clock_now());
     }

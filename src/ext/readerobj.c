@@ -32,6 +32,7 @@ static const char *const kind_names[] = {
     [TT_EV_MPI_IRECV] = "mpi_irecv",
     [TT_EV_MPI_COLLECTIVE_BEGIN] = "mpi_collective_begin",
     [TT_EV_MPI_COLLECTIVE_END] = "mpi_collective_end",
+    [TT_EV_GC] = "gc",
 };
 #define KIND_COUNT (sizeof kind_names / sizeof kind_names[0])
 static PyObject *kind_objects[KIND_COUNT];
@@ -49,6 +50,7 @@ static const char *region_kind_name(uint8_t kind)
     case TT_REGION_C: return "c";
     case TT_REGION_USER: return "user";
     case TT_REGION_MPI: return "mpi";
+    case TT_REGION_GC: return "gc";
     default: return "unknown"; /* the "<undefined>" placeholder */
     }
 }
@@ -302,6 +304,12 @@ static PyObject *event_tuple(const tt_event *ev, name_cache *regions, name_cache
     case TT_EV_ENTER:
     case TT_EV_LEAVE:
         items[n++] = cached_name(regions, ev->region);
+        break;
+    case TT_EV_GC:
+        items[n++] = PyLong_FromLong(ev->generation);
+        items[n++] = PyLong_FromUnsignedLongLong(ev->collected);
+        items[n++] = PyLong_FromUnsignedLongLong(ev->uncollectable);
+        items[n++] = PyLong_FromUnsignedLongLong(ev->duration_ns);
         break;
     case TT_EV_MARK:
         items[n++] = cached_name(strings, ev->name);
@@ -557,10 +565,21 @@ static PyObject *profile_dict(const tt_profile *prof)
         if (!item || PyDict_SetItemString(collectives, tt_mpi_collective_name(op), item) < 0) Py_CLEAR(collectives);
         Py_XDECREF(item);
     }
-    return Py_BuildValue("{s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:N}", "events", (unsigned long long)prof->events,
+    PyObject *gc = PyList_New(TT_PROFILE_GC_GENERATIONS);
+    for (Py_ssize_t g = 0; gc && g < TT_PROFILE_GC_GENERATIONS; g++) {
+        const tt_profile_gc *c = &prof->gc[g];
+        PyObject *item = Py_BuildValue("{s:K,s:K,s:K,s:K,s:K}", "collections", (unsigned long long)c->collections,
+                                       "total_ns", (unsigned long long)c->total_ns, "longest_ns",
+                                       (unsigned long long)c->longest_ns, "collected",
+                                       (unsigned long long)c->collected, "uncollectable",
+                                       (unsigned long long)c->uncollectable);
+        if (!item) Py_CLEAR(gc);
+        else PyList_SET_ITEM(gc, g, item);
+    }
+    return Py_BuildValue("{s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}", "events", (unsigned long long)prof->events,
                          "total_ns", (unsigned long long)prof->total_ns, "corrupt", PyBool_FromLong(prof->corrupt),
                          "problems", problem_list(prof), "regions", regions, "threads", threads, "processes",
-                         processes, "messages", messages, "collectives", collectives);
+                         processes, "messages", messages, "collectives", collectives, "gc", gc);
 }
 
 /* The keywords that choose a process: pid=, rank=. */
