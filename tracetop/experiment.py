@@ -119,6 +119,9 @@ class Experiment:
             yield f"- ended: {_when(made.ended)}{status}"
         if made.stats:
             yield f"- recorded: {describe_stats(made.stats)}"
+        unavailable = _tracetop.gil_unavailable()
+        if unavailable:
+            yield f"- not recorded: {unavailable}"
         yield "- configuration:"
         yield ""
         yield "  ```"

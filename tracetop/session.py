@@ -128,6 +128,9 @@ class Session:
             raise
         if job:
             _tracetop.mpi_attach(mpi.LIBRARY)
+        unavailable = _tracetop.gil_unavailable()
+        if unavailable:
+            messages.note(unavailable)
         session._measure_on_exit()
         if configuration["follow"]:
             os.environ[FOLLOW_VARIABLE] = experiment.path

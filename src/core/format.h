@@ -78,6 +78,17 @@
  *                 v listed, listed x v world rank
  * A process whose defs lack PROCESS_END did not end normally.
  *
+ * Threads' use of the CPU and the GIL (issue 11), sampled by tracetop's own
+ * writer thread (sampler.h), never by the measured threads:
+ *     THREAD_USAGE v stream, v ticks, v cpu_ns, v samples, v gil_samples
+ * At `ticks`, the thread of `stream` had used cpu_ns of CPU time since the
+ * stream began (its thread CPU clock), and of the `samples` times the writer looked, since
+ * the stream began, which thread held the GIL, it was this one gil_samples
+ * times. Cumulative, so a reader takes differences between two records;
+ * written about every TT_USAGE_PERIOD_MS per open stream (one may be
+ * skipped) and once more as the stream closes. samples is 0 throughout
+ * when the Python cannot tell who holds the GIL.
+ *
  * MPI_COMM ids are per process. A communicator made by a collective call on
  * a parent (dup, split, create) has the parent and the number of such calls
  * made on the parent before it (seq), which all its members agree on, so
@@ -147,6 +158,7 @@ enum tt_def_tag {
     TT_DEF_PROCESS_END = 7,
     TT_DEF_MPI_RANK = 8,
     TT_DEF_MPI_COMM = 9,
+    TT_DEF_THREAD_USAGE = 10,
 };
 
 enum tt_region_kind {
@@ -154,7 +166,7 @@ enum tt_region_kind {
     TT_REGION_C = 2,      /* a C function: module:name or Type.name */
     TT_REGION_USER = 3,   /* a user region: user:<name> */
     TT_REGION_MPI = 4,    /* an MPI function: MPI_Send */
-    TT_REGION_GC = 5,     /* a garbage collection: gc:collection gen<N> */
+    TT_REGION_GC = 5,     /* a garbage collection: gc:collection(gen<N>) */
 };
 #define TT_REGION_KIND_LAST TT_REGION_GC
 

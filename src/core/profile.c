@@ -409,6 +409,13 @@ static int build_thread(builder *b, size_t process, size_t stream)
 
     int rc = read_events(b, c);
     b->th->events = tt_cursor_events_read(c);
+    const tt_thread *thread = &p->threads[stream];
+    if (thread->usage_count) {
+        const tt_thread_usage *last = &thread->usage[thread->usage_count - 1];
+        b->th->cpu_ns = last->cpu_ns;
+        b->th->samples = last->samples;
+        b->th->gil_samples = last->gil_samples;
+    }
     if (rc == 0 && tt_cursor_state(c) != TT_STREAM_COMPLETE)
         rc = add_problem(b, tt_cursor_problem(c), tt_cursor_state(c) == TT_STREAM_CORRUPT);
     tt_cursor_close(c);
@@ -713,13 +720,21 @@ static void render_threads(strbuf *b, const tt_profile *p, const time_unit *u, t
     snprintf(span, sizeof span, "span %s", u->name);
     sb_printf(b, "\nThreads\n  %-*s  ", (int)pid_w, "process");
     sb_cell(b, "thread", name_w);
-    sb_printf(b, "  %*s  %8s  top region (excl)\n", (int)events_w, "events", span);
+    char cpu[16];
+    snprintf(cpu, sizeof cpu, "cpu %s", u->name);
+    sb_printf(b, "  %*s  %8s  %8s  %5s  %5s  top region (excl)\n", (int)events_w, "events", span, cpu, "cpu%",
+              "GIL%");
     for (size_t i = 0; i < rows; i++) {
         const tt_profile_thread *th = &p->threads[order[i].index];
         const tt_process *proc = tt_trace_process(p->trace, th->process);
         sb_printf(b, "  %-*" PRIu64 "  ", (int)pid_w, proc->pid);
         sb_cell(b, proc->threads[th->stream].name, name_w);
-        sb_printf(b, "  %*" PRIu64 "  %8.3f  ", (int)events_w, th->events, in_unit(u, order[i].span));
+        sb_printf(b, "  %*" PRIu64 "  %8.3f  %8.3f  %5.1f  ", (int)events_w, th->events, in_unit(u, order[i].span),
+                  in_unit(u, th->cpu_ns), percent(th->cpu_ns, order[i].span));
+        if (th->samples)
+            sb_printf(b, "%5.1f  ", percent(th->gil_samples, th->samples));
+        else
+            sb_printf(b, "%5s  ", "-");
         sb_cell(b, th->top_region == SIZE_MAX ? "-" : p->regions[th->top_region].name, 0);
         sb_printf(b, "\n");
     }

@@ -13,6 +13,8 @@
  *    MPI, the point-to-point messages by sender and receiver world rank (as
  *    sent: MPI_SEND, MPI_ISEND) and the collectives by operation, so that a
  *    communication matrix needs no second pass.
+ *  - Per thread, the CPU time and GIL samples its last THREAD_USAGE record
+ *    gives (sampler.h).
  *  - Garbage collections are regions like calls (so a call's exclusive time
  *    leaves out the collections that interrupted it); their GC records are
  *    also summed per generation: collections, total and longest pause.
@@ -48,6 +50,9 @@ typedef struct tt_profile_thread {
     uint64_t begin_ns, end_ns; /* first and last event; both 0 without events */
     uint64_t events;           /* read from the data (tt_cursor_events_read) */
     size_t top_region;         /* index into regions: most exclusive time here; SIZE_MAX when none */
+    /* From its last THREAD_USAGE record: CPU time used while measured, and
+     * GIL samples (samples 0: unknown). */
+    uint64_t cpu_ns, samples, gil_samples;
     size_t node_count;
     tt_profile_node *nodes; /* call-path tree; roots have parent UINT32_MAX */
 } tt_profile_thread;

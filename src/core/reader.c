@@ -350,6 +350,7 @@ static void process_free(tt_process *p)
     free(p->dir);
     free(p->strings);
     free(p->regions);
+    for (size_t i = 0; i < p->thread_count; i++) free(p->threads[i].usage);
     free(p->threads);
     free(p->attributes);
 }
@@ -419,6 +420,23 @@ static int apply_comm(proc_loader *l, const tt_def_record *d)
         c.members[i] = (uint32_t)member;
     }
     p->comms[p->comm_count++] = c;
+    return LOAD_OK;
+}
+
+/* A THREAD_USAGE record, kept in ticks until the clock is known
+ * (finish_trace). Its stream is defined before it (session.c). */
+static int apply_usage(proc_loader *l, const tt_def_record *d)
+{
+    tt_process *p = l->p;
+    uint64_t stream = d->thread_usage.stream;
+    if (stream >= p->thread_count || !p->threads[stream].defined)
+        return damage(l, "usage of an undefined thread stream %" PRIu64, stream);
+    if (d->thread_usage.gil_samples > d->thread_usage.samples)
+        return damage(l, "usage of thread stream %" PRIu64 " has more GIL samples than samples", stream);
+    tt_thread *th = &p->threads[stream];
+    if (TT_RESERVE(th->usage, th->usage_cap, th->usage_count + 1) != 0) return LOAD_NOMEM;
+    th->usage[th->usage_count++] = (tt_thread_usage){
+        d->thread_usage.ticks, d->thread_usage.cpu_ns, d->thread_usage.samples, d->thread_usage.gil_samples};
     return LOAD_OK;
 }
 
@@ -509,6 +527,8 @@ static int apply_def(proc_loader *l, const tt_def_record *d)
         return LOAD_OK;
     case TT_DEF_MPI_COMM:
         return apply_comm(l, d);
+    case TT_DEF_THREAD_USAGE:
+        return apply_usage(l, d);
     }
     return damage(l, "unknown definition record"); /* records.c yields known tags only */
 }
@@ -732,6 +752,9 @@ static void finish_trace(tt_trace *t)
         uint64_t offset = p->start_realtime_ns - epoch;
         p->sync_time = offset > INT64_MAX ? INT64_MAX : (int64_t)offset;
         if (p->ended) p->end_time = tt_process_time(p, p->end_time);
+        for (size_t k = 0; k < p->thread_count; k++)
+            for (size_t u = 0; u < p->threads[k].usage_count; u++)
+                p->threads[k].usage[u].time = tt_process_time(p, p->threads[k].usage[u].time);
     }
     qsort(t->processes, t->process_count, sizeof *t->processes, compare_processes);
 }

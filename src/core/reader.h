@@ -49,11 +49,21 @@ typedef struct tt_region {
     uint8_t kind;     /* enum tt_region_kind */
 } tt_region;
 
+/* A thread's use of the CPU and the GIL up to a time (THREAD_USAGE in
+ * format.h), cumulative since its stream began. */
+typedef struct tt_thread_usage {
+    uint64_t time; /* ns since epoch */
+    uint64_t cpu_ns, samples, gil_samples;
+} tt_thread_usage;
+
 typedef struct tt_thread {
     const char *name;    /* the Python thread name, e.g. "MainThread"; "stream <n>" when undefined */
     uint64_t native_tid; /* the OS thread id */
     int defined;         /* 0: a stream file without a THREAD definition */
     int present;         /* 0: a THREAD definition without a stream file: no events to read */
+    size_t usage_count;  /* its THREAD_USAGE records, in time order */
+    tt_thread_usage *usage;
+    size_t usage_cap;
 } tt_thread;
 
 typedef enum tt_stream_state {

@@ -163,6 +163,13 @@ int tt_records_next_def(tt_records *it, tt_def_record *d, const char **why)
         GET_V(d->mpi_rank.rank);
         GET_V(d->mpi_rank.size);
         break;
+    case TT_DEF_THREAD_USAGE:
+        GET_V(d->thread_usage.stream);
+        GET_V(d->thread_usage.ticks);
+        GET_V(d->thread_usage.cpu_ns);
+        GET_V(d->thread_usage.samples);
+        GET_V(d->thread_usage.gil_samples);
+        break;
     case TT_DEF_MPI_COMM:
         GET_V(d->mpi_comm.id);
         GET_U8(d->mpi_comm.kind);

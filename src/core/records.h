@@ -88,6 +88,9 @@ typedef struct tt_def_record {
             uint64_t rank, size;
         } mpi_rank;
         struct {
+            uint64_t stream, ticks, cpu_ns, samples, gil_samples;
+        } thread_usage;
+        struct {
             uint64_t id, parent, seq, size, listed; /* parent: id + 1, 0 for none */
             uint8_t kind;                           /* enum tt_comm_kind, unchecked */
             const uint8_t *members, *members_end; /* `listed` varints (world ranks), in the payload */

@@ -5,6 +5,19 @@
 
 #include "session.h"
 
+static tt_chunk *swap_chunk(tt_stream *s, tt_chunk *fresh)
+{
+    tt_session *session = s->session;
+    fresh->stream = s;
+    fresh->seq = s->next_seq++;
+    fresh->base_ticks = s->last_ticks;
+    atomic_store_explicit(&fresh->used, 0, memory_order_relaxed);
+    tt_chunk *full = atomic_load_explicit(&s->chunk, memory_order_relaxed);
+    atomic_store_explicit(&s->chunk, fresh, memory_order_release);
+    tt_writer_submit(&session->writer, full);
+    return fresh;
+}
+
 tt_chunk *tt_stream_rotate(tt_stream *s)
 {
     tt_session *session = s->session;
@@ -15,14 +28,13 @@ tt_chunk *tt_stream_rotate(tt_stream *s)
         fresh = tt_pool_get_wait(&session->pool);
         if (session->config.blocking_end) session->config.blocking_end();
     }
-    fresh->stream = s;
-    fresh->seq = s->next_seq++;
-    fresh->base_ticks = s->last_ticks;
-    atomic_store_explicit(&fresh->used, 0, memory_order_relaxed);
-    tt_chunk *full = atomic_load_explicit(&s->chunk, memory_order_relaxed);
-    atomic_store_explicit(&s->chunk, fresh, memory_order_release);
-    tt_writer_submit(&session->writer, full);
-    return fresh;
+    return swap_chunk(s, fresh);
+}
+
+tt_chunk *tt_stream_try_rotate(tt_stream *s)
+{
+    tt_chunk *fresh = tt_pool_try_get(&s->session->pool);
+    return fresh ? swap_chunk(s, fresh) : NULL;
 }
 
 int tt_stream_grow_stack(tt_stream *s)

@@ -3,9 +3,11 @@
  * CPython calls the functions in gc.callbacks at the start and at the stop
  * of every collection, in the thread that runs it, with the GIL held; it
  * has done so since 3.3, so every supported Python can say what a
- * collection was (generation, collected, uncollectable). While calls are
- * measured, one C function of ours is in that list: at the start it enters
- * the region "gc:collection gen<N>" in the calling thread's stream, at the
+ * collection was (generation, collected, uncollectable). While the hook
+ * is in place (not with --instrumenter=none), one C function of ours is in
+ * that list; a collection is part of the calls' timeline, so it is
+ * recorded while calls are (recording on, the instrumenter enabled): at the start it enters
+ * the region "gc:collection(gen<N>)" in the calling thread's stream, at the
  * stop it records the result and leaves it. The collection thus nests in
  * the call it interrupted, which is charged its own time only (its
  * exclusive time leaves the collection out), and finalizers that the
@@ -38,7 +40,7 @@ static uint32_t region_of(unsigned generation)
 {
     if (regions[generation] != TT_NO_ID) return regions[generation];
     char name[32];
-    int len = snprintf(name, sizeof name, "gc:collection gen%u", generation);
+    int len = snprintf(name, sizeof name, "gc:collection(gen%u)", generation);
     uint32_t name_string = tt_registry_string(&tt_definitions, name, (size_t)len);
     uint32_t file_string = tt_registry_string(&tt_definitions, "", 0);
     if (name_string == TT_NO_ID || file_string == TT_NO_ID) return TT_NO_ID;
@@ -63,7 +65,7 @@ static void collection_start(PyObject *info)
 {
     open_stream = NULL;
     uint64_t generation = info_number(info, key_generation);
-    if (!tt_recording || generation >= GENERATIONS) return;
+    if (!tt_record_calls || generation >= GENERATIONS) return;
     tt_stream *s = tt_thread_stream();
     uint32_t region = s ? region_of((unsigned)generation) : TT_NO_ID;
     if (region == TT_NO_ID || tt_region_is_filtered(region)) return;

@@ -84,14 +84,28 @@ typedef struct {
     PyObject *problems;  /* list of str: process directories left out */
 } TraceObject;
 
+/* A thread's THREAD_USAGE records as (time, cpu_ns, samples, gil_samples) tuples. */
+static PyObject *usage_list(const tt_thread *th)
+{
+    PyObject *list = PyList_New((Py_ssize_t)th->usage_count);
+    for (size_t i = 0; list && i < th->usage_count; i++) {
+        const tt_thread_usage *u = &th->usage[i];
+        PyObject *item = Py_BuildValue("(KKKK)", (unsigned long long)u->time, (unsigned long long)u->cpu_ns,
+                                       (unsigned long long)u->samples, (unsigned long long)u->gil_samples);
+        if (!item) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
 static PyObject *thread_list(const tt_process *p)
 {
     PyObject *list = PyList_New(0);
     for (size_t s = 0; list && s < p->thread_count; s++) {
         const tt_thread *th = &p->threads[s];
         if (!th->present) continue;
-        PyObject *item = Py_BuildValue("{s:n,s:N,s:K}", "stream", (Py_ssize_t)s, "name", text(th->name), "native_tid",
-                                       (unsigned long long)th->native_tid);
+        PyObject *item = Py_BuildValue("{s:n,s:N,s:K,s:N}", "stream", (Py_ssize_t)s, "name", text(th->name),
+                                       "native_tid", (unsigned long long)th->native_tid, "usage", usage_list(th));
         if (!item || PyList_Append(list, item) < 0) Py_CLEAR(list);
         Py_XDECREF(item);
     }
