@@ -412,6 +412,7 @@ static int build_thread(builder *b, size_t process, size_t stream)
     const tt_thread *thread = &p->threads[stream];
     if (thread->usage_count) {
         const tt_thread_usage *last = &thread->usage[thread->usage_count - 1];
+        b->th->has_usage = 1;
         b->th->cpu_ns = last->cpu_ns;
         b->th->samples = last->samples;
         b->th->gil_samples = last->gil_samples;
@@ -729,8 +730,11 @@ static void render_threads(strbuf *b, const tt_profile *p, const time_unit *u, t
         const tt_process *proc = tt_trace_process(p->trace, th->process);
         sb_printf(b, "  %-*" PRIu64 "  ", (int)pid_w, proc->pid);
         sb_cell(b, proc->threads[th->stream].name, name_w);
-        sb_printf(b, "  %*" PRIu64 "  %8.3f  %8.3f  %5.1f  ", (int)events_w, th->events, in_unit(u, order[i].span),
-                  in_unit(u, th->cpu_ns), percent(th->cpu_ns, order[i].span));
+        sb_printf(b, "  %*" PRIu64 "  %8.3f  ", (int)events_w, th->events, in_unit(u, order[i].span));
+        if (th->has_usage)
+            sb_printf(b, "%8.3f  %5.1f  ", in_unit(u, th->cpu_ns), percent(th->cpu_ns, order[i].span));
+        else
+            sb_printf(b, "%8s  %5s  ", "-", "-");
         if (th->samples)
             sb_printf(b, "%5.1f  ", percent(th->gil_samples, th->samples));
         else

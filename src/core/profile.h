@@ -50,8 +50,9 @@ typedef struct tt_profile_thread {
     uint64_t begin_ns, end_ns; /* first and last event; both 0 without events */
     uint64_t events;           /* read from the data (tt_cursor_events_read) */
     size_t top_region;         /* index into regions: most exclusive time here; SIZE_MAX when none */
-    /* From its last THREAD_USAGE record: CPU time used while measured, and
-     * GIL samples (samples 0: unknown). */
+    /* From its last THREAD_USAGE record (has_usage: there is one): CPU
+     * time used while measured, and GIL samples (samples 0: unknown). */
+    int has_usage;
     uint64_t cpu_ns, samples, gil_samples;
     size_t node_count;
     tt_profile_node *nodes; /* call-path tree; roots have parent UINT32_MAX */
