@@ -139,6 +139,9 @@ class Experiment:
             yield f"- recorded: {describe_stats(made.stats)}"
         if made.objects:
             yield f"- objects: {made.objects}"
+        unavailable = _tracetop.gil_unavailable()
+        if unavailable:
+            yield f"- not recorded: {unavailable}"
         yield "- configuration:"
         yield ""
         yield "  ```"

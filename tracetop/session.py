@@ -143,6 +143,9 @@ class Session:
             _tracetop.mpi_attach(mpi.LIBRARY)
         if configuration["objects"]:
             session._count_objects()
+        unavailable = _tracetop.gil_unavailable()
+        if unavailable:
+            messages.note(unavailable)
         session._measure_on_exit()
         if configuration["follow"]:
             os.environ[FOLLOW_VARIABLE] = experiment.path

@@ -65,6 +65,13 @@
  *     MPI_COLLECTIVE_BEGIN dt
  *     MPI_COLLECTIVE_END   dt, u8 op (TT_MPI_*), v comm, v root + 1 (0: none), v sent, v received
  *
+ * Garbage collection (issue 11): a collection is a region of kind
+ * TT_REGION_GC, entered where the collector started, in the thread that ran
+ * it, so that it nests inside the call it interrupted and that call's
+ * exclusive time leaves it out; its result is one record inside it, just
+ * before its LEAVE (duration: the ticks since the region's ENTER):
+ *     GC             dt, u8 generation, v collected, v uncollectable, v duration
+ *
  * Definition records (in defs.tts); ids are dense from 0, per process, and a
  * definition always precedes any record that refers to it:
  *     STRING      v id, string
@@ -81,6 +88,17 @@
  *                 that were already running when the measurement began (tracetop attach): they
  *                 stand at the measurement's start, their true start is unknown
  * A process whose defs lack PROCESS_END did not end normally.
+ *
+ * Threads' use of the CPU and the GIL (issue 11), sampled by tracetop's own
+ * writer thread (sampler.h), never by the measured threads:
+ *     THREAD_USAGE v stream, v ticks, v cpu_ns, v samples, v gil_samples
+ * At `ticks`, the thread of `stream` had used cpu_ns of CPU time since the
+ * stream began (its thread CPU clock), and of the `samples` times the writer looked, since
+ * the stream began, which thread held the GIL, it was this one gil_samples
+ * times. Cumulative, so a reader takes differences between two records;
+ * written about every TT_USAGE_PERIOD_MS per open stream (one may be
+ * skipped) and once more as the stream closes. samples is 0 throughout
+ * when the Python cannot tell who holds the GIL.
  *
  * MPI_COMM ids are per process. A communicator made by a collective call on
  * a parent (dup, split, create) has the parent and the number of such calls
@@ -148,7 +166,8 @@ enum tt_event_tag {
     TT_EV_MPI_IRECV = 16,
     TT_EV_MPI_COLLECTIVE_BEGIN = 17,
     TT_EV_MPI_COLLECTIVE_END = 18,
-    /* 19..25: reserved (issue 11) */
+    TT_EV_GC = 19,
+    /* 20..25: reserved */
     TT_EV_OBJECTS = 26,
     TT_EV_ENTER_SHORT = 32, /* .. 39 */
     TT_EV_LEAVE_SHORT = 40, /* .. 47 */
@@ -170,7 +189,8 @@ enum tt_def_tag {
     TT_DEF_PROCESS_END = 7,
     TT_DEF_MPI_RANK = 8,
     TT_DEF_MPI_COMM = 9,
-    TT_DEF_OPEN_AT_START = 18, /* 10..17 reserved for other records in the making */
+    TT_DEF_THREAD_USAGE = 10,
+    TT_DEF_OPEN_AT_START = 18,
 };
 
 enum tt_region_kind {
@@ -178,7 +198,9 @@ enum tt_region_kind {
     TT_REGION_C = 2,      /* a C function: module:name or Type.name */
     TT_REGION_USER = 3,   /* a user region: user:<name> */
     TT_REGION_MPI = 4,    /* an MPI function: MPI_Send */
+    TT_REGION_GC = 5,     /* a garbage collection: gc:collection(gen<N>) */
 };
+#define TT_REGION_KIND_LAST TT_REGION_GC
 
 enum tt_comm_kind { TT_COMM_WORLD = 1, TT_COMM_SELF = 2, TT_COMM_DERIVED = 3 };
 #define TT_MPI_COMM_LISTED_MAX 4096u

@@ -314,6 +314,17 @@ static int __attribute__((noinline)) count_other(builder *b, const tt_event *ev)
     return 0;
 }
 
+static void __attribute__((noinline)) count_gc(tt_profile *prof, const tt_event *ev)
+{
+    if (ev->generation >= TT_PROFILE_GC_GENERATIONS) return;
+    tt_profile_gc *g = &prof->gc[ev->generation];
+    g->collections++;
+    g->total_ns += ev->duration_ns;
+    if (ev->duration_ns > g->longest_ns) g->longest_ns = ev->duration_ns;
+    g->collected += ev->collected;
+    g->uncollectable += ev->uncollectable;
+}
+
 /* Reads the events of cursor c into b->th's tree: 0, or -1 when memory
  * runs out. The loop every event goes through: what it uses is in locals,
  * which the calls to the cursor cannot change, and only path_node can. */
@@ -350,6 +361,8 @@ static int __attribute__((noinline)) read_events(builder *b, tt_cursor *c)
         } else if (ev.kind == TT_EV_LEAVE) {
             nodes[cur].inclusive_ns += time;
             cur = nodes[cur].parent;
+        } else if (ev.kind == TT_EV_GC) {
+            count_gc(b->prof, &ev);
         } else if (ev.kind >= TT_EV_MPI_SEND && count_other(b, &ev) != 0) {
             return -1;
         }
@@ -442,6 +455,14 @@ static int build_thread(builder *b, size_t process, size_t stream)
 
     int rc = read_events(b, c);
     b->th->events = tt_cursor_events_read(c);
+    const tt_thread *thread = &p->threads[stream];
+    if (thread->usage_count) {
+        const tt_thread_usage *last = &thread->usage[thread->usage_count - 1];
+        b->th->has_usage = 1;
+        b->th->cpu_ns = last->cpu_ns;
+        b->th->samples = last->samples;
+        b->th->gil_samples = last->gil_samples;
+    }
     if (rc == 0 && tt_cursor_state(c) != TT_STREAM_COMPLETE)
         rc = add_problem(b, tt_cursor_problem(c), tt_cursor_state(c) == TT_STREAM_CORRUPT);
     tt_cursor_close(c);
@@ -748,13 +769,24 @@ static void render_threads(strbuf *b, const tt_profile *p, const time_unit *u, t
     snprintf(span, sizeof span, "span %s", u->name);
     sb_printf(b, "\nThreads\n  %-*s  ", (int)pid_w, "process");
     sb_cell(b, "thread", name_w);
-    sb_printf(b, "  %*s  %8s  top region (excl)\n", (int)events_w, "events", span);
+    char cpu[16];
+    snprintf(cpu, sizeof cpu, "cpu %s", u->name);
+    sb_printf(b, "  %*s  %8s  %8s  %5s  %5s  top region (excl)\n", (int)events_w, "events", span, cpu, "cpu%",
+              "GIL%");
     for (size_t i = 0; i < rows; i++) {
         const tt_profile_thread *th = &p->threads[order[i].index];
         const tt_process *proc = tt_trace_process(p->trace, th->process);
         sb_printf(b, "  %-*" PRIu64 "  ", (int)pid_w, proc->pid);
         sb_cell(b, proc->threads[th->stream].name, name_w);
         sb_printf(b, "  %*" PRIu64 "  %8.3f  ", (int)events_w, th->events, in_unit(u, order[i].span));
+        if (th->has_usage)
+            sb_printf(b, "%8.3f  %5.1f  ", in_unit(u, th->cpu_ns), percent(th->cpu_ns, order[i].span));
+        else
+            sb_printf(b, "%8s  %5s  ", "-", "-");
+        if (th->samples)
+            sb_printf(b, "%5.1f  ", percent(th->gil_samples, th->samples));
+        else
+            sb_printf(b, "%5s  ", "-");
         sb_cell(b, th->top_region == SIZE_MAX ? "-" : p->regions[th->top_region].name, 0);
         sb_printf(b, "\n");
     }
@@ -956,6 +988,28 @@ static void render_objects(strbuf *b, const tt_profile *p, const tt_profile_obje
     render_object_places(b, p, order, top, 1);
 }
 
+/* One line for the garbage collector, when it ran: collections per
+ * generation, their total and longest pause. */
+static void render_gc(strbuf *b, const tt_profile *p)
+{
+    uint64_t collections = 0, total = 0, longest = 0, collected = 0, uncollectable = 0;
+    for (size_t g = 0; g < TT_PROFILE_GC_GENERATIONS; g++) {
+        collections += p->gc[g].collections;
+        total += p->gc[g].total_ns;
+        if (p->gc[g].longest_ns > longest) longest = p->gc[g].longest_ns;
+        collected += p->gc[g].collected;
+        uncollectable += p->gc[g].uncollectable;
+    }
+    if (!collections) return;
+    sb_printf(b,
+              "\nGarbage collection: %" PRIu64 " collection%s (gen0 %" PRIu64 ", gen1 %" PRIu64 ", gen2 %" PRIu64
+              "), %.3f ms in total (%.1f%%), longest pause %.3f ms\n  %" PRIu64 " objects collected, %" PRIu64
+              " uncollectable\n",
+              collections, collections == 1 ? "" : "s", p->gc[0].collections, p->gc[1].collections,
+              p->gc[2].collections, (double)total / 1e6, percent(total, p->total_ns), (double)longest / 1e6, collected,
+              uncollectable);
+}
+
 /* 1 when the process's parent is measured too. */
 static int has_parent_in_trace(const tt_trace *t, const tt_process *proc)
 {
@@ -1003,6 +1057,7 @@ char *tt_profile_render_text(const tt_profile *p, size_t top)
         if (p->process_count > 1) render_processes(&b, p, &u, threads, top);
         render_mpi(&b, p, messages, top);
         render_objects(&b, p, objects, top);
+        render_gc(&b, p);
     }
     free(regions);
     free(threads);

@@ -15,6 +15,11 @@
  *    communication matrix needs no second pass.
  *  - With objects counted (--objects), the objects created and destroyed
  *    per creating region and type.
+ *  - Per thread, the CPU time and GIL samples its last THREAD_USAGE record
+ *    gives (sampler.h).
+ *  - Garbage collections are regions like calls (so a call's exclusive time
+ *    leaves out the collections that interrupted it); their GC records are
+ *    also summed per generation: collections, total and longest pause.
  *  - It covers every process of the trace, or one (tt_profile_build_process).
  *  - What the reader reported as cut or corrupt is collected, so the caller
  *    can say it once.
@@ -47,6 +52,10 @@ typedef struct tt_profile_thread {
     uint64_t begin_ns, end_ns; /* first and last event; both 0 without events */
     uint64_t events;           /* read from the data (tt_cursor_events_read) */
     size_t top_region;         /* index into regions: most exclusive time here; SIZE_MAX when none */
+    /* From its last THREAD_USAGE record (has_usage: there is one): CPU
+     * time used while measured, and GIL samples (samples 0: unknown). */
+    int has_usage;
+    uint64_t cpu_ns, samples, gil_samples;
     size_t node_count;
     tt_profile_node *nodes; /* call-path tree; roots have parent UINT32_MAX */
 } tt_profile_thread;
@@ -91,6 +100,13 @@ typedef struct tt_profile_objects {
 
 #define TT_PROFILE_COLLECTIVES (TT_MPI_REDUCE_SCATTER_BLOCK + 1)
 
+/* The garbage collections of one generation (GC records), over all threads. */
+typedef struct tt_profile_gc {
+    uint64_t collections, total_ns, longest_ns, collected, uncollectable;
+} tt_profile_gc;
+
+#define TT_PROFILE_GC_GENERATIONS 3
+
 typedef struct tt_profile {
     const tt_trace *trace;
     size_t thread_count;
@@ -106,6 +122,7 @@ typedef struct tt_profile {
     tt_profile_collective collectives[TT_PROFILE_COLLECTIVES];
     size_t object_count;
     tt_profile_objects *objects; /* by (region, type), in order of first sight */
+    tt_profile_gc gc[TT_PROFILE_GC_GENERATIONS]; /* by generation */
     /* One line per stream or process that was cut or damaged (or left out,
      * see tt_trace_problem), in process order. */
     size_t problem_count;

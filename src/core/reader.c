@@ -354,6 +354,7 @@ static void process_free(tt_process *p)
     free(p->dir);
     free(p->strings);
     free(p->regions);
+    for (size_t i = 0; i < p->thread_count; i++) free(p->threads[i].usage);
     free(p->threads);
     free(p->attributes);
 }
@@ -426,6 +427,23 @@ static int apply_comm(proc_loader *l, const tt_def_record *d)
     return LOAD_OK;
 }
 
+/* A THREAD_USAGE record, kept in ticks until the clock is known
+ * (finish_trace). Its stream is defined before it (session.c). */
+static int apply_usage(proc_loader *l, const tt_def_record *d)
+{
+    tt_process *p = l->p;
+    uint64_t stream = d->thread_usage.stream;
+    if (stream >= p->thread_count || !p->threads[stream].defined)
+        return damage(l, "usage of an undefined thread stream %" PRIu64, stream);
+    if (d->thread_usage.gil_samples > d->thread_usage.samples)
+        return damage(l, "usage of thread stream %" PRIu64 " has more GIL samples than samples", stream);
+    tt_thread *th = &p->threads[stream];
+    if (TT_RESERVE(th->usage, th->usage_cap, th->usage_count + 1) != 0) return LOAD_NOMEM;
+    th->usage[th->usage_count++] = (tt_thread_usage){
+        d->thread_usage.ticks, d->thread_usage.cpu_ns, d->thread_usage.samples, d->thread_usage.gil_samples};
+    return LOAD_OK;
+}
+
 /* Applies one definition. Ids must come dense and in order and refer only to
  * strings already defined (format.h); anything else is damage, not guessed at. */
 static int apply_def(proc_loader *l, const tt_def_record *d)
@@ -448,7 +466,7 @@ static int apply_def(proc_loader *l, const tt_def_record *d)
             return damage(l, "region %" PRIu64 " defined out of order", d->region.id);
         if (d->region.name >= p->string_count || d->region.file >= p->string_count)
             return damage(l, "region %" PRIu64 " refers to an undefined string", d->region.id);
-        if (d->region.line > UINT32_MAX || d->region.kind < TT_REGION_PYTHON || d->region.kind > TT_REGION_MPI)
+        if (d->region.line > UINT32_MAX || d->region.kind < TT_REGION_PYTHON || d->region.kind > TT_REGION_KIND_LAST)
             return damage(l, "region %" PRIu64 " has a bad line or kind", d->region.id);
         if (TT_RESERVE(p->regions, l->region_cap, p->region_count + 1) != 0) return LOAD_NOMEM;
         p->regions[p->region_count++] = (tt_region){
@@ -521,6 +539,8 @@ static int apply_def(proc_loader *l, const tt_def_record *d)
         p->threads[d->open_at_start.stream].open_at_start = d->open_at_start.count;
         return LOAD_OK;
     }
+    case TT_DEF_THREAD_USAGE:
+        return apply_usage(l, d);
     }
     return damage(l, "unknown definition record"); /* records.c yields known tags only */
 }
@@ -744,6 +764,9 @@ static void finish_trace(tt_trace *t)
         uint64_t offset = p->start_realtime_ns - epoch;
         p->sync_time = offset > INT64_MAX ? INT64_MAX : (int64_t)offset;
         if (p->ended) p->end_time = tt_process_time(p, p->end_time);
+        for (size_t k = 0; k < p->thread_count; k++)
+            for (size_t u = 0; u < p->threads[k].usage_count; u++)
+                p->threads[k].usage[u].time = tt_process_time(p, p->threads[k].usage[u].time);
     }
     qsort(t->processes, t->process_count, sizeof *t->processes, compare_processes);
 }
@@ -1171,6 +1194,12 @@ static int read_event(tt_cursor *c, tt_event *ev)
         ev->bytes = r.objects.size;
         ev->created = r.objects.created;
         ev->destroyed = r.objects.destroyed;
+        break;
+    case TT_EV_GC:
+        ev->generation = r.gc.generation;
+        ev->collected = r.gc.collected;
+        ev->uncollectable = r.gc.uncollectable;
+        ev->duration_ns = r.gc.duration <= r.ticks ? time - tt_process_time(c->p, r.ticks - r.gc.duration) : 0;
         break;
     case TT_EV_STREAM_END:
         /* Held back until open regions are closed (tt_cursor_next). Nothing

@@ -49,12 +49,22 @@ typedef struct tt_region {
     uint8_t kind;     /* enum tt_region_kind */
 } tt_region;
 
+/* A thread's use of the CPU and the GIL up to a time (THREAD_USAGE in
+ * format.h), cumulative since its stream began. */
+typedef struct tt_thread_usage {
+    uint64_t time; /* ns since epoch */
+    uint64_t cpu_ns, samples, gil_samples;
+} tt_thread_usage;
+
 typedef struct tt_thread {
     const char *name;    /* the Python thread name, e.g. "MainThread"; "stream <n>" when undefined */
     uint64_t native_tid; /* the OS thread id */
     int defined;         /* 0: a stream file without a THREAD definition */
     int present;         /* 0: a THREAD definition without a stream file: no events to read */
     uint64_t open_at_start; /* its first ENTERs that were running before the measurement (format.h) */
+    size_t usage_count;  /* its THREAD_USAGE records, in time order */
+    tt_thread_usage *usage;
+    size_t usage_cap;
 } tt_thread;
 
 typedef enum tt_stream_state {
@@ -161,6 +171,10 @@ typedef struct tt_event {
     /* OBJECTS (format.h): region is the creating region, UINT32_MAX for
      * none; name the type (a string id); bytes the size of one object. */
     uint64_t created, destroyed;
+    /* GC: the collection that the innermost open region (of kind
+     * TT_REGION_GC) is; duration_ns from its start to this record. */
+    uint8_t generation;
+    uint64_t collected, uncollectable, duration_ns;
 } tt_event;
 
 typedef struct tt_cursor tt_cursor;

@@ -110,6 +110,12 @@ int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
         GET_V(r->objects.created);
         GET_V(r->objects.destroyed);
         break;
+    case TT_EV_GC:
+        GET_U8(r->gc.generation);
+        GET_V(r->gc.collected);
+        GET_V(r->gc.uncollectable);
+        GET_V(r->gc.duration);
+        break;
     case TT_EV_LEAVE:
     case TT_EV_RECORDING_OFF:
     case TT_EV_RECORDING_ON:
@@ -181,6 +187,13 @@ int tt_records_next_def(tt_records *it, tt_def_record *d, const char **why)
     case TT_DEF_OPEN_AT_START:
         GET_V(d->open_at_start.stream);
         GET_V(d->open_at_start.count);
+        break;
+    case TT_DEF_THREAD_USAGE:
+        GET_V(d->thread_usage.stream);
+        GET_V(d->thread_usage.ticks);
+        GET_V(d->thread_usage.cpu_ns);
+        GET_V(d->thread_usage.samples);
+        GET_V(d->thread_usage.gil_samples);
         break;
     case TT_DEF_MPI_COMM:
         GET_V(d->mpi_comm.id);

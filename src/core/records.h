@@ -53,6 +53,10 @@ typedef struct tt_event_record {
     struct {                /* OBJECTS: region + 1 (0: none), type: a string id */
         uint64_t region, type, size, created, destroyed;
     } objects;
+    struct {                /* GC */
+        uint8_t generation;
+        uint64_t collected, uncollectable, duration; /* duration in ticks */
+    } gc;
 } tt_event_record;
 
 /* A definition record: the member named after the tag is set. */
@@ -91,6 +95,9 @@ typedef struct tt_def_record {
         struct {
             uint64_t stream, count;
         } open_at_start;
+        struct {
+            uint64_t stream, ticks, cpu_ns, samples, gil_samples;
+        } thread_usage;
         struct {
             uint64_t id, parent, seq, size, listed; /* parent: id + 1, 0 for none */
             uint8_t kind;                           /* enum tt_comm_kind, unchecked */

@@ -62,6 +62,23 @@ void tt_session_define(void *session, const uint8_t *record, size_t len)
     pthread_mutex_unlock(&s->defs_lock);
 }
 
+int tt_session_try_define(tt_session *s, const uint8_t *records, size_t len)
+{
+    if (pthread_mutex_trylock(&s->defs_lock) != 0) return -1;
+    tt_chunk *c = atomic_load_explicit(&s->defs.chunk, memory_order_relaxed);
+    uint32_t used = c ? atomic_load_explicit(&c->used, memory_order_relaxed) : 0;
+    if (c && used + len > TT_CHUNK_PAYLOAD_SIZE) {
+        c = tt_stream_try_rotate(&s->defs);
+        used = 0;
+    }
+    if (c && len <= TT_CHUNK_PAYLOAD_SIZE) {
+        memcpy(c->data + used, records, len);
+        atomic_store_explicit(&c->used, used + (uint32_t)len, memory_order_release);
+    }
+    pthread_mutex_unlock(&s->defs_lock);
+    return c ? 0 : -1;
+}
+
 static void define_clock_sync(tt_session *s)
 {
     tt_clock_sync sync;
@@ -212,6 +229,7 @@ tt_stream *tt_session_new_stream_open(tt_session *s, uint64_t native_tid, const 
     }
     stream_init(s, st, TT_FILE_EVENTS, first, open ? open->since : tt_clock_now());
     st->native_tid = native_tid;
+    tt_sampler_stream_init(st);
     if (tt_stream_grow_stack(st) < 0) {
         tt_pool_put(&s->pool, first);
         free(st);
@@ -258,6 +276,7 @@ static void close_stream(tt_stream *st, uint64_t now)
 {
     if (!atomic_load_explicit(&st->chunk, memory_order_relaxed)) return;
     if (st->epoch != atomic_load_explicit(&st->session->epoch, memory_order_acquire)) tt_session_resync(st);
+    tt_sampler_stream_end(st);
     tt_stream_close(st, now);
     free(st->stack);
     st->stack = NULL;
@@ -314,6 +333,7 @@ int tt_session_stop(tt_session *s, tt_session_stats *stats, tt_error *err)
     for (tt_stream *st = s->streams; st; st = st->next) st->session = NULL;
     tt_pool_destroy(&s->pool);
     pthread_mutex_destroy(&s->defs_lock);
+    tt_sampler_free(&s->sampler);
     free(s->trace_dir);
     free(s);
     return rc;

@@ -23,6 +23,7 @@
 #include "live.h"
 #include "pool.h"
 #include "registry.h"
+#include "sampler.h"
 #include "stream.h"
 #include "writer.h"
 
@@ -46,6 +47,10 @@ typedef struct tt_session_config {
      * ended by a thread that may (never the writer). Called on the writer
      * thread. NULL: requests are answered, the state unchanged. */
     void (*control)(int request);
+    /* Who holds the GIL now, read without taking it, as the gil_key of
+     * the holder's stream (sampler.h); NULL when nobody does. Called on the
+     * writer thread. NULL: the Python cannot tell. */
+    const void *(*gil_holder)(void);
 } tt_session_config;
 
 typedef struct tt_session_stats {
@@ -69,6 +74,7 @@ typedef struct tt_session {
      * resynchronised. */
     _Atomic uint64_t epoch;
     _Atomic uint64_t suspended_at; /* ticks of the last suspension */
+    tt_sampler sampler; /* the writer's */
 } tt_session;
 
 /* Creates EXP/trace/<pid> (and the live channel), starts the writer, writes
@@ -119,6 +125,10 @@ void tt_session_lock_streams(void);
 
 /* The registry's sink: appends one definition record to defs.tts. */
 void tt_session_define(void *session, const uint8_t *record, size_t len);
+
+/* Appends definition records for the writer, which must not wait: 0, or -1
+ * (nothing appended) when the lock is taken or no chunk is free. */
+int tt_session_try_define(tt_session *s, const uint8_t *records, size_t len);
 
 /* The writer's periodic clock reading; skipped when it would have to wait. */
 void tt_session_clock_sync(tt_session *s);

@@ -32,6 +32,12 @@ tt_chunk *tt_stream_rotate(tt_stream *s)
     return replace_chunk(s, fresh);
 }
 
+tt_chunk *tt_stream_try_rotate(tt_stream *s)
+{
+    tt_chunk *fresh = tt_pool_try_get(&s->session->pool);
+    return fresh ? replace_chunk(s, fresh) : NULL;
+}
+
 int tt_stream_grow_stack(tt_stream *s)
 {
     uint32_t cap = s->stack_cap ? s->stack_cap * 2 : 256;
@@ -107,6 +113,16 @@ int tt_stream_objects(tt_stream *s, uint64_t now, const tt_stream_objects_counts
 void tt_stream_plain(tt_stream *s, uint64_t now, uint8_t tag)
 {
     tt_record_commit(s, tt_record_begin(s, tag, now, 0));
+}
+
+void tt_stream_gc(tt_stream *s, uint64_t now, uint64_t start, uint8_t generation, uint64_t collected,
+                  uint64_t uncollectable)
+{
+    uint8_t *p = tt_record_begin(s, TT_EV_GC, now, 10);
+    *p++ = generation;
+    p = tt_put_varint(p, collected);
+    p = tt_put_varint(p, uncollectable);
+    tt_record_commit(s, tt_put_varint(p, now > start ? now - start : 0));
 }
 
 void tt_stream_close(tt_stream *s, uint64_t now)

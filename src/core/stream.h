@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "format.h"
 #include "pool.h"
@@ -57,6 +58,16 @@ typedef struct tt_stream {
     uint64_t native_tid;
     struct tt_stream *next; /* in the session's list */
 
+    /* Sampling (sampler.h): the thread's CPU clock, noted by the thread as
+     * the stream is made; what the session's gil_holder returns while this
+     * thread holds the GIL (set by whoever made the stream); the writer's
+     * samples of it so far. */
+    clockid_t cpu_clock;
+    int has_cpu_clock;
+    uint64_t cpu_base_ns; /* its CPU time when the stream was made */
+    _Atomic(const void *) gil_key;
+    uint64_t samples, gil_samples;
+
     /* Owned by the writer thread. */
     int fd;
     uint64_t file_end;     /* offset after the last complete chunk */
@@ -69,6 +80,8 @@ typedef struct tt_stream {
 /* Hands the full current chunk to the writer and starts a fresh one;
  * returns it. The only part of recording that may wait (budget used up). */
 tt_chunk *tt_stream_rotate(tt_stream *s);
+/* The same without waiting: NULL, and nothing done, when the budget is used up. */
+tt_chunk *tt_stream_try_rotate(tt_stream *s);
 
 /* Grows the stack of open regions; 0, or -1 when out of memory. */
 int tt_stream_grow_stack(tt_stream *s);
@@ -169,6 +182,9 @@ void tt_stream_param_uint(tt_stream *s, uint64_t now, uint32_t name, uint64_t va
 void tt_stream_param_string(tt_stream *s, uint64_t now, uint32_t name, const char *value, size_t len);
 void tt_stream_counter(tt_stream *s, uint64_t now, uint32_t name, double value);
 void tt_stream_plain(tt_stream *s, uint64_t now, uint8_t tag); /* RECORDING_ON/OFF */
+/* The result of a garbage collection that began at `start` (format.h: GC). */
+void tt_stream_gc(tt_stream *s, uint64_t now, uint64_t start, uint8_t generation, uint64_t collected,
+                  uint64_t uncollectable);
 
 /* An OBJECTS record (format.h): region + 1 (0: none), type a string id. */
 typedef struct tt_stream_objects_counts {

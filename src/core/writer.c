@@ -226,13 +226,14 @@ static void *writer_main(void *arg)
     tt_writer *w = arg;
     snapshot *snaps = NULL;
     size_t snap_cap = 0;
+    uint64_t next_pass = 0, wait_ns = 0;
     for (;;) {
         pthread_mutex_lock(&w->lock);
-        if (!w->queue_head && !w->stopping && !w->pausing && atomic_load(&flush_asked) == atomic_load(&flush_done)) {
+        if (!w->queue_head && !w->stopping && !w->pausing && wait_ns && atomic_load(&flush_asked) == atomic_load(&flush_done)) {
             struct timespec deadline;
             clock_gettime(CLOCK_REALTIME, &deadline);
-            deadline.tv_nsec += TT_WRITER_PERIOD_MS * 1000000L;
-            if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_nsec += (long)wait_ns;
+            while (deadline.tv_nsec >= 1000000000L) {
                 deadline.tv_sec++;
                 deadline.tv_nsec -= 1000000000L;
             }
@@ -243,6 +244,17 @@ static void *writer_main(void *arg)
         w->queue_head = w->queue_tail = NULL;
         int stopping = w->stopping, pausing = w->pausing;
         pthread_mutex_unlock(&w->lock);
+
+        /* Samples are due more often than passes (sampler.h); a pass is
+         * due every TT_WRITER_PERIOD_MS, or at once for a full chunk. */
+        uint64_t now = tt_monotonic_ns();
+        uint64_t to_sample = tt_sampler_tick(&w->session->sampler, w->session, now);
+        if (!queued && !stopping && !pausing && asked == atomic_load(&flush_done) && now < next_pass) {
+            wait_ns = next_pass - now < to_sample ? next_pass - now : to_sample;
+            continue;
+        }
+        next_pass = now + TT_WRITER_PERIOD_MS * 1000000u;
+        wait_ns = to_sample < TT_WRITER_PERIOD_MS * 1000000u ? to_sample : TT_WRITER_PERIOD_MS * 1000000u;
 
         pass(w, queued, &snaps, &snap_cap);
         atomic_store(&flush_done, asked);
@@ -257,7 +269,6 @@ static void *writer_main(void *arg)
         }
         if (pausing) break;
         if (w->session->live) answer_live(w);
-        uint64_t now = tt_monotonic_ns();
         if (now - w->last_sync_ns >= TT_CLOCK_SYNC_PERIOD_NS) {
             w->last_sync_ns = now;
             tt_session_clock_sync(w->session);

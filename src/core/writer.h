@@ -12,6 +12,9 @@
  * writing those events, so every id the events on disk use is defined on
  * disk too.
  *
+ * Between passes it samples the measured threads (sampler.h), every
+ * TT_SAMPLE_PERIOD_MS.
+ *
  * A write error (a full disk) stops the writing, not the program: chunks are
  * then returned unwritten and the error is reported at the end.
  *

@@ -38,6 +38,7 @@ static const char *category(uint8_t kind)
     case TT_REGION_C: return "c";
     case TT_REGION_USER: return "user";
     case TT_REGION_MPI: return "mpi";
+    case TT_REGION_GC: return "gc";
     default: return "undefined";
     }
 }
@@ -106,6 +107,18 @@ static void parameter(chrome *c, const tt_process *p, uint64_t tid, const tt_eve
         args_append(c, value, (size_t)n);
 }
 
+/* A garbage collection's result: in the args of its span, the innermost
+ * open one (format.h: GC). */
+static void collection(chrome *c, const tt_event *ev)
+{
+    if (c->depth == 0) return;
+    char text[96];
+    int n = snprintf(text, sizeof text, "\"collected\":%" PRIu64 ",\"uncollectable\":%" PRIu64, ev->collected,
+                     ev->uncollectable);
+    if (c->args_len > c->stack[c->depth - 1].args) args_append(c, ",", 1);
+    args_append(c, text, (size_t)n);
+}
+
 static void stream(chrome *c, const tt_process *p, size_t s, tt_cursor *cur)
 {
     uint64_t tid = tt_export_tid(p, s);
@@ -142,6 +155,9 @@ static void stream(chrome *c, const tt_process *p, size_t s, tt_cursor *cur)
         case TT_EV_PARAM_UINT:
         case TT_EV_PARAM_STRING:
             parameter(c, p, tid, &ev);
+            break;
+        case TT_EV_GC:
+            collection(c, &ev);
             break;
         case TT_EV_COUNTER:
             begin_event(c, "C", p->pid, tid, ev.time);

@@ -490,6 +490,7 @@ static const struct {
     [TT_REGION_C] = {OTF2_PARADIGM_COMPILER, OTF2_REGION_ROLE_FUNCTION, "C function"},
     [TT_REGION_USER] = {OTF2_PARADIGM_USER, OTF2_REGION_ROLE_CODE, "user region"},
     [TT_REGION_MPI] = {OTF2_PARADIGM_MPI, OTF2_REGION_ROLE_FUNCTION, "MPI function"},
+    [TT_REGION_GC] = {OTF2_PARADIGM_USER, OTF2_REGION_ROLE_ARTIFICIAL, "garbage collection"},
 };
 
 /* Maps the regions of p to the archive's (x->region_map), defining those

@@ -242,6 +242,15 @@ static void parameter(perfetto *c, const tt_process *p, const tt_event *ev)
     pb_message(&c->annotations, EVENT_DEBUG_ANNOTATIONS, &c->inner);
 }
 
+/* A debug annotation of the innermost open slice: name = value. */
+static void annotation(perfetto *c, const char *name, uint64_t value)
+{
+    reset(&c->inner);
+    pb_string(&c->inner, ANNOTATION_NAME, name);
+    pb_uint(&c->inner, ANNOTATION_UINT, value);
+    pb_message(&c->annotations, EVENT_DEBUG_ANNOTATIONS, &c->inner);
+}
+
 static void stream(perfetto *c, size_t index, const tt_process *p, size_t s, tt_cursor *cur)
 {
     uint64_t track = thread_uuid(index, s);
@@ -282,6 +291,12 @@ static void stream(perfetto *c, size_t index, const tt_process *p, size_t s, tt_
                 pb_raw(&c->event, c->annotations.bytes, c->annotations.len);
                 reset(&c->annotations);
                 finish_event(c, ev.time);
+            }
+            break;
+        case TT_EV_GC: /* in its span, the innermost open one (format.h) */
+            if (c->depth) {
+                annotation(c, "collected", ev.collected);
+                annotation(c, "uncollectable", ev.uncollectable);
             }
             break;
         case TT_EV_COUNTER: {

@@ -265,7 +265,8 @@ uint64_t tt_score_otf2_bytes(const tt_score *s, const tt_filter *f) { return kep
 /* ---- the report ---- */
 
 static const char *const kind_groups[] = {[0] = "UND", [TT_REGION_PYTHON] = "PY", [TT_REGION_C] = "C",
-                                          [TT_REGION_USER] = "USR", [TT_REGION_MPI] = "MPI"};
+                                          [TT_REGION_USER] = "USR", [TT_REGION_MPI] = "MPI",
+                                          [TT_REGION_GC] = "GC"};
 #define KIND_GROUPS (sizeof kind_groups / sizeof *kind_groups)
 
 static void size_text(char *buf, size_t size, uint64_t bytes)

@@ -51,6 +51,12 @@ void tt_objects_end(void);
  * the parent's to record. */
 void tt_objects_forked(void);
 int tt_objects_counting(void);
+int tt_ext_add_gc(PyObject *module);     /* gc.c: garbage collections recorded */
+
+/* Garbage collections are recorded from tt_gc_start (-1 with an exception
+ * when gc.callbacks cannot take ours) to tt_gc_stop: while calls are. */
+int tt_gc_start(void);
+void tt_gc_stop(void);
 
 /* In a forked child (terminate.c): SIGTERM's default action back. */
 void tt_terminate_forked(void);

@@ -21,6 +21,7 @@
 #include <pthread.h>
 
 #include "clock.h"
+#include "gil.h"
 
 tt_session *tt_active;
 int tt_recording = 1;
@@ -108,6 +109,8 @@ tt_stream *tt_thread_stream_slow(void)
     PyErr_Restore(type, value, tb);
     making_stream = 0;
     if (!s) return NULL;
+    /* What tt_gil_holder returns while this thread holds the GIL. */
+    atomic_store_explicit(&s->gil_key, (const void *)PyThreadState_Get(), memory_order_relaxed);
     tt_tls_stream = s;
     pthread_setspecific(stream_key, s);
     return s;
@@ -276,7 +279,10 @@ static void remove_hooks(void)
 
 void tt_remove_hooks(void)
 {
-    if (hook_installed) remove_hooks();
+    if (hook_installed) {
+        tt_gc_stop();
+        remove_hooks();
+    }
     hook_installed = 0;
 }
 
@@ -296,7 +302,12 @@ static int set_hook(int on)
     if (on == hook_installed) return 0;
     if (on) {
         if (install_hooks() < 0) return -1;
+        if (hook_kind != HOOK_NONE && tt_gc_start() < 0) {
+            remove_hooks();
+            return -1;
+        }
     } else {
+        tt_gc_stop();
         remove_hooks();
         tt_session_suspend(tt_active, tt_clock_now());
     }
@@ -432,7 +443,8 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
                                 .blocking_begin = tt_blocking_begin,
                                 .blocking_end = tt_blocking_end,
                                 .live = live,
-                                .control = control};
+                                .control = control,
+                                .gil_holder = tt_gil_init() ? NULL : tt_gil_holder};
     tt_error err;
     tt_session *session;
     int rc = tt_session_start(&config, &tt_definitions, &session, &err);
@@ -486,6 +498,14 @@ static PyObject *stop(PyObject *self, PyObject *unused)
                          (unsigned long long)stats.bytes, "chunks", (unsigned long long)stats.chunks, "waits",
                          (unsigned long long)stats.waits, "wait_ns", (unsigned long long)stats.wait_ns, "streams",
                          stats.streams);
+}
+
+static PyObject *gil_unavailable(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    const char *why = tt_gil_init();
+    if (why) return PyUnicode_FromString(why);
+    Py_RETURN_NONE;
 }
 
 static PyObject *active(PyObject *self, PyObject *unused)
@@ -578,6 +598,8 @@ static PyMethodDef hook_methods[] = {
      "threads are in now are recorded as running since an unknown time (tracetop attach)."},
     {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
+    {"gil_unavailable", gil_unavailable, METH_NOARGS,
+     "None when this Python tells which thread holds the GIL (GIL shares are recorded), else one line why not."},
     {"run_code", run_code, METH_VARARGS, "run_code(code, globals)\n--\n\nexec() without an event of its own."},
     {"enable_recording", enable_recording, METH_NOARGS, "Record events again."},
     {"disable_recording", disable_recording, METH_NOARGS, "Stop recording events until enable_recording()."},

@@ -29,6 +29,7 @@ static const char *region_kind_name(uint8_t kind)
     case TT_REGION_C: return "c";
     case TT_REGION_USER: return "user";
     case TT_REGION_MPI: return "mpi";
+    case TT_REGION_GC: return "gc";
     default: return "unknown";
     }
 }

@@ -33,6 +33,7 @@ static const char *const kind_names[] = {
     [TT_EV_MPI_COLLECTIVE_BEGIN] = "mpi_collective_begin",
     [TT_EV_MPI_COLLECTIVE_END] = "mpi_collective_end",
     [TT_EV_OBJECTS] = "objects",
+    [TT_EV_GC] = "gc",
 };
 #define KIND_COUNT (sizeof kind_names / sizeof kind_names[0])
 static PyObject *kind_objects[KIND_COUNT];
@@ -50,6 +51,7 @@ static const char *region_kind_name(uint8_t kind)
     case TT_REGION_C: return "c";
     case TT_REGION_USER: return "user";
     case TT_REGION_MPI: return "mpi";
+    case TT_REGION_GC: return "gc";
     default: return "unknown"; /* the "<undefined>" placeholder */
     }
 }
@@ -83,15 +85,29 @@ typedef struct {
     PyObject *problems;  /* list of str: process directories left out */
 } TraceObject;
 
+/* A thread's THREAD_USAGE records as (time, cpu_ns, samples, gil_samples) tuples. */
+static PyObject *usage_list(const tt_thread *th)
+{
+    PyObject *list = PyList_New((Py_ssize_t)th->usage_count);
+    for (size_t i = 0; list && i < th->usage_count; i++) {
+        const tt_thread_usage *u = &th->usage[i];
+        PyObject *item = Py_BuildValue("(KKKK)", (unsigned long long)u->time, (unsigned long long)u->cpu_ns,
+                                       (unsigned long long)u->samples, (unsigned long long)u->gil_samples);
+        if (!item) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
 static PyObject *thread_list(const tt_process *p)
 {
     PyObject *list = PyList_New(0);
     for (size_t s = 0; list && s < p->thread_count; s++) {
         const tt_thread *th = &p->threads[s];
         if (!th->present) continue;
-        PyObject *item = Py_BuildValue("{s:n,s:N,s:K,s:K}", "stream", (Py_ssize_t)s, "name", text(th->name),
+        PyObject *item = Py_BuildValue("{s:n,s:N,s:K,s:K,s:N}", "stream", (Py_ssize_t)s, "name", text(th->name),
                                        "native_tid", (unsigned long long)th->native_tid, "open_at_start",
-                                       (unsigned long long)th->open_at_start);
+                                       (unsigned long long)th->open_at_start, "usage", usage_list(th));
         if (!item || PyList_Append(list, item) < 0) Py_CLEAR(list);
         Py_XDECREF(item);
     }
@@ -311,6 +327,12 @@ static PyObject *event_tuple(const tt_event *ev, name_cache *regions, name_cache
         items[n++] = PyLong_FromUnsignedLongLong(ev->bytes);
         items[n++] = PyLong_FromUnsignedLongLong(ev->created);
         items[n++] = PyLong_FromUnsignedLongLong(ev->destroyed);
+        break;
+    case TT_EV_GC:
+        items[n++] = PyLong_FromLong(ev->generation);
+        items[n++] = PyLong_FromUnsignedLongLong(ev->collected);
+        items[n++] = PyLong_FromUnsignedLongLong(ev->uncollectable);
+        items[n++] = PyLong_FromUnsignedLongLong(ev->duration_ns);
         break;
     case TT_EV_MARK:
         items[n++] = cached_name(strings, ev->name);
@@ -566,10 +588,21 @@ static PyObject *profile_dict(const tt_profile *prof)
         if (!item || PyDict_SetItemString(collectives, tt_mpi_collective_name(op), item) < 0) Py_CLEAR(collectives);
         Py_XDECREF(item);
     }
-    return Py_BuildValue("{s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:N}", "events", (unsigned long long)prof->events,
+    PyObject *gc = PyList_New(TT_PROFILE_GC_GENERATIONS);
+    for (Py_ssize_t g = 0; gc && g < TT_PROFILE_GC_GENERATIONS; g++) {
+        const tt_profile_gc *c = &prof->gc[g];
+        PyObject *item = Py_BuildValue("{s:K,s:K,s:K,s:K,s:K}", "collections", (unsigned long long)c->collections,
+                                       "total_ns", (unsigned long long)c->total_ns, "longest_ns",
+                                       (unsigned long long)c->longest_ns, "collected",
+                                       (unsigned long long)c->collected, "uncollectable",
+                                       (unsigned long long)c->uncollectable);
+        if (!item) Py_CLEAR(gc);
+        else PyList_SET_ITEM(gc, g, item);
+    }
+    return Py_BuildValue("{s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}", "events", (unsigned long long)prof->events,
                          "total_ns", (unsigned long long)prof->total_ns, "corrupt", PyBool_FromLong(prof->corrupt),
                          "problems", problem_list(prof), "regions", regions, "threads", threads, "processes",
-                         processes, "messages", messages, "collectives", collectives);
+                         processes, "messages", messages, "collectives", collectives, "gc", gc);
 }
 
 /* The keywords that choose a process: pid=, rank=. */

@@ -1167,16 +1167,16 @@ static void test_profile(void)
                              "   incl ms   incl %   excl ms  visits  region        location\n"
                              "     0.150    14.0%     0.120       5  __main__:a    prog.py:10\n");
         CHECK_CONTAINS(text, "Threads\n"
-                             "  process  thread      events   span ms  top region (excl)\n"
-                             "  3        MainThread      15     1.050  __main__:a\n"
-                             "  4        MainThread       4     0.020  __main__:b\n");
+                             "  process  thread      events   span ms    cpu ms   cpu%   GIL%  top region (excl)\n"
+                             "  3        MainThread      15     1.050         -      -      -  __main__:a\n"
+                             "  4        MainThread       4     0.020         -      -      -  __main__:b\n");
         free(text);
     }
     text = tt_profile_render_text(p, 1);
     if (CHECK(text != NULL)) {
         /* One row per table; of the threads, the longest. */
         CHECK_CONTAINS(text, "   0.120    11.2%     0.150       5  __main__:a  prog.py:10\n\nTop regions by inclusive");
-        CHECK_CONTAINS(text, "\n  3        MainThread      15     1.050  __main__:a\n  (1 more threads not shown)\n");
+        CHECK_CONTAINS(text, "\n  3        MainThread      15     1.050         -      -      -  __main__:a\n  (1 more threads not shown)\n");
         free(text);
     }
     tt_profile_free(p);
@@ -1522,6 +1522,68 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
     return remove(path);
 }
 
+/* A garbage collection inside a call, and a thread's usage records: the
+ * reader's GC event and usage table, the profile's sums. */
+static void test_gc_and_usage(void)
+{
+    static rec r;
+    tfile tf;
+    const char *exp = "gcusage";
+    tf_open(&tf, exp, 4242, "defs.tts", TT_FILE_DEFS);
+    std_defs(&r, 4242, 5000000000, TICK_NS);
+    d_string(&r, 8, "gc:collection(gen2)");
+    d_region(&r, 3, 8, 0, 0, TT_REGION_GC);
+    /* stream 0 at ticks 1000 and 1100: 30 ns of CPU, then 80 with 2 of 4 GIL samples */
+    put_u8(&r, TT_DEF_THREAD_USAGE);
+    put_v(&r, 0), put_v(&r, 1000), put_v(&r, 30), put_v(&r, 2), put_v(&r, 1);
+    put_u8(&r, TT_DEF_THREAD_USAGE);
+    put_v(&r, 0), put_v(&r, 1100), put_v(&r, 80), put_v(&r, 4), put_v(&r, 2);
+    d_end(&r, 2000, 5, 0, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+
+    tf_open(&tf, exp, 4242, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);  /* t = 1000 */
+    e_enter(&r, 10, 3); /* the collection starts at 1010 */
+    e_tag(&r, TT_EV_GC, 40);
+    put_u8(&r, 2), put_v(&r, 5), put_v(&r, 1), put_v(&r, 40);
+    e_leave(&r, 0);
+    e_leave(&r, 50); /* a's 100 ns, 40 of them the collection's */
+    e_tag(&r, TT_EV_STREAM_END, 0);
+    tf_chunk(&tf, 1000, &r, 0);
+    tf_close(&tf);
+
+    tt_trace *t;
+    tt_error err;
+    if (!CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) return;
+    const tt_process *p = tt_trace_process(t, 0);
+    CHECK(p->regions[3].kind == TT_REGION_GC);
+    CHECK_U64(p->threads[0].usage_count, 2);
+    CHECK(p->threads[0].usage[1].time == 1100 && p->threads[0].usage[1].cpu_ns == 80 &&
+          p->threads[0].usage[1].samples == 4 && p->threads[0].usage[1].gil_samples == 2);
+    static stream_read s;
+    if (CHECK(read_stream(exp, 0, 0, &s) == 0)) {
+        CHECK(well_nested(&s));
+        CHECK(s.n == 6 && s.ev[2].kind == TT_EV_GC && s.ev[2].time == 1050 && s.ev[2].generation == 2 &&
+              s.ev[2].collected == 5 && s.ev[2].uncollectable == 1 && s.ev[2].duration_ns == 40);
+    }
+
+    tt_profile *prof;
+    if (CHECK(tt_profile_build(t, &prof, &err) == 0)) {
+        CHECK(prof->gc[2].collections == 1 && prof->gc[2].longest_ns == 40 && prof->gc[2].total_ns == 40 &&
+              prof->gc[2].collected == 5 && prof->gc[0].collections == 0);
+        CHECK(prof->regions[0].exclusive_ns == 60 && prof->regions[0].inclusive_ns == 100);
+        CHECK(prof->threads[0].has_usage && prof->threads[0].cpu_ns == 80 && prof->threads[0].gil_samples == 2);
+        char *text = tt_profile_render_text(prof, 0);
+        CHECK_CONTAINS(text, "\nGarbage collection: 1 collection (gen0 0, gen1 0, gen2 1), 0.000 ms in total (40.0%), "
+                             "longest pause 0.000 ms\n  5 objects collected, 1 uncollectable\n");
+        CHECK_CONTAINS(text, "  4242     MainThread       6     0.000     0.000   80.0   50.0  __main__:a\n");
+        free(text);
+        tt_profile_free(prof);
+    }
+    tt_trace_close(t);
+}
+
 int main(void)
 {
     if (!mkdtemp(root)) {
@@ -1541,6 +1603,7 @@ int main(void)
     test_profile();
     test_random_streams();
     test_profile_model();
+    test_gc_and_usage();
     nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     return check_report();
 }

@@ -28,7 +28,8 @@ Call = collections.namedtuple("Call", "pid tid name begin end params")
 
 
 def native_calls(experiment):
-    """Every call of the native trace, with the parameters set directly inside it; and the counters and marks:
+    """Every call of the native trace, with the parameters set directly inside it (a garbage collection's:
+    collected and uncollectable); and the counters and marks:
     (calls, counters [(pid, tid, name, time, value)], marks [(pid, tid, name, time)])."""
     trace = _tracetop.Trace(str(experiment))
     calls, counters, marks = [], [], []
@@ -47,6 +48,8 @@ def native_calls(experiment):
                     calls.append(Call(*key, name, begin, time, params))
                 elif kind.startswith("param_") and stack:
                     stack[-1][2][event[2]] = event[3]
+                elif kind == "gc" and stack:
+                    stack[-1][2].update(collected=event[3], uncollectable=event[4])
                 elif kind == "counter":
                     counters.append((*key, event[2], time, event[3]))
                 elif kind == "mark":

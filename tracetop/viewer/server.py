@@ -17,7 +17,7 @@ import threading
 import urllib.parse
 from pathlib import Path
 
-from tracetop import messages
+from tracetop import _tracetop, messages
 
 STATIC = Path(__file__).parent / "static"
 CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
@@ -68,11 +68,22 @@ def _numbers(query, name):
     return [int(part) for part in text.split(",") if part]
 
 
+def _activity(experiment, lanes):
+    """Per lane, its thread's usage records as the trace has them: [[time, cpu_ns, samples, gil_samples], ...]
+    (the activity band: running with the GIL, running without it, off the CPU)."""
+    usage = {}
+    for process in _tracetop.Trace(experiment).processes:
+        for thread in process["threads"]:
+            usage.setdefault((process["pid"], thread["stream"], thread["native_tid"]), thread["usage"])
+    return [usage.get((lane["pid"], lane["stream"], lane["native_tid"]), []) for lane in lanes]
+
+
 class DataAPI:
     """The answers of /TOKEN/api/NAME?..., each from the index: (bytes, content type)."""
 
     def __init__(self, experiment, index):
         self.index = index
+        self.activity = json.dumps(_activity(experiment, index.lanes)).encode()
         self.meta = json.dumps({
             "experiment": os.path.basename(os.path.abspath(experiment)),
             "begin_ns": index.begin_ns, "end_ns": index.end_ns, "levels": index.levels,
@@ -88,6 +99,9 @@ class DataAPI:
 
     def api_meta(self, query):
         return self.meta, "application/json"
+
+    def api_activity(self, query):
+        return self.activity, "application/json"
 
     def _lanes(self, query):
         """The lanes asked for: numbers separated by commas, or `all`."""

@@ -33,6 +33,7 @@
     highlight: null,      /* the last answer of the search */
     samples: null,
     marks: [],            /* per lane: [[time, name], ...] */
+    activity: null,       /* per lane: its thread's usage records (see drawActivity) */
     inflight: {},
     selection: null,      /* [t0, t1] */
     selected: null,       /* {lane, depth, start, end, region, calls} */
@@ -291,6 +292,7 @@
       if (!spans) continue;
       const dim = state.search.regions !== null;
       drawMarks(g, l, top);
+      drawActivity(g, l, top);
       for (let d = 0; d < l.depths; d++) {
         const y = l.rows - scroll + d * ROW;
         if (y > height || y + ROW < RULER) continue;
@@ -326,6 +328,42 @@
       g.lineTo(x + 4, top + 1);
       g.lineTo(x, top + MARKS - 1);
       g.fill();
+    }
+  }
+
+  /* ---- the activity band: a thread's use of the CPU and the GIL, below its calls ----
+     Between two usage records [time, cpu_ns, samples, gil_samples] (cumulative), the share of the interval
+     its thread held the GIL (dark), ran without holding it (light) and was off the CPU, waiting or idle
+     (the band's ground), drawn as heights from the bottom. */
+  const BAND = LANE_PAD - 2, BAND_GIL = "#2e7d32", BAND_CPU = "#9ccc65", BAND_OFF = "#e4e4ea";
+
+  function loadActivity() {
+    api("activity").then((r) => r.json()).then((activity) => {
+      state.activity = activity;
+      scheduleDraw();
+    }).catch(() => {}); /* no band: the timeline stands without it */
+  }
+
+  function drawActivity(g, l, top) {
+    const usage = state.activity && state.activity[l.index];
+    if (!usage || !usage.length) return;
+    const y = top + (l.rows - l.top) + l.depths * ROW + 1;
+    let prev = [state.meta.lanes[l.index].begin_ns, 0, 0, 0];
+    for (const u of usage) {
+      const dt = u[0] - prev[0];
+      if (dt > 0 && u[0] >= state.t0 && prev[0] <= state.t1) {
+        const x0 = Math.max(GUTTER, xOf(prev[0])), x1 = Math.min(GUTTER + plotWidth(), xOf(u[0]));
+        const cpu = Math.min(1, (u[1] - prev[1]) / dt);
+        const gil = u[2] > prev[2] ? Math.min(1, (u[3] - prev[3]) / (u[2] - prev[2])) : 0;
+        const w = Math.max(1, x1 - x0), hGil = BAND * gil, hCpu = BAND * Math.max(0, Math.min(1, cpu) - gil);
+        g.fillStyle = BAND_OFF;
+        g.fillRect(x0, y, w, BAND);
+        g.fillStyle = BAND_GIL;
+        g.fillRect(x0, y + BAND - hGil, w, hGil);
+        g.fillStyle = BAND_CPU;
+        g.fillRect(x0, y + BAND - hGil - hCpu, w, hCpu);
+      }
+      prev = u;
     }
   }
 
@@ -941,6 +979,7 @@
     else setStatus(TT.count(meta.lanes.length, "thread") + " · " + TT.count(calls, "call") + " · " + TT.fmtDuration(state.end - state.begin));
     buildLayout();
     loadMarks();
+    loadActivity();
     const margin = (state.end - state.begin) * 0.01;
     setView(state.begin - margin, state.end + margin);
   }).catch((error) => setStatus("cannot load the experiment: " + error.message, true));
@@ -998,6 +1037,20 @@
         }
       }
       return null;
+    },
+    /* A lane's thread over its life as its activity band shows it: {cpu, gil} shares, and where the band
+       is drawn in the canvas (CSS pixels), {x0, x1, y, height}; null without usage records. */
+    activity(name) {
+      const i = state.meta.lanes.findIndex((lane) => lane.name === name);
+      const usage = i >= 0 && state.activity && state.activity[i];
+      if (!usage || !usage.length) return null;
+      const lane = state.meta.lanes[i], l = state.layout.lanes[i], last = usage[usage.length - 1];
+      return {
+        cpu: last[1] / Math.max(1, last[0] - lane.begin_ns),
+        gil: last[2] ? last[3] / last[2] : 0,
+        band: {x0: Math.max(GUTTER, xOf(lane.begin_ns)), x1: Math.min(GUTTER + plotWidth(), xOf(last[0])),
+               y: l.rows + l.depths * ROW + 1 - scroller.scrollTop, height: BAND},
+      };
     },
     highlighted() {
       const h = state.highlight;

@@ -1,0 +1,156 @@
+/* gc.c -- garbage collections recorded as regions (format.h: GC).
+ *
+ * CPython calls the functions in gc.callbacks at the start and at the stop
+ * of every collection, in the thread that runs it, with the GIL held; it
+ * has done so since 3.3, so every supported Python can say what a
+ * collection was (generation, collected, uncollectable). While the hook
+ * is in place (not with --instrumenter=none), one C function of ours is in
+ * that list; a collection is part of the calls' timeline, so it is
+ * recorded while calls are (recording on, the instrumenter enabled): at the start it enters
+ * the region "gc:collection(gen<N>)" in the calling thread's stream, at the
+ * stop it records the result and leaves it. The collection thus nests in
+ * the call it interrupted, which is charged its own time only (its
+ * exclusive time leaves the collection out), and finalizers that the
+ * collection runs nest inside it.
+ *
+ * The collector never runs two collections at once, so one collection is
+ * open at a time, process-wide; the stop closes the region only when it is
+ * still the innermost one of the stream it was opened in (a measurement
+ * switched off and on in between, or a finalizer that left a region open,
+ * leaves it to the stream's own bookkeeping).
+ *
+ * Nothing here is on the path of a traced call: the cost is two calls of a
+ * C function per collection, and the info dict CPython makes for them.
+ */
+#include "ext.h"
+
+#define GENERATIONS 3
+
+static PyObject *callback;  /* our entry of gc.callbacks, made once */
+static PyObject *key_generation, *key_collected, *key_uncollectable;
+static uint32_t regions[GENERATIONS] = {TT_NO_ID, TT_NO_ID, TT_NO_ID};
+static int registered;
+
+/* The collection open now. */
+static tt_stream *open_stream;
+static uint32_t open_depth;
+static uint64_t open_ticks;
+
+static uint32_t region_of(unsigned generation)
+{
+    if (regions[generation] != TT_NO_ID) return regions[generation];
+    char name[32];
+    int len = snprintf(name, sizeof name, "gc:collection(gen%u)", generation);
+    uint32_t name_string = tt_registry_string(&tt_definitions, name, (size_t)len);
+    uint32_t file_string = tt_registry_string(&tt_definitions, "", 0);
+    if (name_string == TT_NO_ID || file_string == TT_NO_ID) return TT_NO_ID;
+    uint32_t id = tt_registry_named_region(&tt_definitions, name_string, file_string, 0, TT_REGION_GC);
+    if (id == TT_NO_ID || tt_region_filter_defined(id) == TT_STACK_SKIP) return TT_NO_ID;
+    return regions[generation] = id;
+}
+
+/* info[key] as an unsigned number; 0 when absent or not a number. */
+static uint64_t info_number(PyObject *info, PyObject *key)
+{
+    PyObject *value = PyDict_Check(info) ? PyDict_GetItemWithError(info, key) : NULL;
+    unsigned long long n = value && PyLong_Check(value) ? PyLong_AsUnsignedLongLong(value) : 0;
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return n;
+}
+
+static void collection_start(PyObject *info)
+{
+    open_stream = NULL;
+    uint64_t generation = info_number(info, key_generation);
+    if (!tt_record_calls || generation >= GENERATIONS) return;
+    tt_stream *s = tt_thread_stream();
+    uint32_t region = s ? region_of((unsigned)generation) : TT_NO_ID;
+    if (region == TT_NO_ID || tt_region_is_filtered(region)) return;
+    open_ticks = tt_clock_now();
+    tt_stream_enter(s, open_ticks, region);
+    if (tt_stream_top(s) != region) return; /* no room on its stack */
+    open_stream = s;
+    open_depth = s->depth;
+}
+
+static void collection_stop(PyObject *info)
+{
+    tt_stream *s = open_stream;
+    open_stream = NULL;
+    if (!s || s != tt_tls_stream || s->depth != open_depth || s->session != tt_active) return;
+    uint64_t generation = info_number(info, key_generation);
+    if (generation >= GENERATIONS || tt_stream_top(s) != regions[generation]) return;
+    uint64_t now = tt_clock_now();
+    tt_stream_gc(s, now, open_ticks, (uint8_t)generation, info_number(info, key_collected),
+                 info_number(info, key_uncollectable));
+    tt_stream_leave(s, now);
+}
+
+/* _gc_callback(phase, info), as gc.callbacks calls it. */
+static PyObject *on_collection(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!tt_active || nargs != 2 || !PyUnicode_Check(args[0])) Py_RETURN_NONE;
+    if (PyUnicode_CompareWithASCIIString(args[0], "start") == 0)
+        collection_start(args[1]);
+    else
+        collection_stop(args[1]);
+    Py_RETURN_NONE;
+}
+
+static PyObject *gc_callbacks(void)
+{
+    PyObject *gc = PyImport_ImportModule("gc");
+    PyObject *list = gc ? PyObject_GetAttrString(gc, "callbacks") : NULL;
+    Py_XDECREF(gc);
+    if (list && !PyList_Check(list)) {
+        Py_DECREF(list);
+        PyErr_SetString(PyExc_TypeError, "gc.callbacks is not a list");
+        return NULL;
+    }
+    return list;
+}
+
+int tt_gc_start(void)
+{
+    if (registered) return 0;
+    PyObject *list = gc_callbacks();
+    int rc = list ? PyList_Append(list, callback) : -1;
+    Py_XDECREF(list);
+    if (rc < 0) return -1;
+    registered = 1;
+    return 0;
+}
+
+void tt_gc_stop(void)
+{
+    if (!registered) return;
+    registered = 0;
+    open_stream = NULL;
+    PyObject *list = gc_callbacks();
+    Py_ssize_t n = list ? PyList_GET_SIZE(list) : 0;
+    /* The last entry that is ours: the program may have added its own since. */
+    for (Py_ssize_t i = n - 1; i >= 0; i--)
+        if (PyList_GET_ITEM(list, i) == callback) {
+            PySequence_DelItem(list, i);
+            break;
+        }
+    Py_XDECREF(list);
+    PyErr_Clear();
+}
+
+static PyMethodDef callback_def = {"_gc_callback", (PyCFunction)(void (*)(void))on_collection, METH_FASTCALL,
+                                   "Records a garbage collection (in gc.callbacks while measuring)."};
+
+int tt_ext_add_gc(PyObject *module)
+{
+    key_generation = PyUnicode_InternFromString("generation");
+    key_collected = PyUnicode_InternFromString("collected");
+    key_uncollectable = PyUnicode_InternFromString("uncollectable");
+    callback = PyCFunction_NewEx(&callback_def, module, NULL);
+    if (!key_generation || !key_collected || !key_uncollectable || !callback) return -1;
+    return tt_module_add(module, "_gc_callback", callback);
+}

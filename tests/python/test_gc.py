@@ -1,0 +1,106 @@
+"""Garbage collections: each a span in the thread that ran it, inside the call it interrupted, whose
+exclusive time leaves it out; summary's garbage collection line."""
+import re
+import sys
+
+import pytest
+
+from helpers import PROGRAMS, assert_complete, assert_well_nested, enters, python, streams, tracetop
+
+from tracetop import _tracetop
+
+INSTRUMENTERS = [
+    "profile",
+    "trace",
+    pytest.param("monitoring", marks=pytest.mark.skipif(sys.version_info < (3, 12), reason="Python 3.12+")),
+]
+
+
+def program_pause_ns(stdout):
+    return int(re.fullmatch(r"pause (\d+) ns with \d+ objects\n", stdout).group(1))
+
+
+def collections(events):
+    """(generation, duration_ns, collected, enclosing region, span measured from ENTER to LEAVE) of each
+    collection of one stream."""
+    found, open_regions = [], []
+    for event in events:
+        if event[0] == "enter":
+            open_regions.append((event[2], event[1]))
+        elif event[0] == "gc":
+            generation, collected, _, duration = event[2:]
+            assert open_regions[-1][0] == f"gc:collection(gen{generation})"
+            found.append([generation, duration, collected, open_regions[-2][0], open_regions[-1][1]])
+        elif event[0] == "leave":
+            name, entered = open_regions.pop()
+            if name.startswith("gc:collection") and found and found[-1][4] == entered:
+                found[-1][4] = event[1] - entered
+    return found
+
+
+@pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
+def test_forced_collection_is_a_span_inside_the_call(instrumenter, tmp_path):
+    plain = python(PROGRAMS / "gc_pause.py", cwd=tmp_path)
+    completed = tracetop("--output", "exp", f"--instrumenter={instrumenter}", "--no-c-calls",
+                         PROGRAMS / "gc_pause.py", cwd=tmp_path)
+    assert completed.returncode == plain.returncode == 0, completed.stderr
+    pause = program_pause_ns(completed.stdout)
+    assert pause >= 100_000_000
+    assert_complete(tmp_path / "exp")
+
+    [(_, thread, events, _, _)] = list(streams(tmp_path / "exp"))
+    assert thread["name"] == "MainThread"
+    assert_well_nested(events)
+    found = collections(events)
+    longest = max(found, key=lambda c: c[1])
+    generation, duration, collected, parent, span = longest
+    # The forced collection is a full one, inside `work` (C calls are not recorded), and it took what the
+    # program measured around gc.collect(), give or take the calls around it.
+    assert (generation, parent) == (2, "__main__:work")
+    assert collected > 0
+    assert span == duration
+    assert 0.9 * pause <= duration <= pause
+    # Collections the interpreter started itself (allocation) were recorded too, in younger generations.
+    assert {c[0] for c in found} >= {0, 2}
+
+    profile = _tracetop.profile(str(tmp_path / "exp"))
+    work = next(r for r in profile["regions"] if r["name"] == "__main__:work")
+    full = next(r for r in profile["regions"] if r["name"] == "gc:collection(gen2)")
+    assert full["kind"] == "gc"
+    in_work = sum(c[1] for c in found if c[3] == "__main__:work")
+    assert work["exclusive_ns"] <= work["inclusive_ns"] - in_work
+    assert profile["gc"][2]["longest_ns"] == duration
+    assert sum(g["collections"] for g in profile["gc"]) == len(found)
+
+    summary = tracetop("summary", "exp", cwd=tmp_path)
+    line = next(line for line in summary.stdout.splitlines() if line.startswith("Garbage collection:"))
+    gen = re.search(r"\(gen0 (\d+), gen1 (\d+), gen2 (\d+)\)", line)
+    assert [int(n) for n in gen.groups()] == [g["collections"] for g in profile["gc"]]
+    assert f"longest pause {duration / 1e6:.3f} ms" in line
+
+
+def test_collection_inside_the_c_call_that_forced_it(tmp_path):
+    completed = tracetop("--output", "exp", PROGRAMS / "gc_pause.py", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    [(_, _, events, _, _)] = list(streams(tmp_path / "exp"))
+    longest = max(collections(events), key=lambda c: c[1])
+    assert longest[3] == "gc:collect"
+    profile = _tracetop.profile(str(tmp_path / "exp"))
+    collect = next(r for r in profile["regions"] if r["name"] == "gc:collect")
+    assert collect["exclusive_ns"] <= collect["inclusive_ns"] - longest[1]
+
+
+def test_no_collection_recorded_while_measurement_is_off(tmp_path):
+    source = ("import gc, tracetop\n"
+              "with tracetop.instrumenter.disable():\n"
+              "    gc.collect()\n"
+              "tracetop.disable_recording()\n"
+              "gc.collect()\n"
+              "tracetop.enable_recording()\n"
+              "gc.collect()\n")
+    completed = tracetop("--output", "exp", "-c", source, cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    [(_, _, events, _, _)] = list(streams(tmp_path / "exp"))
+    # Collections belong to the calls' timeline: recorded while calls are.
+    assert [e[2] for e in events if e[0] == "gc"].count(2) == 1
+    assert enters(tmp_path / "exp")["gc:collection(gen2)"] == 1
