@@ -146,6 +146,8 @@ class Session:
         unavailable = _tracetop.gil_unavailable()
         if unavailable:
             messages.note(unavailable)
+        if configuration["live"]:
+            _note_live_channel()
         session._measure_on_exit()
         if configuration["follow"]:
             os.environ[FOLLOW_VARIABLE] = experiment.path
@@ -337,6 +339,18 @@ def _forked_to_exec():
             return True
         frame = frame.f_back
     return False
+
+
+def _note_live_channel():
+    """Says so when this process's live channel could not have its usual name (another user made it first):
+    `tracetop top` still finds it, under a name with a random tail (src/core/live.c)."""
+    usual = f"/dev/shm/tracetop-{os.geteuid()}-{os.getpid()}"
+    try:
+        ours = os.lstat(usual).st_uid == os.geteuid() and os.path.isfile(usual)
+    except OSError:
+        ours = False
+    if not ours:
+        messages.note(f"{usual} is taken by another user: the live channel has a name of its own")
 
 
 def _exec_stopping(session, real_exec):

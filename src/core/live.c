@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,6 +91,18 @@ static size_t map_size(void) { return HEADER_SIZE + (size_t)TT_LIVE_RING_SIZE + 
 static void channel_name(char *buf, size_t cap, pid_t pid)
 {
     snprintf(buf, cap, "/tracetop-%u-%ld", (unsigned)geteuid(), (long)pid);
+}
+
+/* Another user may have made the name of a process's channel before the
+ * process came (anyone can create names in /dev/shm, nobody but the owner
+ * can remove them). The process then uses a name of its own with a random
+ * tail, "/tracetop-<uid>-<pid>-<hex>", which readers look for when the
+ * plain name is not a channel of theirs. */
+static void fallback_name(char *buf, size_t cap, pid_t pid)
+{
+    uint32_t tail = 0;
+    if (getrandom(&tail, sizeof tail, 0) != (ssize_t)sizeof tail) tail = (uint32_t)tt_monotonic_ns();
+    snprintf(buf, cap, "/tracetop-%u-%ld-%08x", (unsigned)geteuid(), (long)pid, tail);
 }
 
 static uint64_t now_ns(void) { return tt_monotonic_ns(); }
@@ -188,6 +201,10 @@ int tt_live_create(const char *name, const char *experiment, tt_live **out, tt_e
     l->fd = shm_open(l->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (l->fd < 0 && errno == EEXIST && shm_unlink(l->name) == 0) /* left by an earlier process with our pid */
         l->fd = shm_open(l->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    for (int tries = 0; l->fd < 0 && errno != ENOENT && tries < 8; tries++) { /* taken by another user */
+        fallback_name(l->name, sizeof l->name, l->owner);
+        l->fd = shm_open(l->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    }
     if (l->fd < 0) {
         tt_fail_errno(err, "cannot create the live channel %s%s", SHM_DIR, l->name);
         free(l);
@@ -396,6 +413,7 @@ struct tt_live_view {
     const uint8_t *ring;
     const uint8_t *defs;
     pid_t pid;
+    char channel[64];   /* its name in SHM_DIR */
     int attached;
     uint64_t pos;       /* the next slice to read */
     uint64_t head_seen; /* the producer's head when last looked at */
@@ -411,13 +429,39 @@ static int header_ok(const shared *sh)
            sh->defs_max == TT_LIVE_DEFS_MAX;
 }
 
+/* The name of process pid's channel: the plain one when it is a file of
+ * this user's, else a fallback one (fallback_name) of this user's if there
+ * is one, else the plain one. */
+static void find_channel(char *buf, size_t cap, pid_t pid)
+{
+    channel_name(buf, cap, pid);
+    char path[128];
+    struct stat st;
+    snprintf(path, sizeof path, SHM_DIR "%s", buf);
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) return;
+    char prefix[64];
+    int prefix_len = snprintf(prefix, sizeof prefix, "%s-", buf + 1);
+    DIR *dir = opendir(SHM_DIR);
+    if (!dir) return;
+    struct dirent *d;
+    while ((d = readdir(dir)))
+        if (strncmp(d->d_name, prefix, (size_t)prefix_len) == 0 && strlen(d->d_name) == (size_t)prefix_len + 8 &&
+            fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            st.st_uid == geteuid()) {
+            snprintf(buf, cap, "/%s", d->d_name);
+            break;
+        }
+    closedir(dir);
+}
+
 int tt_live_open(pid_t pid, tt_live_view **out, tt_error *err)
 {
     char name[64];
-    channel_name(name, sizeof name, pid);
+    find_channel(name, sizeof name, pid);
     tt_live_view *v = calloc(1, sizeof *v);
     if (!v) return tt_fail(err, "out of memory");
     v->pid = pid;
+    snprintf(v->channel, sizeof v->channel, "%s", name);
     v->fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
     if (v->fd < 0) {
         if (errno == ENOENT)
@@ -476,7 +520,7 @@ void tt_live_view_close(tt_live_view *v)
 int tt_live_current(const tt_live_view *v)
 {
     char path[128];
-    snprintf(path, sizeof path, SHM_DIR "/tracetop-%u-%ld", (unsigned)geteuid(), (long)v->pid);
+    snprintf(path, sizeof path, SHM_DIR "%s", v->channel);
     struct stat mapped, named;
     return fstat(v->fd, &mapped) == 0 && stat(path, &named) == 0 && mapped.st_ino == named.st_ino &&
            mapped.st_dev == named.st_dev;
@@ -673,6 +717,7 @@ int tt_live_list(pid_t **pids, size_t *count, size_t *removed, tt_error *err)
         if (strncmp(d->d_name, prefix, (size_t)prefix_len) != 0) continue;
         char *end;
         long pid = strtol(d->d_name + prefix_len, &end, 10);
+        if (*end == '-' && strlen(end) == 9) end += 9; /* a fallback name */
         if (*end || pid <= 0) continue;
         struct stat st;
         if (fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import PROGRAMS, assert_complete, environment, tracetop
+from helpers import PROGRAMS, assert_complete, environment, python, tracetop
 
 
 def channel(pid):
@@ -57,3 +57,11 @@ def test_another_user_cannot_open_the_channel(tmp_path):
     finally:
         program.communicate("\n", timeout=60)
     assert program.returncode == 0
+
+
+def test_a_squatted_channel_name(tmp_path):
+    """Another user made the name of the channel first: the program runs live under a name of its own, and
+    says so."""
+    completed = python(PROGRAMS / "squatted.py", "exp", cwd=tmp_path)
+    assert (completed.returncode, completed.stdout) == (0, "listed: True\n"), completed.stderr
+    assert "is taken by another user: the live channel has a name of its own" in completed.stderr
