@@ -189,7 +189,10 @@ static void draw_header(screen *s)
         for (size_t i = 0; i < w->count; i++) running += tt_watched_running(w->procs[i]);
         putf(0, x, COLS - x - 8, "  %zu processes, %zu running", w->count, running);
     } else {
-        put(0, x, COLS - x - 8, w->only ? "  waiting for the process" : "  waiting for programs run with --live");
+        if (w->only)
+            putf(0, x, COLS - x - 8, "  waiting for process %ld (run with --live?)", (long)w->only);
+        else
+            put(0, x, COLS - x - 8, "  waiting for programs run with --live");
     }
     put(0, COLS - 6, 6, "? help");
 
@@ -432,6 +435,25 @@ static int on_key(screen *s, int key)
     return 1;
 }
 
+/* With one process named and not watched yet: 0 while it may still be
+ * (it runs, and its channel is not made yet, or not ready), else -1 with
+ * the reason in err. A program just started makes its channel a moment
+ * after it starts. */
+static int still_to_come(pid_t only, const tt_watch *w, tt_error *err)
+{
+    tt_live_view *probe;
+    if (tt_live_open(only, &probe, err) == 0) {
+        tt_live_state state = tt_live_process_state(probe);
+        tt_live_view_close(probe);
+        if (state == TT_LIVE_RUNNING) return 0;
+        return tt_fail(err, "process %ld cannot be watched: %s", (long)only,
+                       w->notice[0] ? w->notice : "its measurement has ended");
+    }
+    if (kill(only, 0) < 0 && errno == ESRCH) return tt_fail(err, "no process %ld", (long)only);
+    if (strstr(err->message, "another user")) return -1;
+    return 0;
+}
+
 static int run_screen(pid_t only, double interval)
 {
     static screen s;
@@ -440,13 +462,9 @@ static int run_screen(pid_t only, double interval)
     s.interval_ns = (uint64_t)(interval * 1e9);
     tt_error err;
     if (tt_watch_scan(&s.watch, &err) < 0) return fail(1, "%s", err.message);
-    if (only && s.watch.count == 0) {
+    if (only && s.watch.count == 0 && still_to_come(only, &s.watch, &err) < 0) {
         tt_watch_free(&s.watch);
-        tt_live_view *probe;
-        if (tt_live_open(only, &probe, &err) < 0) return fail(1, "%s", err.message);
-        tt_live_view_close(probe);
-        return fail(1, "process %ld cannot be watched: %s", (long)only,
-                    s.watch.notice[0] ? s.watch.notice : "its measurement has ended");
+        return fail(1, "%s", err.message);
     }
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
         tt_watch_free(&s.watch);
@@ -470,7 +488,8 @@ static int run_screen(pid_t only, double interval)
     while (!stop_requested) {
         uint64_t now = tt_monotonic_ns();
         if (now >= next_scan) {
-            if (tt_watch_scan(&s.watch, &err) < 0) {
+            if (tt_watch_scan(&s.watch, &err) < 0 ||
+                (only && s.watch.count == 0 && still_to_come(only, &s.watch, &err) < 0)) {
                 status = 1;
                 break;
             }
@@ -529,7 +548,10 @@ static int run_drain(pid_t only)
     while (!stop_requested) {
         uint64_t now = tt_monotonic_ns();
         if (now >= next_scan) {
-            if (tt_watch_scan(&w, &err) < 0) return fail(1, "%s", err.message);
+            if (tt_watch_scan(&w, &err) < 0 || (only && w.count == 0 && still_to_come(only, &w, &err) < 0)) {
+                tt_watch_free(&w);
+                return fail(1, "%s", err.message);
+            }
             next_scan = now + SCAN_NS / 25;
         }
         size_t running = 0;

@@ -61,11 +61,11 @@ static int add(tt_watch *w, pid_t pid)
         snprintf(w->notice, sizeof w->notice, "%s", err.message);
         return -1;
     }
-    if (tt_live_process_state(view) != TT_LIVE_RUNNING || tt_live_attach(view, &err) < 0) {
-        if (tt_live_process_state(view) == TT_LIVE_RUNNING) snprintf(w->notice, sizeof w->notice, "%s", err.message);
+    if (tt_live_process_state(view) != TT_LIVE_RUNNING) {
         tt_live_view_close(view);
         return -1;
     }
+    tt_live_attach(view);
     tt_watched *p = calloc(1, sizeof *p);
     if (!p || TT_RESERVE(w->procs, w->cap, w->count + 1) < 0) {
         free(p);
@@ -127,7 +127,6 @@ static void consume_one(tt_watched *p, size_t budget, size_t *read)
         taken += s.len;
     }
     if (rc < 0) p->problem = why;
-    tt_live_release(p->view);
     if (p->ticket && tt_live_answered(p->view, p->ticket)) p->ticket = 0;
     if (p->state == TT_LIVE_BROKEN && !p->problem)
         p->problem = "the live channel stopped: the program defined more than it can hold";
