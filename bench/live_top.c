@@ -197,7 +197,7 @@ int main(int argc, char **argv)
 
     static tt_watch watch;
     static tt_view view;
-    tt_watch_init(&watch, child);
+    tt_watch_init(&watch, &child, 1);
     tt_view_init(&view);
     tt_error err;
     uint64_t first = 0, next_build = 0, next_scan = 0;

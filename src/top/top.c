@@ -164,14 +164,6 @@ static void update_rate(screen *s)
     }
 }
 
-static const char *process_state(const tt_watched *p)
-{
-    if (p->problem) return "not read";
-    if (p->gone) return "gone";
-    if (!tt_watched_running(p)) return "ended";
-    return p->measuring ? "measuring" : "not measuring";
-}
-
 static void draw_header(screen *s)
 {
     tt_watch *w = &s->watch;
@@ -183,14 +175,14 @@ static void draw_header(screen *s)
     if (w->count == 1) {
         const tt_watched *p = w->procs[0];
         putf(0, x, COLS - x - 8, "  pid %ld  %s  (%s)", (long)p->pid, base_name(p->name),
-             process_state(p));
+             tt_watched_state(p));
     } else if (w->count > 1) {
         size_t running = 0;
         for (size_t i = 0; i < w->count; i++) running += tt_watched_running(w->procs[i]);
         putf(0, x, COLS - x - 8, "  %zu processes, %zu running", w->count, running);
     } else {
-        if (w->only)
-            putf(0, x, COLS - x - 8, "  waiting for process %ld (run with --live?)", (long)w->only);
+        if (w->only_count)
+            putf(0, x, COLS - x - 8, "  waiting for process %ld (run with --live?)", (long)w->only[0]);
         else
             put(0, x, COLS - x - 8, "  waiting for programs run with --live");
     }
@@ -457,7 +449,7 @@ static int still_to_come(pid_t only, const tt_watch *w, tt_error *err)
 static int run_screen(pid_t only, double interval)
 {
     static screen s;
-    tt_watch_init(&s.watch, only);
+    if (tt_watch_init(&s.watch, &only, only ? 1 : 0) < 0) return fail(1, "out of memory");
     tt_view_init(&s.view);
     s.interval_ns = (uint64_t)(interval * 1e9);
     tt_error err;
@@ -541,7 +533,7 @@ static int run_list(void)
 static int run_drain(pid_t only)
 {
     static tt_watch w;
-    tt_watch_init(&w, only);
+    if (tt_watch_init(&w, &only, only ? 1 : 0) < 0) return fail(1, "out of memory");
     catch_signals();
     tt_error err;
     uint64_t started = tt_monotonic_ns(), next_scan = 0;

@@ -9,10 +9,23 @@
 #include "format.h"
 #include "grow.h"
 
-void tt_watch_init(tt_watch *w, pid_t only)
+int tt_watch_init(tt_watch *w, const pid_t *only, size_t count)
 {
     memset(w, 0, sizeof *w);
-    w->only = only;
+    if (!count) return 0;
+    if (!(w->only = malloc(count * sizeof *only))) return -1;
+    memcpy(w->only, only, count * sizeof *only);
+    w->only_count = count;
+    return 0;
+}
+
+/* 1 when the watch is to follow process `pid`. */
+static int wanted(const tt_watch *w, pid_t pid)
+{
+    if (!w->only_count) return 1;
+    for (size_t i = 0; i < w->only_count; i++)
+        if (w->only[i] == pid) return 1;
+    return 0;
 }
 
 void tt_watch_free(tt_watch *w)
@@ -23,6 +36,7 @@ void tt_watch_free(tt_watch *w)
         free(w->procs[i]);
     }
     free(w->procs);
+    free(w->only);
     tt_functions_free(&w->functions);
     memset(w, 0, sizeof *w);
 }
@@ -90,7 +104,7 @@ int tt_watch_scan(tt_watch *w, tt_error *err)
     if (tt_live_list(&pids, &count, &removed, err) < 0) return -1;
     w->removed += removed;
     for (size_t i = 0; i < count; i++)
-        if ((!w->only || pids[i] == w->only) && !find(w, pids[i])) add(w, pids[i]);
+        if (wanted(w, pids[i]) && !find(w, pids[i])) add(w, pids[i]);
     free(pids);
     for (size_t i = 0; i < w->count; i++) {
         tt_watched *p = w->procs[i];
@@ -163,6 +177,14 @@ size_t tt_watch_pending(const tt_watch *w)
     size_t n = 0;
     for (size_t i = 0; i < w->count; i++) n += w->procs[i]->ticket && tt_watched_running(w->procs[i]);
     return n;
+}
+
+const char *tt_watched_state(const tt_watched *p)
+{
+    if (p->problem) return "not read";
+    if (p->gone) return "gone";
+    if (!tt_watched_running(p)) return "ended";
+    return p->measuring ? "measuring" : "not measuring";
 }
 
 uint64_t tt_watched_dropped_events(const tt_watched *p)

@@ -251,7 +251,8 @@ static void test_watch_and_view(void)
     define_program(&p);
 
     tt_watch w;
-    tt_watch_init(&w, getpid());
+    pid_t me = getpid();
+    CHECK(tt_watch_init(&w, &me, 1) == 0);
     CHECK(tt_watch_scan(&w, &err) == 0);
     CHECK_U64(w.count, 1);
 
