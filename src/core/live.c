@@ -374,6 +374,11 @@ int tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_tick
     return sent;
 }
 
+int tt_live_requested(const tt_live *l)
+{
+    return atomic_load_explicit(&l->sh->request, memory_order_relaxed) != l->request;
+}
+
 int tt_live_poll_request(tt_live *l, uint64_t *ticket)
 {
     uint64_t request = atomic_load_explicit(&l->sh->request, memory_order_acquire);

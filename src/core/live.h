@@ -93,6 +93,10 @@ void tt_live_defs(tt_live *l, uint32_t seq, const uint8_t *data, uint32_t used, 
 int tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_ticks, const uint8_t *data,
                    uint32_t used, int full);
 
+/* 1 when a request came that tt_live_poll_request has not handed out:
+ * a load, cheap enough to look often. */
+int tt_live_requested(const tt_live *l);
+
 /* A request not yet answered: 1 (on) or 0 (off), with *ticket to answer;
  * -1 when there is none. */
 int tt_live_poll_request(tt_live *l, uint64_t *ticket);

@@ -211,6 +211,27 @@ static void pass(tt_writer *w, tt_chunk *queued, snapshot **snaps, size_t *snap_
         if (!w->failed && write_partial(w, &(*snaps)[i]) < 0) fail(w);
 }
 
+/* Waits, w->lock held, for a chunk, a stop or a pause, or the period to
+ * pass. With a live channel it looks every TT_WRITER_LIVE_POLL_MS for a
+ * reader's request, so that measurement goes on or off within that time,
+ * not a whole period. */
+static void wait_for_work(tt_writer *w)
+{
+    tt_live *live = w->session->live;
+    long slice = live ? TT_WRITER_LIVE_POLL_MS : TT_WRITER_PERIOD_MS;
+    for (long waited = 0; waited < TT_WRITER_PERIOD_MS; waited += slice) {
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_nsec += slice * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&w->wake, &w->lock, &deadline);
+        if (w->queue_head || w->stopping || w->pausing || (live && tt_live_requested(live))) return;
+    }
+}
+
 static void *writer_main(void *arg)
 {
     tt_writer *w = arg;
@@ -218,16 +239,7 @@ static void *writer_main(void *arg)
     size_t snap_cap = 0;
     for (;;) {
         pthread_mutex_lock(&w->lock);
-        if (!w->queue_head && !w->stopping && !w->pausing) {
-            struct timespec deadline;
-            clock_gettime(CLOCK_REALTIME, &deadline);
-            deadline.tv_nsec += TT_WRITER_PERIOD_MS * 1000000L;
-            if (deadline.tv_nsec >= 1000000000L) {
-                deadline.tv_sec++;
-                deadline.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&w->wake, &w->lock, &deadline);
-        }
+        if (!w->queue_head && !w->stopping && !w->pausing) wait_for_work(w);
         tt_chunk *queued = w->queue_head;
         w->queue_head = w->queue_tail = NULL;
         int stopping = w->stopping, pausing = w->pausing;

@@ -25,6 +25,7 @@
 #include "pool.h"
 
 #define TT_WRITER_PERIOD_MS 50
+#define TT_WRITER_LIVE_POLL_MS 5 /* with --live: how often a reader's on/off request is looked for */
 
 struct tt_session;
 

@@ -190,8 +190,10 @@ class LiveAPI:
         with self.lock:
             viewer = self.viewers.get(experiment)
             if viewer is None or viewer[0].poll() is not None:
+                # From the experiment's directory: a `tracetop` directory where this server runs is not the package.
                 process = subprocess.Popen([sys.executable, "-m", "tracetop", "view", experiment, "--no-browser"],
-                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                           cwd=experiment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                           text=True)
                 url = process.stdout.readline().strip()
                 if not url.startswith("http://127.0.0.1:"):
                     process.kill()
