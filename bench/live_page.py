@@ -79,7 +79,7 @@ def keeping_up(browser, seconds, rate):
                    check=True, stdout=sys.stderr)
     producer = subprocess.Popen([str(build / "live_top_bench"), "produce", str(seconds), str(rate)],
                                 stdout=subprocess.PIPE, text=True)
-    while not channel(producer.pid).exists():
+    while not channel(producer.pid).exists():  # it sends once a reader is there
         if producer.poll() is not None:
             raise Failed("the producer did not start")
         time.sleep(0.001)

@@ -55,7 +55,9 @@ uint32_t tt_functions_intern(tt_functions *t, const char *name, const char *file
 /* Calls that returned, long enough to be seen on a timeline, and the
  * samples of counters and numeric parameters, kept until the viewer takes
  * them (tt_agg_sink_clear). Bounded: what does not fit is counted, not
- * kept. `tracetop top` has none. */
+ * kept. `tracetop top` has none. Object records (--objects), once the
+ * format has them, are kept here too, as counts per type, for the page's
+ * bars and dial: tt_agg_slice's slow path is where they are decoded. */
 typedef struct tt_agg_span {
     uint32_t pid, stream, function, depth; /* depth: 0 outermost */
     uint64_t begin, end;                   /* ticks of its process */

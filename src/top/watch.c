@@ -108,7 +108,10 @@ int tt_watch_scan(tt_watch *w, tt_error *err)
     free(pids);
     for (size_t i = 0; i < w->count; i++) {
         tt_watched *p = w->procs[i];
-        if (p->view && !p->gone && p->state == TT_LIVE_RUNNING && !tt_live_alive(p->view)) p->gone = 1;
+        /* The state read now, not at the last look: a process that ended
+         * its measurement and exited since is not gone. */
+        if (p->view && !p->gone && tt_live_process_state(p->view) == TT_LIVE_RUNNING && !tt_live_alive(p->view))
+            p->gone = 1;
     }
     return 0;
 }
