@@ -44,7 +44,7 @@ def process_js(pid, what):
 def open_page(browser, server):
     context = browser.new_context(bypass_csp=True, viewport={"width": 1400, "height": 900})
     page = context.new_page()
-    page.goto(server.url)
+    page.goto(server if isinstance(server, str) else server.url)
     page.wait_for_function("window.ttLive && window.ttLive.state.serverNow > 0")
     return context, page
 
@@ -83,17 +83,21 @@ def keeping_up(browser, seconds, rate):
         if producer.poll() is not None:
             raise Failed("the producer did not start")
         time.sleep(0.001)
-    server = LiveServer([producer.pid]).start()
-    context, page = open_page(browser, server)
+    # The server in a process of its own, as `tracetop view --live` runs (not beside Playwright's driver).
+    server = subprocess.Popen([sys.executable, "-m", "tracetop", "view", "--live", str(producer.pid),
+                               "--no-browser"], cwd=HERE, env=run.ENV, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
     try:
+        context, page = open_page(browser, server.stdout.readline().strip())
         page.evaluate("window.ttLive.frameTimes.length = 0")
         sent = int(producer.communicate(timeout=seconds + 60)[0])
         page.wait_for_function(process_js(producer.pid, "p.state === 'ended'"), timeout=60000)
         read, dropped = page.evaluate(process_js(producer.pid, "[p.events, p.dropped]"))
         frames = page.evaluate("window.ttLive.frameTimes.slice()")
-    finally:
         context.close()
-        server.close()
+    finally:
+        server.terminate()
+        server.wait()
     return sent, read, dropped, frames
 
 
