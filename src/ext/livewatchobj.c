@@ -325,10 +325,5 @@ static PyTypeObject LiveWatchType = {
 int tt_ext_add_livewatch(PyObject *module)
 {
     if (PyType_Ready(&LiveWatchType) < 0) return -1;
-    Py_INCREF(&LiveWatchType);
-    if (PyModule_AddObject(module, "LiveWatch", (PyObject *)&LiveWatchType) < 0) {
-        Py_DECREF(&LiveWatchType);
-        return -1;
-    }
-    return 0;
+    return tt_module_add(module, "LiveWatch", (PyObject *)&LiveWatchType);
 }
