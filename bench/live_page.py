@@ -20,7 +20,6 @@ import live
 import run
 from run import Failed, progress
 
-from tracetop import _tracetop
 from tracetop.viewer.live import LiveServer
 
 HERE = Path(__file__).resolve().parent

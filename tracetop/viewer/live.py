@@ -9,6 +9,7 @@ connects again and starts from the window). Times go to the page in milliseconds
 
 import collections
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -187,6 +188,8 @@ class LiveAPI:
         experiment = self.feed.experiments.get(pid)
         if not experiment:
             raise BadRequest("open needs the pid of a watched process")
+        if not os.path.isdir(experiment):
+            return json.dumps({"error": f"{experiment} is not there (any more)"}).encode(), "application/json"
         with self.lock:
             viewer = self.viewers.get(experiment)
             if viewer is None or viewer[0].poll() is not None:
