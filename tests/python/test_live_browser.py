@@ -156,13 +156,21 @@ def test_the_page_and_top_each_read_every_event(browser, tmp_path):  # noqa: F81
 
 
 def test_the_page_under_its_own_policy(browser, live_server, tmp_path):  # noqa: F811
-    """Without the tests' probes, the page's Content-Security-Policy is in force: it breaks nothing."""
-    program = Program(tmp_path)
+    """Without the tests' probes, the page's Content-Security-Policy is in force: it breaks nothing. Two
+    programs: each its own group of lanes."""
+    programs = []
     try:
+        for name in ("one", "two"):
+            (tmp_path / name).mkdir()
+            programs.append(Program(tmp_path / name))
         with page_of(browser, live_server.url, bypass_csp=False) as page:
-            page.wait_for_selector(f"[data-pid='{program.pid}'] .switch:text('Measurement on')")
+            for program in programs:
+                page.wait_for_selector(f"[data-pid='{program.pid}'] .switch:text('Measurement on')")
+                page.wait_for_selector(f"#tl-labels .process-label:text('pid {program.pid}')")
             page.wait_for_selector("#top tbody tr")
-            page.wait_for_selector("#tl-labels .lane-label")
+            assert page.locator("#tl-labels .lane-label:text('worker')").count() == 2
+            screenshot(page, "live_two_programs")
             assert page.errors == []
     finally:
-        program.stop()
+        for program in programs:
+            program.stop()

@@ -172,7 +172,7 @@
       events += p.events;
       drops += p.dropped;
     }
-    $("summary").textContent = TT.count(pids.length, "process") + " · " + TT.fmtCount(events) + " events read · " +
+    $("summary").textContent = TT.fmtCount(pids.length) + (pids.length === 1 ? " process" : " processes") + " · " + TT.fmtCount(events) + " events read · " +
       TT.fmtCount(drops) + " dropped";
   }
 
