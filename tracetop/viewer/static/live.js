@@ -172,8 +172,8 @@
       events += p.events;
       drops += p.dropped;
     }
-    $("summary").textContent = TT.fmtCount(pids.length) + (pids.length === 1 ? " process" : " processes") + " · " + TT.fmtCount(events) + " events read · " +
-      TT.fmtCount(drops) + " dropped";
+    $("summary").textContent = TT.fmtCount(pids.length) + (pids.length === 1 ? " process · " : " processes · ") +
+      TT.fmtCount(events) + " events read · " + TT.fmtCount(drops) + " dropped";
   }
 
   async function toggle(pid) {
