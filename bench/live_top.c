@@ -1,7 +1,9 @@
 /* live_top.c -- how many events a second `tracetop top` keeps up with.
  *
- *     live_top_bench flood SECONDS        the most top reads
- *     live_top_bench paced SECONDS RATE   RATE events a second: are any lost?
+ *     live_top_bench flood SECONDS          the most top reads
+ *     live_top_bench paced SECONDS RATE     RATE events a second: are any lost?
+ *     live_top_bench produce SECONDS RATE   no reader here: hands RATE events a second
+ *                                           to whoever reads (bench/live_page.py: the page)
  *
  * A child process stands in for a measured process: it hands over chunks
  * of ENTER and LEAVE records of four thread streams through a live channel
@@ -9,10 +11,11 @@
  * the reading (watch.h) and the rows rebuilt ten times a second (view.h),
  * without the drawing.
  *
- * flood: the child sends the next chunk as soon as the ring has room for
- * it, so nothing is lost and top's reading is the limit. paced: the child
- * sends RATE events a second, each chunk whole as a writer sends a full
- * one; a chunk that finds no room is lost, as it would be.
+ * flood: the child sends chunks as fast as it can; as a writer, it never
+ * waits for the reader, which is overrun when it falls a ring behind and
+ * counts what it skipped: the events read a second are top's pace. paced:
+ * the child sends RATE events a second, each chunk whole as a writer sends
+ * a full one.
  *
  * The events are a random walk of calls and returns (depth up to 40, 256
  * functions, 150 to 400 ticks apart on a clock of 3 GHz, as a TSC would
@@ -156,8 +159,7 @@ static int produce(int flood, double seconds, double rate)
         uint64_t now = now_ns();
         if (now >= end) break;
         if (flood) {
-            /* Waits for room: sends the chunk as one filling up, until it went. */
-            while (!tt_live_events(live, stream, seq, base, chunk, chunk_len, 0)) tt_live_begin_pass(live);
+            tt_live_begin_pass(live);
         } else {
             uint64_t due = start + (uint64_t)((double)(i * chunk_events) / rate * 1e9);
             struct timespec until = {(time_t)(due / 1000000000u), (long)(due % 1000000000u)};
@@ -176,14 +178,16 @@ static int produce(int flood, double seconds, double rate)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3 || (strcmp(argv[1], "flood") && strcmp(argv[1], "paced")) || (!strcmp(argv[1], "paced") && argc < 4)) {
-        fprintf(stderr, "usage: live_top_bench flood SECONDS | paced SECONDS RATE\n");
+    if (argc < 3 || (strcmp(argv[1], "flood") && strcmp(argv[1], "paced") && strcmp(argv[1], "produce")) ||
+        (strcmp(argv[1], "flood") && argc < 4)) {
+        fprintf(stderr, "usage: live_top_bench flood SECONDS | paced SECONDS RATE | produce SECONDS RATE\n");
         return 2;
     }
     int flood = strcmp(argv[1], "flood") == 0;
     double seconds = atof(argv[2]), rate = flood ? 0 : atof(argv[3]);
     define();
     make_chunk();
+    if (!strcmp(argv[1], "produce")) return produce(0, seconds, rate);
 
     int sent_pipe[2];
     if (pipe(sent_pipe) < 0) return 1;
@@ -197,7 +201,7 @@ int main(int argc, char **argv)
 
     static tt_watch watch;
     static tt_view view;
-    tt_watch_init(&watch, child);
+    tt_watch_init(&watch, &child, 1);
     tt_view_init(&view);
     tt_error err;
     uint64_t first = 0, next_build = 0, next_scan = 0;

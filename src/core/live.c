@@ -10,6 +10,16 @@
  * a page of a shared-memory file that cannot be had is a SIGBUS when it is
  * touched, and the measured process must never die of its channel. Both
  * sides map the largest file up front, so the log grows without remapping.
+ *
+ * The ring is a broadcast ring, as a seqlock guards its data: positions
+ * count bytes since the channel was made and never wrap. The producer
+ * writes at `head` without looking at any reader; before it overwrites
+ * bytes it raises `reserved` to the end of what it is about to write, so
+ * that a position p stays intact while reserved - ring_size <= p. Each
+ * reader keeps its own position, copies a slice out, and then checks that
+ * `reserved` had not passed it meanwhile: if it had, the copy may be torn,
+ * the reader was overrun, and it goes on at the producer's head, counting
+ * the bytes it skipped as its own drops.
  */
 #include "live.h"
 
@@ -33,7 +43,7 @@
 #include "format.h"
 
 #define MAGIC "TTLIVE\0"
-#define VERSION 1u
+#define VERSION 2u
 #define HEADER_SIZE 4096u
 #define DEFS_STEP (1u << 20)
 #define NAME_MAX_LEN 256
@@ -58,7 +68,8 @@ typedef struct shared {
     _Atomic uint32_t ready;
 
     /* Written by the producer. */
-    alignas(64) _Atomic uint64_t head;
+    alignas(64) _Atomic uint64_t head;    /* the ring holds slices up to here */
+    _Atomic uint64_t reserved;            /* bytes before reserved - ring_size may be overwritten */
     _Atomic uint64_t defs_size;
     _Atomic uint64_t dropped_bytes;
     _Atomic uint64_t answered; /* the last request acted on */
@@ -66,11 +77,9 @@ typedef struct shared {
     _Atomic uint32_t state; /* tt_live_state */
     _Atomic uint32_t objects; /* objects counted */
 
-    /* Written by readers. */
-    alignas(64) _Atomic uint64_t tail;
-    _Atomic uint64_t reader_epoch; /* one more at each attach */
-    _Atomic uint64_t reader_beat_ns;
-    _Atomic int32_t reader_pid;
+    /* Written by readers, any number of them. */
+    alignas(64) _Atomic uint64_t reader_epoch; /* one more at each attach, and at each overrun */
+    _Atomic uint64_t reader_beat_ns;           /* the latest sign of life of any reader */
     _Atomic uint64_t request; /* serial << TT_LIVE_REQUEST_BITS | request bits */
 } shared;
 
@@ -268,10 +277,9 @@ static void drop(tt_live *l, uint64_t bytes)
 void tt_live_begin_pass(tt_live *l)
 {
     shared *sh = l->sh;
-    int32_t pid = atomic_load_explicit(&sh->reader_pid, memory_order_acquire);
     uint64_t beat = atomic_load_explicit(&sh->reader_beat_ns, memory_order_relaxed);
     /* Signed: a beat newer than our clock reading is fresh. */
-    l->reader = pid != 0 && (int64_t)(now_ns() - beat) < (int64_t)TT_LIVE_READER_TIMEOUT_NS;
+    l->reader = beat != 0 && (int64_t)(now_ns() - beat) < (int64_t)TT_LIVE_READER_TIMEOUT_NS;
     uint64_t epoch = atomic_load_explicit(&sh->reader_epoch, memory_order_acquire);
     if (epoch != l->epoch) {
         l->epoch = epoch;
@@ -310,14 +318,15 @@ void tt_live_defs(tt_live *l, uint32_t seq, const uint8_t *data, uint32_t used, 
     }
 }
 
-/* Puts one slice in the ring; -1 when there is no room. */
-static int ring_put(tt_live *l, const entry *e, const uint8_t *data)
+/* Puts one slice in the ring, over whatever a slow reader has not read. */
+static void ring_put(tt_live *l, const entry *e, const uint8_t *data)
 {
-    const uint64_t mask = TT_LIVE_RING_SIZE - 1;
-    uint64_t tail = atomic_load_explicit(&l->sh->tail, memory_order_acquire);
-    uint64_t pos = l->head & mask, to_end = TT_LIVE_RING_SIZE - pos;
+    uint64_t pos = l->head & (TT_LIVE_RING_SIZE - 1), to_end = TT_LIVE_RING_SIZE - pos;
     uint64_t need = e->size <= to_end ? e->size : to_end + e->size;
-    if (l->head - tail + need > TT_LIVE_RING_SIZE) return -1;
+    /* Readers see the bytes it overwrites as lost before it touches them:
+     * the release fence keeps the writes below after this store. */
+    atomic_store_explicit(&l->sh->reserved, l->head + need, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
     if (e->size > to_end) {
         if (to_end >= sizeof(entry)) {
             entry wrap = {.size = (uint32_t)to_end, .flags = ENTRY_WRAP};
@@ -330,7 +339,6 @@ static int ring_put(tt_live *l, const entry *e, const uint8_t *data)
     memcpy(l->ring + pos + sizeof *e, data, e->len);
     l->head += e->size;
     atomic_store_explicit(&l->sh->head, l->head, memory_order_release);
-    return 0;
 }
 
 static stream_state *stream_of(tt_live *l, uint32_t stream)
@@ -370,7 +378,8 @@ int tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_tick
                    .offset = from,
                    .len = len,
                    .base_ticks = base_ticks};
-        sent = ring_put(l, &e, data + from) == 0;
+        ring_put(l, &e, data + from);
+        sent = 1;
     }
     if (full) {
         /* The chunk goes back to the pool: what was not sent is lost. */
@@ -381,6 +390,11 @@ int tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_tick
         st->sent = used;
     }
     return sent;
+}
+
+int tt_live_requested(const tt_live *l)
+{
+    return atomic_load_explicit(&l->sh->request, memory_order_relaxed) != l->request;
 }
 
 int tt_live_poll_request(tt_live *l, uint64_t *ticket)
@@ -417,6 +431,9 @@ struct tt_live_view {
     int attached;
     uint64_t pos;       /* the next slice to read */
     uint64_t head_seen; /* the producer's head when last looked at */
+    uint64_t overrun;   /* bytes the producer wrote over before this reader read them */
+    uint8_t *copy;      /* the slice last read, copied out of the ring */
+    size_t copy_cap;
     char name[NAME_MAX_LEN];
     char experiment[PATH_MAX_LEN];
 };
@@ -514,6 +531,7 @@ void tt_live_view_close(tt_live_view *v)
     tt_live_detach(v);
     munmap(v->base, map_size());
     close(v->fd);
+    free(v->copy);
     free(v);
 }
 
@@ -551,7 +569,7 @@ int tt_live_objects(const tt_live_view *v) { return (int)atomic_load_explicit(&v
 
 uint64_t tt_live_dropped_bytes(const tt_live_view *v)
 {
-    return atomic_load_explicit(&v->sh->dropped_bytes, memory_order_relaxed);
+    return atomic_load_explicit(&v->sh->dropped_bytes, memory_order_relaxed) + v->overrun;
 }
 
 const uint8_t *tt_live_defs_log(const tt_live_view *v, size_t *len)
@@ -569,48 +587,43 @@ const uint8_t *tt_live_defs_log(const tt_live_view *v, size_t *len)
     return v->defs;
 }
 
-static int process_exists(int32_t pid) { return kill(pid, 0) == 0 || errno == EPERM; }
-
-int tt_live_attach(tt_live_view *v, tt_error *err)
+/* From the producer's head: streams start over at their chunk's beginning
+ * for this reader (and the others skip what they had). */
+static void restart_at_head(tt_live_view *v)
 {
-    shared *sh = v->sh;
-    int32_t me = (int32_t)getpid();
-    int32_t current = atomic_load_explicit(&sh->reader_pid, memory_order_acquire);
-    for (;;) {
-        if (current != 0 && current != me) {
-            uint64_t beat = atomic_load_explicit(&sh->reader_beat_ns, memory_order_relaxed);
-            if ((int64_t)(now_ns() - beat) < (int64_t)TT_LIVE_READER_TIMEOUT_NS && process_exists(current))
-                return tt_fail(err, "process %ld is watched by another tracetop top (pid %ld)", (long)v->pid,
-                               (long)current);
-        }
-        atomic_store_explicit(&sh->reader_beat_ns, now_ns(), memory_order_relaxed);
-        if (atomic_compare_exchange_weak_explicit(&sh->reader_pid, &current, me, memory_order_acq_rel,
-                                                  memory_order_acquire))
-            break;
-    }
-    /* Whatever an earlier reader left unread is not ours. */
-    v->pos = v->head_seen = atomic_load_explicit(&sh->head, memory_order_acquire);
-    atomic_store_explicit(&sh->tail, v->pos, memory_order_release);
-    atomic_fetch_add_explicit(&sh->reader_epoch, 1, memory_order_acq_rel);
+    v->pos = v->head_seen = atomic_load_explicit(&v->sh->head, memory_order_acquire);
+    atomic_fetch_add_explicit(&v->sh->reader_epoch, 1, memory_order_acq_rel);
+}
+
+void tt_live_attach(tt_live_view *v)
+{
+    if (v->attached) return;
+    tt_live_beat(v);
+    restart_at_head(v);
     v->attached = 1;
-    return 0;
 }
 
-void tt_live_detach(tt_live_view *v)
-{
-    if (!v->attached) return;
-    int32_t me = (int32_t)getpid();
-    atomic_compare_exchange_strong_explicit(&v->sh->reader_pid, &me, 0, memory_order_acq_rel, memory_order_relaxed);
-    v->attached = 0;
-}
+void tt_live_detach(tt_live_view *v) { v->attached = 0; }
 
 void tt_live_beat(tt_live_view *v)
 {
     atomic_store_explicit(&v->sh->reader_beat_ns, now_ns(), memory_order_relaxed);
-    /* Taken over by another reader while we were stopped: the ring is
-     * theirs now. */
-    if (v->attached && atomic_load_explicit(&v->sh->reader_pid, memory_order_acquire) != (int32_t)getpid())
-        v->attached = 0;
+}
+
+/* 1 when the bytes from `pos` on may have been written over since the
+ * producer said how far it would write; the reads before it are done. */
+static int overrun(const tt_live_view *v, uint64_t pos)
+{
+    atomic_thread_fence(memory_order_acquire);
+    uint64_t reserved = atomic_load_explicit(&v->sh->reserved, memory_order_relaxed);
+    return reserved > pos + TT_LIVE_RING_SIZE;
+}
+
+static void skip_overrun(tt_live_view *v)
+{
+    uint64_t from = v->pos;
+    restart_at_head(v);
+    v->overrun += v->pos - from;
 }
 
 int tt_live_next(tt_live_view *v, tt_live_slice *s, const char **why)
@@ -622,6 +635,10 @@ int tt_live_next(tt_live_view *v, tt_live_slice *s, const char **why)
             v->head_seen = atomic_load_explicit(&v->sh->head, memory_order_acquire);
             if (v->pos == v->head_seen) return 0;
         }
+        if (v->head_seen - v->pos > TT_LIVE_RING_SIZE) {
+            skip_overrun(v);
+            continue;
+        }
         uint64_t at = v->pos & mask, to_end = TT_LIVE_RING_SIZE - at, avail = v->head_seen - v->pos;
         if (to_end < sizeof(entry)) { /* too short for a wrap entry: skipped */
             v->pos += to_end;
@@ -629,32 +646,45 @@ int tt_live_next(tt_live_view *v, tt_live_slice *s, const char **why)
         }
         entry e;
         memcpy(&e, v->ring + at, sizeof e);
+        int valid;
+        if (e.flags & ENTRY_WRAP)
+            valid = e.size == to_end;
+        else
+            valid = e.size >= sizeof e && e.size % 8 == 0 && e.size <= to_end && e.size <= avail &&
+                    e.len <= e.size - sizeof e && (uint64_t)e.offset + e.len <= TT_CHUNK_PAYLOAD_MAX;
+        if (valid && !(e.flags & ENTRY_WRAP) && e.len > v->copy_cap) {
+            uint8_t *grown = realloc(v->copy, e.len);
+            if (!grown) {
+                *why = "out of memory";
+                v->attached = 0;
+                return -1;
+            }
+            v->copy = grown;
+            v->copy_cap = e.len;
+        }
+        if (valid && !(e.flags & ENTRY_WRAP)) memcpy(v->copy, v->ring + at + sizeof e, e.len);
+        if (overrun(v, v->pos)) {
+            skip_overrun(v);
+            continue;
+        }
+        if (!valid) break;
         if (e.flags & ENTRY_WRAP) {
-            if (e.size != to_end) break;
             v->pos += to_end;
             continue;
         }
-        if (e.size < sizeof e || e.size % 8 || e.size > to_end || e.size > avail || e.len > e.size - sizeof e ||
-            (uint64_t)e.offset + e.len > TT_CHUNK_PAYLOAD_MAX)
-            break;
         s->stream = e.stream;
         s->seq = e.seq;
         s->offset = e.offset;
         s->len = e.len;
         s->flags = e.flags;
         s->base_ticks = e.base_ticks;
-        s->data = v->ring + at + sizeof e;
+        s->data = v->copy;
         v->pos += e.size;
         return 1;
     }
     *why = "the live channel holds a damaged slice";
     v->attached = 0;
     return -1;
-}
-
-void tt_live_release(tt_live_view *v)
-{
-    if (v->attached) atomic_store_explicit(&v->sh->tail, v->pos, memory_order_release);
 }
 
 uint64_t tt_live_request(tt_live_view *v, int what)

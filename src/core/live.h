@@ -13,17 +13,20 @@
  *  - the definitions log: every definition record of the process, in order,
  *    as defs.tts holds them. Never dropped, so a reader that attaches late
  *    still knows every id. It grows within a fixed mapping (ftruncate).
- *  - the ring: slices of thread streams, single producer, single consumer.
- *    A slice is the bytes [offset, offset + len) of chunk `seq` of stream
- *    `stream`; TT_LIVE_END marks the last slice of a chunk. The slices of a
- *    stream come in order: chunk by chunk, each from where the previous
- *    slice of it ended. Without a reader attached, or when the ring has no
- *    room, a slice is not sent (counted): the part of a chunk still being
- *    filled goes again, longer, at the next pass; a full chunk that could
- *    not go is lost to the channel (its bytes are counted as dropped) and
- *    the reader sees the gap in seq. When a reader attaches, every stream
- *    starts again at the beginning of its current chunk (offset 0), where
- *    its time is known (the chunk's base_ticks).
+ *  - the ring: slices of thread streams, one producer, any number of
+ *    readers, each at its own position. A slice is the bytes
+ *    [offset, offset + len) of chunk `seq` of stream `stream`; TT_LIVE_END
+ *    marks the last slice of a chunk. The slices of a stream come in order:
+ *    chunk by chunk, each from where the previous slice of it ended. The
+ *    producer writes over what a slow reader has not read yet; that reader
+ *    notices it was overrun, goes on at the newest slice and counts the
+ *    bytes it skipped as its own drops (tt_live_dropped_bytes). Without a
+ *    reader (none has shown a sign of life for TT_LIVE_READER_TIMEOUT_NS),
+ *    nothing is sent: a full chunk is then lost to the channel (counted by
+ *    the producer, seen by readers as a gap in seq). When a reader attaches
+ *    or is overrun, every stream starts again at the beginning of its
+ *    current chunk (offset 0), where its time is known (the chunk's
+ *    base_ticks); the other readers see again what they had read of it.
  *  - control: a reader or `tracetop ctl` asks for measurement on or off, or
  *    (a process tracetop attached to) for the end of the measurement
  *    (tt_live_request); the producer polls each pass, has it done and
@@ -34,7 +37,8 @@
  *
  * Threads: the producer side (tt_live_create ... tt_live_close) is used by
  * one thread, the writer (and tt_live_answer by the program's threads,
- * serialised). A tt_live_view is used by one thread of a reader. Shared
+ * serialised). A tt_live_view is used by one thread of a reader; a
+ * process may hold several views of one channel. Shared
  * words are lock-free atomics, which work across processes. A child forked
  * from the producer's process leaves the channel alone: tt_live_answer
  * does nothing there, and tt_live_close only frees.
@@ -84,7 +88,7 @@ int tt_live_create(const char *name, const char *experiment, tt_live **out, tt_e
 void tt_live_close(tt_live *l);
 
 /* Called at the start of each writer pass: notes whether a reader is
- * attached, and starts every stream over when a new one attached. */
+ * attached, and starts every stream over when one attached or was overrun. */
 void tt_live_begin_pass(tt_live *l);
 
 /* The first `used` bytes of definitions chunk `seq`; full: the chunk is
@@ -94,13 +98,16 @@ void tt_live_defs(tt_live *l, uint32_t seq, const uint8_t *data, uint32_t used, 
 
 /* The same for chunk `seq` of event stream `stream`. Returns 1 when its
  * bytes are in the ring (or there was nothing to send), 0 when not: without
- * a reader, no room, or its turn has not come. */
+ * a reader, or its turn has not come. */
 int tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_ticks, const uint8_t *data,
                    uint32_t used, int full);
 
+/* 1 when a request came that tt_live_poll_request has not handed out:
+ * a load, cheap enough to look often. */
+int tt_live_requested(const tt_live *l);
+
 /* A request not yet answered (TT_LIVE_ON, TT_LIVE_OBJECTS or TT_LIVE_DETACH
- * bits), with
- * *ticket to answer; -1 when there is none. */
+ * bits), with *ticket to answer; -1 when there is none. */
 int tt_live_poll_request(tt_live *l, uint64_t *ticket);
 
 /* The measurement is now on (1) or off (0), or as it was (-1), after
@@ -117,7 +124,7 @@ typedef struct tt_live_view tt_live_view;
 typedef struct tt_live_slice {
     uint32_t stream, seq, offset, len, flags;
     uint64_t base_ticks;
-    const uint8_t *data; /* in the ring: valid until tt_live_release */
+    const uint8_t *data; /* the view's copy: valid until its next tt_live_next */
 } tt_live_slice;
 
 /* The channel of process `pid`, when it is this user's and intact. */
@@ -137,28 +144,29 @@ tt_live_state tt_live_process_state(const tt_live_view *v);
 int tt_live_alive(const tt_live_view *v);
 int tt_live_measuring(const tt_live_view *v);
 int tt_live_objects(const tt_live_view *v); /* objects counted */
+/* Bytes of events this reader did not get: those the producer could not
+ * send (since the channel was made) and those written over before this
+ * reader read them. */
 uint64_t tt_live_dropped_bytes(const tt_live_view *v);
 
 /* The definitions log so far: `*len` bytes of definition records. NULL
  * when the channel says it holds more than its file does (damaged). */
 const uint8_t *tt_live_defs_log(const tt_live_view *v, size_t *len);
 
-/* Becomes the channel's reader: from now on the producer sends slices.
- * Fails when another live reader is attached. */
-int tt_live_attach(tt_live_view *v, tt_error *err);
+/* Becomes one of the channel's readers, reading from the newest slice on;
+ * other readers go on as they were. */
+void tt_live_attach(tt_live_view *v);
 void tt_live_detach(tt_live_view *v);
 
-/* Tells the producer the reader is alive; at least every
+/* Tells the producer a reader is alive; at least every
  * TT_LIVE_READER_TIMEOUT_NS / 2, or it stops sending. */
 void tt_live_beat(tt_live_view *v);
 
 /* The next slice: 1 with *s set, 0 when there is none for now, -1 when the
  * ring holds something that is not a slice (the channel is then unusable;
- * *why says so). */
+ * *why says so). Slices the producer wrote over before they were read are
+ * skipped and counted. */
 int tt_live_next(tt_live_view *v, tt_live_slice *s, const char **why);
-
-/* Gives back the room of every slice read so far. */
-void tt_live_release(tt_live_view *v);
 
 /* Asks for measurement on (TT_LIVE_ON) or off (0), counting objects on or
  * off (TT_LIVE_OBJECTS added), or TT_LIVE_DETACH; returns the ticket that

@@ -221,6 +221,16 @@ static void pass(tt_writer *w, tt_chunk *queued, snapshot **snaps, size_t *snap_
         if (!w->failed && write_partial(w, &(*snaps)[i]) < 0) fail(w);
 }
 
+/* How long the writer may sleep: until the next sample or pass is due,
+ * and with a live channel at most TT_WRITER_LIVE_POLL_MS, so that a
+ * reader's request (measurement on or off) is acted on within that time,
+ * not a whole period. */
+static uint64_t sleep_ns(const tt_writer *w, uint64_t due_ns)
+{
+    const uint64_t poll_ns = TT_WRITER_LIVE_POLL_MS * 1000000u;
+    return w->session->live && due_ns > poll_ns ? poll_ns : due_ns;
+}
+
 static void *writer_main(void *arg)
 {
     tt_writer *w = arg;
@@ -249,12 +259,13 @@ static void *writer_main(void *arg)
          * due every TT_WRITER_PERIOD_MS, or at once for a full chunk. */
         uint64_t now = tt_monotonic_ns();
         uint64_t to_sample = tt_sampler_tick(&w->session->sampler, w->session, now);
-        if (!queued && !stopping && !pausing && asked == atomic_load(&flush_done) && now < next_pass) {
-            wait_ns = next_pass - now < to_sample ? next_pass - now : to_sample;
+        int requested = w->session->live && tt_live_requested(w->session->live);
+        if (!queued && !stopping && !pausing && !requested && asked == atomic_load(&flush_done) && now < next_pass) {
+            wait_ns = sleep_ns(w, next_pass - now < to_sample ? next_pass - now : to_sample);
             continue;
         }
         next_pass = now + TT_WRITER_PERIOD_MS * 1000000u;
-        wait_ns = to_sample < TT_WRITER_PERIOD_MS * 1000000u ? to_sample : TT_WRITER_PERIOD_MS * 1000000u;
+        wait_ns = sleep_ns(w, to_sample < TT_WRITER_PERIOD_MS * 1000000u ? to_sample : TT_WRITER_PERIOD_MS * 1000000u);
 
         pass(w, queued, &snaps, &snap_cap);
         atomic_store(&flush_done, asked);

@@ -36,6 +36,7 @@
 /* How long a crashing process waits for the writer's last pass: the
  * crash may have left a lock the writer needs held. */
 #define TT_WRITER_CRASH_WAIT_MS 2000
+#define TT_WRITER_LIVE_POLL_MS 5 /* with --live: how often a reader's on/off request is looked for */
 
 struct tt_session;
 

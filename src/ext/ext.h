@@ -32,6 +32,7 @@ int tt_ext_add_reader(PyObject *module); /* readerobj.c: Trace, profile, summary
 int tt_ext_add_inline(PyObject *module); /* inline.c: overview, usage sampler (Jupyter) */
 int tt_ext_add_convert(PyObject *module); /* convertobj.c: convert, FORMATS */
 int tt_ext_add_live(PyObject *module);   /* liveobj.c: live_control */
+int tt_ext_add_livewatch(PyObject *module); /* livewatchobj.c: LiveWatch, the live viewer's reader */
 int tt_ext_add_index(PyObject *module);  /* lodobj.c: Index, the viewer's level-of-detail index */
 int tt_ext_add_fork(PyObject *module);   /* fork.c: measuring on in a forked child */
 int tt_ext_add_terminate(PyObject *module); /* terminate.c: SIGTERM completes the trace */

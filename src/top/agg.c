@@ -243,20 +243,58 @@ static inline int enter(tt_agg_process *p, tt_agg_thread *th, uint64_t region, u
     return 0;
 }
 
-static inline void leave(tt_agg_thread *th, uint64_t now)
+/* ---- the sink ---- */
+
+void tt_agg_sink_clear(tt_agg_sink *k)
+{
+    k->span_count = k->sample_count = 0;
+    k->spans_lost = k->samples_lost = 0;
+}
+
+void tt_agg_sink_free(tt_agg_sink *k)
+{
+    free(k->spans);
+    free(k->samples);
+    memset(k, 0, sizeof *k);
+}
+
+static void keep_span(tt_agg_process *p, const tt_agg_thread *th, const tt_agg_frame *f, uint64_t now)
+{
+    tt_agg_sink *k = p->sink;
+    if (k->span_count >= k->limit || TT_RESERVE(k->spans, k->span_cap, k->span_count + 1) < 0) {
+        k->spans_lost++;
+        return;
+    }
+    uint32_t function = f->region < p->region_count ? p->regions[f->region].function : NONE;
+    k->spans[k->span_count++] = (tt_agg_span){(uint32_t)p->pid, th->stream, function, th->depth, f->enter, now};
+}
+
+static void keep_sample(tt_agg_process *p, const tt_agg_thread *th, const tt_event_record *r, double value)
+{
+    tt_agg_sink *k = p->sink;
+    if (k->sample_count >= k->limit || r->id >= NONE ||
+        TT_RESERVE(k->samples, k->sample_cap, k->sample_count + 1) < 0) {
+        k->samples_lost++;
+        return;
+    }
+    k->samples[k->sample_count++] = (tt_agg_sample){(uint32_t)p->pid, th->stream, (uint32_t)r->id, r->ticks, value};
+}
+
+static inline void leave(tt_agg_process *p, tt_agg_thread *th, uint64_t now)
 {
     if (unlikely(th->depth == 0)) return; /* entered before top saw this thread */
     tt_agg_frame *f = &th->stack[--th->depth];
     uint64_t spent = now - f->enter;
+    if (unlikely(p->sink != NULL) && spent >= p->sink->min_ticks) keep_span(p, th, f, now);
     tt_agg_stat *st = &th->stats[f->region];
     st->exclusive += spent - f->child;
     if (--st->active == 0) st->inclusive += spent;
     if (th->depth) th->stack[th->depth - 1].child += spent;
 }
 
-static void close_open_calls(tt_agg_thread *th)
+static void close_open_calls(tt_agg_process *p, tt_agg_thread *th)
 {
-    while (th->depth) leave(th, th->ticks);
+    while (th->depth) leave(p, th, th->ticks);
 }
 
 int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
@@ -272,7 +310,7 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
     } else if (s->offset == 0) {
         /* The first slice of this thread, or a new start after a loss. */
         if (th->seen) {
-            close_open_calls(th);
+            close_open_calls(p, th);
             p->resyncs++;
         } else {
             th->since = s->base_ticks;
@@ -296,7 +334,7 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
                 if (tag == TT_EV_ENTER) {
                     if (unlikely((failed = enter(p, th, id, ticks)) < 0)) goto fail;
                 } else {
-                    leave(th, ticks);
+                    leave(p, th, ticks);
                 }
                 at = next;
                 events++;
@@ -314,10 +352,16 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
         if (r.tag == TT_EV_ENTER) {
             if ((failed = enter(p, th, r.id, ticks)) < 0) goto fail;
         } else if (r.tag == TT_EV_LEAVE) {
-            leave(th, ticks);
+            leave(p, th, ticks);
+        } else if (p->sink && r.tag == TT_EV_COUNTER) {
+            keep_sample(p, th, &r, r.double_value);
+        } else if (p->sink && r.tag == TT_EV_PARAM_INT) {
+            keep_sample(p, th, &r, (double)r.int_value);
+        } else if (p->sink && r.tag == TT_EV_PARAM_UINT) {
+            keep_sample(p, th, &r, (double)r.uint_value);
         } else if (r.tag == TT_EV_STREAM_END) {
             th->ticks = ticks;
-            close_open_calls(th);
+            close_open_calls(p, th);
             th->ended = 1;
         }
         at = it.pos;

@@ -50,6 +50,39 @@ void tt_functions_free(tt_functions *t);
 /* The index of the function, added when new; UINT32_MAX when out of memory. */
 uint32_t tt_functions_intern(tt_functions *t, const char *name, const char *file, uint32_t line);
 
+/* ---- what the live viewer keeps besides the counts ---- */
+
+/* Calls that returned, long enough to be seen on a timeline, and the
+ * samples of counters and numeric parameters, kept until the viewer takes
+ * them (tt_agg_sink_clear). Bounded: what does not fit is counted, not
+ * kept. `tracetop top` has none. Object records (--objects), once the
+ * format has them, are kept here too, as counts per type, for the page's
+ * bars and dial: tt_agg_slice's slow path is where they are decoded. */
+typedef struct tt_agg_span {
+    uint32_t pid, stream, function, depth; /* depth: 0 outermost */
+    uint64_t begin, end;                   /* ticks of its process */
+} tt_agg_span;
+
+typedef struct tt_agg_sample {
+    uint32_t pid, stream;
+    uint32_t name; /* the string id of its process */
+    uint64_t ticks;
+    double value;
+} tt_agg_sample;
+
+typedef struct tt_agg_sink {
+    uint64_t min_ticks; /* shorter calls are not kept (at least 1) */
+    size_t limit;       /* spans and samples kept at most, each */
+    tt_agg_span *spans;
+    size_t span_count, span_cap;
+    tt_agg_sample *samples;
+    size_t sample_count, sample_cap;
+    uint64_t spans_lost, samples_lost;
+} tt_agg_sink;
+
+void tt_agg_sink_clear(tt_agg_sink *k);
+void tt_agg_sink_free(tt_agg_sink *k);
+
 /* ---- one process ---- */
 
 typedef struct tt_agg_stat {
@@ -104,6 +137,8 @@ typedef struct tt_agg_process {
 
     tt_agg_thread **threads; /* by stream; NULL where none */
     uint32_t thread_cap;
+
+    tt_agg_sink *sink; /* NULL: counts only */
 
     uint64_t events;  /* decoded since attaching */
     uint64_t bytes;   /* event bytes decoded */

@@ -164,14 +164,6 @@ static void update_rate(screen *s)
     }
 }
 
-static const char *process_state(const tt_watched *p)
-{
-    if (p->problem) return "not read";
-    if (p->gone) return "gone";
-    if (!tt_watched_running(p)) return "ended";
-    return p->measuring ? "measuring" : "not measuring";
-}
-
 static void draw_header(screen *s)
 {
     tt_watch *w = &s->watch;
@@ -183,13 +175,16 @@ static void draw_header(screen *s)
     if (w->count == 1) {
         const tt_watched *p = w->procs[0];
         putf(0, x, COLS - x - 8, "  pid %ld  %s  (%s)", (long)p->pid, base_name(p->name),
-             process_state(p));
+             tt_watched_state(p));
     } else if (w->count > 1) {
         size_t running = 0;
         for (size_t i = 0; i < w->count; i++) running += tt_watched_running(w->procs[i]);
         putf(0, x, COLS - x - 8, "  %zu processes, %zu running", w->count, running);
     } else {
-        put(0, x, COLS - x - 8, w->only ? "  waiting for the process" : "  waiting for programs run with --live");
+        if (w->only_count)
+            putf(0, x, COLS - x - 8, "  waiting for process %ld (run with --live?)", (long)w->only[0]);
+        else
+            put(0, x, COLS - x - 8, "  waiting for programs run with --live");
     }
     put(0, COLS - 6, 6, "? help");
 
@@ -432,21 +427,36 @@ static int on_key(screen *s, int key)
     return 1;
 }
 
+/* With one process named and not watched yet: 0 while it may still be
+ * (it runs, and its channel is not made yet, or not ready), else -1 with
+ * the reason in err. A program just started makes its channel a moment
+ * after it starts. */
+static int still_to_come(pid_t only, const tt_watch *w, tt_error *err)
+{
+    tt_live_view *probe;
+    if (tt_live_open(only, &probe, err) == 0) {
+        tt_live_state state = tt_live_process_state(probe);
+        tt_live_view_close(probe);
+        if (state == TT_LIVE_RUNNING) return 0;
+        return tt_fail(err, "process %ld cannot be watched: %s", (long)only,
+                       w->notice[0] ? w->notice : "its measurement has ended");
+    }
+    if (kill(only, 0) < 0 && errno == ESRCH) return -1; /* err says there is no such live process */
+    if (strstr(err->message, "another user")) return -1;
+    return 0;
+}
+
 static int run_screen(pid_t only, double interval)
 {
     static screen s;
-    tt_watch_init(&s.watch, only);
+    if (tt_watch_init(&s.watch, &only, only ? 1 : 0) < 0) return fail(1, "out of memory");
     tt_view_init(&s.view);
     s.interval_ns = (uint64_t)(interval * 1e9);
     tt_error err;
     if (tt_watch_scan(&s.watch, &err) < 0) return fail(1, "%s", err.message);
-    if (only && s.watch.count == 0) {
+    if (only && s.watch.count == 0 && still_to_come(only, &s.watch, &err) < 0) {
         tt_watch_free(&s.watch);
-        tt_live_view *probe;
-        if (tt_live_open(only, &probe, &err) < 0) return fail(1, "%s", err.message);
-        tt_live_view_close(probe);
-        return fail(1, "process %ld cannot be watched: %s", (long)only,
-                    s.watch.notice[0] ? s.watch.notice : "its measurement has ended");
+        return fail(1, "%s", err.message);
     }
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
         tt_watch_free(&s.watch);
@@ -470,7 +480,8 @@ static int run_screen(pid_t only, double interval)
     while (!stop_requested) {
         uint64_t now = tt_monotonic_ns();
         if (now >= next_scan) {
-            if (tt_watch_scan(&s.watch, &err) < 0) {
+            if (tt_watch_scan(&s.watch, &err) < 0 ||
+                (only && s.watch.count == 0 && still_to_come(only, &s.watch, &err) < 0)) {
                 status = 1;
                 break;
             }
@@ -522,14 +533,17 @@ static int run_list(void)
 static int run_drain(pid_t only)
 {
     static tt_watch w;
-    tt_watch_init(&w, only);
+    if (tt_watch_init(&w, &only, only ? 1 : 0) < 0) return fail(1, "out of memory");
     catch_signals();
     tt_error err;
     uint64_t started = tt_monotonic_ns(), next_scan = 0;
     while (!stop_requested) {
         uint64_t now = tt_monotonic_ns();
         if (now >= next_scan) {
-            if (tt_watch_scan(&w, &err) < 0) return fail(1, "%s", err.message);
+            if (tt_watch_scan(&w, &err) < 0 || (only && w.count == 0 && still_to_come(only, &w, &err) < 0)) {
+                tt_watch_free(&w);
+                return fail(1, "%s", err.message);
+            }
             next_scan = now + SCAN_NS / 25;
         }
         size_t running = 0;

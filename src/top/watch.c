@@ -9,10 +9,23 @@
 #include "format.h"
 #include "grow.h"
 
-void tt_watch_init(tt_watch *w, pid_t only)
+int tt_watch_init(tt_watch *w, const pid_t *only, size_t count)
 {
     memset(w, 0, sizeof *w);
-    w->only = only;
+    if (!count) return 0;
+    if (!(w->only = malloc(count * sizeof *only))) return -1;
+    memcpy(w->only, only, count * sizeof *only);
+    w->only_count = count;
+    return 0;
+}
+
+/* 1 when the watch is to follow process `pid`. */
+static int wanted(const tt_watch *w, pid_t pid)
+{
+    if (!w->only_count) return 1;
+    for (size_t i = 0; i < w->only_count; i++)
+        if (w->only[i] == pid) return 1;
+    return 0;
 }
 
 void tt_watch_free(tt_watch *w)
@@ -23,6 +36,7 @@ void tt_watch_free(tt_watch *w)
         free(w->procs[i]);
     }
     free(w->procs);
+    free(w->only);
     tt_functions_free(&w->functions);
     memset(w, 0, sizeof *w);
 }
@@ -61,11 +75,11 @@ static int add(tt_watch *w, pid_t pid)
         snprintf(w->notice, sizeof w->notice, "%s", err.message);
         return -1;
     }
-    if (tt_live_process_state(view) != TT_LIVE_RUNNING || tt_live_attach(view, &err) < 0) {
-        if (tt_live_process_state(view) == TT_LIVE_RUNNING) snprintf(w->notice, sizeof w->notice, "%s", err.message);
+    if (tt_live_process_state(view) != TT_LIVE_RUNNING) {
         tt_live_view_close(view);
         return -1;
     }
+    tt_live_attach(view);
     tt_watched *p = calloc(1, sizeof *p);
     if (!p || TT_RESERVE(w->procs, w->cap, w->count + 1) < 0) {
         free(p);
@@ -90,11 +104,14 @@ int tt_watch_scan(tt_watch *w, tt_error *err)
     if (tt_live_list(&pids, &count, &removed, err) < 0) return -1;
     w->removed += removed;
     for (size_t i = 0; i < count; i++)
-        if ((!w->only || pids[i] == w->only) && !find(w, pids[i])) add(w, pids[i]);
+        if (wanted(w, pids[i]) && !find(w, pids[i])) add(w, pids[i]);
     free(pids);
     for (size_t i = 0; i < w->count; i++) {
         tt_watched *p = w->procs[i];
-        if (p->view && !p->gone && p->state == TT_LIVE_RUNNING && !tt_live_alive(p->view)) p->gone = 1;
+        /* The state read now, not at the last look: a process that ended
+         * its measurement and exited since is not gone. */
+        if (p->view && !p->gone && tt_live_process_state(p->view) == TT_LIVE_RUNNING && !tt_live_alive(p->view))
+            p->gone = 1;
     }
     return 0;
 }
@@ -130,7 +147,6 @@ static void consume_one(tt_watched *p, size_t budget, size_t *read)
         taken += s.len;
     }
     if (rc < 0) p->problem = why;
-    tt_live_release(p->view);
     if (p->ticket && tt_live_answered(p->view, p->ticket)) p->ticket = 0;
     if (p->state == TT_LIVE_BROKEN && !p->problem)
         p->problem = "the live channel stopped: the program defined more than it can hold";
@@ -167,6 +183,14 @@ size_t tt_watch_pending(const tt_watch *w)
     size_t n = 0;
     for (size_t i = 0; i < w->count; i++) n += w->procs[i]->ticket && tt_watched_running(w->procs[i]);
     return n;
+}
+
+const char *tt_watched_state(const tt_watched *p)
+{
+    if (p->problem) return "not read";
+    if (p->gone) return "gone";
+    if (!tt_watched_running(p)) return "ended";
+    return p->measuring ? "measuring" : "not measuring";
 }
 
 uint64_t tt_watched_dropped_events(const tt_watched *p)

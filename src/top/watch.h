@@ -2,7 +2,7 @@
  * attaching, reading what they send into their aggregations (agg.h),
  * asking them to switch measurement.
  *
- * A watch follows one process (given by pid) or every live process of the
+ * A watch follows the processes given by pid, or every live process of the
  * user, picking up new ones at each scan. A process stays in the watch
  * after it ends, with its last counts; one that died without ending (a
  * crash, SIGKILL) is marked gone, and its channel is removed by the next
@@ -38,7 +38,8 @@ typedef struct tt_watched {
 } tt_watched;
 
 typedef struct tt_watch {
-    pid_t only; /* 0: every live process of this user */
+    pid_t *only;       /* the processes to watch; none: every live process of this user */
+    size_t only_count;
     tt_functions functions;
     tt_watched **procs;
     size_t count, cap;
@@ -46,7 +47,9 @@ typedef struct tt_watch {
     char notice[sizeof(tt_error)]; /* the last thing the user should know, "" when none */
 } tt_watch;
 
-void tt_watch_init(tt_watch *w, pid_t only);
+/* Watches the `count` processes of `only` (copied), or every live process
+ * of the user when count is 0. -1 when out of memory. */
+int tt_watch_init(tt_watch *w, const pid_t *only, size_t count);
 void tt_watch_free(tt_watch *w);
 
 /* Attaches to live processes not watched yet (and removes stale
@@ -70,6 +73,9 @@ size_t tt_watch_pending(const tt_watch *w);
 
 /* 1 while the process runs and sends (not ended, gone or broken). */
 int tt_watched_running(const tt_watched *p);
+
+/* In words: "measuring", "not measuring", "ended", "gone" or "not read". */
+const char *tt_watched_state(const tt_watched *p);
 
 /* The events the channel could not hand over since counting started: an
  * estimate, from the bytes lost and the bytes per event read. */

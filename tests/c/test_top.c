@@ -255,7 +255,8 @@ static void test_watch_and_view(void)
     define_program(&p);
 
     tt_watch w;
-    tt_watch_init(&w, getpid());
+    pid_t me = getpid();
+    CHECK(tt_watch_init(&w, &me, 1) == 0);
     CHECK(tt_watch_scan(&w, &err) == 0);
     CHECK_U64(w.count, 1);
 
@@ -446,7 +447,7 @@ static void test_bad_channels_are_named_and_skipped(void)
     CHECK(tt_live_create("good.py", "exp", &good.live, &err) == 0);
     define_program(&good);
     tt_watch w;
-    tt_watch_init(&w, 0); /* every channel, as plain `tracetop top` */
+    CHECK(tt_watch_init(&w, NULL, 0) == 0); /* every channel, as plain `tracetop top` */
     CHECK(tt_watch_scan(&w, &err) == 0);
     chunk *m = &good.streams[0];
     start(m, 0, 0);
@@ -484,9 +485,73 @@ static void test_bad_channels_are_named_and_skipped(void)
     tt_live_close(good.live);
 }
 
+/* The live viewer's sink: calls that returned and were long enough, with
+ * their depth and times; counter samples; nothing beyond its limit. */
+static void test_sink(void)
+{
+    static producer p;
+    memset(&p, 0, sizeof p);
+    define_program(&p);
+    tt_functions functions = {0};
+    tt_agg_process a;
+    tt_agg_sink sink = {.min_ticks = 10, .limit = 3};
+    tt_agg_init(&a, &functions);
+    a.sink = &sink;
+    const char *why = NULL;
+    CHECK(tt_agg_defs(&a, p.defs, p.defs_len, &why) == 0);
+    chunk *c = &p.streams[0];
+    start(c, 0, 0);
+    enter(c, 10, 0);
+    enter(c, 20, 1);
+    leave(c, 25); /* too short to keep */
+    enter(c, 30, 1);
+    leave(c, 60);
+    uint8_t *q = c->events + c->len;
+    *q++ = TT_EV_COUNTER;
+    q = tt_put_varint(q, 5);
+    q = tt_put_varint(q, 6);
+    double value = 2.5;
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    tt_put_u64(q, bits);
+    q += 8;
+    c->last += 5;
+    c->len = (uint32_t)(q - c->events);
+    leave(c, 100);
+    tt_live_slice s = slice_of(c, 0, 0, 0);
+    CHECK(tt_agg_slice(&a, &s, &why) == 0);
+    CHECK_U64(sink.span_count, 2);
+    CHECK(sink.spans[0].function == a.regions[1].function && sink.spans[0].depth == 1);
+    CHECK_U64(sink.spans[0].begin, 30);
+    CHECK_U64(sink.spans[0].end, 60);
+    CHECK(sink.spans[1].function == a.regions[0].function && sink.spans[1].depth == 0);
+    CHECK_U64(sink.spans[1].end, 100);
+    CHECK_U64(sink.sample_count, 1);
+    CHECK(sink.samples[0].name == 6 && sink.samples[0].value == 2.5);
+    CHECK_U64(sink.samples[0].ticks, 65);
+    CHECK_U64(a.threads[0]->stats[1].calls, 2); /* counted all the same */
+
+    /* Beyond the limit: counted, not kept; cleared, kept again. */
+    start(c, 1, 200);
+    for (int i = 0; i < 4; i++) {
+        enter(c, 200 + 100 * (uint64_t)i, 1);
+        leave(c, 250 + 100 * (uint64_t)i);
+    }
+    s = slice_of(c, 0, 0, 0);
+    CHECK(tt_agg_slice(&a, &s, &why) == 0);
+    CHECK_U64(sink.span_count, 3);
+    CHECK_U64(sink.spans_lost, 3);
+    tt_agg_sink_clear(&sink);
+    CHECK_U64(sink.span_count + sink.spans_lost + sink.sample_count, 0);
+    tt_agg_sink_free(&sink);
+    tt_agg_free(&a);
+    tt_functions_free(&functions);
+}
+
 int main(void)
 {
     test_calls_and_times();
+    test_sink();
     test_watch_and_view();
     test_bad_channels_are_named_and_skipped();
     return check_report();

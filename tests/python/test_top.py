@@ -296,3 +296,72 @@ def test_needs_a_terminal(tmp_path):
 def test_bad_arguments(arguments, tmp_path):
     completed = tracetop("top", *arguments, cwd=tmp_path)
     assert completed.returncode == 2 and "Traceback" not in completed.stderr
+
+
+class Gated:
+    """`python -m tracetop --live ARGS` whose pid is known before it starts: a shell that waits for a line,
+    then becomes the program (exec keeps the pid)."""
+
+    def __init__(self, tmp_path, *arguments):
+        command = " ".join(["read go; exec", sys.executable, "-m tracetop --live --output exp",
+                            *map(str, arguments)])
+        self.process = subprocess.Popen(["sh", "-c", command], cwd=tmp_path, env=environment(),
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True)
+        self.pid = self.process.pid
+
+    def start(self):
+        self.process.stdin.write("go\n")
+        self.process.stdin.flush()
+
+    def wait(self):
+        out, err = self.process.communicate(timeout=120)
+        assert self.process.returncode == 0, err
+        return out
+
+
+def drain(pid, tmp_path):
+    return subprocess.Popen([sys.executable, "-m", "tracetop", "top", "--drain", str(pid)], cwd=tmp_path,
+                            env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_two_readers_each_read_every_event_of_a_program_they_waited_for(tmp_path):
+    program = Gated(tmp_path, "--noinstrumenter", PROGRAMS / "gated_fib.py", "24")
+    readers = [drain(program.pid, tmp_path) for _ in range(2)]
+    time.sleep(0.5)  # both wait for a process that runs but has no channel yet
+    assert all(reader.poll() is None for reader in readers)
+    program.start()
+    deadline = time.monotonic() + 30
+    while not Path(f"/dev/shm/tracetop-{os.geteuid()}-{program.pid}").exists():
+        assert time.monotonic() < deadline and program.process.poll() is None, "the program did not start"
+        time.sleep(0.01)
+    time.sleep(0.5)  # both attach (they look ten times as often)
+    (tmp_path / "go").touch()
+    assert program.wait() == "fib 46368\n"
+    traced = _tracetop.profile(str(tmp_path / "exp"))["events"]
+    assert traced > 150_000
+    for reader in readers:
+        out, err = reader.communicate(timeout=60)
+        assert reader.returncode == 0, err
+        read = re.fullmatch(r"processes 1 events (\d+) bytes \d+ dropped_bytes (\d+) resyncs 0 seconds \S+\n", out)
+        assert read, out
+        assert (int(read.group(1)), int(read.group(2))) == (traced, 0)
+
+
+@needs_tmux
+def test_two_screens_watch_one_process(tmp_path, screens):
+    workload = Workload(tmp_path)
+    try:
+        both = [screens(tmp_path / name, top_command(workload.pid)) for name in ("one", "two")
+                if not (tmp_path / name).mkdir()]
+        for screen in both:
+            lines = screen.wait("hot() first", lambda lines: first(lines) == "__main__:hot")
+            assert f"pid {workload.pid}  live_workload.py  (measuring)" in lines[0]
+        calls = [rows(screen.lines())[0].calls for screen in both]
+        for screen, before in zip(both, calls):
+            screen.wait("hot() called more", lambda lines: first(lines) == "__main__:hot" and
+                        rows(lines)[0].calls > before)
+            screen.keys("q")
+    finally:
+        experiment = workload.stop()
+    assert_complete(experiment)

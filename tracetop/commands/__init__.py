@@ -18,7 +18,8 @@ COMMANDS = {
     "top": "Live view of processes measured with --live: time per function, as they run",
     "ctl": "Switch the measurement of a process running with --live on or off, or end an attached one",
     "attach": "Measure a Python process that is already running, then leave it as it was",
-    "view": "Open an experiment in the web viewer: timeline, profile, flame graph, counters (127.0.0.1)",
+    "view": "Open an experiment in the web viewer: timeline, profile, flame graph, counters (127.0.0.1); with "
+            "--live, the running programs",
     "report": "Write one self-contained HTML file: overview timeline, top regions, flame graph",
 }
 

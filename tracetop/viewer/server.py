@@ -220,12 +220,13 @@ class _HTTPServer(http.server.ThreadingHTTPServer):
 
 
 class ViewerServer:
-    """Serves one experiment on 127.0.0.1 at a random port (or `port`) under a random token."""
+    """Serves one experiment on 127.0.0.1 at a random port (or `port`) under a random token; or, given `api`,
+    that API (an object with answer(name, query), as DataAPI) in place of an experiment's."""
 
-    def __init__(self, experiment, index, port=0):
+    def __init__(self, experiment, index, port=0, api=None):
         self.token = secrets.token_urlsafe(24)
         self.files = static_files()
-        self.api = DataAPI(experiment, index)
+        self.api = api if api is not None else DataAPI(experiment, index)
         self.httpd = _HTTPServer(("127.0.0.1", port), Handler)
         self.httpd.viewer = self
         self.port = self.httpd.server_address[1]

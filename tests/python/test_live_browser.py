@@ -1,0 +1,176 @@
+"""`tracetop view --live` in a real Chromium: a running program appears, its hot function leads top's table, the timeline advances, the on/off switch stops its events, the page and a second reader
+(top) both read every event, and nothing is left in /dev/shm once the program ends. Screenshots go to
+tests/artifacts/."""
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
+from helpers import PROGRAMS, assert_complete, environment
+from test_top import Gated, drain
+from tracetop import _tracetop
+from tracetop.viewer.live import LiveServer
+
+HOT_CALLS = ("window.ttLive.state.rows.find((r) => window.ttLive.state.functions[r[0]][0] === '__main__:hot')[1]")
+
+
+def channel(pid):
+    return Path(f"/dev/shm/tracetop-{os.geteuid()}-{pid}")
+
+
+def process_js(pid, what):
+    return f"(() => {{ const p = window.ttLive.state.processes.get({pid}); return p ? {what} : null; }})()"
+
+
+class Program:
+    """programs/live_page.py under `tracetop run --live`, until stop()."""
+
+    def __init__(self, where):
+        self.where = where
+        self.process = subprocess.Popen([sys.executable, "-m", "tracetop", "--live", "--output", "exp",
+                                         PROGRAMS / "live_page.py"], cwd=where, env=environment(),
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.pid = self.process.pid
+        deadline = time.monotonic() + 30
+        while not channel(self.pid).exists():
+            assert self.process.poll() is None and time.monotonic() < deadline, "the program did not start"
+            time.sleep(0.005)
+
+    def stop(self):
+        (self.where / "stop").touch()
+        out, err = self.process.communicate(timeout=60)
+        assert (self.process.returncode, out) == (0, "rounds True\n"), err
+        return self.where / "exp"
+
+
+@pytest.fixture
+def live_server():
+    server = LiveServer([]).start()
+    yield server
+    server.close()
+
+
+def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noqa: F811
+    with page_of(browser, live_server.url) as page:
+        page.wait_for_function("window.ttLive && window.ttLive.state.serverNow > 0")
+        program = Program(tmp_path)
+        try:
+            # The program comes on the page by itself (how soon: bench/live_page.py, within 1 s).
+            page.wait_for_function(process_js(program.pid, "true"))
+            page.wait_for_function(process_js(program.pid, "p.threads.length === 2"))
+
+            # Its hot function leads top's table, as in `tracetop top`.
+            page.wait_for_function("document.querySelector('#top tbody tr td:nth-child(6)') && "
+                                   "document.querySelector('#top tbody tr td:nth-child(6)').textContent === "
+                                   "'__main__:hot'", timeout=10000)
+            # The timeline advances: the page's time and the pixels move.
+            first = page.evaluate("[window.ttLive.state.serverNow, document.getElementById('tl-canvas').toDataURL()]")
+            page.wait_for_timeout(400)
+            second = page.evaluate("[window.ttLive.state.serverNow, document.getElementById('tl-canvas').toDataURL()]")
+            assert second[0] > first[0] + 200 and second[1] != first[1]
+            # Calls that returned are drawn, stacks shown, the counter and the parameter are tracks.
+            page.wait_for_function("[...window.ttLive.state.lanes.values()].some((l) => l.spans.length > 0)")
+            page.wait_for_function("[...window.ttLive.state.tracks.values()].map((t) => t.name).sort().join() "
+                                   "=== 'queue_len,round'")
+            stacks = page.inner_text("#stacks")
+            assert "MainThread" in stacks and "worker" in stacks and "__main__:main" in stacks
+            labels = page.inner_text("#tl-labels")
+            assert f"pid {program.pid}" in labels and "MainThread" in labels and "queue_len" in labels
+            screenshot(page, "live_running")
+
+            # Pause: the view stands still while time goes on; scrolled back, it shows the past.
+            page.click("#pause")
+            paused = page.evaluate("[window.ttLive.state.viewEnd, window.ttLive.state.serverNow]")
+            page.wait_for_timeout(300)
+            still = page.evaluate("[window.ttLive.state.viewEnd, window.ttLive.state.serverNow]")
+            assert still[0] == paused[0] and still[1] > paused[1]
+            page.mouse.move(700, 300)
+            page.mouse.down()
+            page.mouse.move(1100, 300)
+            page.mouse.up()
+            assert page.evaluate("window.ttLive.state.viewEnd") < paused[0]
+            assert "ago" in page.inner_text("#view-range")
+            screenshot(page, "live_paused_scrolled_back")
+            page.click("#pause")
+
+            # The switch: once the program answers, no call is recorded (how soon it answers:
+            # bench/live_page.py, within 100 ms).
+            answer = page.evaluate(f"fetch('api/switch?pid={program.pid}&on=0').then((r) => r.json())")
+            assert answer == {"pid": program.pid, "measuring": False}
+            page.wait_for_function(process_js(program.pid, "p.state === 'not measuring'"))
+            page.wait_for_timeout(200)  # what was recorded before the switch reaches the page
+            calls = page.evaluate(HOT_CALLS)  # the counter and parameter go on: they are not the hook's
+            page.wait_for_timeout(500)
+            assert page.evaluate(HOT_CALLS) == calls
+            screenshot(page, "live_measurement_off")
+            page.click(f"[data-pid='{program.pid}'] .switch")
+            page.wait_for_function(process_js(program.pid, "p.state === 'measuring'"))
+            page.wait_for_function(f"{HOT_CALLS} > {calls}")
+
+            # The recorded part opens in the viewer.
+            answer = page.evaluate(f"fetch('api/open?pid={program.pid}').then((r) => r.json())")
+            assert answer.get("url", "").startswith("http://127.0.0.1:"), answer
+        finally:
+            experiment = program.stop()
+        page.wait_for_function(process_js(program.pid, "p.state === 'ended'"))
+        screenshot(page, "live_ended")
+        assert not channel(program.pid).exists()
+        assert page.errors == []
+    assert_complete(experiment)
+
+
+def test_the_page_and_top_each_read_every_event(browser, tmp_path):  # noqa: F811
+    program = Gated(tmp_path, "--noinstrumenter", PROGRAMS / "gated_fib.py", "24")
+    server = LiveServer([program.pid]).start()
+    top = drain(program.pid, tmp_path)
+    try:
+        with page_of(browser, server.url) as page:
+            page.wait_for_function("window.ttLive && window.ttLive.state.serverNow > 0")
+            program.start()
+            page.wait_for_function(process_js(program.pid, "true"), timeout=30000)
+            time.sleep(0.5)  # top attaches too
+            (tmp_path / "go").touch()
+            assert program.wait() == "fib 46368\n"
+            page.wait_for_function(process_js(program.pid, "p.state === 'ended'"), timeout=30000)
+            shown = page.evaluate(process_js(program.pid, "[p.events, p.dropped]"))
+            fib_row = page.evaluate("[...document.querySelectorAll('#top tbody tr')].map((tr) => tr.innerText)"
+                                    ".find((text) => text.includes('__main__:fib'))")
+            screenshot(page, "live_fib_ended")
+            assert page.errors == []
+    finally:
+        server.close()
+    traced = _tracetop.profile(str(tmp_path / "exp"))
+    out, err = top.communicate(timeout=60)
+    read = re.fullmatch(r"processes 1 events (\d+) bytes \d+ dropped_bytes 0 resyncs 0 seconds \S+\n", out)
+    assert read, (out, err)
+    assert int(read.group(1)) == traced["events"]
+    assert shown == [traced["events"], 0]
+    fib_calls = next(region["visits"] for region in traced["regions"] if region["name"] == "__main__:fib")
+    assert re.search(rf"\b{fib_calls}\b", fib_row), fib_row
+    assert not channel(program.pid).exists()
+
+
+def test_the_page_under_its_own_policy(browser, live_server, tmp_path):  # noqa: F811
+    """Without the tests' probes, the page's Content-Security-Policy is in force: it breaks nothing. Two
+    programs: each its own group of lanes."""
+    programs = []
+    try:
+        for name in ("one", "two"):
+            (tmp_path / name).mkdir()
+            programs.append(Program(tmp_path / name))
+        with page_of(browser, live_server.url, bypass_csp=False) as page:
+            for program in programs:
+                page.wait_for_selector(f"[data-pid='{program.pid}'] .switch:text('Measurement on')")
+                page.wait_for_selector(f"#tl-labels .process-label:text('pid {program.pid}')")
+            page.wait_for_selector("#top tbody tr")
+            assert page.locator("#tl-labels .lane-label:text('worker')").count() == 2
+            screenshot(page, "live_two_programs")
+            assert page.errors == []
+    finally:
+        for program in programs:
+            program.stop()
