@@ -30,6 +30,13 @@ def threads_url(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def deep_url(tmp_path_factory):
+    server = serve(experiment_of(tmp_path_factory.mktemp("deep"), "deep_threads.py", "3000"))
+    yield server.url
+    server.close()
+
+
+@pytest.fixture(scope="module")
 def fib_url(tmp_path_factory):
     server = serve(experiment_of(tmp_path_factory.mktemp("fib"), "fib.py", "18"))
     yield server.url
@@ -62,9 +69,63 @@ def visible_span_ns(page):
 
 
 def test_five_lanes_with_the_thread_names(threads_page):
-    names = threads_page.locator(".lane-label").all_inner_texts()
+    names = threads_page.locator(".lane-label .name").all_inner_texts()
     assert names == ["MainThread", "worker-0", "worker-1", "worker-2", "worker-3"]
     screenshot(threads_page, "timeline-threads")
+
+
+def lane_layout(page):
+    return page.evaluate("tracetopViewer.state.layout.lanes.map(l => ({top: l.top, height: l.height, shown: l.shown, "
+                         "depths: l.depths, folded: !!l.folded}))")
+
+
+def test_first_screen_shows_every_thread_at_1280_by_720(browser, deep_url):  # noqa: F811
+    """Five threads, each lane bounded in height with its overview band painted: all on the first screen, though
+    the workers' stacks are 40 calls deep."""
+    with page_of(browser, deep_url, size=(1280, 720)) as page:
+        page.wait_for_function(READY)
+        page.wait_for_timeout(100)
+        visible = page.evaluate("document.getElementById('tl-scroll').clientHeight")
+        lanes = lane_layout(page)
+        assert len(lanes) == 5
+        assert all(lane["top"] + lane["height"] <= visible for lane in lanes), (lanes, visible)
+        workers = lanes[1:]
+        assert all(lane["depths"] > 40 and lane["shown"] < lane["depths"] for lane in workers)  # bounded
+        # Each lane's band is painted with its deepest calls, across the view.
+        colours = page.evaluate("""() => {
+            const c = document.getElementById('tl-canvas'), g = c.getContext('2d'), r = window.devicePixelRatio || 1;
+            return tracetopViewer.state.layout.lanes.map(l => {
+                const y = Math.round((l.band + 4 - document.getElementById('tl-scroll').scrollTop) * r);
+                const d = g.getImageData(0, y, c.width, 1).data;
+                let painted = 0;
+                for (let i = 170 * r * 4; i < d.length; i += 4) if (d[i] < 240 || d[i + 1] < 240) painted++;
+                return painted;
+            });
+        }""")
+        screenshot(page, "timeline-first-screen-1280x720")
+        assert all(painted > 20 for painted in colours), colours
+        # A worker's depth expands, and folds back; a lane folds to its band.
+        page.locator(".lane-label[data-lane='1'] button.depth").click()
+        expanded = lane_layout(page)[1]
+        assert expanded["shown"] == expanded["depths"] and expanded["height"] > workers[0]["height"]
+        screenshot(page, "timeline-lane-expanded")
+        page.locator(".lane-label[data-lane='1'] button.depth").click()
+        assert lane_layout(page)[1]["shown"] == workers[0]["shown"]
+        page.locator(".lane-label[data-lane='2'] button.fold").click()
+        folded = lane_layout(page)[2]
+        assert folded["folded"] and folded["height"] < 20
+        # The panel below the timeline takes the height it is dragged to.
+        before = page.evaluate("document.getElementById('bottom').getBoundingClientRect().height")
+        bar = page.locator("#splitter").bounding_box()
+        page.mouse.move(bar["x"] + 300, bar["y"] + 2)
+        page.mouse.down()
+        page.mouse.move(bar["x"] + 300, bar["y"] - 150, steps=4)
+        page.mouse.up()
+        after = page.evaluate("document.getElementById('bottom').getBoundingClientRect().height")
+        assert after == pytest.approx(before + 150, abs=2)
+        page.wait_for_timeout(100)
+        screenshot(page, "timeline-folded-and-resized")
+        assert page.errors == []
 
 
 def test_zoom_and_pan_change_the_visible_range(threads_page):

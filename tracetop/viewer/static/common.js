@@ -16,10 +16,12 @@ const TT = (function () {
 
   /* A time on the experiment's axis, with a precision that suits `step`. */
   function fmtTime(ns, step) {
-    if (step >= 1e9) return (ns / 1e9).toFixed(0) + " s";
-    if (step >= 1e6) return (ns / 1e6).toFixed(Math.max(0, 3 - Math.round(Math.log10(step / 1e3)))) + " ms";
-    if (step >= 1e3) return (ns / 1e3).toFixed(Math.max(0, 3 - Math.round(Math.log10(step)))) + " µs";
-    return ns.toFixed(0) + " ns";
+    let text;
+    if (step >= 1e9) text = (ns / 1e9).toFixed(0) + " s";
+    else if (step >= 1e6) text = (ns / 1e6).toFixed(Math.max(0, 3 - Math.round(Math.log10(step / 1e3)))) + " ms";
+    else if (step >= 1e3) text = (ns / 1e3).toFixed(Math.max(0, 3 - Math.round(Math.log10(step)))) + " µs";
+    else text = ns.toFixed(0) + " ns";
+    return text.replace(/^-(0(\.0*)? )/, "$1"); /* a time just before the start, rounded to zero, is zero */
   }
 
   function fmtCount(n) {

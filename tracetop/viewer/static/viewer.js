@@ -12,6 +12,8 @@
 
 (function () {
   const GUTTER = 170, RULER = 26, ROW = 15, LANE_PAD = 8, TRACK = 38, TRACK_HEADER = 20, MARKS = 9, PROCESS_HEADER = 18;
+  const OVERVIEW = 8, FOLDED = 14; /* the overview band of a lane, shown and folded */
+  const MIN_ROWS = 2, MAX_ROWS = 12; /* rows of calls a lane shows before its depth is expanded */
   const MAX_MARKS = 20000; /* marks fetched at start; beyond, lanes show none */
   const MIN_SPAN = 200; /* ns: the narrowest view */
   const $ = (id) => document.getElementById(id);
@@ -61,6 +63,49 @@
   function xOf(t) { return GUTTER + (t - state.t0) / (state.t1 - state.t0) * plotWidth(); }
   function tOf(x) { return state.t0 + (x - GUTTER) / plotWidth() * (state.t1 - state.t0); }
 
+  /* How each lane is shown: folded to its overview band, or with its rows of
+   * calls, the first `rows` of them (the lane's deepest stack is drawn in the
+   * band above them); a folded process shows its header alone. */
+  function initLaneViews() {
+    const lanes = state.meta.lanes;
+    const available = Math.max(200, scroller.clientHeight) - RULER - (state.meta.tracks.length ? TRACK_HEADER + 2 * TRACK : 0);
+    const processes = new Set(lanes.map((l) => l.pid)).size;
+    const perLane = (available - (processes > 1 ? processes * PROCESS_HEADER : 0)) / Math.max(1, lanes.length) - OVERVIEW - LANE_PAD;
+    state.rowCap = Math.min(MAX_ROWS, Math.max(MIN_ROWS, Math.floor(perLane / ROW)));
+    state.laneViews = lanes.map(() => ({folded: false, rows: state.rowCap}));
+    state.foldedProcesses = new Set();
+  }
+
+  function toggleLane(i) {
+    state.laneViews[i].folded = !state.laneViews[i].folded;
+    buildLayout();
+    scheduleDraw();
+  }
+
+  /* All the depths of a lane, or back to the default bound. */
+  function toggleDepth(i) {
+    const v = state.laneViews[i], depths = Math.max(1, state.meta.lanes[i].depths);
+    v.rows = v.rows >= depths ? state.rowCap : depths;
+    v.folded = false;
+    buildLayout();
+    scheduleDraw();
+  }
+
+  function toggleProcess(pid) {
+    if (state.foldedProcesses.has(pid)) state.foldedProcesses.delete(pid); else state.foldedProcesses.add(pid);
+    buildLayout();
+    scheduleDraw();
+  }
+
+  function button(className, text, title, action) {
+    const b = document.createElement("button");
+    b.className = className;
+    b.textContent = text;
+    b.title = title;
+    b.addEventListener("click", (e) => { e.stopPropagation(); action(); });
+    return b;
+  }
+
   function buildLayout() {
     const lanes = [], tracks = [], processes = [];
     const several = state.meta.lanes.some((o) => o.pid !== state.meta.lanes[0].pid);
@@ -68,13 +113,21 @@
     state.meta.lanes.forEach((lane, i) => {
       /* With more than one process, each process's lanes come as a group under a header. */
       if (several && (i === 0 || lane.pid !== state.meta.lanes[i - 1].pid)) {
-        processes.push({lane: i, top: y});
+        processes.push({lane: i, pid: lane.pid, top: y});
         y += PROCESS_HEADER;
       }
-      /* Rows of calls start below a strip for the lane's marks, when it has any. */
-      const depths = Math.max(1, lane.depths), strip = lane.marks ? MARKS : 0;
-      lanes.push({index: i, top: y, rows: y + strip, depths, height: strip + depths * ROW + LANE_PAD});
-      y += strip + depths * ROW + LANE_PAD;
+      const view = state.laneViews[i];
+      const depths = Math.max(1, lane.depths);
+      if (several && state.foldedProcesses.has(lane.pid)) {
+        lanes.push({index: i, top: y, band: y, rows: y, depths, shown: 0, height: 0, hidden: true});
+        return;
+      }
+      /* The overview band, then a strip for the lane's marks when it has any, then the rows of calls. */
+      const band = view.folded ? FOLDED : OVERVIEW, strip = view.folded || !lane.marks ? 0 : MARKS;
+      const shown = view.folded ? 0 : Math.min(depths, view.rows);
+      const height = band + strip + shown * ROW + (view.folded ? 2 : LANE_PAD);
+      lanes.push({index: i, top: y, band: y, rows: y + band + strip, depths, shown, height, folded: view.folded});
+      y += height;
     });
     if (state.meta.tracks.length) y += TRACK_HEADER;
     state.meta.tracks.forEach((track, i) => {
@@ -89,18 +142,34 @@
       const lane = state.meta.lanes[p.lane];
       const div = document.createElement("div");
       div.className = "process-label";
-      div.dataset.top = p.top + 2;
-      div.textContent = "process " + lane.pid + " · " + lane.process;
-      div.title = div.textContent;
+      div.dataset.top = p.top + 1;
+      const folded = state.foldedProcesses.has(p.pid);
+      div.appendChild(button("fold", folded ? "▸" : "▾", (folded ? "show" : "fold") + " the threads of this process", () => toggleProcess(p.pid)));
+      const name = document.createElement("span");
+      name.className = "name";
+      name.textContent = "process " + lane.pid + " · " + lane.process;
+      div.appendChild(name);
+      div.title = name.textContent;
       labels.appendChild(div);
     });
     lanes.forEach((l) => {
+      if (l.hidden) return;
       const lane = state.meta.lanes[l.index];
       const div = document.createElement("div");
-      div.className = "lane-label";
-      div.dataset.top = l.top;
-      div.title = lane.name + " — pid " + lane.pid + ", tid " + lane.native_tid + "\n" + lane.process;
-      div.innerHTML = TT.escapeHtml(lane.name) + (state.meta.lanes.some((o) => o.pid !== lane.pid) ? " <small>" + lane.pid + "</small>" : "");
+      div.className = "lane-label" + (l.folded ? " folded" : "");
+      div.dataset.top = l.top - 1;
+      div.dataset.lane = l.index;
+      div.title = lane.name + " — pid " + lane.pid + ", tid " + lane.native_tid + "\n" + lane.process +
+        "\n" + TT.count(l.depths, "level") + " of calls; the band shows the deepest call at each moment";
+      div.appendChild(button("fold", l.folded ? "▸" : "▾", l.folded ? "show the calls" : "fold to the overview band", () => toggleLane(l.index)));
+      const name = document.createElement("span");
+      name.className = "name";
+      name.innerHTML = TT.escapeHtml(lane.name) + (several ? " <small>" + lane.pid + "</small>" : "");
+      div.appendChild(name);
+      if (!l.folded && (l.depths > l.shown || l.shown > state.rowCap)) {
+        div.appendChild(button("depth", l.depths > l.shown ? "+" + (l.depths - l.shown) : "−",
+          l.depths > l.shown ? "show all " + l.depths + " levels" : "show " + state.rowCap + " levels", () => toggleDepth(l.index)));
+      }
       labels.appendChild(div);
     });
     tracks.forEach((t) => {
@@ -129,7 +198,7 @@
   function rowAt(y) {
     const yy = y + scroller.scrollTop;
     for (const l of state.layout.lanes) {
-      if (yy >= l.rows && yy < l.rows + l.depths * ROW) return {lane: l.index, depth: Math.floor((yy - l.rows) / ROW)};
+      if (yy >= l.rows && yy < l.rows + l.shown * ROW) return {lane: l.index, depth: Math.floor((yy - l.rows) / ROW)};
     }
     return null;
   }
@@ -285,13 +354,14 @@
     for (const p of state.layout.processes) g.fillRect(GUTTER, p.top - scroll, plotWidth(), PROCESS_HEADER - 2);
     for (const l of state.layout.lanes) {
       const top = l.top - scroll;
-      if (top > height || top + l.height < RULER) continue;
+      if (l.hidden || top > height || top + l.height < RULER) continue;
       g.fillStyle = l.index % 2 ? "#f7f7f9" : "#fff";
       g.fillRect(GUTTER, top, plotWidth(), l.height);
       if (!spans) continue;
       const dim = state.search.regions !== null;
-      drawMarks(g, l, top);
-      for (let d = 0; d < l.depths; d++) {
+      drawOverview(g, spans, l, top);
+      if (!l.folded) drawMarks(g, l, l.rows - scroll - MARKS);
+      for (let d = 0; d < l.shown; d++) {
         const y = l.rows - scroll + d * ROW;
         if (y > height || y + ROW < RULER) continue;
         const r = spans.rows.get(l.index * 65536 + d);
@@ -303,14 +373,59 @@
       }
     }
     const sel = state.selected;
-    if (sel) {
-      const l = state.layout.lanes[sel.lane];
+    const l = sel && state.layout.lanes[sel.lane];
+    if (sel && !l.hidden && sel.depth < l.shown) {
       const x0 = Math.max(GUTTER - 2, xOf(sel.start)), x1 = Math.min(GUTTER + plotWidth() + 2, xOf(sel.end));
       g.strokeStyle = "#000";
       g.lineWidth = 2;
       g.strokeRect(x0, l.rows - scroll + sel.depth * ROW, Math.max(2, x1 - x0), ROW - 1);
       g.lineWidth = 1;
     }
+  }
+
+  /* Per pixel column of lane l, the deepest call there (-1: none): the lane's activity at a glance, whatever
+   * rows it shows. */
+  function deepestCalls(spans, l) {
+    const width = Math.ceil(plotWidth()), scale = plotWidth() / (state.t1 - state.t0);
+    const depth = new Int32Array(width).fill(-1), item = new Int32Array(width);
+    for (let d = 0; d < l.depths; d++) {
+      const r = spans.rows.get(l.index * 65536 + d);
+      if (!r) continue;
+      for (let i = r[0]; i < r[1]; i++) {
+        const x0 = Math.max(0, Math.floor((spans.start[i] - state.t0) * scale));
+        const x1 = Math.min(width, Math.max(x0 + 1, Math.ceil((spans.end[i] - state.t0) * scale)));
+        for (let x = x0; x < x1; x++) if (d >= depth[x]) { depth[x] = d; item[x] = i; }
+      }
+    }
+    return {depth, item};
+  }
+
+  /* The overview band: the deepest call's colour at each moment, in runs of one region. */
+  function drawOverview(g, spans, l, top) {
+    const {depth, item} = deepestCalls(spans, l);
+    const band = l.folded ? FOLDED : OVERVIEW, regions = state.meta.regions;
+    let from = 0;
+    for (let x = 1; x <= depth.length; x++) {
+      const region = depth[from] < 0 ? -1 : spans.region[item[from]];
+      if (x < depth.length && (depth[x] < 0 ? -1 : spans.region[item[x]]) === region) continue;
+      if (region >= 0) {
+        g.fillStyle = TT.colourOf(regions[region].name);
+        g.fillRect(GUTTER + from, top + 1, x - from, band - 2);
+      }
+      from = x;
+    }
+  }
+
+  /* The deepest call under x in the overview band at canvas point y, as itemAt answers; null elsewhere. */
+  function bandItemAt(x, y) {
+    const yy = y + scroller.scrollTop;
+    const l = state.layout.lanes.find((l) => !l.hidden && yy >= l.band && yy < l.band + (l.folded ? FOLDED : OVERVIEW));
+    if (!l || !state.spans || x < GUTTER) return null;
+    const {depth, item} = deepestCalls(state.spans, l);
+    const column = Math.floor(x - GUTTER);
+    if (column < 0 || column >= depth.length || depth[column] < 0) return null;
+    const s = state.spans, i = item[column];
+    return {lane: l.index, depth: depth[column], start: s.start[i], end: s.end[i], region: s.region[i], calls: s.calls[i]};
   }
 
   /* A mark is a small triangle in the strip above the lane's calls. */
@@ -332,7 +447,7 @@
   /* The marks of lane strip under (x, y): their names, or null. */
   function marksAt(x, y) {
     const yy = y + scroller.scrollTop;
-    const l = state.layout.lanes.find((l) => yy >= l.top && yy < l.rows);
+    const l = state.layout.lanes.find((l) => !l.hidden && !l.folded && yy >= l.rows - MARKS && yy < l.rows);
     if (!l || !state.marks[l.index]) return null;
     const near = state.marks[l.index].filter(([time]) => Math.abs(xOf(time) - x) <= 4);
     return near.length ? near.map(([time, name]) => name + " at " + ((time - state.begin) / 1e6).toFixed(3) + " ms") : null;
@@ -485,7 +600,8 @@
 
   function itemAt(x, y) {
     const row = rowAt(y);
-    if (!row || !state.spans || x < GUTTER) return null;
+    if (!row) return bandItemAt(x, y);
+    if (!state.spans || x < GUTTER) return null;
     const source = state.search.regions && state.highlight && hitIn(state.highlight, row, x);
     return source || hitIn(state.spans, row, x);
   }
@@ -691,6 +807,25 @@
     else tooltip.hidden = true;
   });
   scroller.addEventListener("mouseleave", () => { tooltip.hidden = true; state.mouse = null; });
+
+  /* The lane names take clicks (fold, depth) and pass the wheel on to the lanes. */
+  $("tl-labels").addEventListener("wheel", (e) => {
+    e.preventDefault();
+    scroller.scrollTop += e.deltaY * (e.deltaMode === 1 ? 15 : 1);
+  }, {passive: false});
+
+  /* The bar between the timeline and the panels below it: dragged, it shares the height between them. */
+  $("splitter").addEventListener("mousedown", (e) => {
+    if (e.button !== 0) return;
+    e.preventDefault();
+    const bottom = $("bottom"), start = e.clientY, height = bottom.getBoundingClientRect().height;
+    const room = $("timeline-tab").getBoundingClientRect().height;
+    const move = (m) => { bottom.style.height = Math.max(40, Math.min(room - 160, height - (m.clientY - start))) + "px"; };
+    const up = () => { window.removeEventListener("mousemove", move); window.removeEventListener("mouseup", up); };
+    window.addEventListener("mousemove", move);
+    window.addEventListener("mouseup", up);
+  });
+  new ResizeObserver(() => { placeLabels(); ensureData(); scheduleDraw(); }).observe($("timeline"));
 
   /* W/S/A/D (and the arrows): a press moves one step at once; held, the view
    * keeps moving every frame, at a speed per second, as in Perfetto. */
@@ -939,6 +1074,7 @@
     const calls = meta.lanes.reduce((s, l) => s + l.calls, 0);
     if (meta.problems.length) setStatus(meta.problems[0] + (meta.problems.length > 1 ? " (+" + (meta.problems.length - 1) + " more)" : ""), true);
     else setStatus(TT.count(meta.lanes.length, "thread") + " · " + TT.count(calls, "call") + " · " + TT.fmtDuration(state.end - state.begin));
+    initLaneViews();
     buildLayout();
     loadMarks();
     const margin = (state.end - state.begin) * 0.01;
@@ -960,6 +1096,7 @@
         const x0 = Math.max(GUTTER, xOf(s.start[i])), x1 = Math.min(GUTTER + plotWidth(), xOf(s.end[i]));
         if (x1 - x0 < (minWidth || 4)) continue;
         const lane = state.layout.lanes[s.lane[i]];
+        if (lane.hidden || s.depth[i] >= lane.shown) continue;
         const y = lane.rows + s.depth[i] * ROW + ROW / 2 - scroller.scrollTop;
         if (y < RULER || y > box.height - 4) continue;
         return {x: box.left + (x0 + x1) / 2, y: box.top + y};
@@ -991,9 +1128,9 @@
     findMark(name) {
       const box = scroller.getBoundingClientRect();
       for (const l of state.layout.lanes) {
-        for (const [time, mark] of state.marks[l.index] || []) {
+        for (const [time, mark] of (!l.hidden && !l.folded && state.marks[l.index]) || []) {
           if (mark === name && time >= state.t0 && time <= state.t1) {
-            return {x: box.left + xOf(time), y: box.top + l.top - scroller.scrollTop + MARKS / 2};
+            return {x: box.left + xOf(time), y: box.top + l.rows - MARKS - scroller.scrollTop + MARKS / 2};
           }
         }
       }
