@@ -43,9 +43,10 @@ def test_report_opens_offline_with_the_summarys_top_regions(browser, tmp_path): 
     try:
         assert page.requests == [report.as_uri()]
         rows = [row.split("\t") for row in page.locator("#top tbody tr").all_inner_texts()]
-        shown = [(name, percent, visits.replace(",", "")) for name, excl, percent, incl, visits, where in rows]
+        names = page.locator("#top tbody tr td.name .fn").evaluate_all("cells => cells.map(c => c.title)")
+        shown = [(name, percent, visits.replace(",", "")) for name, (_, excl, percent, incl, visits, where) in zip(names, rows)]
         assert shown == summary_top(tmp_path)
-        assert shown[0][0] == "__main__:collatz_len"
+        assert shown[0][0] == "__main__:collatz_len" and rows[0][0] == "collatz_len"  # the qualname, the module on hover
         for canvas in ("overview", "flame"):
             painted = page.evaluate(f"""() => {{
                 const c = document.getElementById('{canvas}');

@@ -46,6 +46,49 @@ const TT = (function () {
     return dot >= 0 ? name.slice(0, dot) : name;
   }
 
+  /* The name a region is shown by: its qualname, "pkg.mod:Class.method" ->
+   * "Class.method"; names without a module ("str.join") as they are. The
+   * module is said beside it where there is room (hover, details). */
+  function displayName(name) {
+    const colon = name.indexOf(":");
+    return colon >= 0 && colon < name.length - 1 ? name.slice(colon + 1) : name;
+  }
+
+  /* `text` cut in the middle to `keep` characters, "…" for what is left out. */
+  function middle(text, keep) {
+    if (text.length <= keep) return text;
+    if (keep < 2) return "";
+    const head = Math.ceil((keep - 1) / 2);
+    return text.slice(0, head) + "…" + text.slice(text.length - (keep - 1 - head));
+  }
+
+  const textWidths = new Map();
+  /* `text` as it fits `width` pixels in the canvas's font: whole, or cut in
+   * the middle (both ends of a name say most), or "" when nothing useful fits. */
+  function fitText(g, text, width) {
+    if (width < 12) return "";
+    const key = g.font + "\n" + text;
+    let full = textWidths.get(key);
+    if (full === undefined) {
+      if (textWidths.size > 20000) textWidths.clear();
+      full = g.measureText(text).width;
+      textWidths.set(key, full);
+    }
+    if (full <= width) return text;
+    /* Characters are about equally wide: guess, then take off what still overflows. */
+    let keep = Math.floor(width / full * text.length);
+    let cut = middle(text, keep);
+    while (keep > 3 && g.measureText(cut).width > width) cut = middle(text, --keep);
+    return keep > 3 ? cut : "";
+  }
+
+  /* A table cell's content for a region name: its colour, the short name
+   * (cut in the middle beyond `keep` characters), the full name on hover. */
+  function nameHtml(name, keep) {
+    return '<span class="swatch" data-name="' + escapeHtml(name) + '"></span><span class="fn" title="' + escapeHtml(name) + '">' +
+      escapeHtml(middle(displayName(name), keep || 60)) + "</span>";
+  }
+
   const colours = new Map();
   /* One colour per module, the same in every view and run. */
   function colourOf(name) {
@@ -219,14 +262,10 @@ const TT = (function () {
       g.fillStyle = colourOf(name);
       g.globalAlpha = highlight && !highlight(name) ? 0.3 : 1;
       g.fillRect(box.x, y, Math.max(0.5, box.w - 0.5), FLAME_ROW - 1);
-      if (box.w > 30) {
+      const label = box.w > 16 ? fitText(g, displayName(name), box.w - 6) : "";
+      if (label) {
         g.fillStyle = "#111";
-        g.save();
-        g.beginPath();
-        g.rect(box.x, y, box.w - 2, FLAME_ROW);
-        g.clip();
-        g.fillText(name, box.x + 3, y + FLAME_ROW / 2);
-        g.restore();
+        g.fillText(label, box.x + 3, y + FLAME_ROW / 2);
       }
     }
     g.globalAlpha = 1;
@@ -240,7 +279,8 @@ const TT = (function () {
   }
 
   return {
-    NO_PARENT, fmtDuration, fmtTime, fmtCount, count, percent, moduleOf, colourOf, escapeHtml, decodeSpans,
+    NO_PARENT, fmtDuration, fmtTime, fmtCount, count, percent, moduleOf, displayName, middle, fitText, nameHtml, colourOf,
+    escapeHtml, decodeSpans,
     decodeSamples, decodeTree, flatProfile, location, niceStep, flameLayout, drawFlame, flameHit, FLAME_ROW,
   };
 })();

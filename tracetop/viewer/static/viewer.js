@@ -479,15 +479,14 @@
         g.strokeStyle = "#8a6d00";
         g.strokeRect(x0 + 0.5, y + 0.5, Math.max(1, x1 - x0 - 1), ROW - 2);
       }
-      if (x1 - x0 > 36) {
-        const label = spans.calls[i] > 1 ? spans.calls[i] + " calls: " + name : name;
-        g.fillStyle = "#111";
-        g.save();
-        g.beginPath();
-        g.rect(x0, y, x1 - x0 - 2, ROW);
-        g.clip();
-        g.fillText(label, Math.max(x0, left) + 3, y + ROW / 2);
-        g.restore();
+      const room = Math.min(x1, right) - Math.max(x0, left) - 6;
+      if (room > 16) {
+        const short = TT.displayName(name);
+        const label = TT.fitText(g, spans.calls[i] > 1 ? spans.calls[i] + " calls: " + short : short, room);
+        if (label) {
+          g.fillStyle = "#111";
+          g.fillText(label, Math.max(x0, left) + 3, y + ROW / 2);
+        }
       }
     }
     g.globalAlpha = 1;
@@ -637,6 +636,7 @@
     const region = state.meta.regions[item.region];
     const lane = state.meta.lanes[item.lane];
     const fields = [];
+    if (region.name.includes(":")) fields.push(["Module", TT.moduleOf(region.name)]);
     if (item.calls > 1) {
       fields.push(["Calls", TT.fmtCount(item.calls) + " calls at this depth, merged at this zoom (mostly this one); zoom in to see them"]);
       fields.push(["Time span", TT.fmtDuration(item.end - item.start)]);
@@ -650,13 +650,13 @@
     if (call && call.params.length) {
       fields.push(["Parameters", call.params.map((p) => p.name + " = " + p.value).join(", ")]);
     }
-    return {name: region.name, fields};
+    return {name: region.name, short: TT.displayName(region.name), fields};
   }
 
   function showTooltip(item, x, y) {
     const render = (call) => {
       const d = describe(item, call);
-      tooltip.innerHTML = '<div class="name">' + TT.escapeHtml(d.name) + "</div>" +
+      tooltip.innerHTML = '<div class="name">' + TT.escapeHtml(d.short) + "</div>" +
         d.fields.map(([k, v]) => '<div><span class="sub">' + TT.escapeHtml(k) + ":</span> " + TT.escapeHtml(v) + "</div>").join("");
       tooltip.hidden = false;
       const box = $("timeline").getBoundingClientRect();
@@ -691,7 +691,8 @@
       body.className = "";
       body.innerHTML = '<div class="name"><span class="swatch"></span><b></b></div><dl class="fields">' +
         d.fields.map(([k, v]) => "<dt>" + TT.escapeHtml(k) + "</dt><dd>" + TT.escapeHtml(v) + "</dd>").join("") + "</dl>";
-      body.querySelector("b").textContent = d.name;
+      body.querySelector("b").textContent = d.short;
+      body.querySelector("b").title = d.name;
       body.querySelector(".swatch").style.background = TT.colourOf(d.name);
     };
     render(null);
@@ -734,7 +735,7 @@
   function profileTable(rows, total, id) {
     const match = searchMatcher();
     return '<table id="' + id + '"><thead><tr><th>Region</th><th>Excl</th><th>Excl %</th><th>Incl</th><th>Visits</th><th>Location</th></tr></thead><tbody>' +
-      rows.map((r) => '<tr class="' + (match && match(r.name) ? "match" : "") + '"><td class="name"><span class="swatch" data-name="' + TT.escapeHtml(r.name) + '"></span>' + TT.escapeHtml(r.name) +
+      rows.map((r) => '<tr class="' + (match && match(r.name) ? "match" : "") + '" data-region="' + r.region + '"><td class="name">' + TT.nameHtml(r.name) +
         "</td><td>" + TT.fmtDuration(r.exclusive) + "</td><td>" + TT.percent(r.exclusive, total) + "</td><td>" + TT.fmtDuration(r.inclusive) +
         "</td><td>" + TT.fmtCount(r.visits) + "</td><td>" + TT.escapeHtml(TT.location(r)) + "</td></tr>").join("") + "</tbody></table>";
   }
@@ -988,8 +989,7 @@
       const kids = tree.children[node];
       const open = tree.open.has(node);
       rows.push('<tr data-node="' + node + '" class="' + (match && match(name) ? "match" : "") + '"><td class="name" style="padding-left:' +
-        (4 + depth * 14) + 'px"><span class="toggle">' + (kids.length ? (open ? "▾" : "▸") : "") + '</span><span class="swatch" data-name="' +
-        TT.escapeHtml(name) + '"></span>' + TT.escapeHtml(name) + "</td><td>" + TT.fmtDuration(tree.inclusive[node]) + "</td><td>" +
+        (4 + depth * 14) + 'px"><span class="toggle">' + (kids.length ? (open ? "▾" : "▸") : "") + "</span>" + TT.nameHtml(name) + "</td><td>" + TT.fmtDuration(tree.inclusive[node]) + "</td><td>" +
         TT.percent(tree.inclusive[node], tree.total) + "</td><td>" + TT.fmtDuration(tree.exclusive[node]) + "</td><td>" + TT.fmtCount(tree.visits[node]) + "</td></tr>");
       if (open) for (const k of kids.slice().sort(byInclusive).reverse()) stack.push([k, depth + 1]);
     }
