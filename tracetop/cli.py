@@ -8,6 +8,7 @@ import sys
 import tracetop
 from tracetop import _tracetop, messages
 from tracetop.commands import COMMANDS
+from tracetop.suggest import closest
 
 
 def main(arguments=None, prog="tracetop"):
@@ -20,6 +21,10 @@ def main(arguments=None, prog="tracetop"):
         print(f"tracetop {tracetop.__version__}")
         return 0
     name = arguments[0] if arguments[0] in COMMANDS else "run"
+    guess = None if name == arguments[0] or os.path.exists(arguments[0]) else closest(arguments[0], COMMANDS)
+    if guess:
+        messages.error(f"no command or file {arguments[0]!r}: did you mean `{prog} {guess}`?")
+        return 2
     if name == arguments[0]:
         arguments = arguments[1:]
     command = importlib.import_module(f"tracetop.commands.{name}")

@@ -3,6 +3,7 @@ core writes (config.txt, MANIFEST.md, profile.txt)."""
 
 import os
 import platform
+import re
 import shlex
 import shutil
 import signal
@@ -26,6 +27,7 @@ CONTENTS = {
     "profile.txt": "the text summary, as `tracetop summary` prints it",
     **{_tracetop.default_name(format): f"the trace in {format} format (`--format {format}`, `tracetop convert "
                                        f"--to {format}`)" for format in _tracetop.FORMATS},
+    "report.html": "the report, one self-contained HTML file (`tracetop report`)",
     "view.idx": "the viewer's index of the trace (`tracetop view` makes it, and remakes it when the trace changes)",
 }
 
@@ -53,10 +55,10 @@ class Experiment:
         self._created = created
 
     @classmethod
-    def create(cls, requested=None, shared=False):
-        """The directory `requested` (default: tracetop-YYYYMMDD_HHMMSS_<pid> here), made or found empty; `shared`:
-        the other processes of an MPI job may have put their traces there already."""
-        shown = requested or default_name()
+    def create(cls, requested=None, shared=False, program=None):
+        """The directory `requested` (default: tracetop-<program>-YYYYMMDD_HHMMSS_<pid> here), made or found empty;
+        `shared`: the other processes of an MPI job may have put their traces there already."""
+        shown = requested or default_name(program)
         path = os.path.abspath(shown)
         try:
             os.makedirs(path)
@@ -137,9 +139,14 @@ class Experiment:
             yield f"- `tracetop {command} {shlex.quote(self.shown)}`: {COMMANDS[command]}"
 
 
-def default_name():
-    """The experiment directory when none is named: tracetop-YYYYMMDD_HHMMSS_<pid>."""
-    return time.strftime("tracetop-%Y%m%d_%H%M%S_") + str(os.getpid())
+def default_name(program=None):
+    """The experiment directory when none is named: tracetop-<program>-YYYYMMDD_HHMMSS_<pid>, where <program> is
+    what ran as Session.begin names it (a script's name without .py, a module's name, "c" for -c); without a
+    program, tracetop-YYYYMMDD_HHMMSS_<pid>."""
+    stamp = time.strftime("%Y%m%d_%H%M%S_") + str(os.getpid())
+    name = os.path.basename(program.removeprefix("-m ").removeprefix("-")) if program else ""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", name.removesuffix(".py")).strip("._-")[:40]
+    return f"tracetop-{name}-{stamp}" if name else f"tracetop-{stamp}"
 
 
 def convert(experiment, format, output=None):

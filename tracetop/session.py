@@ -71,7 +71,7 @@ class Session:
         unavailable = configuration.unavailable()
         if unavailable:
             messages.note(f"not in this version yet, ignored: {', '.join(unavailable)}")
-        experiment = Experiment.create(requested, shared=job is not None and job.size > 1)
+        experiment = Experiment.create(requested, shared=job is not None and job.size > 1, program=program)
         configuration = configuration.replace("output", experiment.path)
         provenance = Provenance(command=command, program=program, working_directory=os.getcwd(),
                                 configuration=configuration.lines(), started=time.time())

@@ -76,8 +76,8 @@ def test_report_of_a_trace_too_big_to_keep_whole_stays_under_5_mb(browser, tmp_p
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (["report", "exp"], "the following arguments are required: -o/--output"),
-    (["report"], "the following arguments are required: EXP, -o/--output"),
+    (["report", "exp", "-o"], "argument -o/--output: expected one argument"),
+    (["report"], "no experiment named and none in this directory"),
 ])
 def test_report_usage_errors(tmp_path, arguments, message):
     completed = tracetop(*arguments, cwd=tmp_path)

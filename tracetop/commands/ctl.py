@@ -4,10 +4,11 @@ import argparse
 
 from tracetop import _tracetop, messages
 from tracetop.commands import COMMANDS
+from tracetop.suggest import ArgumentParser
 
 
 def main(arguments, prog):
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=prog, description=f"{COMMANDS['ctl']}. Off takes tracetop's hook away from every thread of the "
                                "process, which then runs at its own speed; on puts it back.",
         allow_abbrev=False)

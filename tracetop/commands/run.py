@@ -1,16 +1,16 @@
 """`tracetop run`: runs a Python program under measurement, writing an experiment directory."""
 
-import argparse
 import os
 
 from tracetop import messages, options, runner
 from tracetop.commands import COMMANDS
 from tracetop.messages import CommandError
 from tracetop.program import split_command_line
+from tracetop.suggest import ArgumentParser
 
 
 def main(arguments, prog):
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=prog,
         usage="%(prog)s [options] (script.py | -m module | -c code) [args ...]",
         description=f"{COMMANDS['run']}. The options end where the program begins, as for "

@@ -5,18 +5,21 @@ import webbrowser
 
 from tracetop import messages
 from tracetop.commands import COMMANDS
+from tracetop.latest import chosen, experiment_argument
+from tracetop.suggest import ArgumentParser
 from tracetop.viewer.experiment import open_index
 from tracetop.viewer.server import ViewerServer
 
 
 def main(arguments, prog):
-    parser = argparse.ArgumentParser(prog=prog, description=f"{COMMANDS['view']}. The URL carries a random "
-                                     "token: only who has it can read the experiment.", allow_abbrev=False)
-    parser.add_argument("experiment", metavar="EXP", help="the experiment directory")
+    parser = ArgumentParser(prog=prog, description=f"{COMMANDS['view']}. The URL carries a random "
+                            "token: only who has it can read the experiment.", allow_abbrev=False)
+    experiment_argument(parser)
     parser.add_argument("--no-browser", action="store_true", help="print the URL, do not open a browser")
     parser.add_argument("--port", type=_port, default=0, metavar="N",
                         help="the port on 127.0.0.1 (default: any free one)")
     namespace = parser.parse_args(arguments)
+    namespace.experiment = chosen(namespace.experiment)
     index = open_index(namespace.experiment)
     server = ViewerServer(namespace.experiment, index, port=namespace.port)
     print(server.url, flush=True)
