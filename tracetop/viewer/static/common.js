@@ -187,6 +187,52 @@ const TT = (function () {
     return Array.from(rows.values()).sort((a, b) => b.exclusive - a.exclusive);
   }
 
+  /* Callers and callees of `region` in a call tree ("sandwich"): for the
+   * function itself and per caller and callee region, visits and inclusive
+   * time. A time is counted once however deep recursion nests it: a node
+   * adds its time only when no ancestor already counts for the same row. */
+  function sandwich(tree, region) {
+    const self = {visits: 0, inclusive: 0, exclusive: 0};
+    const callers = new Map(), callees = new Map();
+    const activeCaller = new Map(), activeCallee = new Map();
+    let activeSelf = 0;
+    const add = (rows, active, key, node) => {
+      let row = rows.get(key);
+      if (!row) rows.set(key, row = {region: key, visits: 0, inclusive: 0});
+      row.visits += tree.visits[node];
+      if (!active.get(key)) row.inclusive += tree.inclusive[node];
+      active.set(key, (active.get(key) || 0) + 1);
+    };
+    const stack = tree.roots.slice().reverse().map((node) => [node, null]);
+    while (stack.length) {
+      const [node, leave] = stack.pop();
+      if (leave) {
+        for (const [active, key] of leave) active.set(key, active.get(key) - 1);
+        if (tree.region[node] === region) activeSelf--;
+        continue;
+      }
+      const parent = tree.parent[node], undo = [];
+      if (parent !== NO_PARENT && tree.region[parent] === region) {
+        add(callees, activeCallee, tree.region[node], node);
+        undo.push([activeCallee, tree.region[node]]);
+      }
+      if (tree.region[node] === region) {
+        const caller = parent === NO_PARENT ? -1 : tree.region[parent];
+        add(callers, activeCaller, caller, node);
+        undo.push([activeCaller, caller]);
+        self.visits += tree.visits[node];
+        self.exclusive += tree.exclusive[node];
+        if (activeSelf === 0) self.inclusive += tree.inclusive[node];
+        activeSelf++;
+      }
+      stack.push([node, undo]);
+      const children = tree.children[node];
+      for (let i = children.length - 1; i >= 0; i--) stack.push([children[i], null]);
+    }
+    const order = (rows) => Array.from(rows.values()).sort((a, b) => b.inclusive - a.inclusive);
+    return {self, callers: order(callers), callees: order(callees)};
+  }
+
   function location(region) {
     if (!region.file) return "";
     const slash = region.file.lastIndexOf("/");
@@ -280,7 +326,7 @@ const TT = (function () {
 
   return {
     NO_PARENT, fmtDuration, fmtTime, fmtCount, count, percent, moduleOf, displayName, middle, fitText, nameHtml, colourOf,
-    escapeHtml, decodeSpans,
+    escapeHtml, decodeSpans, sandwich,
     decodeSamples, decodeTree, flatProfile, location, niceStep, flameLayout, drawFlame, flameHit, FLAME_ROW,
   };
 })();

@@ -16,6 +16,7 @@
   const MIN_ROWS = 2, MAX_ROWS = 12; /* rows of calls a lane shows before its depth is expanded */
   const MAX_MARKS = 20000; /* marks fetched at start; beyond, lanes show none */
   const MIN_SPAN = 200; /* ns: the narrowest view */
+  const TREE_PAGE = 3000, FLAT_PAGE = 1000; /* rows of the call tree and the flat profile shown at a time */
   const $ = (id) => document.getElementById(id);
 
   const api = (name, params) => {
@@ -47,6 +48,8 @@
     focus: null,          /* flame graph focus node */
     tree: null,           /* profile tree for the current scope */
     flatSort: {key: "exclusive", down: true},
+    treeRows: TREE_PAGE, flatRows: FLAT_PAGE,
+    treeLoading: null,    /* {key, promise} of the tree being computed */
   };
 
   const canvas = $("tl-canvas"), scroller = $("tl-scroll"), spacer = $("tl-spacer"), tooltip = $("tooltip");
@@ -335,12 +338,14 @@
     g.stroke();
     $("view-range").textContent = "view " + TT.fmtTime(state.t0 - state.begin, (state.t1 - state.t0) / 10) + " – " +
       TT.fmtTime(state.t1 - state.begin, (state.t1 - state.t0) / 10) + "  (" + TT.fmtDuration(state.t1 - state.t0) + ")";
+    if (state.mouse) hover(state.mouse, true); /* a zoom or pan under a still mouse: the tooltip follows */
     const took = performance.now() - started;
     state.frameTimes.push(took);
     if (state.frameTimes.length > 2000) state.frameTimes.splice(0, 1000);
     if (state.firstPaint === null && state.spans) {
       state.firstPaint = performance.now();
       performance.mark("tracetop-first-paint");
+      setTimeout(loadTree, 0); /* the profile of the whole run, ready before its tab is opened */
     }
   }
 
@@ -691,6 +696,8 @@
       body.className = "";
       body.innerHTML = '<div class="name"><span class="swatch"></span><b></b></div><dl class="fields">' +
         d.fields.map(([k, v]) => "<dt>" + TT.escapeHtml(k) + "</dt><dd>" + TT.escapeHtml(v) + "</dd>").join("") + "</dl>";
+      body.insertAdjacentHTML("beforeend", '<div class="actions"><button data-action="select">Highlight everywhere</button> ' +
+        '<button data-action="sandwich">Callers and callees</button></div>');
       body.querySelector("b").textContent = d.short;
       body.querySelector("b").title = d.name;
       body.querySelector(".swatch").style.background = TT.colourOf(d.name);
@@ -699,6 +706,13 @@
     if (item.calls === 1) callDetails(item).then((call) => { if (state.selected === item) render(call); }).catch(() => {});
     scheduleDraw();
   }
+
+  $("details-body").addEventListener("click", (e) => {
+    const action = e.target.dataset && e.target.dataset.action;
+    if (!action || !state.selected) return;
+    selectRegion(state.selected.region);
+    if (action === "sandwich") showTab("profile");
+  });
 
   /* ---- range selection: the function summary follows it ---- */
 
@@ -797,15 +811,21 @@
     }
   });
 
-  scroller.addEventListener("mousemove", (e) => {
-    const p = pos(e);
-    state.mouse = p;
+  /* The tooltip of what lies under the mouse; `changed`: only when that is no longer what it shows (after the
+   * view moved under a still mouse). */
+  function hover(p, changed) {
     if (drag) { tooltip.hidden = true; return; }
     const item = itemAt(p.x, p.y);
     const marks = item ? null : marksAt(p.x, p.y);
+    if (changed && !tooltip.hidden === !!(item || marks) && (!item || tooltip.dataset.key === item.lane + "/" + item.depth + "/" + item.start)) return;
     if (item) showTooltip(item, p.x, p.y);
     else if (marks) showMarks(marks, p.x, p.y);
     else tooltip.hidden = true;
+  }
+
+  scroller.addEventListener("mousemove", (e) => {
+    state.mouse = pos(e);
+    hover(state.mouse, false);
   });
   scroller.addEventListener("mouseleave", () => { tooltip.hidden = true; state.mouse = null; });
 
@@ -862,6 +882,11 @@
       }
     } else if (key === "escape") {
       clearSelection();
+      if (state.search.exact !== undefined) {
+        $("search").value = "";
+        state.search = {text: "", key: "", regions: null};
+        afterSearch();
+      }
     } else if (key === "0" || key === "home") {
       setView(state.begin, state.end);
     } else {
@@ -880,8 +905,32 @@
   /* ---- search ---- */
 
   function searchMatcher() {
+    if (state.search.exact !== undefined) {
+      const selected = state.meta.regions[state.search.exact].name;
+      return (name) => name === selected;
+    }
     const text = state.search.text.toLowerCase();
     return text ? (name) => name.toLowerCase().includes(text) : null;
+  }
+
+  /* What follows a change of the search or of the function selected: every view shows it. */
+  function afterSearch() {
+    state.highlight = null;
+    state.flatRows = FLAT_PAGE;
+    showSearchInfo();
+    ensureData();
+    scheduleDraw();
+    if (state.tab === "profile") renderProfile();
+    if (state.tab === "flame") drawFlameTab();
+  }
+
+  /* Selects one function (a region) everywhere: its calls highlighted on the timeline, its rows in the tables
+   * and its frames in the flame graph, its callers and callees in the profile. */
+  function selectRegion(region) {
+    const name = state.meta.regions[region].name;
+    $("search").value = name;
+    state.search = {text: name, key: "region:" + region, regions: [region], exact: region};
+    afterSearch();
   }
 
   function showSearchInfo() {
@@ -894,7 +943,7 @@
         if (state.highlight.end[i] > state.t0 && state.highlight.start[i] < state.t1) calls += state.highlight.calls[i];
       }
     }
-    info.textContent = n ? (n === 1 ? "1 region matches" : TT.fmtCount(n) + " regions match") + " · " + TT.count(calls, "call") + " in view"
+    info.textContent = n ? (state.search.exact !== undefined ? "selected" : n === 1 ? "1 region matches" : TT.fmtCount(n) + " regions match") + " · " + TT.count(calls, "call") + " in view"
       : "no region matches";
   }
 
@@ -903,16 +952,10 @@
     clearTimeout(searchTimer);
     searchTimer = setTimeout(() => {
       const text = $("search").value.trim();
-      state.search.text = text;
-      state.search.key = text;
+      state.search = {text, key: text, regions: null};
       const match = searchMatcher();
       state.search.regions = match ? state.meta.regions.map((r, i) => (match(r.name) ? i : -1)).filter((i) => i >= 0).slice(0, 4000) : null;
-      state.highlight = null;
-      showSearchInfo();
-      ensureData();
-      scheduleDraw();
-      if (state.tab === "profile") renderProfile();
-      if (state.tab === "flame") drawFlameTab();
+      afterSearch();
     }, 150);
   });
 
@@ -953,8 +996,9 @@
     const lanes = $("scope-lanes").value;
     const key = scopeKey();
     if (state.tree && state.tree.key === key) return Promise.resolve(state.tree);
+    if (state.treeLoading && state.treeLoading.key === key) return state.treeLoading.promise;
     $("scope-info").textContent = "computing…";
-    return api("tree", {t0, t1, lanes}).then((r) => r.arrayBuffer()).then((buffer) => {
+    const promise = api("tree", {t0, t1, lanes}).then((r) => r.arrayBuffer()).then((buffer) => {
       if (key !== scopeKey()) return state.tree;
       const tree = TT.decodeTree(buffer);
       tree.key = key;
@@ -970,9 +1014,15 @@
         }
       }
       state.tree = tree;
+      state.treeRows = TREE_PAGE;
+      state.flatRows = FLAT_PAGE;
       $("scope-info").textContent = TT.fmtDuration(t1 - t0) + " · " + TT.fmtCount(tree.count) + " call paths";
       return tree;
-    }).catch((error) => { $("scope-info").textContent = error.message; });
+    }).catch((error) => { $("scope-info").textContent = error.message; }).finally(() => {
+      if (state.treeLoading && state.treeLoading.promise === promise) state.treeLoading = null;
+    });
+    state.treeLoading = {key, promise};
+    return promise;
   }
 
   function renderProfile() {
@@ -983,8 +1033,14 @@
     const rows = [];
     const byInclusive = (a, b) => tree.inclusive[b] - tree.inclusive[a];
     const stack = tree.roots.slice().sort(byInclusive).reverse().map((n) => [n, 0]);
-    while (stack.length && rows.length < 3000) {
+    let more = 0;
+    while (stack.length) {
       const [node, depth] = stack.pop();
+      if (rows.length >= state.treeRows) {
+        more++; /* counted, to say how many the next page holds */
+        if (tree.open.has(node)) for (const k of tree.children[node]) stack.push([k, depth + 1]);
+        continue;
+      }
       const name = regions[tree.region[node]].name;
       const kids = tree.children[node];
       const open = tree.open.has(node);
@@ -996,7 +1052,8 @@
     const calltree = $("calltree");
     /* Inline padding is set through the CSSOM below: the page's policy allows no style attributes. */
     calltree.innerHTML = '<table id="calltree-table"><thead><tr><th>Call path</th><th>Incl</th><th>Incl %</th><th>Excl</th><th>Visits</th></tr></thead><tbody>' +
-      rows.join("").replace(/ style="padding-left:(\d+)px"/g, ' data-indent="$1"') + "</tbody></table>";
+      rows.join("").replace(/ style="padding-left:(\d+)px"/g, ' data-indent="$1"') + "</tbody></table>" +
+      pager("tree-more", rows.length, more, TREE_PAGE, "call paths");
     for (const td of calltree.querySelectorAll("td[data-indent]")) td.style.paddingLeft = td.dataset.indent + "px";
     paintSwatches(calltree);
 
@@ -1004,7 +1061,8 @@
     const key = state.flatSort.key, sign = state.flatSort.down ? -1 : 1;
     flat.sort((a, b) => (key === "name" ? a.name.localeCompare(b.name) * -sign : (a[key] - b[key]) * sign));
     const total = flat.reduce((s, r) => s + r.exclusive, 0);
-    $("flat").innerHTML = profileTable(flat.slice(0, 1000), total, "flat-table");
+    $("flat").innerHTML = profileTable(flat.slice(0, state.flatRows), total, "flat-table") +
+      pager("flat-more", Math.min(flat.length, state.flatRows), Math.max(0, flat.length - state.flatRows), FLAT_PAGE, "regions");
     paintSwatches($("flat"));
     const keys = ["name", "exclusive", "exclusive", "inclusive", "visits", null];
     $("flat").querySelectorAll("th").forEach((th, i) => {
@@ -1015,14 +1073,58 @@
         renderProfile();
       });
     });
+    renderSandwich(tree);
   }
+
+  /* The line under a table that shows part of its rows: how many there are, and a button for the next page. */
+  function pager(id, shown, more, page, noun) {
+    if (!more) return "";
+    return '<div class="pager">' + TT.fmtCount(shown) + " of " + TT.fmtCount(shown + more) + " " + noun +
+      ' shown <button id="'  + id + '">show ' + TT.fmtCount(Math.min(page, more)) + " more</button></div>";
+  }
+
+  /* The function selected: its callers above it, its callees below, with the time spent in it from each
+   * caller and in each callee under it. */
+  function renderSandwich(tree) {
+    const box = $("sandwich");
+    const region = state.search.exact;
+    if (region === undefined) {
+      box.className = "table empty";
+      box.textContent = "Select a function (click it in a table or the flame graph, or in the details of a call) for its callers and callees.";
+      return;
+    }
+    const regions = state.meta.regions, sw = TT.sandwich(tree, region);
+    const row = (r, kind) => '<tr class="' + kind + '"' + (r.region >= 0 ? ' data-region="' + r.region + '"' : "") + ' data-ns="' + r.inclusive + '"><td class="name">' +
+      (r.region >= 0 ? TT.nameHtml(regions[r.region].name) : "<i>(the start of the thread)</i>") + "</td><td>" + TT.fmtDuration(r.inclusive) + "</td><td>" +
+      TT.percent(r.inclusive, sw.self.inclusive) + "</td><td>" + TT.fmtCount(r.visits) + "</td></tr>";
+    box.className = "table";
+    box.innerHTML = '<table id="sandwich-table"><thead><tr><th>Function</th><th>Incl</th><th>of its time</th><th>Visits</th></tr></thead><tbody>' +
+      '<tr class="section"><td colspan="4">called by</td></tr>' + sw.callers.map((r) => row(r, "caller")).join("") +
+      row({region, visits: sw.self.visits, inclusive: sw.self.inclusive}, "self") +
+      '<tr class="section"><td colspan="4">calls</td></tr>' + sw.callees.map((r) => row(r, "callee")).join("") + "</tbody></table>";
+    paintSwatches(box);
+  }
+
+  /* A row of a function in a table selects it; the pagers show more. */
+  for (const id of ["flat", "sandwich", "range-body"]) {
+    $(id).addEventListener("click", (e) => {
+      const tr = e.target.closest("tr[data-region]");
+      if (tr && !e.target.closest("th")) selectRegion(+tr.dataset.region);
+    });
+  }
+  $("profile-tab").addEventListener("click", (e) => {
+    if (e.target.id === "tree-more") state.treeRows += TREE_PAGE;
+    else if (e.target.id === "flat-more") state.flatRows += FLAT_PAGE;
+    else return;
+    renderProfile();
+  });
 
   $("calltree").addEventListener("click", (e) => {
     const tr = e.target.closest("tr[data-node]");
     if (!tr || !state.tree) return;
     const node = +tr.dataset.node;
     if (state.tree.open.has(node)) state.tree.open.delete(node); else state.tree.open.add(node);
-    renderProfile();
+    if (e.target.closest(".fn")) selectRegion(state.tree.region[node]); else renderProfile();
   });
 
   let flameLayout = null;
@@ -1036,17 +1138,24 @@
     if (!flameLayout) return;
     const box = TT.flameHit(flameLayout, e.offsetX, e.offsetY);
     state.focus = box ? box.node : null;
-    drawFlameTab();
+    if (box) selectRegion(state.tree.region[box.node]); else drawFlameTab();
   });
   $("flame-reset").addEventListener("click", () => { state.focus = null; drawFlameTab(); });
   $("flame").addEventListener("mousemove", (e) => {
     const box = flameLayout && TT.flameHit(flameLayout, e.offsetX, e.offsetY);
-    const canvasEl = $("flame");
-    if (!box) { canvasEl.title = ""; return; }
-    const t = state.tree, n = box.node;
-    canvasEl.title = state.meta.regions[t.region[n]].name + "\ninclusive " + TT.fmtDuration(t.inclusive[n]) + " (" +
-      TT.percent(t.inclusive[n], t.total) + "), exclusive " + TT.fmtDuration(t.exclusive[n]) + ", " + TT.fmtCount(t.visits[n]) + " visits";
+    const tip = $("flame-tip");
+    if (!box) { tip.hidden = true; return; }
+    const t = state.tree, n = box.node, name = state.meta.regions[t.region[n]].name;
+    tip.innerHTML = '<div class="name">' + TT.escapeHtml(TT.displayName(name)) + '</div><div class="sub">' + TT.escapeHtml(name) + "</div>" +
+      "<div>" + ["Inclusive " + TT.fmtDuration(t.inclusive[n]) + " (" + TT.percent(t.inclusive[n], t.total) + ")",
+        "Exclusive " + TT.fmtDuration(t.exclusive[n]), TT.count(t.visits[n], "visit")].map(TT.escapeHtml).join("<br>") + "</div>";
+    tip.hidden = false;
+    const area = $("flame-box").getBoundingClientRect(), x = e.clientX - area.left + $("flame-box").scrollLeft,
+      y = e.clientY - area.top + $("flame-box").scrollTop;
+    tip.style.left = Math.max(0, Math.min(x + 14, area.width - tip.offsetWidth - 4)) + "px";
+    tip.style.top = y + 18 + "px";
   });
+  $("flame").addEventListener("mouseleave", () => { $("flame-tip").hidden = true; });
 
   function loadMarks() {
     const lanes = state.meta.lanes;
