@@ -8,6 +8,7 @@
 #include "ext.h"
 
 #include <structmember.h>
+#include <time.h>
 
 #include "grow.h"
 #include "lod.h"
@@ -72,16 +73,50 @@ static PyObject *track_item(const tt_lod *lod, size_t i)
 
 static PyObject *problem_item(const tt_lod *lod, size_t i) { return text(tt_lod_problem(lod, i)); }
 
+/* Progress of a build on stderr, for a user waiting for it: a line a second once it has taken `after` seconds. */
+typedef struct build_progress {
+    const char *experiment;
+    double after, started, last;
+} build_progress;
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void say_progress(void *ctx, uint64_t events)
+{
+    build_progress *p = ctx;
+    double now = seconds_now();
+    if (now - p->started < p->after || now - p->last < 1.0) return;
+    p->last = now;
+    fprintf(stderr, "tracetop: indexing %s: %.1f M events read (%.0f s)\n", p->experiment, (double)events / 1e6,
+            now - p->started);
+    fflush(stderr);
+}
+
 static PyObject *Index_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"experiment_dir", NULL};
-    PyObject *path;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&:Index", kwlist, PyUnicode_FSConverter, &path)) return NULL;
+    static char *kwlist[] = {"experiment_dir", "progress", NULL};
+    PyObject *path, *after = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|O:Index", kwlist, PyUnicode_FSConverter, &path, &after))
+        return NULL;
+    build_progress said = {PyBytes_AS_STRING(path), 0, seconds_now(), 0};
+    tt_lod_progress progress = {say_progress, &said};
+    if (after != Py_None) {
+        said.after = PyFloat_AsDouble(after);
+        if (said.after == -1 && PyErr_Occurred()) {
+            Py_DECREF(path);
+            return NULL;
+        }
+    }
     tt_lod *lod;
     tt_error err;
     int rc, built = 0;
     Py_BEGIN_ALLOW_THREADS
-    rc = tt_lod_open(PyBytes_AS_STRING(path), &lod, &built, &err);
+    rc = tt_lod_open(PyBytes_AS_STRING(path), &lod, &built, after == Py_None ? NULL : &progress, &err);
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
     if (rc != 0) return tt_raise(&err);
@@ -395,9 +430,10 @@ static PyTypeObject IndexType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._tracetop.Index",
     .tp_basicsize = sizeof(IndexObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Index(experiment_dir)\n--\n\n"
+    .tp_doc = "Index(experiment_dir, progress=None)\n--\n\n"
               "The viewer's level-of-detail index of an experiment, loaded from the\n"
-              "experiment (" TT_LOD_FILE ") or built and cached there.",
+              "experiment (" TT_LOD_FILE ") or built and cached there. progress: a build\n"
+              "that takes longer than this many seconds says how it goes on stderr.",
     .tp_new = Index_new,
     .tp_dealloc = (destructor)Index_dealloc,
     .tp_methods = Index_methods,
