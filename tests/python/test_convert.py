@@ -6,11 +6,12 @@ import decimal
 import json
 import os
 import pstats
+import re
 
 import pytest
 
 from convert_helpers import convert, measure, native_calls
-from helpers import tracetop
+from helpers import PROGRAMS, tracetop
 
 from tracetop import _tracetop
 
@@ -179,3 +180,21 @@ def test_cut_trace_converts_what_is_there(tmp_path, format):
     assert wrote.startswith(f"tracetop: wrote {experiment / _tracetop.default_name(format)} (")
     assert warning.startswith("tracetop: warning: trace cut short: process ") and '"MainThread"' in warning
     assert (experiment / _tracetop.default_name(format)).stat().st_size > 0
+
+
+def test_a_json_file_too_large_for_its_viewer_is_warned_of(tmp_path):
+    """The estimate of a JSON file's size is within a factor of two of the size written, and beyond what the
+    format's viewer opens (here a limit of 100 kB) it makes a warning; other formats never do."""
+    from tracetop.commands.convert import json_too_large
+
+    completed = tracetop("--output", "exp", PROGRAMS / "threads.py", "20000", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    for format in ("chrome", "speedscope"):
+        warning = json_too_large(str(tmp_path / "exp"), format, limit=100_000)
+        estimate = float(re.search(r"about ([\d.]+) MiB", warning).group(1)) * (1 << 20)
+        written = tracetop("convert", "exp", "--to", format, cwd=tmp_path)
+        assert written.returncode == 0, written.stderr
+        assert not any("warning" in line for line in written.stderr.splitlines())  # under the real limit
+        size = (tmp_path / "exp" / _tracetop.default_name(format)).stat().st_size
+        assert size / 2 < estimate < size * 2, (format, estimate, size)
+    assert json_too_large(str(tmp_path / "exp"), "perfetto", limit=0) is None

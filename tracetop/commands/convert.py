@@ -1,5 +1,7 @@
 """`tracetop convert EXP --to FORMAT [-o OUT]`: the experiment's trace in a standard format."""
 
+import os
+
 from tracetop import _tracetop, messages
 from tracetop.commands import COMMANDS
 from tracetop.experiment import convert, describe_problems
@@ -7,6 +9,27 @@ from tracetop.latest import chosen, experiment_argument
 from tracetop.messages import CommandError
 from tracetop.sizes import format_size
 from tracetop.suggest import ArgumentParser
+
+
+# JSON formats whose viewers load the whole file into a browser tab: bytes of output per byte of native trace (as
+# measured on the tests' programs: bench/convert.py gives the rates), and the size beyond which they fail to open.
+JSON_BYTES_PER_TRACE_BYTE = {"chrome": 14, "speedscope": 11}
+JSON_OPENS_UP_TO = 300 * 1000 * 1000
+
+
+def json_too_large(experiment, format, limit=JSON_OPENS_UP_TO):
+    """A warning when `format` is a JSON format and its file would be larger than its viewers open, else None."""
+    ratio = JSON_BYTES_PER_TRACE_BYTE.get(format)
+    if ratio is None:
+        return None
+    trace = 0
+    for directory, _, files in os.walk(os.path.join(experiment, "trace")):
+        trace += sum(os.path.getsize(os.path.join(directory, name)) for name in files)
+    if trace * ratio <= limit:
+        return None
+    viewer = "chrome://tracing and Perfetto's UI" if format == "chrome" else "speedscope"
+    return (f"the {format} file will be about {format_size(trace * ratio)}, more than {viewer} can open "
+            f"(a few hundred MB); --to perfetto, --to otf2 or `tracetop view` suit a trace this size")
 
 
 def main(arguments, prog):
@@ -20,6 +43,9 @@ def main(arguments, prog):
     namespace.experiment = chosen(namespace.experiment)
     if namespace.to not in _tracetop.FORMATS:
         raise CommandError(f"unknown format {namespace.to!r} (known: {', '.join(_tracetop.FORMATS)})")
+    too_large = json_too_large(namespace.experiment, namespace.to)
+    if too_large:
+        messages.warning(too_large)
     path, result = convert(namespace.experiment, namespace.to, namespace.output)
     messages.say(f"wrote {path} ({result['events']} events, {format_size(result['bytes'])})")
     if result["problems"]:
