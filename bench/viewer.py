@@ -159,6 +159,22 @@ def measure_browser(server):
             const nav = performance.getEntriesByType('navigation')[0];
             return {fromNavigation: mark, fromLoad: mark - nav.loadEventEnd, fromDomContentLoaded: mark - nav.domContentLoadedEventEnd};
         }""")
+        # The profile tab: the whole run's tree is asked for after the first paint; once it is there, the tab
+        # opens on it (the time to its first table).
+        tree_ready = page.evaluate("""() => new Promise((done) => {
+            const wait = () => (tracetopViewer.state.tree ? done(performance.now() - performance.getEntriesByName('tracetop-first-paint')[0].startTime)
+                                                          : setTimeout(wait, 10));
+            wait();
+        })""")
+        tab_open = page.evaluate("""() => new Promise((done) => {
+            const started = performance.now();
+            document.querySelector('#tabs button[data-tab=profile]').click();
+            const wait = () => (document.getElementById('flat-table') ? requestAnimationFrame(() => done(performance.now() - started))
+                                                                     : setTimeout(wait, 1));
+            wait();
+        })""")
+        page.click("#tabs button[data-tab=timeline]")
+        paint["tree_ready"], paint["tab_open"] = tree_ready, tab_open
         # Zoom to a tenth of the run in the middle, let the data come, then pan 1% of the view per frame for
         # 240 frames (2.4 views), about as fast as holding D pans; the draw of each frame is timed by the viewer itself.
         pan = page.evaluate("""() => new Promise((done) => {
@@ -221,6 +237,8 @@ def main():
         rows += [
             ("first paint, after the load event", f"{paint['fromLoad']:.0f} ms "
                                                   f"({paint['fromNavigation']:.0f} ms after navigation start)"),
+            ("profile tab: whole run's tree ready, after the first paint", f"{paint['tree_ready']:.0f} ms"),
+            ("profile tab: open, once the tree is ready (to its tables drawn)", f"{paint['tab_open']:.0f} ms"),
             ("scripted pan, 240 frames: draw time per frame", f"median {statistics.median(pan['draw']):.1f} ms, "
              f"p95 {percentile(pan['draw'], 95):.1f} ms, max {max(pan['draw']):.1f} ms"),
             ("scripted pan: time between frames", f"median {statistics.median(pan['intervals']):.1f} ms, "

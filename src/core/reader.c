@@ -797,6 +797,25 @@ const tt_process *tt_trace_process(const tt_trace *t, size_t index)
     return index < t->process_count ? &t->processes[index] : NULL;
 }
 
+static int thread_is(const tt_thread *th, const char *name)
+{
+    char tid[24];
+    snprintf(tid, sizeof tid, "%" PRIu64, th->native_tid);
+    return strcmp(th->name, name) == 0 || strcmp(tid, name) == 0;
+}
+
+size_t tt_trace_keep_thread(tt_trace *t, const char *name)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < t->process_count; i++)
+        for (size_t s = 0; s < t->processes[i].thread_count; s++)
+            kept += t->processes[i].threads[s].present && thread_is(&t->processes[i].threads[s], name);
+    for (size_t i = 0; kept && i < t->process_count; i++)
+        for (size_t s = 0; s < t->processes[i].thread_count; s++)
+            if (!thread_is(&t->processes[i].threads[s], name)) t->processes[i].threads[s].present = 0;
+    return kept;
+}
+
 size_t tt_trace_problem_count(const tt_trace *t) { return t->problem_count; }
 
 const char *tt_trace_problem(const tt_trace *t, size_t index, int *corrupt)

@@ -127,6 +127,12 @@ void tt_trace_close(tt_trace *t);
 size_t tt_trace_process_count(const tt_trace *t);
 const tt_process *tt_trace_process(const tt_trace *t, size_t index);
 
+/* Keeps the streams of the threads named `name` (or whose native thread id
+ * `name` is, in decimal) and leaves every other stream out, as if it had no
+ * file (present = 0), for whatever reads t afterwards (`convert --thread`).
+ * Returns the number of streams kept; when none is, nothing changes. */
+size_t tt_trace_keep_thread(tt_trace *t, const char *name);
+
 /* Process directories left out because they cannot be read, one line each;
  * *corrupt (when not NULL) is set to 1 for damage, 0 for a cut. */
 size_t tt_trace_problem_count(const tt_trace *t);

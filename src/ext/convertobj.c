@@ -24,11 +24,11 @@ static PyObject *problem_list(char **problems, size_t count)
 static PyObject *convert(PyObject *module, PyObject *args, PyObject *kwds)
 {
     (void)module;
-    static char *kwlist[] = {"experiment_dir", "format", "path", NULL};
+    static char *kwlist[] = {"experiment_dir", "format", "path", "thread", NULL};
     PyObject *dir, *path;
-    const char *format;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&sO&:convert", kwlist, PyUnicode_FSConverter, &dir, &format,
-                                     PyUnicode_FSConverter, &path))
+    const char *format, *thread = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&sO&|z:convert", kwlist, PyUnicode_FSConverter, &dir, &format,
+                                     PyUnicode_FSConverter, &path, &thread))
         return NULL;
     tt_trace *trace = NULL;
     tt_export_result result;
@@ -36,6 +36,8 @@ static PyObject *convert(PyObject *module, PyObject *args, PyObject *kwds)
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = tt_trace_open(PyBytes_AS_STRING(dir), &trace, &err);
+    if (rc == 0 && thread && tt_trace_keep_thread(trace, thread) == 0)
+        rc = tt_fail(&err, "no thread %s in %s (a thread's name or its native id)", thread, PyBytes_AS_STRING(dir));
     if (rc == 0) rc = tt_export(trace, format, PyBytes_AS_STRING(path), &result, &err);
     tt_trace_close(trace);
     Py_END_ALLOW_THREADS
@@ -173,8 +175,9 @@ static PyMethodDef convert_methods[] = {
      "recorded_native_bytes (the model without filter), trace_bytes (on disk),\n"
      "suggested (a filter file's text, or None), suggested_count}."},
     {"convert", (PyCFunction)(void (*)(void))convert, METH_VARARGS | METH_KEYWORDS,
-     "convert(experiment_dir, format, path)\n--\n\n"
-     "Converts the experiment's trace to `format` (one of FORMATS) at `path`; returns\n"
+     "convert(experiment_dir, format, path, thread=None)\n--\n\n"
+     "Converts the experiment's trace to `format` (one of FORMATS) at `path`, only the\n"
+     "thread named `thread` (or with that native id) when given; returns\n"
      "{events, bytes, problems, corrupt}: what was read and written, and what the\n"
      "reader found cut or damaged."},
     {"default_name", default_name, METH_O,

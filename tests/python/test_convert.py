@@ -198,3 +198,23 @@ def test_a_json_file_too_large_for_its_viewer_is_warned_of(tmp_path):
         size = (tmp_path / "exp" / _tracetop.default_name(format)).stat().st_size
         assert size / 2 < estimate < size * 2, (format, estimate, size)
     assert json_too_large(str(tmp_path / "exp"), "perfetto", limit=0) is None
+
+
+def test_one_thread_alone(tmp_path):
+    """--thread keeps the calls of that thread, all of them, and nothing of the others; a thread that is not in
+    the trace is one line and nothing written."""
+    from helpers import enters
+
+    completed = tracetop("--output", "exp", PROGRAMS / "threads.py", "20000", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    written = tracetop("convert", "exp", "--to", "chrome", "--thread", "worker-1", "-o", "w1.json", cwd=tmp_path)
+    assert written.returncode == 0, written.stderr
+    events = json.loads((tmp_path / "w1.json").read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    calls = [event for event in events if event["ph"] in ("X", "B")]
+    assert len({event["tid"] for event in calls}) == 1
+    counted = collections.Counter(event["name"] for event in calls)
+    assert counted == {name: count for name, count in enters(tmp_path / "exp", "worker-1").items()}
+    missing = tracetop("convert", "exp", "--to", "chrome", "--thread", "worker-9", "-o", "w9.json", cwd=tmp_path)
+    assert missing.returncode == 2 and not (tmp_path / "w9.json").exists()
+    assert missing.stderr.startswith("tracetop: error: no thread worker-9 in exp")

@@ -39,6 +39,8 @@ def main(arguments, prog):
     parser.add_argument("-o", "--output", metavar="OUT",
                         help="the file to write (otf2: the anchor file NAME.otf2, with NAME.def and NAME/ beside "
                              "it); default: a file named after the format in EXP")
+    parser.add_argument("--thread", metavar="NAME",
+                        help="only the thread of this name (e.g. MainThread, worker-1) or native thread id")
     namespace = parser.parse_args(arguments)
     namespace.experiment = chosen(namespace.experiment)
     if namespace.to not in _tracetop.FORMATS:
@@ -46,7 +48,7 @@ def main(arguments, prog):
     too_large = json_too_large(namespace.experiment, namespace.to)
     if too_large:
         messages.warning(too_large)
-    path, result = convert(namespace.experiment, namespace.to, namespace.output)
+    path, result = convert(namespace.experiment, namespace.to, namespace.output, thread=namespace.thread)
     messages.say(f"wrote {path} ({result['events']} events, {format_size(result['bytes'])})")
     if result["problems"]:
         messages.warning(describe_problems(result["problems"], result["corrupt"]))
