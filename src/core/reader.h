@@ -133,6 +133,12 @@ const tt_process *tt_trace_process(const tt_trace *t, size_t index);
  * Returns the number of streams kept; when none is, nothing changes. */
 size_t tt_trace_keep_thread(tt_trace *t, const char *name);
 
+/* Keeps the events of [from, to] (ns since the epoch) and leaves the others
+ * out, for the cursors opened afterwards (`convert --from/--to`): a call
+ * that overlaps an edge is cut there (an ENTER at `from`, a LEAVE at `to`,
+ * both synthesized), so that what a cursor reads stays well nested. */
+void tt_trace_keep_range(tt_trace *t, uint64_t from, uint64_t to);
+
 /* Process directories left out because they cannot be read, one line each;
  * *corrupt (when not NULL) is set to 1 for damage, 0 for a cut. */
 size_t tt_trace_problem_count(const tt_trace *t);
@@ -151,7 +157,8 @@ typedef struct tt_event {
     uint32_t region;     /* ENTER and LEAVE: the region entered or left */
     uint32_t name;       /* PARAM_*, COUNTER, MARK: a string id */
     uint32_t depth;      /* open regions after this event */
-    int synthesized;     /* 1: a LEAVE the reader added to close a region left open */
+    int synthesized;     /* 1: a LEAVE the reader added to close a region left open, or an ENTER or LEAVE
+                            at the edge of the range kept (tt_trace_keep_range) */
     int64_t int_value;   /* PARAM_INT */
     uint64_t uint_value; /* PARAM_UINT */
     double double_value; /* COUNTER */

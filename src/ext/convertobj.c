@@ -24,11 +24,12 @@ static PyObject *problem_list(char **problems, size_t count)
 static PyObject *convert(PyObject *module, PyObject *args, PyObject *kwds)
 {
     (void)module;
-    static char *kwlist[] = {"experiment_dir", "format", "path", "thread", NULL};
+    static char *kwlist[] = {"experiment_dir", "format", "path", "thread", "start", "stop", NULL};
     PyObject *dir, *path;
     const char *format, *thread = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&sO&|z:convert", kwlist, PyUnicode_FSConverter, &dir, &format,
-                                     PyUnicode_FSConverter, &path, &thread))
+    unsigned long long start = 0, stop = UINT64_MAX;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&sO&|zKK:convert", kwlist, PyUnicode_FSConverter, &dir, &format,
+                                     PyUnicode_FSConverter, &path, &thread, &start, &stop))
         return NULL;
     tt_trace *trace = NULL;
     tt_export_result result;
@@ -38,6 +39,7 @@ static PyObject *convert(PyObject *module, PyObject *args, PyObject *kwds)
     rc = tt_trace_open(PyBytes_AS_STRING(dir), &trace, &err);
     if (rc == 0 && thread && tt_trace_keep_thread(trace, thread) == 0)
         rc = tt_fail(&err, "no thread %s in %s (a thread's name or its native id)", thread, PyBytes_AS_STRING(dir));
+    if (rc == 0) tt_trace_keep_range(trace, start, stop);
     if (rc == 0) rc = tt_export(trace, format, PyBytes_AS_STRING(path), &result, &err);
     tt_trace_close(trace);
     Py_END_ALLOW_THREADS
@@ -175,9 +177,10 @@ static PyMethodDef convert_methods[] = {
      "recorded_native_bytes (the model without filter), trace_bytes (on disk),\n"
      "suggested (a filter file's text, or None), suggested_count}."},
     {"convert", (PyCFunction)(void (*)(void))convert, METH_VARARGS | METH_KEYWORDS,
-     "convert(experiment_dir, format, path, thread=None)\n--\n\n"
+     "convert(experiment_dir, format, path, thread=None, start=0, stop=2**64-1)\n--\n\n"
      "Converts the experiment's trace to `format` (one of FORMATS) at `path`, only the\n"
-     "thread named `thread` (or with that native id) when given; returns\n"
+     "thread named `thread` (or with that native id) when given, and only what happens\n"
+     "between start and stop (ns since the epoch; calls cut at the edges); returns\n"
      "{events, bytes, problems, corrupt}: what was read and written, and what the\n"
      "reader found cut or damaged."},
     {"default_name", default_name, METH_O,

@@ -218,3 +218,37 @@ def test_one_thread_alone(tmp_path):
     missing = tracetop("convert", "exp", "--to", "chrome", "--thread", "worker-9", "-o", "w9.json", cwd=tmp_path)
     assert missing.returncode == 2 and not (tmp_path / "w9.json").exists()
     assert missing.stderr.startswith("tracetop: error: no thread worker-9 in exp")
+
+
+def chrome_calls(path):
+    events = json.loads(path.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    return [event for event in events if event["ph"] == "X"]
+
+
+def test_a_time_range(tmp_path):
+    """--from/--until keep the calls that overlap the range, each cut to it: the same calls as the whole trace
+    has there, and the calls running at its edges begin and end exactly on them."""
+    completed = tracetop("--output", "exp", PROGRAMS / "threads.py", "20000", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    whole = tracetop("convert", "exp", "--to", "chrome", "-o", "whole.json", cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    calls = chrome_calls(tmp_path / "whole.json")
+    begin, end = min(call["ts"] for call in calls), max(call["ts"] + call["dur"] for call in calls)
+    start, stop = begin + (end - begin) * 0.4, begin + (end - begin) * 0.6  # µs since the epoch
+    ranged = tracetop("convert", "exp", "--to", "chrome", "-o", "range.json", "--from", f"{start:.3f}us",
+                      "--until", f"{stop:.3f}us", cwd=tmp_path)
+    assert ranged.returncode == 0, ranged.stderr
+    inside = chrome_calls(tmp_path / "range.json")
+    expected = collections.Counter((call["name"], call["tid"]) for call in calls
+                                   if call["ts"] < stop and call["ts"] + call["dur"] > start)
+    assert collections.Counter((call["name"], call["tid"]) for call in inside) == expected
+    assert all(start - 0.001 <= call["ts"] and call["ts"] + call["dur"] <= stop + 0.001 for call in inside)
+    assert any(call["ts"] == pytest.approx(start, abs=0.002) and call["name"] == "__main__:run" for call in inside)
+    assert any(call["ts"] + call["dur"] == pytest.approx(stop, abs=0.002) for call in inside)
+    # Every format reads through the same cursors: the profile of the range has its calls too.
+    collapsed = tracetop("convert", "exp", "--to", "collapsed", "-o", "range.txt", "--from", f"{start:.3f}us",
+                         "--until", f"{stop:.3f}us", cwd=tmp_path)
+    assert collapsed.returncode == 0 and "collatz_len" in (tmp_path / "range.txt").read_text()
+    backwards = tracetop("convert", "exp", "--to", "chrome", "--from", "2s", "--until", "1s", cwd=tmp_path)
+    assert backwards.returncode == 2 and "--until must come after --from" in backwards.stderr

@@ -1,6 +1,8 @@
 """`tracetop convert EXP --to FORMAT [-o OUT]`: the experiment's trace in a standard format."""
 
+import argparse
 import os
+import re
 
 from tracetop import _tracetop, messages
 from tracetop.commands import COMMANDS
@@ -41,6 +43,11 @@ def main(arguments, prog):
                              "it); default: a file named after the format in EXP")
     parser.add_argument("--thread", metavar="NAME",
                         help="only the thread of this name (e.g. MainThread, worker-1) or native thread id")
+    parser.add_argument("--from", dest="start", type=_time, default=0, metavar="TIME",
+                        help="only what happens from TIME on, since the start of the measurement: 2.5 (seconds), "
+                             "2500ms, 40us (calls running then are cut there)")
+    parser.add_argument("--until", dest="stop", type=_time, default=2**64 - 1, metavar="TIME",
+                        help="only what happens up to TIME (as --from; --to names the format)")
     namespace = parser.parse_args(arguments)
     namespace.experiment = chosen(namespace.experiment)
     if namespace.to not in _tracetop.FORMATS:
@@ -48,9 +55,23 @@ def main(arguments, prog):
     too_large = json_too_large(namespace.experiment, namespace.to)
     if too_large:
         messages.warning(too_large)
-    path, result = convert(namespace.experiment, namespace.to, namespace.output, thread=namespace.thread)
+    if namespace.stop <= namespace.start:
+        parser.error("--until must come after --from")
+    path, result = convert(namespace.experiment, namespace.to, namespace.output, thread=namespace.thread,
+                           start=namespace.start, stop=namespace.stop)
     messages.say(f"wrote {path} ({result['events']} events, {format_size(result['bytes'])})")
     if result["problems"]:
         messages.warning(describe_problems(result["problems"], result["corrupt"]))
         return 1
     return 0
+
+
+UNITS = {"": 1e9, "s": 1e9, "ms": 1e6, "us": 1e3, "µs": 1e3, "ns": 1}
+
+
+def _time(text):
+    """ns in a time written as seconds (2.5) or with a unit (2500ms, 40us, 100ns)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|ms|us|µs|ns)?\s*", text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"not a time: {text!r} (examples: 2.5, 2500ms, 40us)")
+    return round(float(match.group(1)) * UNITS[match.group(2) or ""])
