@@ -298,6 +298,7 @@ struct tt_trace {
     trace_problem *problems;
     arena_block *arena; /* every string of every process */
     uint64_t from, to;  /* the range kept (tt_trace_keep_range) */
+    tt_read_progress *progress;
 };
 
 /* "a/b" in a malloc'd string, or NULL when memory runs out. */
@@ -1013,6 +1014,8 @@ struct tt_cursor {
     tt_stream_state state;
     char problem[512];
 
+    tt_read_progress *progress; /* or NULL */
+
     /* The range kept (tt_trace_keep_range), when the trace keeps one. */
     int windowed;
     enum window_phase window;
@@ -1048,6 +1051,7 @@ int tt_cursor_open(const tt_trace *t, const tt_process *p, size_t stream, tt_cur
     c->clock = tick_clock_of(p);
     c->strict_ids = p->ended && p->defs_state == TT_STREAM_COMPLETE;
     c->phase = READING;
+    c->progress = t->progress;
     c->windowed = t->from > 0 || t->to < UINT64_MAX;
     c->from = t->from;
     c->to = t->to;
@@ -1132,6 +1136,10 @@ static int read_event(tt_cursor *c, tt_event *ev)
         }
         c->consumed += (uint64_t)(c->records.pos - c->chunk_start);
         c->chunk_start = c->cf.payload;
+        if (c->progress) {
+            c->progress->bytes += sizeof c->cf.h + c->cf.h.stored_size;
+            c->progress->read(c->progress->ctx, c->progress->bytes);
+        }
         tt_records_init(&c->records, c->cf.payload, c->cf.h.raw_size, c->cf.h.base_ticks);
     }
 
@@ -1325,6 +1333,8 @@ int tt_cursor_next(tt_cursor *c, tt_event *ev)
     if (c->windowed) return next_in_window(c, ev);
     return next_event(c, ev);
 }
+
+void tt_trace_set_progress(tt_trace *t, tt_read_progress *progress) { t->progress = progress; }
 
 void tt_trace_keep_range(tt_trace *t, uint64_t from, uint64_t to)
 {

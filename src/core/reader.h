@@ -133,6 +133,16 @@ const tt_process *tt_trace_process(const tt_trace *t, size_t index);
  * Returns the number of streams kept; when none is, nothing changes. */
 size_t tt_trace_keep_thread(tt_trace *t, const char *name);
 
+/* Told, as the cursors of a trace read on, the bytes of its stream files
+ * they have read in all (after each chunk), for a command that shows how it
+ * goes. The cursors opened after tt_trace_set_progress count in `bytes`. */
+typedef struct tt_read_progress {
+    void (*read)(void *ctx, uint64_t bytes);
+    void *ctx;
+    uint64_t bytes;
+} tt_read_progress;
+void tt_trace_set_progress(tt_trace *t, tt_read_progress *progress);
+
 /* Keeps the events of [from, to] (ns since the epoch) and leaves the others
  * out, for the cursors opened afterwards (`convert --from/--to`): a call
  * that overlaps an edge is cut there (an ENTER at `from`, a LEAVE at `to`,

@@ -8,7 +8,6 @@
 #include "ext.h"
 
 #include <structmember.h>
-#include <time.h>
 
 #include "grow.h"
 #include "lod.h"
@@ -73,28 +72,9 @@ static PyObject *track_item(const tt_lod *lod, size_t i)
 
 static PyObject *problem_item(const tt_lod *lod, size_t i) { return text(tt_lod_problem(lod, i)); }
 
-/* Progress of a build on stderr, for a user waiting for it: a line a second once it has taken `after` seconds. */
-typedef struct build_progress {
-    const char *experiment;
-    double after, started, last;
-} build_progress;
-
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void say_progress(void *ctx, uint64_t events)
 {
-    build_progress *p = ctx;
-    double now = seconds_now();
-    if (now - p->started < p->after || now - p->last < 1.0) return;
-    p->last = now;
-    fprintf(stderr, "tracetop: indexing %s: %.1f M events read (%.0f s)\n", p->experiment, (double)events / 1e6,
-            now - p->started);
-    fflush(stderr);
+    tt_ext_progress_say(ctx, "%.1f M events read", (double)events / 1e6);
 }
 
 static PyObject *Index_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -103,15 +83,16 @@ static PyObject *Index_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     PyObject *path, *after = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|O:Index", kwlist, PyUnicode_FSConverter, &path, &after))
         return NULL;
-    build_progress said = {PyBytes_AS_STRING(path), 0, seconds_now(), 0};
-    tt_lod_progress progress = {say_progress, &said};
-    if (after != Py_None) {
-        said.after = PyFloat_AsDouble(after);
-        if (said.after == -1 && PyErr_Occurred()) {
-            Py_DECREF(path);
-            return NULL;
-        }
+    double seconds = after == Py_None ? 0 : PyFloat_AsDouble(after);
+    if (seconds == -1 && PyErr_Occurred()) {
+        Py_DECREF(path);
+        return NULL;
     }
+    char what[300];
+    snprintf(what, sizeof what, "indexing %s", PyBytes_AS_STRING(path));
+    tt_ext_progress said;
+    tt_ext_progress_start(&said, what, seconds);
+    tt_lod_progress progress = {say_progress, &said};
     tt_lod *lod;
     tt_error err;
     int rc, built = 0;

@@ -252,3 +252,18 @@ def test_a_time_range(tmp_path):
     assert collapsed.returncode == 0 and "collatz_len" in (tmp_path / "range.txt").read_text()
     backwards = tracetop("convert", "exp", "--to", "chrome", "--from", "2s", "--until", "1s", cwd=tmp_path)
     assert backwards.returncode == 2 and "--until must come after --from" in backwards.stderr
+
+
+def test_a_long_conversion_says_how_it_goes(tmp_path):
+    """With progress=0 (any conversion is long), lines on stderr say how much of the trace was read."""
+    from helpers import python
+
+    completed = tracetop("--output", "exp", PROGRAMS / "threads.py", "20000", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    run = "from tracetop import _tracetop; _tracetop.convert('exp', 'collapsed', 'out.txt', progress={})"
+    quiet = python("-c", run.format("None"), cwd=tmp_path)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    said = python("-c", run.format("0"), cwd=tmp_path)
+    assert said.returncode == 0, said.stderr
+    assert re.fullmatch(r"(tracetop: converting exp to collapsed: \d+% of the trace read \(\d+ s\)\n)+",
+                        said.stderr), said.stderr

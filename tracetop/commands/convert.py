@@ -58,7 +58,7 @@ def main(arguments, prog):
     if namespace.stop <= namespace.start:
         parser.error("--until must come after --from")
     path, result = convert(namespace.experiment, namespace.to, namespace.output, thread=namespace.thread,
-                           start=namespace.start, stop=namespace.stop)
+                           start=namespace.start, stop=namespace.stop, progress=1.0)
     messages.say(f"wrote {path} ({result['events']} events, {format_size(result['bytes'])})")
     if result["problems"]:
         messages.warning(describe_problems(result["problems"], result["corrupt"]))
