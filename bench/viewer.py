@@ -1,5 +1,5 @@
-"""Benchmarks the viewer on a large experiment: index build and load, viewport queries, first paint and the
-frame times of a scripted pan in Chromium.
+"""Benchmarks the viewer on a large experiment: index build and load, viewport queries, first paint, the profile
+tab and the frame times of a scripted pan in Chromium; and `convert` of a time range.
 
     python bench/viewer.py [--events 10000000] [--queries 300]
 
@@ -145,6 +145,23 @@ def measure_queries(server, index, count):
     return times, sizes, tree_ms
 
 
+def measure_convert(experiment, index):
+    """`convert --from/--until` of the middle tenth of the run, to chrome and to perfetto: seconds, and the
+    events read per second (the reader skips what comes before the range, and stops after it)."""
+    from tracetop import _tracetop
+    full = index.end_ns - index.begin_ns
+    start, stop = index.begin_ns + int(0.45 * full), index.begin_ns + int(0.55 * full)
+    rows = []
+    with tempfile.TemporaryDirectory() as where:
+        for format in ("chrome", "perfetto"):
+            out = os.path.join(where, "out." + format)
+            started = time.perf_counter()
+            result = _tracetop.convert(str(experiment), format, out, start=start, stop=stop)
+            seconds = time.perf_counter() - started
+            rows.append((format, seconds, result["events"], os.path.getsize(out)))
+    return rows
+
+
 def measure_browser(server):
     """First paint after the page loads, and the frames of a scripted pan, in Chromium."""
     from playwright.sync_api import sync_playwright
@@ -222,6 +239,8 @@ def main():
             paint = pan = None
     finally:
         server.close()
+    progress("convert a range ...")
+    converted = measure_convert(experiment, index)
 
     rows = [
         ("experiment", f"{2 * calls:,} events ({calls:,} calls) in {len(index.lanes)} threads, "
@@ -246,6 +265,9 @@ def main():
         ]
     else:
         rows.append(("browser", f"not measured: {CHROMIUM} is not installed"))
+    for format, seconds, events, size in converted:
+        rows.append((f"convert --to {format} --from/--until the middle tenth of the run",
+                     f"{seconds:.2f} s, {events / seconds / 1e6:.1f} M events read/s; {size / 2**20:.1f} MiB written"))
     table = ["| what | measured |", "|---|---|"] + [f"| {what} | {value} |" for what, value in rows]
     text = "\n".join(table) + "\n"
     print(text)
