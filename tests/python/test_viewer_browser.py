@@ -111,6 +111,12 @@ def test_first_screen_shows_every_thread_at_1280_by_720(browser, deep_url):  # n
         screenshot(page, "timeline-lane-expanded")
         page.locator(".lane-label[data-lane='1'] button.depth").click()
         assert lane_layout(page)[1]["shown"] == workers[0]["shown"]
+        # A lane moves to the top, and the others down by its height.
+        page.locator(".lane-label[data-lane='3'] button.raise").click()
+        moved = lane_layout(page)
+        assert moved[3]["top"] == lanes[0]["top"] and moved[0]["top"] == lanes[0]["top"] + lanes[3]["height"]
+        assert page.locator(".lane-label .name").all_inner_texts()[:2] == ["worker-2", "MainThread"]
+        assert page.locator(".lane-label[data-lane='3'] button.raise").count() == 0  # at the top already
         page.locator(".lane-label[data-lane='2'] button.fold").click()
         folded = lane_layout(page)[2]
         assert folded["folded"] and folded["height"] < 20

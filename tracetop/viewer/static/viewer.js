@@ -77,6 +77,16 @@
     state.rowCap = Math.min(MAX_ROWS, Math.max(MIN_ROWS, Math.floor(perLane / ROW)));
     state.laneViews = lanes.map(() => ({folded: false, rows: state.rowCap}));
     state.foldedProcesses = new Set();
+    state.laneOrder = lanes.map((lane, i) => i); /* lanes top to bottom; a process's lanes stay together */
+  }
+
+  /* Moves lane i to the top of its process's lanes. */
+  function raiseLane(i) {
+    const pid = state.meta.lanes[i].pid, order = state.laneOrder.filter((j) => j !== i);
+    order.splice(order.findIndex((j) => state.meta.lanes[j].pid === pid), 0, i);
+    state.laneOrder = order;
+    buildLayout();
+    scheduleDraw();
   }
 
   function toggleLane(i) {
@@ -113,23 +123,24 @@
     const lanes = [], tracks = [], processes = [];
     const several = state.meta.lanes.some((o) => o.pid !== state.meta.lanes[0].pid);
     let y = RULER;
-    state.meta.lanes.forEach((lane, i) => {
+    state.laneOrder.forEach((i, k) => {
+      const lane = state.meta.lanes[i];
       /* With more than one process, each process's lanes come as a group under a header. */
-      if (several && (i === 0 || lane.pid !== state.meta.lanes[i - 1].pid)) {
+      if (several && (k === 0 || lane.pid !== state.meta.lanes[state.laneOrder[k - 1]].pid)) {
         processes.push({lane: i, pid: lane.pid, top: y});
         y += PROCESS_HEADER;
       }
       const view = state.laneViews[i];
       const depths = Math.max(1, lane.depths);
       if (several && state.foldedProcesses.has(lane.pid)) {
-        lanes.push({index: i, top: y, band: y, rows: y, depths, shown: 0, height: 0, hidden: true});
+        lanes[i] = {index: i, top: y, band: y, rows: y, depths, shown: 0, height: 0, hidden: true};
         return;
       }
       /* The overview band, then a strip for the lane's marks when it has any, then the rows of calls. */
       const band = view.folded ? FOLDED : OVERVIEW, strip = view.folded || !lane.marks ? 0 : MARKS;
       const shown = view.folded ? 0 : Math.min(depths, view.rows);
       const height = band + strip + shown * ROW + (view.folded ? 2 : LANE_PAD);
-      lanes.push({index: i, top: y, band: y, rows: y + band + strip, depths, shown, height, folded: view.folded});
+      lanes[i] = {index: i, top: y, band: y, rows: y + band + strip, depths, shown, height, folded: view.folded};
       y += height;
     });
     if (state.meta.tracks.length) y += TRACK_HEADER;
@@ -155,7 +166,8 @@
       div.title = name.textContent;
       labels.appendChild(div);
     });
-    lanes.forEach((l) => {
+    state.laneOrder.forEach((i) => {
+      const l = lanes[i];
       if (l.hidden) return;
       const lane = state.meta.lanes[l.index];
       const div = document.createElement("div");
@@ -169,6 +181,9 @@
       name.className = "name";
       name.innerHTML = TT.escapeHtml(lane.name) + (several ? " <small>" + lane.pid + "</small>" : "");
       div.appendChild(name);
+      if (state.laneOrder.find((j) => state.meta.lanes[j].pid === lane.pid) !== l.index) {
+        div.appendChild(button("raise", "↑", "move this thread to the top" + (several ? " of its process" : ""), () => raiseLane(l.index)));
+      }
       if (!l.folded && (l.depths > l.shown || l.shown > state.rowCap)) {
         div.appendChild(button("depth", l.depths > l.shown ? "+" + (l.depths - l.shown) : "−",
           l.depths > l.shown ? "show all " + l.depths + " levels" : "show " + state.rowCap + " levels", () => toggleDepth(l.index)));
