@@ -1,5 +1,5 @@
-"""Benchmarks the viewer on a large experiment: index build and load, viewport queries, first paint and the
-frame times of a scripted pan in Chromium.
+"""Benchmarks the viewer on a large experiment: index build and load, viewport queries, first paint, the profile
+tab and the frame times of a scripted pan in Chromium; and `convert` of a time range.
 
     python bench/viewer.py [--events 10000000] [--queries 300]
 
@@ -145,6 +145,23 @@ def measure_queries(server, index, count):
     return times, sizes, tree_ms
 
 
+def measure_convert(experiment, index):
+    """`convert --from/--until` of the middle tenth of the run, to chrome and to perfetto: seconds, and the
+    events read per second (the reader skips what comes before the range, and stops after it)."""
+    from tracetop import _tracetop
+    full = index.end_ns - index.begin_ns
+    start, stop = index.begin_ns + int(0.45 * full), index.begin_ns + int(0.55 * full)
+    rows = []
+    with tempfile.TemporaryDirectory() as where:
+        for format in ("chrome", "perfetto"):
+            out = os.path.join(where, "out." + format)
+            started = time.perf_counter()
+            result = _tracetop.convert(str(experiment), format, out, start=start, stop=stop)
+            seconds = time.perf_counter() - started
+            rows.append((format, seconds, result["events"], os.path.getsize(out)))
+    return rows
+
+
 def measure_browser(server):
     """First paint after the page loads, and the frames of a scripted pan, in Chromium."""
     from playwright.sync_api import sync_playwright
@@ -159,6 +176,22 @@ def measure_browser(server):
             const nav = performance.getEntriesByType('navigation')[0];
             return {fromNavigation: mark, fromLoad: mark - nav.loadEventEnd, fromDomContentLoaded: mark - nav.domContentLoadedEventEnd};
         }""")
+        # The profile tab: the whole run's tree is asked for after the first paint; once it is there, the tab
+        # opens on it (the time to its first table).
+        tree_ready = page.evaluate("""() => new Promise((done) => {
+            const wait = () => (tracetopViewer.state.tree ? done(performance.now() - performance.getEntriesByName('tracetop-first-paint')[0].startTime)
+                                                          : setTimeout(wait, 10));
+            wait();
+        })""")
+        tab_open = page.evaluate("""() => new Promise((done) => {
+            const started = performance.now();
+            document.querySelector('#tabs button[data-tab=profile]').click();
+            const wait = () => (document.getElementById('flat-table') ? requestAnimationFrame(() => done(performance.now() - started))
+                                                                     : setTimeout(wait, 1));
+            wait();
+        })""")
+        page.click("#tabs button[data-tab=timeline]")
+        paint["tree_ready"], paint["tab_open"] = tree_ready, tab_open
         # Zoom to a tenth of the run in the middle, let the data come, then pan 1% of the view per frame for
         # 240 frames (2.4 views), about as fast as holding D pans; the draw of each frame is timed by the viewer itself.
         pan = page.evaluate("""() => new Promise((done) => {
@@ -206,6 +239,8 @@ def main():
             paint = pan = None
     finally:
         server.close()
+    progress("convert a range ...")
+    converted = measure_convert(experiment, index)
 
     rows = [
         ("experiment", f"{2 * calls:,} events ({calls:,} calls) in {len(index.lanes)} threads, "
@@ -221,6 +256,8 @@ def main():
         rows += [
             ("first paint, after the load event", f"{paint['fromLoad']:.0f} ms "
                                                   f"({paint['fromNavigation']:.0f} ms after navigation start)"),
+            ("profile tab: whole run's tree ready, after the first paint", f"{paint['tree_ready']:.0f} ms"),
+            ("profile tab: open, once the tree is ready (to its tables drawn)", f"{paint['tab_open']:.0f} ms"),
             ("scripted pan, 240 frames: draw time per frame", f"median {statistics.median(pan['draw']):.1f} ms, "
              f"p95 {percentile(pan['draw'], 95):.1f} ms, max {max(pan['draw']):.1f} ms"),
             ("scripted pan: time between frames", f"median {statistics.median(pan['intervals']):.1f} ms, "
@@ -228,6 +265,9 @@ def main():
         ]
     else:
         rows.append(("browser", f"not measured: {CHROMIUM} is not installed"))
+    for format, seconds, events, size in converted:
+        rows.append((f"convert --to {format} --from/--until the middle tenth of the run",
+                     f"{seconds:.2f} s, {events / seconds / 1e6:.1f} M events read/s; {size / 2**20:.1f} MiB written"))
     table = ["| what | measured |", "|---|---|"] + [f"| {what} | {value} |" for what, value in rows]
     text = "\n".join(table) + "\n"
     print(text)

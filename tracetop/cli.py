@@ -36,6 +36,13 @@ def _command(arguments, prog):
         print(f"tracetop {tracetop.__version__}", flush=True)
         return 0
     name = arguments[0] if arguments[0] in COMMANDS else "run"
+    if name != arguments[0] and not arguments[0].startswith("-") and not os.path.exists(arguments[0]):
+        from tracetop.suggest import closest  # difflib: only for a word that is neither a command nor a file
+
+        guess = closest(arguments[0], COMMANDS)
+        if guess:
+            messages.error(f"no command or file {arguments[0]!r}: did you mean `{prog} {guess}`?")
+            return 2
     if name == arguments[0]:
         arguments = arguments[1:]
     command = importlib.import_module(f"tracetop.commands.{name}")

@@ -22,6 +22,7 @@ CONTENTS = {
     "profile.txt": "the text summary, as `tracetop summary` prints it",
     **{_tracetop.default_name(format): f"the trace in {format} format (`--format {format}`, `tracetop convert "
                                        f"--to {format}`)" for format in _tracetop.FORMATS},
+    "report.html": "the report, one self-contained HTML file (`tracetop report`)",
     "view.idx": "the viewer's index of the trace (`tracetop view` makes it, and remakes it when the trace changes)",
 }
 
@@ -50,13 +51,13 @@ class Experiment:
         self._created = created
 
     @classmethod
-    def create(cls, requested=None, shared=False, overwrite=True):
-        """The directory `requested` (default: tracetop-YYYYMMDD_HHMMSS_<pid> here), made or found empty. One
+    def create(cls, requested=None, shared=False, overwrite=True, program=None):
+        """The directory `requested` (default: tracetop-<program>-YYYYMMDD_HHMMSS_<pid> here), made or found empty. One
         that holds an earlier experiment (tracetop's or Score-P's) is renamed with a timestamp, as Score-P
         does, unless `overwrite` is false (SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY=false): then it is an error,
         as is any other directory that is not empty. `shared`: the other
         processes of an MPI job may have put their traces there already."""
-        shown = requested or default_name()
+        shown = requested or default_name(program)
         path = os.path.abspath(shown)
         try:
             os.makedirs(path)
@@ -182,16 +183,25 @@ def set_aside(path, shown, overwrite):
     messages.note(f"experiment directory {shown!r} existed: renamed to {os.path.join(os.path.dirname(shown), os.path.basename(renamed))!r}")
 
 
-def default_name(pid=None):
-    """The experiment directory when none is named: tracetop-YYYYMMDD_HHMMSS_<pid> (default: this process's)."""
-    return time.strftime("tracetop-%Y%m%d_%H%M%S_") + str(pid or os.getpid())
+def default_name(program=None, pid=None):
+    """The experiment directory when none is named: tracetop-<program>-YYYYMMDD_HHMMSS_<pid>, where <program> is
+    what ran as Session.begin names it (a script's name without .py, a module's name, "c" for -c); without a
+    program, tracetop-YYYYMMDD_HHMMSS_<pid>. `pid`: the measured process (default: this one)."""
+    stamp = time.strftime("%Y%m%d_%H%M%S_") + str(pid or os.getpid())
+    name = os.path.basename(program.removeprefix("-m ").removeprefix("-")) if program else ""
+    # Read by hand: a regular expression would import re, start-up that every measured process pays.
+    name = "".join(c if c.isascii() and (c.isalnum() or c in "_.-") else "_" for c in name.removesuffix(".py"))
+    name = name.strip("._-")[:40]
+    return f"tracetop-{name}-{stamp}" if name else f"tracetop-{stamp}"
 
 
-def convert(experiment, format, output=None):
+def convert(experiment, format, output=None, thread=None, start=0, stop=2**64 - 1, progress=None):
     """Writes the trace of the experiment directory `experiment` in `format` to `output` (default: the format's
-    file in the experiment); returns (the path written, the converter's result)."""
+    file in the experiment), of the thread `thread` alone when given, between `start` and `stop` (ns since the
+    start of the measurement); one that takes longer than `progress` seconds says how it goes on stderr; returns
+    (the path written, the converter's result)."""
     path = output or os.path.join(experiment, _tracetop.default_name(format))
-    return path, _tracetop.convert(experiment, format, path)
+    return path, _tracetop.convert(experiment, format, path, thread=thread, start=start, stop=stop, progress=progress)
 
 
 def describe_exit(status):

@@ -80,7 +80,7 @@ class Session:
         for note in configuration.notes:
             messages.note(note)
         experiment = Experiment.create(requested, shared=job is not None and job.size > 1,
-                                       overwrite=configuration["overwrite"])
+                                       overwrite=configuration["overwrite"], program=program)
         if job and job.size > 1:
             mpi.made_experiment(experiment.path, job)
         configuration = configuration.replace("output", experiment.path)

@@ -162,7 +162,7 @@ static int load_file(tt_lod *x, const char *path, uint64_t signature)
     return 0;
 }
 
-int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, tt_error *err)
+int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, const tt_lod_progress *progress, tt_error *err)
 {
     *out = NULL;
     tt_lod *x = calloc(1, sizeof *x);
@@ -186,7 +186,7 @@ int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, tt_error *
         sprintf(temp, "%s.%ld.tmp", path, (long)getpid());
         uint8_t *image;
         size_t size;
-        int rc = tt_lod_build_image(experiment_dir, signature, temp, &image, &size, &x->cache_problem, err);
+        int rc = tt_lod_build_image(experiment_dir, signature, temp, progress, &image, &size, &x->cache_problem, err);
         if (rc == 0 && !image) {
             if (rename(temp, path) != 0) {
                 tt_fail_errno(&x->cache_problem, "cannot write %s", path);
@@ -197,7 +197,8 @@ int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, tt_error *
                 rc = -1;
             }
             if (rc != 0) /* keep the index in memory instead */
-                rc = tt_lod_build_image(experiment_dir, signature, NULL, &image, &size, &x->cache_problem, err);
+                rc = tt_lod_build_image(experiment_dir, signature, NULL, progress, &image, &size, &x->cache_problem,
+                                        err);
         }
         free(temp);
         if (rc == 0 && image) {

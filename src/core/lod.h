@@ -122,9 +122,18 @@ typedef struct tt_lod_track_info {
     double min, max;  /* over all samples */
 } tt_lod_track_info;
 
+/* How a build goes, for a caller that shows it: `read` is told the events
+ * read so far every TT_LOD_PROGRESS_EVENTS events, from the building thread. */
+#define TT_LOD_PROGRESS_EVENTS (1u << 18)
+typedef struct tt_lod_progress {
+    void (*read)(void *ctx, uint64_t events);
+    void *ctx;
+} tt_lod_progress;
+
 /* Loads or builds the index of the experiment at `experiment_dir`. *built
- * (when not NULL) says whether it was built now. */
-int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, tt_error *err);
+ * (when not NULL) says whether it was built now; `progress` (or NULL) is
+ * told how a build goes. */
+int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, const tt_lod_progress *progress, tt_error *err);
 void tt_lod_close(tt_lod *x);
 
 /* The grain of level k in ns (level 0: 0, every call). */

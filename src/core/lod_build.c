@@ -147,6 +147,8 @@ typedef struct builder {
     size_t merged_cap;
     frame *stack;
     size_t stack_cap;
+    const tt_lod_progress *progress; /* or NULL */
+    uint64_t events;                 /* read so far */
 } builder;
 
 static int add_problem(builder *b, const char *line)
@@ -267,6 +269,7 @@ static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *
     tt_event ev;
     int first = 1;
     while (tt_cursor_next(c, &ev)) {
+        if (++b->events % TT_LOD_PROGRESS_EVENTS == 0 && b->progress) b->progress->read(b->progress->ctx, b->events);
         if (first) {
             l->rec.begin = ev.time;
             first = 0;
@@ -647,8 +650,9 @@ static int image_in_memory(builder *b, uint64_t signature, uint8_t **image, size
     return 0;
 }
 
-int tt_lod_build_image(const char *experiment_dir, uint64_t signature, const char *path, uint8_t **image,
-                       size_t *size, tt_error *cache_problem, tt_error *err)
+int tt_lod_build_image(const char *experiment_dir, uint64_t signature, const char *path,
+                       const tt_lod_progress *progress, uint8_t **image, size_t *size, tt_error *cache_problem,
+                       tt_error *err)
 {
     *image = NULL;
     *size = 0;
@@ -658,6 +662,7 @@ int tt_lod_build_image(const char *experiment_dir, uint64_t signature, const cha
     if (path && !f) tt_fail_errno(cache_problem, "cannot write %s", path);
     builder b;
     memset(&b, 0, sizeof b);
+    b.progress = progress;
     int rc = build(&b, experiment_dir, err), written = 0;
     if (f) {
         int failed = rc != 0 || write_image(&b, signature, f) != 0;

@@ -86,7 +86,8 @@ typedef struct lod_track_rec {
  * image is made in memory instead: *image (malloc'd, the caller frees it)
  * and *size. *image stays NULL when the file was written. Fails (err) only
  * when the trace cannot be read or memory runs out. */
-int tt_lod_build_image(const char *experiment_dir, uint64_t signature, const char *path, uint8_t **image,
-                       size_t *size, tt_error *cache_problem, tt_error *err);
+int tt_lod_build_image(const char *experiment_dir, uint64_t signature, const char *path,
+                       const tt_lod_progress *progress, uint8_t **image, size_t *size, tt_error *cache_problem,
+                       tt_error *err);
 
 #endif

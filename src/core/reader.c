@@ -301,6 +301,8 @@ struct tt_trace {
     size_t problem_count, problem_cap;
     trace_problem *problems;
     arena_block *arena; /* every string of every process */
+    uint64_t from, to;  /* the range kept (tt_trace_keep_range) */
+    tt_read_progress *progress;
 };
 
 /* "a/b" in a malloc'd string, or NULL when memory runs out. */
@@ -788,6 +790,7 @@ int tt_trace_open(const char *experiment_dir, tt_trace **out, tt_error *err)
     process_dir *dirs = NULL;
     size_t dir_count = 0;
     tt_trace *t = calloc(1, sizeof *t);
+    if (t) t->to = UINT64_MAX;
     int rc = t ? list_processes(trace_dir, &dirs, &dir_count, err) : tt_fail(err, "out of memory");
     for (size_t i = 0; rc == 0 && i < dir_count; i++) {
         char name[48]; /* as parsed, so as named */
@@ -830,6 +833,25 @@ size_t tt_trace_process_count(const tt_trace *t) { return t->process_count; }
 const tt_process *tt_trace_process(const tt_trace *t, size_t index)
 {
     return index < t->process_count ? &t->processes[index] : NULL;
+}
+
+static int thread_is(const tt_thread *th, const char *name)
+{
+    char tid[24];
+    snprintf(tid, sizeof tid, "%" PRIu64, th->native_tid);
+    return strcmp(th->name, name) == 0 || strcmp(tid, name) == 0;
+}
+
+size_t tt_trace_keep_thread(tt_trace *t, const char *name)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < t->process_count; i++)
+        for (size_t s = 0; s < t->processes[i].thread_count; s++)
+            kept += t->processes[i].threads[s].present && thread_is(&t->processes[i].threads[s], name);
+    for (size_t i = 0; kept && i < t->process_count; i++)
+        for (size_t s = 0; s < t->processes[i].thread_count; s++)
+            if (!thread_is(&t->processes[i].threads[s], name)) t->processes[i].threads[s].present = 0;
+    return kept;
 }
 
 size_t tt_trace_problem_count(const tt_trace *t) { return t->problem_count; }
@@ -984,6 +1006,15 @@ static inline uint64_t clock_time(const tick_clock *clock, uint64_t ticks)
  * chunk changes, and decides after each record whether the fast path may go
  * on (allow_fast). Both yield the same events. */
 
+/* Where a cursor of a trace that keeps a range stands in it. */
+enum window_phase {
+    BEFORE,  /* skipping the events before `from` */
+    OPENING, /* opening, at `from`, the frames open there; then `held` */
+    INSIDE,
+    CUTTING, /* closing, at `to`, the frames open there */
+    AFTER,
+};
+
 enum cursor_phase {
     READING, /* yielding the data's events */
     CLOSING, /* the data ended: closing open regions, then STREAM_END if read */
@@ -1017,11 +1048,20 @@ struct tt_cursor {
     int have_end;
     tt_stream_state state;
     char problem[512];
+
+    tt_read_progress *progress; /* or NULL */
+
+    /* The range kept (tt_trace_keep_range), when the trace keeps one. */
+    int windowed;
+    enum window_phase window;
+    uint64_t from, to;
+    size_t edge, edge_count; /* the frames opened at `from` or closed at `to` so far, and of how many */
+    tt_event held;           /* the first event inside the range, given once the frames around it are open */
 };
 
 int tt_cursor_open(const tt_trace *t, const tt_process *p, size_t stream, tt_cursor **out, tt_error *err)
 {
-    (void)t; /* the process carries all the cursor needs; t keeps it alive */
+    /* The process carries what the cursor reads; t keeps it alive, and the range it keeps. */
     *out = NULL;
     if (stream >= p->thread_count || !p->threads[stream].present)
         return tt_fail(err, "process %" PRIu64 " has no stream %zu", p->pid, stream);
@@ -1046,6 +1086,10 @@ int tt_cursor_open(const tt_trace *t, const tt_process *p, size_t stream, tt_cur
     c->clock = tick_clock_of(p);
     c->strict_ids = p->ended && p->defs_state == TT_STREAM_COMPLETE;
     c->phase = READING;
+    c->progress = t->progress;
+    c->windowed = t->from > 0 || t->to < UINT64_MAX;
+    c->from = t->from;
+    c->to = t->to;
     *out = c;
     return 0;
 }
@@ -1127,6 +1171,10 @@ static int read_event(tt_cursor *c, tt_event *ev)
         }
         c->consumed += (uint64_t)(c->records.pos - c->chunk_start);
         c->chunk_start = c->cf.payload;
+        if (c->progress) {
+            c->progress->bytes += sizeof c->cf.h + c->cf.h.stored_size;
+            c->progress->read(c->progress->ctx, c->progress->bytes);
+        }
         tt_records_init(&c->records, c->cf.payload, c->cf.h.raw_size, c->cf.h.base_ticks);
     }
 
@@ -1240,7 +1288,7 @@ static int __attribute__((noinline)) next_slow(tt_cursor *c, tt_event *ev)
     return 1;
 }
 
-int tt_cursor_next(tt_cursor *c, tt_event *ev)
+static inline int next_event(tt_cursor *c, tt_event *ev)
 {
     const uint8_t *p = c->records.pos;
     uint8_t tag;
@@ -1264,6 +1312,84 @@ int tt_cursor_next(tt_cursor *c, tt_event *ev)
     uint64_t ticks = c->records.ticks += dt;
     ev->time = c->last_time = clock_time(&c->clock, ticks);
     return 1;
+}
+
+/* The frames open before event ev, which the cursor has just read: ev's own region is on c->stack too. */
+static size_t frames_before(const tt_cursor *c, const tt_event *ev)
+{
+    return ev->kind == TT_EV_ENTER ? c->depth - 1 : ev->kind == TT_EV_LEAVE ? c->depth + 1 : c->depth;
+}
+
+static int edge_event(tt_cursor *c, tt_event *ev, int enter)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->kind = enter ? TT_EV_ENTER : TT_EV_LEAVE;
+    ev->synthesized = 1;
+    if (enter) {
+        ev->time = c->from;
+        ev->region = c->stack[c->edge];
+        ev->depth = (uint32_t)++c->edge;
+    } else {
+        ev->time = c->to;
+        ev->depth = (uint32_t)(c->edge_count - ++c->edge);
+        ev->region = c->stack[ev->depth];
+    }
+    return 1;
+}
+
+/* The events of the range kept: those before `from` skipped, the frames open at `from` opened there, those
+ * open at `to` closed there, and nothing after. */
+static int next_in_window(tt_cursor *c, tt_event *ev)
+{
+    for (;;) {
+        switch (c->window) {
+        case BEFORE:
+            if (!next_event(c, ev)) return 0;
+            if (ev->time < c->from) break;
+            c->held = *ev;
+            c->edge = 0;
+            c->edge_count = frames_before(c, ev);
+            c->window = OPENING;
+            break;
+        case OPENING:
+            if (c->edge < c->edge_count) return edge_event(c, ev, 1);
+            if (c->held.time > c->to) {
+                c->edge = 0;
+                c->window = CUTTING;
+                break;
+            }
+            *ev = c->held;
+            c->window = INSIDE;
+            return 1;
+        case INSIDE:
+            if (!next_event(c, ev)) return 0;
+            if (ev->time <= c->to) return 1;
+            c->edge = 0;
+            c->edge_count = frames_before(c, ev);
+            c->window = CUTTING;
+            break;
+        case CUTTING:
+            if (c->edge < c->edge_count) return edge_event(c, ev, 0);
+            c->window = AFTER;
+            break;
+        case AFTER:
+            return 0;
+        }
+    }
+}
+
+int tt_cursor_next(tt_cursor *c, tt_event *ev)
+{
+    if (c->windowed) return next_in_window(c, ev);
+    return next_event(c, ev);
+}
+
+void tt_trace_set_progress(tt_trace *t, tt_read_progress *progress) { t->progress = progress; }
+
+void tt_trace_keep_range(tt_trace *t, uint64_t from, uint64_t to)
+{
+    t->from = from;
+    t->to = to;
 }
 
 tt_stream_state tt_cursor_state(const tt_cursor *c) { return c->state; }

@@ -138,6 +138,28 @@ void tt_trace_close(tt_trace *t);
 size_t tt_trace_process_count(const tt_trace *t);
 const tt_process *tt_trace_process(const tt_trace *t, size_t index);
 
+/* Keeps the streams of the threads named `name` (or whose native thread id
+ * `name` is, in decimal) and leaves every other stream out, as if it had no
+ * file (present = 0), for whatever reads t afterwards (`convert --thread`).
+ * Returns the number of streams kept; when none is, nothing changes. */
+size_t tt_trace_keep_thread(tt_trace *t, const char *name);
+
+/* Told, as the cursors of a trace read on, the bytes of its stream files
+ * they have read in all (after each chunk), for a command that shows how it
+ * goes. The cursors opened after tt_trace_set_progress count in `bytes`. */
+typedef struct tt_read_progress {
+    void (*read)(void *ctx, uint64_t bytes);
+    void *ctx;
+    uint64_t bytes;
+} tt_read_progress;
+void tt_trace_set_progress(tt_trace *t, tt_read_progress *progress);
+
+/* Keeps the events of [from, to] (ns since the epoch) and leaves the others
+ * out, for the cursors opened afterwards (`convert --from/--to`): a call
+ * that overlaps an edge is cut there (an ENTER at `from`, a LEAVE at `to`,
+ * both synthesized), so that what a cursor reads stays well nested. */
+void tt_trace_keep_range(tt_trace *t, uint64_t from, uint64_t to);
+
 /* Process directories left out because they cannot be read, one line each;
  * *corrupt (when not NULL) is set to 1 for damage, 0 for a cut. */
 size_t tt_trace_problem_count(const tt_trace *t);
@@ -156,7 +178,8 @@ typedef struct tt_event {
     uint32_t region;     /* ENTER and LEAVE: the region entered or left */
     uint32_t name;       /* PARAM_*, COUNTER, MARK: a string id */
     uint32_t depth;      /* open regions after this event */
-    int synthesized;     /* 1: a LEAVE the reader added to close a region left open */
+    int synthesized;     /* 1: a LEAVE the reader added to close a region left open, or an ENTER or LEAVE
+                            at the edge of the range kept (tt_trace_keep_range) */
     int64_t int_value;   /* PARAM_INT */
     uint64_t uint_value; /* PARAM_UINT */
     double double_value; /* COUNTER */

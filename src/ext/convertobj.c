@@ -3,6 +3,9 @@
  * work runs without the GIL. */
 #include "ext.h"
 
+#include <dirent.h>
+#include <sys/stat.h>
+
 #include "export.h"
 #include "filter.h"
 #include "reader.h"
@@ -21,21 +24,72 @@ static PyObject *problem_list(char **problems, size_t count)
     return list;
 }
 
+/* The bytes of the stream files of an experiment's trace (trace/<pid>/<n>.tts): what a conversion reads. */
+static uint64_t trace_bytes(const char *experiment_dir)
+{
+    uint64_t total = 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/trace", experiment_dir);
+    DIR *processes = opendir(path);
+    struct dirent *p, *s;
+    while (processes && (p = readdir(processes))) {
+        if (p->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/trace/%s", experiment_dir, p->d_name);
+        DIR *streams = opendir(path);
+        while (streams && (s = readdir(streams))) {
+            struct stat st;
+            char file[4352];
+            snprintf(file, sizeof file, "%s/%s", path, s->d_name);
+            if (s->d_name[0] != '.' && stat(file, &st) == 0 && S_ISREG(st.st_mode)) total += (uint64_t)st.st_size;
+        }
+        if (streams) closedir(streams);
+    }
+    if (processes) closedir(processes);
+    return total;
+}
+
+typedef struct converting {
+    tt_ext_progress line;
+    uint64_t total;
+} converting;
+
+static void say_converted(void *ctx, uint64_t bytes)
+{
+    converting *c = ctx;
+    if (c->total) tt_ext_progress_say(&c->line, "%.0f%% of the trace read", 100.0 * (double)bytes / (double)c->total);
+}
+
 static PyObject *convert(PyObject *module, PyObject *args, PyObject *kwds)
 {
     (void)module;
-    static char *kwlist[] = {"experiment_dir", "format", "path", NULL};
-    PyObject *dir, *path;
-    const char *format;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&sO&:convert", kwlist, PyUnicode_FSConverter, &dir, &format,
-                                     PyUnicode_FSConverter, &path))
+    static char *kwlist[] = {"experiment_dir", "format", "path", "thread", "start", "stop", "progress", NULL};
+    PyObject *dir, *path, *after = Py_None;
+    const char *format, *thread = NULL;
+    unsigned long long start = 0, stop = UINT64_MAX;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&sO&|zKKO:convert", kwlist, PyUnicode_FSConverter, &dir, &format,
+                                     PyUnicode_FSConverter, &path, &thread, &start, &stop, &after))
         return NULL;
+    double seconds = after == Py_None ? 0 : PyFloat_AsDouble(after);
+    if (seconds == -1 && PyErr_Occurred()) {
+        Py_DECREF(dir);
+        Py_DECREF(path);
+        return NULL;
+    }
+    char what[300];
+    snprintf(what, sizeof what, "converting %s to %s", PyBytes_AS_STRING(dir), format);
+    converting said = {.total = trace_bytes(PyBytes_AS_STRING(dir))};
+    tt_ext_progress_start(&said.line, what, seconds);
+    tt_read_progress progress = {say_converted, &said, 0};
     tt_trace *trace = NULL;
     tt_export_result result;
     tt_error err;
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = tt_trace_open(PyBytes_AS_STRING(dir), &trace, &err);
+    if (rc == 0 && thread && tt_trace_keep_thread(trace, thread) == 0)
+        rc = tt_fail(&err, "no thread %s in %s (a thread's name or its native id)", thread, PyBytes_AS_STRING(dir));
+    if (rc == 0) tt_trace_keep_range(trace, start, stop);
+    if (rc == 0 && after != Py_None) tt_trace_set_progress(trace, &progress);
     if (rc == 0) rc = tt_export(trace, format, PyBytes_AS_STRING(path), &result, &err);
     tt_trace_close(trace);
     Py_END_ALLOW_THREADS
@@ -173,8 +227,11 @@ static PyMethodDef convert_methods[] = {
      "recorded_native_bytes (the model without filter), trace_bytes (on disk),\n"
      "suggested (a filter file's text, or None), suggested_count}."},
     {"convert", (PyCFunction)(void (*)(void))convert, METH_VARARGS | METH_KEYWORDS,
-     "convert(experiment_dir, format, path)\n--\n\n"
-     "Converts the experiment's trace to `format` (one of FORMATS) at `path`; returns\n"
+     "convert(experiment_dir, format, path, thread=None, start=0, stop=2**64-1, progress=None)\n--\n\n"
+     "Converts the experiment's trace to `format` (one of FORMATS) at `path`, only the\n"
+     "thread named `thread` (or with that native id) when given, and only what happens\n"
+     "between start and stop (ns since the epoch; calls cut at the edges); a conversion\n"
+     "longer than `progress` seconds says how it goes on stderr; returns\n"
      "{events, bytes, problems, corrupt}: what was read and written, and what the\n"
      "reader found cut or damaged."},
     {"default_name", default_name, METH_O,

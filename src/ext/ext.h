@@ -23,6 +23,15 @@
  * Python as this exception, carrying the core's one-line message. */
 extern PyObject *tt_TraceError;
 
+/* progress.c: a long piece of work said on stderr, a line a second once it
+ * has taken `after` seconds: "tracetop: WHAT: ... (N s)". Without the GIL. */
+typedef struct tt_ext_progress {
+    const char *what;
+    double after, started, last;
+} tt_ext_progress;
+void tt_ext_progress_start(tt_ext_progress *p, const char *what, double after);
+void tt_ext_progress_say(tt_ext_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Raises TraceError with the message in err; returns NULL for `return`. */
 PyObject *tt_raise(const tt_error *err);
 

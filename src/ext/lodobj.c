@@ -73,16 +73,32 @@ static PyObject *track_item(const tt_lod *lod, size_t i)
 
 static PyObject *problem_item(const tt_lod *lod, size_t i) { return text(tt_lod_problem(lod, i)); }
 
+static void say_progress(void *ctx, uint64_t events)
+{
+    tt_ext_progress_say(ctx, "%.1f M events read", (double)events / 1e6);
+}
+
 static PyObject *Index_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"experiment_dir", NULL};
-    PyObject *path;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&:Index", kwlist, PyUnicode_FSConverter, &path)) return NULL;
+    static char *kwlist[] = {"experiment_dir", "progress", NULL};
+    PyObject *path, *after = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|O:Index", kwlist, PyUnicode_FSConverter, &path, &after))
+        return NULL;
+    double seconds = after == Py_None ? 0 : PyFloat_AsDouble(after);
+    if (seconds == -1 && PyErr_Occurred()) {
+        Py_DECREF(path);
+        return NULL;
+    }
+    char what[300];
+    snprintf(what, sizeof what, "indexing %s", PyBytes_AS_STRING(path));
+    tt_ext_progress said;
+    tt_ext_progress_start(&said, what, seconds);
+    tt_lod_progress progress = {say_progress, &said};
     tt_lod *lod;
     tt_error err;
     int rc, built = 0;
     Py_BEGIN_ALLOW_THREADS
-    rc = tt_lod_open(PyBytes_AS_STRING(path), &lod, &built, &err);
+    rc = tt_lod_open(PyBytes_AS_STRING(path), &lod, &built, after == Py_None ? NULL : &progress, &err);
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
     if (rc != 0) return tt_raise(&err);
@@ -396,9 +412,10 @@ static PyTypeObject IndexType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._tracetop.Index",
     .tp_basicsize = sizeof(IndexObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Index(experiment_dir)\n--\n\n"
+    .tp_doc = "Index(experiment_dir, progress=None)\n--\n\n"
               "The viewer's level-of-detail index of an experiment, loaded from the\n"
-              "experiment (" TT_LOD_FILE ") or built and cached there.",
+              "experiment (" TT_LOD_FILE ") or built and cached there. progress: a build\n"
+              "that takes longer than this many seconds says how it goes on stderr.",
     .tp_new = Index_new,
     .tp_dealloc = (destructor)Index_dealloc,
     .tp_methods = Index_methods,

@@ -6,11 +6,12 @@ import decimal
 import json
 import os
 import pstats
+import re
 
 import pytest
 
 from convert_helpers import convert, measure, native_calls
-from helpers import tracetop
+from helpers import PROGRAMS, tracetop
 
 from tracetop import _tracetop
 
@@ -179,3 +180,90 @@ def test_cut_trace_converts_what_is_there(tmp_path, format):
     assert wrote.startswith(f"tracetop: wrote {experiment / _tracetop.default_name(format)} (")
     assert warning.startswith("tracetop: warning: trace cut short: process ") and '"MainThread"' in warning
     assert (experiment / _tracetop.default_name(format)).stat().st_size > 0
+
+
+def test_a_json_file_too_large_for_its_viewer_is_warned_of(tmp_path):
+    """The estimate of a JSON file's size is within a factor of two of the size written, and beyond what the
+    format's viewer opens (here a limit of 100 kB) it makes a warning; other formats never do."""
+    from tracetop.commands.convert import json_too_large
+
+    completed = tracetop("--output", "exp", PROGRAMS / "threads.py", "20000", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    for format in ("chrome", "speedscope"):
+        warning = json_too_large(str(tmp_path / "exp"), format, limit=100_000)
+        estimate = float(re.search(r"about ([\d.]+) MiB", warning).group(1)) * (1 << 20)
+        written = tracetop("convert", "exp", "--to", format, cwd=tmp_path)
+        assert written.returncode == 0, written.stderr
+        assert not any("warning" in line for line in written.stderr.splitlines())  # under the real limit
+        size = (tmp_path / "exp" / _tracetop.default_name(format)).stat().st_size
+        assert size / 2 < estimate < size * 2, (format, estimate, size)
+    assert json_too_large(str(tmp_path / "exp"), "perfetto", limit=0) is None
+
+
+def test_one_thread_alone(tmp_path):
+    """--thread keeps the calls of that thread, all of them, and nothing of the others; a thread that is not in
+    the trace is one line and nothing written."""
+    from helpers import enters
+
+    completed = tracetop("--output", "exp", PROGRAMS / "threads.py", "20000", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    written = tracetop("convert", "exp", "--to", "chrome", "--thread", "worker-1", "-o", "w1.json", cwd=tmp_path)
+    assert written.returncode == 0, written.stderr
+    events = json.loads((tmp_path / "w1.json").read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    calls = [event for event in events if event["ph"] in ("X", "B")]
+    assert len({event["tid"] for event in calls}) == 1
+    counted = collections.Counter(event["name"] for event in calls)
+    assert counted == {name: count for name, count in enters(tmp_path / "exp", "worker-1").items()}
+    missing = tracetop("convert", "exp", "--to", "chrome", "--thread", "worker-9", "-o", "w9.json", cwd=tmp_path)
+    assert missing.returncode == 2 and not (tmp_path / "w9.json").exists()
+    assert missing.stderr.startswith("tracetop: error: no thread worker-9 in exp")
+
+
+def chrome_calls(path):
+    events = json.loads(path.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    return [event for event in events if event["ph"] == "X"]
+
+
+def test_a_time_range(tmp_path):
+    """--from/--until keep the calls that overlap the range, each cut to it: the same calls as the whole trace
+    has there, and the calls running at its edges begin and end exactly on them."""
+    completed = tracetop("--output", "exp", PROGRAMS / "threads.py", "20000", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    whole = tracetop("convert", "exp", "--to", "chrome", "-o", "whole.json", cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    calls = chrome_calls(tmp_path / "whole.json")
+    begin, end = min(call["ts"] for call in calls), max(call["ts"] + call["dur"] for call in calls)
+    start, stop = begin + (end - begin) * 0.4, begin + (end - begin) * 0.6  # µs since the epoch
+    ranged = tracetop("convert", "exp", "--to", "chrome", "-o", "range.json", "--from", f"{start:.3f}us",
+                      "--until", f"{stop:.3f}us", cwd=tmp_path)
+    assert ranged.returncode == 0, ranged.stderr
+    inside = chrome_calls(tmp_path / "range.json")
+    expected = collections.Counter((call["name"], call["tid"]) for call in calls
+                                   if call["ts"] < stop and call["ts"] + call["dur"] > start)
+    assert collections.Counter((call["name"], call["tid"]) for call in inside) == expected
+    assert all(start - 0.001 <= call["ts"] and call["ts"] + call["dur"] <= stop + 0.001 for call in inside)
+    assert any(call["ts"] == pytest.approx(start, abs=0.002) and call["name"] == "__main__:run" for call in inside)
+    assert any(call["ts"] + call["dur"] == pytest.approx(stop, abs=0.002) for call in inside)
+    # Every format reads through the same cursors: the profile of the range has its calls too.
+    collapsed = tracetop("convert", "exp", "--to", "collapsed", "-o", "range.txt", "--from", f"{start:.3f}us",
+                         "--until", f"{stop:.3f}us", cwd=tmp_path)
+    assert collapsed.returncode == 0 and "collatz_len" in (tmp_path / "range.txt").read_text()
+    backwards = tracetop("convert", "exp", "--to", "chrome", "--from", "2s", "--until", "1s", cwd=tmp_path)
+    assert backwards.returncode == 2 and "--until must come after --from" in backwards.stderr
+
+
+def test_a_long_conversion_says_how_it_goes(tmp_path):
+    """With progress=0 (any conversion is long), lines on stderr say how much of the trace was read."""
+    from helpers import python
+
+    completed = tracetop("--output", "exp", PROGRAMS / "threads.py", "20000", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    run = "from tracetop import _tracetop; _tracetop.convert('exp', 'collapsed', 'out.txt', progress={})"
+    quiet = python("-c", run.format("None"), cwd=tmp_path)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    said = python("-c", run.format("0"), cwd=tmp_path)
+    assert said.returncode == 0, said.stderr
+    assert re.fullmatch(r"(tracetop: converting exp to collapsed: \d+% of the trace read \(\d+ s\)\n)+",
+                        said.stderr), said.stderr

@@ -18,7 +18,7 @@ def test_default_name_and_last_line(tmp_path):
     completed = tracetop(PROGRAMS / "ending.py", "return", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     experiment, = tmp_path.iterdir()
-    match = re.fullmatch(r"tracetop-\d{8}_\d{6}_(\d+)", experiment.name)
+    match = re.fullmatch(r"tracetop-ending-\d{8}_\d{6}_(\d+)", experiment.name)
     assert match
     assert os.listdir(experiment / "trace") == [match.group(1)]  # the program ran in tracetop's process
     last, = tracetop_lines(completed.stderr)

@@ -2,13 +2,14 @@
 import collections
 import json
 import os
+import re
 import shutil
 import struct
 from array import array
 
 import pytest
 
-from helpers import PROGRAMS, streams, tracetop
+from helpers import PROGRAMS, python, streams, tracetop
 from tracetop import _tracetop
 
 
@@ -340,3 +341,15 @@ def test_damaged_spans_end_the_reading_there(experiment, index, tmp_path):
     nodes = decode_tree(index.tree(index.begin_ns, index.end_ns + 1, all_lanes(index)))
     assert all(node["region"] < len(index.regions) for node in nodes)
     assert index.call_at(1, 0, (start + end) // 2) is None
+
+def test_a_long_build_says_how_it_goes(tmp_path):
+    """With progress=0 (any build is long), a line on stderr says how many events were read; without, nothing."""
+    completed = tracetop("--output", "exp", "-c", "f = abs\nfor i in range(400000): f(i)", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    build = "from tracetop import _tracetop; _tracetop.Index('exp', progress={})"
+    quiet = python("-c", build.format("None"), cwd=tmp_path)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    os.remove(tmp_path / "exp" / "view.idx")
+    said = python("-c", build.format("0"), cwd=tmp_path)
+    assert said.returncode == 0, said.stderr
+    assert re.fullmatch(r"(tracetop: indexing exp: \d+\.\d M events read \(\d+ s\)\n)+", said.stderr), said.stderr

@@ -43,9 +43,10 @@ def test_report_opens_offline_with_the_summarys_top_regions(browser, tmp_path): 
     try:
         assert page.requests == [report.as_uri()]
         rows = [row.split("\t") for row in page.locator("#top tbody tr").all_inner_texts()]
-        shown = [(name, percent, visits.replace(",", "")) for name, excl, percent, incl, visits, where in rows]
+        names = page.locator("#top tbody tr td.name .fn").evaluate_all("cells => cells.map(c => c.title)")
+        shown = [(name, percent, visits.replace(",", "")) for name, (_, excl, percent, incl, visits, where) in zip(names, rows)]
         assert shown == summary_top(tmp_path)
-        assert shown[0][0] == "__main__:collatz_len"
+        assert shown[0][0] == "__main__:collatz_len" and rows[0][0] == "collatz_len"  # the qualname, the module on hover
         for canvas in ("overview", "flame"):
             painted = page.evaluate(f"""() => {{
                 const c = document.getElementById('{canvas}');
@@ -75,8 +76,8 @@ def test_report_of_a_trace_too_big_to_keep_whole_stays_under_5_mb(browser, tmp_p
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (["report", "exp"], "the following arguments are required: -o/--output"),
-    (["report"], "the following arguments are required: EXP, -o/--output"),
+    (["report", "exp", "-o"], "argument -o/--output: expected one argument"),
+    (["report"], "no experiment named and none in this directory"),
 ])
 def test_report_usage_errors(tmp_path, arguments, message):
     completed = tracetop(*arguments, cwd=tmp_path)

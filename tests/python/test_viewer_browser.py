@@ -30,6 +30,13 @@ def threads_url(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def deep_url(tmp_path_factory):
+    server = serve(experiment_of(tmp_path_factory.mktemp("deep"), "deep_threads.py", "3000"))
+    yield server.url
+    server.close()
+
+
+@pytest.fixture(scope="module")
 def fib_url(tmp_path_factory):
     server = serve(experiment_of(tmp_path_factory.mktemp("fib"), "fib.py", "18"))
     yield server.url
@@ -62,9 +69,69 @@ def visible_span_ns(page):
 
 
 def test_five_lanes_with_the_thread_names(threads_page):
-    names = threads_page.locator(".lane-label").all_inner_texts()
+    names = threads_page.locator(".lane-label .name").all_inner_texts()
     assert names == ["MainThread", "worker-0", "worker-1", "worker-2", "worker-3"]
     screenshot(threads_page, "timeline-threads")
+
+
+def lane_layout(page):
+    return page.evaluate("tracetopViewer.state.layout.lanes.map(l => ({top: l.top, height: l.height, shown: l.shown, "
+                         "depths: l.depths, folded: !!l.folded}))")
+
+
+def test_first_screen_shows_every_thread_at_1280_by_720(browser, deep_url):  # noqa: F811
+    """Five threads, each lane bounded in height with its overview band painted: all on the first screen, though
+    the workers' stacks are 40 calls deep."""
+    with page_of(browser, deep_url, size=(1280, 720)) as page:
+        page.wait_for_function(READY)
+        page.wait_for_timeout(100)
+        visible = page.evaluate("document.getElementById('tl-scroll').clientHeight")
+        lanes = lane_layout(page)
+        assert len(lanes) == 5
+        assert all(lane["top"] + lane["height"] <= visible for lane in lanes), (lanes, visible)
+        workers = lanes[1:]
+        assert all(lane["depths"] > 40 and lane["shown"] < lane["depths"] for lane in workers)  # bounded
+        # Each lane's band is painted with its deepest calls, across the view.
+        colours = page.evaluate("""() => {
+            const c = document.getElementById('tl-canvas'), g = c.getContext('2d'), r = window.devicePixelRatio || 1;
+            return tracetopViewer.state.layout.lanes.map(l => {
+                const y = Math.round((l.band + 4 - document.getElementById('tl-scroll').scrollTop) * r);
+                const d = g.getImageData(0, y, c.width, 1).data;
+                let painted = 0;
+                for (let i = 170 * r * 4; i < d.length; i += 4) if (d[i] < 240 || d[i + 1] < 240) painted++;
+                return painted;
+            });
+        }""")
+        screenshot(page, "timeline-first-screen-1280x720")
+        assert all(painted > 20 for painted in colours), colours
+        # A worker's depth expands, and folds back; a lane folds to its band.
+        page.locator(".lane-label[data-lane='1'] button.depth").click()
+        expanded = lane_layout(page)[1]
+        assert expanded["shown"] == expanded["depths"] and expanded["height"] > workers[0]["height"]
+        screenshot(page, "timeline-lane-expanded")
+        page.locator(".lane-label[data-lane='1'] button.depth").click()
+        assert lane_layout(page)[1]["shown"] == workers[0]["shown"]
+        # A lane moves to the top, and the others down by its height.
+        page.locator(".lane-label[data-lane='3'] button.raise").click()
+        moved = lane_layout(page)
+        assert moved[3]["top"] == lanes[0]["top"] and moved[0]["top"] == lanes[0]["top"] + lanes[3]["height"]
+        assert page.locator(".lane-label .name").all_inner_texts()[:2] == ["worker-2", "MainThread"]
+        assert page.locator(".lane-label[data-lane='3'] button.raise").count() == 0  # at the top already
+        page.locator(".lane-label[data-lane='2'] button.fold").click()
+        folded = lane_layout(page)[2]
+        assert folded["folded"] and folded["height"] < 20
+        # The panel below the timeline takes the height it is dragged to.
+        before = page.evaluate("document.getElementById('bottom').getBoundingClientRect().height")
+        bar = page.locator("#splitter").bounding_box()
+        page.mouse.move(bar["x"] + 300, bar["y"] + 2)
+        page.mouse.down()
+        page.mouse.move(bar["x"] + 300, bar["y"] - 150, steps=4)
+        page.mouse.up()
+        after = page.evaluate("document.getElementById('bottom').getBoundingClientRect().height")
+        assert after == pytest.approx(before + 150, abs=2)
+        page.wait_for_timeout(100)
+        screenshot(page, "timeline-folded-and-resized")
+        assert page.errors == []
 
 
 def test_zoom_and_pan_change_the_visible_range(threads_page):
@@ -120,7 +187,8 @@ def test_hover_shows_name_and_duration(threads_page):
     tooltip.wait_for(state="visible")
     page.wait_for_function("!document.getElementById('tooltip').textContent.includes('…')")
     text = tooltip.inner_text()
-    assert text.splitlines()[0] == "__main__:collatz_len"
+    assert text.splitlines()[0] == "collatz_len"  # the qualname; the module below it
+    assert "Module: __main__" in text
     assert re.search(r"Duration: [\d.]+ (ns|µs|ms)", text)
     assert re.search(r"Self time: [\d.]+ (ns|µs|ms)", text)
     assert "threads.py:5" in text
@@ -135,7 +203,7 @@ def test_click_fills_the_details_panel(threads_page):
     page.wait_for_function("document.getElementById('details-body').textContent.includes('Self time') && "
                            "!document.getElementById('details-body').textContent.includes('…')")
     details = page.inner_text("#details-body")
-    assert "__main__:collatz_len" in details and "threads.py:5" in details
+    assert "collatz_len" in details and "__main__" in details and "threads.py:5" in details
     assert re.search(r"Thread\s+worker-\d", details)
     screenshot(page, "timeline-details")
 
@@ -151,7 +219,7 @@ def test_range_selection_shows_its_function_summary(threads_page):
     page.keyboard.up("Shift")
     page.wait_for_selector("#range-table")
     rows = page.locator("#range-table tbody tr td.name").all_inner_texts()
-    assert "__main__:collatz_len" in rows
+    assert "collatz_len" in rows
     screenshot(page, "timeline-selection")
     # The profile follows the selection too.
     page.click("#tabs button[data-tab=profile]")
@@ -188,24 +256,24 @@ def test_profile_lists_fib_with_its_visits(browser, fib_url):  # noqa: F811
         page.click("#tabs button[data-tab=profile]")
         page.wait_for_selector("#flat-table")
         rows = {row[0]: row for row in (r.split("\t") for r in page.locator("#flat-table tbody tr").all_inner_texts())}
-        fib = rows["__main__:fib"]
+        fib = rows["fib"]
         assert fib[4] == "8,361"  # fib(18) makes 2 * fib(19) - 1 calls
         assert fib[5] == "fib.py:4"
         # Expand and collapse <module> in the call tree: fib is its child.
         rows = page.locator("#calltree-table tbody tr")
-        module = rows.filter(has_text="__main__:<module>").first
+        module = rows.filter(has_text="<module>").first
         if module.inner_text().startswith("▸"):
             module.click()
         def names():
             return [name.lstrip("▸▾") for name in page.locator("#calltree-table tbody tr td.name").all_inner_texts()]
 
-        assert "__main__:fib" in names()
-        rows.filter(has_text="__main__:<module>").first.click()
-        assert "__main__:fib" not in names()
+        assert "fib" in names()
+        rows.filter(has_text="<module>").first.click()
+        assert "fib" not in names()
         # Sort the flat table by visits.
         page.click("#flat-table th:nth-child(5)")
         first = page.locator("#flat-table tbody tr").first.inner_text().split("\t")[0]
-        assert first == "__main__:fib"
+        assert first == "fib"
         screenshot(page, "profile-fib")
         assert page.errors == []
 
@@ -270,3 +338,54 @@ def test_the_page_keeps_to_its_content_security_policy(browser, threads_url):  #
         page.click("#tabs button[data-tab=flame]")
         page.wait_for_timeout(200)
         assert page.errors == []
+
+
+LONG_NAME = "NumericalIntegrationWorkspace.AdaptiveQuadratureRefinement.integrate_subinterval_recursively"
+# Every text the page's canvases draw, in order.
+RECORD_LABELS = """window.drawnLabels = [];
+const fillText = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+  window.drawnLabels.push(String(text));
+  return fillText.call(this, text, ...rest);
+};"""
+
+
+def shortened_labels(page):
+    """The labels drawn for the long name: cut in the middle, both its ends kept."""
+    labels = page.evaluate("window.drawnLabels")
+    return [label for label in labels if "…" in label and label.startswith("Num") and label.endswith("ively")]
+
+
+@pytest.fixture(scope="module")
+def long_names_url(tmp_path_factory):
+    server = serve(experiment_of(tmp_path_factory.mktemp("long"), "long_names.py"))
+    yield server.url
+    server.close()
+
+
+def test_a_narrow_box_shows_its_name_shortened_in_the_middle(browser, long_names_url):  # noqa: F811
+    with page_of(browser) as page:
+        page.add_init_script(RECORD_LABELS)
+        page.goto(long_names_url)
+        page.wait_for_function(READY)
+        page.wait_for_timeout(100)
+        assert LONG_NAME not in page.evaluate("window.drawnLabels")  # no box is wide enough for all of it
+        assert shortened_labels(page), [label for label in page.evaluate("window.drawnLabels") if "…" in label]
+        assert not any(label.startswith("__main__:") for label in page.evaluate("window.drawnLabels"))
+        screenshot(page, "timeline-short-names")
+        page.evaluate("window.drawnLabels = []")
+        page.click("#tabs button[data-tab=flame]")
+        page.wait_for_function("window.drawnLabels.length > 0")
+        assert shortened_labels(page)
+        screenshot(page, "flame-short-names")
+        # The flat profile shows the qualname, the module on hover.
+        page.click("#tabs button[data-tab=profile]")
+        cell = page.locator("#flat-table td.name .fn", has_text="Numerical").first
+        assert cell.get_attribute("title") == "__main__:" + LONG_NAME
+        assert cell.inner_text() == TTmiddle(LONG_NAME, 60)
+        assert page.errors == []
+
+
+def TTmiddle(text, keep):  # noqa: N802 -- common.js's middle(), to check the table's text against
+    head = (keep - 1 + 1) // 2
+    return text if len(text) <= keep else text[:head] + "…" + text[len(text) - (keep - 1 - head):]

@@ -17,16 +17,23 @@ def test_a_lane_group_per_process(browser, tmp_path):  # noqa: F811
     try:
         with page_of(browser, server.url) as page:
             page.wait_for_function(READY)
-            headers = page.locator(".process-label").all_inner_texts()
+            headers = page.locator(".process-label .name").all_inner_texts()
             program = str(PROGRAMS / "forking.py")
             assert headers == [f"process {parent} · {program}", f"process {child} · {program}"]
             # The parent's threads under its header, the child's thread (the forking one, continued) under its.
             tops = page.evaluate("[...document.querySelectorAll('#tl-labels > div')].map("
-                                 "d => [d.className, d.textContent, +d.dataset.top])")
+                                 "d => [d.className, d.querySelector('.name').textContent, +d.dataset.top])")
             order = [text.split(" ")[0] if kind == "lane-label" else "header"
                      for kind, text, _ in sorted(tops, key=lambda item: item[2])]
             assert order == ["header", "MainThread", "forker", "header", "forker"]
             screenshot(page, "timeline-processes")
+            # Folded, the parent's group is its header alone: the child's header moves up.
+            child_top = page.evaluate("tracetopViewer.state.layout.processes[1].top")
+            page.locator(".process-label").first.locator("button.fold").click()
+            lanes = page.evaluate("tracetopViewer.state.layout.lanes.map(l => !!l.hidden)")
+            assert lanes == [True, True, False]
+            assert page.evaluate("tracetopViewer.state.layout.processes[1].top") < child_top
+            screenshot(page, "timeline-process-folded")
             assert page.errors == []
     finally:
         server.close()

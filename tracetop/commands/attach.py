@@ -85,7 +85,7 @@ def begin(pid, output=None, duration=0, objects=False, verbose=False):
     gdb = shutil.which("gdb")
     if gdb is None:
         raise Refused("attaching needs gdb, which is not installed (Debian: apt-get install gdb)")
-    keywords = {"output": output or default_name(pid),
+    keywords = {"output": output or default_name(pid=pid),
                 "live": True, "objects": objects, "follow": False}
     configuration = from_keywords(keywords, os.environ)  # the process says what it cannot do (Session.begin)
     experiment = Experiment.create(configuration["output"])

@@ -6,12 +6,13 @@ import argparse
 
 from tracetop import _tracetop, messages
 from tracetop.commands import COMMANDS, pid_argument
+from tracetop.suggest import ArgumentParser
 
 DETACH_SECONDS = 30
 
 
 def main(arguments, prog):
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=prog, usage="%(prog)s [--timeout SECONDS] PID {on,off,detach} | PID objects {on,off}",
         description=f"{COMMANDS['ctl']}. Off takes tracetop's hook away from every thread of the "
                     "process, which then runs at its own speed; on puts it back. Detach ends the "

@@ -1,7 +1,6 @@
 """`tracetop jupyter install [--user | --sys-prefix | --prefix DIR]`: registers the Jupyter kernel "tracetop"
 (tracetop.jupyter.kernel), run by this Python."""
 
-import argparse
 import json
 import os
 import sys
@@ -10,12 +9,13 @@ import tempfile
 from tracetop import messages
 from tracetop.commands import COMMANDS
 from tracetop.messages import CommandError
+from tracetop.suggest import ArgumentParser
 
 KERNEL_NAME = "tracetop"
 
 
 def main(arguments, prog):
-    parser = argparse.ArgumentParser(prog=prog, description=f"{COMMANDS['jupyter']}.", allow_abbrev=False)
+    parser = ArgumentParser(prog=prog, description=f"{COMMANDS['jupyter']}.", allow_abbrev=False)
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     install = actions.add_parser("install", help="register the kernel \"tracetop\" with Jupyter",
                                  description="Registers the kernel \"tracetop\": IPython with tracetop's magics, "

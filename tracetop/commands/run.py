@@ -28,9 +28,9 @@ def main(arguments, prog):
 
 
 def _parser(prog):
-    import argparse
+    from tracetop.suggest import ArgumentParser
 
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=prog,
         usage="%(prog)s [options] (script.py | -m module | -c code) [args ...]",
         description=f"{COMMANDS['run']}. The options end where the program begins, as for "

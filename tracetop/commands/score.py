@@ -7,13 +7,15 @@ import sys
 from tracetop import _tracetop, messages
 from tracetop.commands import COMMANDS
 from tracetop.experiment import describe_problems
+from tracetop.latest import chosen, experiment_argument
 from tracetop.messages import CommandError
 from tracetop.sizes import format_size
+from tracetop.suggest import ArgumentParser
 
 
 def main(arguments, prog):
-    parser = argparse.ArgumentParser(prog=prog, description=f"{COMMANDS['score']}.", allow_abbrev=False)
-    parser.add_argument("experiment", metavar="EXP", help="the experiment directory")
+    parser = ArgumentParser(prog=prog, description=f"{COMMANDS['score']}.", allow_abbrev=False)
+    experiment_argument(parser)
     which = parser.add_mutually_exclusive_group()
     which.add_argument("-f", "--filter", metavar="FILE",
                        help="a Score-P filter file: mark the regions it excludes and predict the trace's size with it")
@@ -28,6 +30,7 @@ def main(arguments, prog):
     parser.add_argument("--top", type=_positive, default=25, metavar="N",
                         help="regions listed (default: %(default)s)")
     namespace = parser.parse_args(arguments)
+    namespace.experiment = chosen(namespace.experiment)
     result = _tracetop.score(namespace.experiment, filter=namespace.filter,
                              suggest=namespace.suggest_filter is not None, min_percent=namespace.min_percent,
                              max_us_per_visit=namespace.max_time_per_visit, top=namespace.top)

@@ -1,17 +1,20 @@
 """`tracetop summary EXP`: the text profile of an experiment, on stdout."""
 
 import argparse
+import re
 import sys
 
 from tracetop import _tracetop, messages
 from tracetop.commands import COMMANDS
 from tracetop.experiment import PROFILE_ROWS, describe_problems
+from tracetop.latest import chosen, experiment_argument, running
+from tracetop.suggest import ArgumentParser
 
 
 def main(arguments, prog):
-    parser = argparse.ArgumentParser(prog=prog, usage="%(prog)s [options] EXP", description=f"{COMMANDS['summary']}.",
-                                     allow_abbrev=False)
-    parser.add_argument("experiment", metavar="EXP", help="the experiment directory")
+    parser = ArgumentParser(prog=prog, usage="%(prog)s [options] [EXP]", description=f"{COMMANDS['summary']}.",
+                            allow_abbrev=False)
+    experiment_argument(parser)
     parser.add_argument("--top", type=_positive, default=PROFILE_ROWS, metavar="N",
                         help="rows in each table (default: %(default)s)")
     which = parser.add_mutually_exclusive_group()
@@ -19,10 +22,16 @@ def main(arguments, prog):
                        help="the profile of this process alone (default: all processes together)")
     which.add_argument("--rank", type=_number, metavar="N", help="the profile of this MPI rank alone")
     namespace = parser.parse_args(arguments)
+    namespace.experiment = chosen(namespace.experiment)
     text, problems, corrupt = _tracetop.summary(namespace.experiment, top=namespace.top, pid=namespace.process,
                                                 rank=namespace.rank)
+    alive = running(namespace.experiment)
+    for pid in alive:  # not ended yet is not a crash
+        text = re.sub(rf"^(process {pid} .*)did not end normally\)$", r"\1still running)", text, flags=re.M)
     sys.stdout.write(text)
-    if problems:
+    if problems and alive:
+        messages.note(f"still being written: {describe_problems(problems, corrupt)}")
+    elif problems:
         messages.warning(describe_problems(problems, corrupt))
     return 0
 

@@ -10,6 +10,7 @@ import sys
 from tracetop.commands import COMMANDS, pid_argument
 from tracetop import messages
 from tracetop.messages import CommandError
+from tracetop.suggest import ArgumentParser
 
 PROGRAM = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tracetop-top")
 
@@ -20,7 +21,7 @@ KEYS = ("keys: q quit, s sort (own, total, calls, %desc), p pause, r reset, t th
 
 
 def main(arguments, prog):
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=prog, description=f"{COMMANDS['top']}. Every call is counted: the programs hand their events "
                                "over and top adds them up in its own process.",
         epilog=KEYS, allow_abbrev=False)

@@ -6,17 +6,19 @@ import webbrowser
 
 from tracetop import messages
 from tracetop.commands import COMMANDS
+from tracetop.latest import chosen
+from tracetop.suggest import ArgumentParser
 from tracetop.viewer.experiment import open_index
 from tracetop.viewer.live import LiveServer
 from tracetop.viewer.server import ViewerServer
 
 
 def main(arguments, prog):
-    parser = argparse.ArgumentParser(prog=prog, description=f"{COMMANDS['view']}. The URL carries a random "
-                                     "token: only who has it can read the experiment.", allow_abbrev=False)
+    parser = ArgumentParser(prog=prog, description=f"{COMMANDS['view']}. The URL carries a random "
+                            "token: only who has it can read the experiment.", allow_abbrev=False)
     parser.add_argument("targets", nargs="*", metavar="EXP | PID",
-                        help="the experiment directory; with --live, the processes (default: every live process "
-                             "of yours, as they come)")
+                        help="the experiment directory (default: the latest in the working directory); with "
+                             "--live, the processes (default: every live process of yours, as they come)")
     parser.add_argument("--live", action="store_true",
                         help="the running programs measured with --live: timeline, stacks, top, on/off")
     parser.add_argument("--window", type=_window, default=60.0, metavar="SECONDS",
@@ -28,11 +30,11 @@ def main(arguments, prog):
     if namespace.live:
         pids = [_pid(parser, text) for text in namespace.targets]
         server = LiveServer(pids, window=namespace.window, port=namespace.port)
-    elif len(namespace.targets) != 1:
+    elif len(namespace.targets) > 1:
         parser.error("give one experiment directory (or --live and process ids)")
     else:
-        index = open_index(namespace.targets[0])
-        server = ViewerServer(namespace.targets[0], index, port=namespace.port)
+        experiment = chosen(namespace.targets[0] if namespace.targets else None)
+        server = ViewerServer(experiment, open_index(experiment), port=namespace.port)
     print(server.url, flush=True)
     messages.say("serving the viewer on 127.0.0.1; Ctrl-C stops it")
     if not namespace.no_browser and not webbrowser.open(server.url):

@@ -5,11 +5,14 @@ import time
 from tracetop import _tracetop, messages
 from tracetop.experiment import describe_problems
 
+# A build that takes longer than this many seconds says how it goes on stderr, a line a second.
+PROGRESS_AFTER = 1.0
+
 
 def open_index(experiment):
     """The experiment's index (built and cached on first use); says on stderr what the user should know."""
     started = time.monotonic()
-    index = _tracetop.Index(experiment)
+    index = _tracetop.Index(experiment, progress=PROGRESS_AFTER)
     if index.built:
         messages.note(f"indexed {experiment} in {time.monotonic() - started:.1f} s"
                       + (f" (not cached: {index.cache_problem})" if index.cache_problem else ""))

@@ -16,10 +16,12 @@ const TT = (function () {
 
   /* A time on the experiment's axis, with a precision that suits `step`. */
   function fmtTime(ns, step) {
-    if (step >= 1e9) return (ns / 1e9).toFixed(0) + " s";
-    if (step >= 1e6) return (ns / 1e6).toFixed(Math.max(0, 3 - Math.round(Math.log10(step / 1e3)))) + " ms";
-    if (step >= 1e3) return (ns / 1e3).toFixed(Math.max(0, 3 - Math.round(Math.log10(step)))) + " µs";
-    return ns.toFixed(0) + " ns";
+    let text;
+    if (step >= 1e9) text = (ns / 1e9).toFixed(0) + " s";
+    else if (step >= 1e6) text = (ns / 1e6).toFixed(Math.max(0, 3 - Math.round(Math.log10(step / 1e3)))) + " ms";
+    else if (step >= 1e3) text = (ns / 1e3).toFixed(Math.max(0, 3 - Math.round(Math.log10(step)))) + " µs";
+    else text = ns.toFixed(0) + " ns";
+    return text.replace(/^-(0(\.0*)? )/, "$1"); /* a time just before the start, rounded to zero, is zero */
   }
 
   function fmtCount(n) {
@@ -42,6 +44,49 @@ const TT = (function () {
     if (colon >= 0) return name.slice(0, colon);
     const dot = name.indexOf(".");
     return dot >= 0 ? name.slice(0, dot) : name;
+  }
+
+  /* The name a region is shown by: its qualname, "pkg.mod:Class.method" ->
+   * "Class.method"; names without a module ("str.join") as they are. The
+   * module is said beside it where there is room (hover, details). */
+  function displayName(name) {
+    const colon = name.indexOf(":");
+    return colon >= 0 && colon < name.length - 1 ? name.slice(colon + 1) : name;
+  }
+
+  /* `text` cut in the middle to `keep` characters, "…" for what is left out. */
+  function middle(text, keep) {
+    if (text.length <= keep) return text;
+    if (keep < 2) return "";
+    const head = Math.ceil((keep - 1) / 2);
+    return text.slice(0, head) + "…" + text.slice(text.length - (keep - 1 - head));
+  }
+
+  const textWidths = new Map();
+  /* `text` as it fits `width` pixels in the canvas's font: whole, or cut in
+   * the middle (both ends of a name say most), or "" when nothing useful fits. */
+  function fitText(g, text, width) {
+    if (width < 12) return "";
+    const key = g.font + "\n" + text;
+    let full = textWidths.get(key);
+    if (full === undefined) {
+      if (textWidths.size > 20000) textWidths.clear();
+      full = g.measureText(text).width;
+      textWidths.set(key, full);
+    }
+    if (full <= width) return text;
+    /* Characters are about equally wide: guess, then take off what still overflows. */
+    let keep = Math.floor(width / full * text.length);
+    let cut = middle(text, keep);
+    while (keep > 3 && g.measureText(cut).width > width) cut = middle(text, --keep);
+    return keep > 3 ? cut : "";
+  }
+
+  /* A table cell's content for a region name: its colour, the short name
+   * (cut in the middle beyond `keep` characters), the full name on hover. */
+  function nameHtml(name, keep) {
+    return '<span class="swatch" data-name="' + escapeHtml(name) + '"></span><span class="fn" title="' + escapeHtml(name) + '">' +
+      escapeHtml(middle(displayName(name), keep || 60)) + "</span>";
   }
 
   const colours = new Map();
@@ -142,6 +187,52 @@ const TT = (function () {
     return Array.from(rows.values()).sort((a, b) => b.exclusive - a.exclusive);
   }
 
+  /* Callers and callees of `region` in a call tree ("sandwich"): for the
+   * function itself and per caller and callee region, visits and inclusive
+   * time. A time is counted once however deep recursion nests it: a node
+   * adds its time only when no ancestor already counts for the same row. */
+  function sandwich(tree, region) {
+    const self = {visits: 0, inclusive: 0, exclusive: 0};
+    const callers = new Map(), callees = new Map();
+    const activeCaller = new Map(), activeCallee = new Map();
+    let activeSelf = 0;
+    const add = (rows, active, key, node) => {
+      let row = rows.get(key);
+      if (!row) rows.set(key, row = {region: key, visits: 0, inclusive: 0});
+      row.visits += tree.visits[node];
+      if (!active.get(key)) row.inclusive += tree.inclusive[node];
+      active.set(key, (active.get(key) || 0) + 1);
+    };
+    const stack = tree.roots.slice().reverse().map((node) => [node, null]);
+    while (stack.length) {
+      const [node, leave] = stack.pop();
+      if (leave) {
+        for (const [active, key] of leave) active.set(key, active.get(key) - 1);
+        if (tree.region[node] === region) activeSelf--;
+        continue;
+      }
+      const parent = tree.parent[node], undo = [];
+      if (parent !== NO_PARENT && tree.region[parent] === region) {
+        add(callees, activeCallee, tree.region[node], node);
+        undo.push([activeCallee, tree.region[node]]);
+      }
+      if (tree.region[node] === region) {
+        const caller = parent === NO_PARENT ? -1 : tree.region[parent];
+        add(callers, activeCaller, caller, node);
+        undo.push([activeCaller, caller]);
+        self.visits += tree.visits[node];
+        self.exclusive += tree.exclusive[node];
+        if (activeSelf === 0) self.inclusive += tree.inclusive[node];
+        activeSelf++;
+      }
+      stack.push([node, undo]);
+      const children = tree.children[node];
+      for (let i = children.length - 1; i >= 0; i--) stack.push([children[i], null]);
+    }
+    const order = (rows) => Array.from(rows.values()).sort((a, b) => b.inclusive - a.inclusive);
+    return {self, callers: order(callers), callees: order(callees)};
+  }
+
   function location(region) {
     if (!region.file) return "";
     const slash = region.file.lastIndexOf("/");
@@ -217,14 +308,10 @@ const TT = (function () {
       g.fillStyle = colourOf(name);
       g.globalAlpha = highlight && !highlight(name) ? 0.3 : 1;
       g.fillRect(box.x, y, Math.max(0.5, box.w - 0.5), FLAME_ROW - 1);
-      if (box.w > 30) {
+      const label = box.w > 16 ? fitText(g, displayName(name), box.w - 6) : "";
+      if (label) {
         g.fillStyle = "#111";
-        g.save();
-        g.beginPath();
-        g.rect(box.x, y, box.w - 2, FLAME_ROW);
-        g.clip();
-        g.fillText(name, box.x + 3, y + FLAME_ROW / 2);
-        g.restore();
+        g.fillText(label, box.x + 3, y + FLAME_ROW / 2);
       }
     }
     g.globalAlpha = 1;
@@ -238,7 +325,8 @@ const TT = (function () {
   }
 
   return {
-    NO_PARENT, fmtDuration, fmtTime, fmtCount, count, percent, moduleOf, colourOf, escapeHtml, decodeSpans,
+    NO_PARENT, fmtDuration, fmtTime, fmtCount, count, percent, moduleOf, displayName, middle, fitText, nameHtml, colourOf,
+    escapeHtml, decodeSpans, sandwich,
     decodeSamples, decodeTree, flatProfile, location, niceStep, flameLayout, drawFlame, flameHit, FLAME_ROW,
   };
 })();

@@ -72,14 +72,10 @@
         const name = regions[spans.region[i]].name;
         g.fillStyle = TT.colourOf(name);
         g.fillRect(x0, l.top + spans.depth[i] * ROW, x1 - x0, ROW - 1);
-        if (x1 - x0 > 40) {
-          g.save();
-          g.beginPath();
-          g.rect(x0, l.top, x1 - x0 - 2, 1e4);
-          g.clip();
+        const label = x1 - x0 > 16 ? TT.fitText(g, TT.displayName(name), x1 - x0 - 4) : "";
+        if (label) {
           g.fillStyle = "#111";
-          g.fillText(name, x0 + 2, l.top + spans.depth[i] * ROW + ROW / 2);
-          g.restore();
+          g.fillText(label, x0 + 2, l.top + spans.depth[i] * ROW + ROW / 2);
         }
       }
     }
@@ -96,7 +92,7 @@
     for (let i = 0; i < spans.count; i++) {
       if (spans.depth[i] !== depth || spans.start[i] - slack > t || spans.end[i] + slack < t) continue;
       const region = regions[spans.region[i]];
-      tooltip.innerHTML = "<b>" + TT.escapeHtml(region.name) + "</b><div class=\"sub\">" +
+      tooltip.innerHTML = "<b>" + TT.escapeHtml(TT.displayName(region.name)) + "</b><div class=\"sub\">" + TT.escapeHtml(region.name) + "<br>" +
         (spans.calls[i] > 1 ? TT.fmtCount(spans.calls[i]) + " calls over " : "duration ") + TT.fmtDuration(spans.end[i] - spans.start[i]) +
         (region.file ? " · " + TT.escapeHtml(TT.location(region)) : "") + "</div>";
       tooltip.hidden = false;
@@ -111,7 +107,7 @@
 
   const total = data.total_ns; /* the threads' time, as `tracetop summary` gives percentages of it */
   $("top").querySelector("tbody").innerHTML = data.top.map((r) =>
-    '<tr><td class="name"><span class="swatch" data-name="' + TT.escapeHtml(r.name) + '"></span>' + TT.escapeHtml(r.name) + "</td><td>" +
+    '<tr><td class="name">' + TT.nameHtml(r.name) + "</td><td>" +
     TT.fmtDuration(r.exclusive_ns) + "</td><td>" + TT.percent(r.exclusive_ns, total) + "</td><td>" + TT.fmtDuration(r.inclusive_ns) +
     "</td><td>" + TT.fmtCount(r.visits) + "</td><td>" + TT.escapeHtml(TT.location(r)) + "</td></tr>").join("");
   for (const s of document.querySelectorAll(".swatch[data-name]")) s.style.background = TT.colourOf(s.dataset.name);

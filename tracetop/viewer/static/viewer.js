@@ -12,8 +12,11 @@
 
 (function () {
   const GUTTER = 170, RULER = 26, ROW = 15, LANE_PAD = 8, TRACK = 38, TRACK_HEADER = 20, MARKS = 9, PROCESS_HEADER = 18;
+  const OVERVIEW = 8, FOLDED = 14; /* the overview band of a lane, shown and folded */
+  const MIN_ROWS = 2, MAX_ROWS = 12; /* rows of calls a lane shows before its depth is expanded */
   const MAX_MARKS = 20000; /* marks fetched at start; beyond, lanes show none */
   const MIN_SPAN = 200; /* ns: the narrowest view */
+  const TREE_PAGE = 3000, FLAT_PAGE = 1000; /* rows of the call tree and the flat profile shown at a time */
   const $ = (id) => document.getElementById(id);
 
   const api = (name, params) => {
@@ -46,6 +49,8 @@
     focus: null,          /* flame graph focus node */
     tree: null,           /* profile tree for the current scope */
     flatSort: {key: "exclusive", down: true},
+    treeRows: TREE_PAGE, flatRows: FLAT_PAGE,
+    treeLoading: null,    /* {key, promise} of the tree being computed */
   };
 
   const canvas = $("tl-canvas"), scroller = $("tl-scroll"), spacer = $("tl-spacer"), tooltip = $("tooltip");
@@ -62,20 +67,82 @@
   function xOf(t) { return GUTTER + (t - state.t0) / (state.t1 - state.t0) * plotWidth(); }
   function tOf(x) { return state.t0 + (x - GUTTER) / plotWidth() * (state.t1 - state.t0); }
 
+  /* How each lane is shown: folded to its overview band, or with its rows of
+   * calls, the first `rows` of them (the lane's deepest stack is drawn in the
+   * band above them); a folded process shows its header alone. */
+  function initLaneViews() {
+    const lanes = state.meta.lanes;
+    const available = Math.max(200, scroller.clientHeight) - RULER - (state.meta.tracks.length ? TRACK_HEADER + 2 * TRACK : 0);
+    const processes = new Set(lanes.map((l) => l.pid)).size;
+    const perLane = (available - (processes > 1 ? processes * PROCESS_HEADER : 0)) / Math.max(1, lanes.length) - OVERVIEW - LANE_PAD;
+    state.rowCap = Math.min(MAX_ROWS, Math.max(MIN_ROWS, Math.floor(perLane / ROW)));
+    state.laneViews = lanes.map(() => ({folded: false, rows: state.rowCap}));
+    state.foldedProcesses = new Set();
+    state.laneOrder = lanes.map((lane, i) => i); /* lanes top to bottom; a process's lanes stay together */
+  }
+
+  /* Moves lane i to the top of its process's lanes. */
+  function raiseLane(i) {
+    const pid = state.meta.lanes[i].pid, order = state.laneOrder.filter((j) => j !== i);
+    order.splice(order.findIndex((j) => state.meta.lanes[j].pid === pid), 0, i);
+    state.laneOrder = order;
+    buildLayout();
+    scheduleDraw();
+  }
+
+  function toggleLane(i) {
+    state.laneViews[i].folded = !state.laneViews[i].folded;
+    buildLayout();
+    scheduleDraw();
+  }
+
+  /* All the depths of a lane, or back to the default bound. */
+  function toggleDepth(i) {
+    const v = state.laneViews[i], depths = Math.max(1, state.meta.lanes[i].depths);
+    v.rows = v.rows >= depths ? state.rowCap : depths;
+    v.folded = false;
+    buildLayout();
+    scheduleDraw();
+  }
+
+  function toggleProcess(pid) {
+    if (state.foldedProcesses.has(pid)) state.foldedProcesses.delete(pid); else state.foldedProcesses.add(pid);
+    buildLayout();
+    scheduleDraw();
+  }
+
+  function button(className, text, title, action) {
+    const b = document.createElement("button");
+    b.className = className;
+    b.textContent = text;
+    b.title = title;
+    b.addEventListener("click", (e) => { e.stopPropagation(); action(); });
+    return b;
+  }
+
   function buildLayout() {
     const lanes = [], tracks = [], processes = [];
     const several = state.meta.lanes.some((o) => o.pid !== state.meta.lanes[0].pid);
     let y = RULER;
-    state.meta.lanes.forEach((lane, i) => {
+    state.laneOrder.forEach((i, k) => {
+      const lane = state.meta.lanes[i];
       /* With more than one process, each process's lanes come as a group under a header. */
-      if (several && (i === 0 || lane.pid !== state.meta.lanes[i - 1].pid)) {
-        processes.push({lane: i, top: y});
+      if (several && (k === 0 || lane.pid !== state.meta.lanes[state.laneOrder[k - 1]].pid)) {
+        processes.push({lane: i, pid: lane.pid, top: y});
         y += PROCESS_HEADER;
       }
-      /* Rows of calls start below a strip for the lane's marks, when it has any. */
-      const depths = Math.max(1, lane.depths), strip = lane.marks ? MARKS : 0;
-      lanes.push({index: i, top: y, rows: y + strip, depths, height: strip + depths * ROW + LANE_PAD});
-      y += strip + depths * ROW + LANE_PAD;
+      const view = state.laneViews[i];
+      const depths = Math.max(1, lane.depths);
+      if (several && state.foldedProcesses.has(lane.pid)) {
+        lanes[i] = {index: i, top: y, band: y, rows: y, depths, shown: 0, height: 0, hidden: true};
+        return;
+      }
+      /* The overview band, then a strip for the lane's marks when it has any, then the rows of calls. */
+      const band = view.folded ? FOLDED : OVERVIEW, strip = view.folded || !lane.marks ? 0 : MARKS;
+      const shown = view.folded ? 0 : Math.min(depths, view.rows);
+      const height = band + strip + shown * ROW + (view.folded ? 2 : LANE_PAD);
+      lanes[i] = {index: i, top: y, band: y, rows: y + band + strip, depths, shown, height, folded: view.folded};
+      y += height;
     });
     if (state.meta.tracks.length) y += TRACK_HEADER;
     state.meta.tracks.forEach((track, i) => {
@@ -90,18 +157,38 @@
       const lane = state.meta.lanes[p.lane];
       const div = document.createElement("div");
       div.className = "process-label";
-      div.dataset.top = p.top + 2;
-      div.textContent = "process " + lane.pid + " · " + lane.process;
-      div.title = div.textContent;
+      div.dataset.top = p.top + 1;
+      const folded = state.foldedProcesses.has(p.pid);
+      div.appendChild(button("fold", folded ? "▸" : "▾", (folded ? "show" : "fold") + " the threads of this process", () => toggleProcess(p.pid)));
+      const name = document.createElement("span");
+      name.className = "name";
+      name.textContent = "process " + lane.pid + " · " + lane.process;
+      div.appendChild(name);
+      div.title = name.textContent;
       labels.appendChild(div);
     });
-    lanes.forEach((l) => {
+    state.laneOrder.forEach((i) => {
+      const l = lanes[i];
+      if (l.hidden) return;
       const lane = state.meta.lanes[l.index];
       const div = document.createElement("div");
-      div.className = "lane-label";
-      div.dataset.top = l.top;
-      div.title = lane.name + " — pid " + lane.pid + ", tid " + lane.native_tid + "\n" + lane.process;
-      div.innerHTML = TT.escapeHtml(lane.name) + (state.meta.lanes.some((o) => o.pid !== lane.pid) ? " <small>" + lane.pid + "</small>" : "");
+      div.className = "lane-label" + (l.folded ? " folded" : "");
+      div.dataset.top = l.top - 1;
+      div.dataset.lane = l.index;
+      div.title = lane.name + " — pid " + lane.pid + ", tid " + lane.native_tid + "\n" + lane.process +
+        "\n" + TT.count(l.depths, "level") + " of calls; the band shows the deepest call at each moment";
+      div.appendChild(button("fold", l.folded ? "▸" : "▾", l.folded ? "show the calls" : "fold to the overview band", () => toggleLane(l.index)));
+      const name = document.createElement("span");
+      name.className = "name";
+      name.innerHTML = TT.escapeHtml(lane.name) + (several ? " <small>" + lane.pid + "</small>" : "");
+      div.appendChild(name);
+      if (state.laneOrder.find((j) => state.meta.lanes[j].pid === lane.pid) !== l.index) {
+        div.appendChild(button("raise", "↑", "move this thread to the top" + (several ? " of its process" : ""), () => raiseLane(l.index)));
+      }
+      if (!l.folded && (l.depths > l.shown || l.shown > state.rowCap)) {
+        div.appendChild(button("depth", l.depths > l.shown ? "+" + (l.depths - l.shown) : "−",
+          l.depths > l.shown ? "show all " + l.depths + " levels" : "show " + state.rowCap + " levels", () => toggleDepth(l.index)));
+      }
       labels.appendChild(div);
     });
     tracks.forEach((t) => {
@@ -130,7 +217,7 @@
   function rowAt(y) {
     const yy = y + scroller.scrollTop;
     for (const l of state.layout.lanes) {
-      if (yy >= l.rows && yy < l.rows + l.depths * ROW) return {lane: l.index, depth: Math.floor((yy - l.rows) / ROW)};
+      if (yy >= l.rows && yy < l.rows + l.shown * ROW) return {lane: l.index, depth: Math.floor((yy - l.rows) / ROW)};
     }
     return null;
   }
@@ -267,12 +354,14 @@
     g.stroke();
     $("view-range").textContent = "view " + TT.fmtTime(state.t0 - state.begin, (state.t1 - state.t0) / 10) + " – " +
       TT.fmtTime(state.t1 - state.begin, (state.t1 - state.t0) / 10) + "  (" + TT.fmtDuration(state.t1 - state.t0) + ")";
+    if (state.mouse) hover(state.mouse, true); /* a zoom or pan under a still mouse: the tooltip follows */
     const took = performance.now() - started;
     state.frameTimes.push(took);
     if (state.frameTimes.length > 2000) state.frameTimes.splice(0, 1000);
     if (state.firstPaint === null && state.spans) {
       state.firstPaint = performance.now();
       performance.mark("tracetop-first-paint");
+      setTimeout(loadTree, 0); /* the profile of the whole run, ready before its tab is opened */
     }
   }
 
@@ -286,14 +375,15 @@
     for (const p of state.layout.processes) g.fillRect(GUTTER, p.top - scroll, plotWidth(), PROCESS_HEADER - 2);
     for (const l of state.layout.lanes) {
       const top = l.top - scroll;
-      if (top > height || top + l.height < RULER) continue;
+      if (l.hidden || top > height || top + l.height < RULER) continue;
       g.fillStyle = l.index % 2 ? "#f7f7f9" : "#fff";
       g.fillRect(GUTTER, top, plotWidth(), l.height);
       if (!spans) continue;
       const dim = state.search.regions !== null;
-      drawMarks(g, l, top);
-      drawActivity(g, l, top);
-      for (let d = 0; d < l.depths; d++) {
+      drawOverview(g, spans, l, top);
+      if (!l.folded) drawMarks(g, l, l.rows - scroll - MARKS);
+      if (!l.folded) drawActivity(g, l, l.rows - scroll + l.shown * ROW + 1);
+      for (let d = 0; d < l.shown; d++) {
         const y = l.rows - scroll + d * ROW;
         if (y > height || y + ROW < RULER) continue;
         const r = spans.rows.get(l.index * 65536 + d);
@@ -305,14 +395,59 @@
       }
     }
     const sel = state.selected;
-    if (sel) {
-      const l = state.layout.lanes[sel.lane];
+    const l = sel && state.layout.lanes[sel.lane];
+    if (sel && !l.hidden && sel.depth < l.shown) {
       const x0 = Math.max(GUTTER - 2, xOf(sel.start)), x1 = Math.min(GUTTER + plotWidth() + 2, xOf(sel.end));
       g.strokeStyle = "#000";
       g.lineWidth = 2;
       g.strokeRect(x0, l.rows - scroll + sel.depth * ROW, Math.max(2, x1 - x0), ROW - 1);
       g.lineWidth = 1;
     }
+  }
+
+  /* Per pixel column of lane l, the deepest call there (-1: none): the lane's activity at a glance, whatever
+   * rows it shows. */
+  function deepestCalls(spans, l) {
+    const width = Math.ceil(plotWidth()), scale = plotWidth() / (state.t1 - state.t0);
+    const depth = new Int32Array(width).fill(-1), item = new Int32Array(width);
+    for (let d = 0; d < l.depths; d++) {
+      const r = spans.rows.get(l.index * 65536 + d);
+      if (!r) continue;
+      for (let i = r[0]; i < r[1]; i++) {
+        const x0 = Math.max(0, Math.floor((spans.start[i] - state.t0) * scale));
+        const x1 = Math.min(width, Math.max(x0 + 1, Math.ceil((spans.end[i] - state.t0) * scale)));
+        for (let x = x0; x < x1; x++) if (d >= depth[x]) { depth[x] = d; item[x] = i; }
+      }
+    }
+    return {depth, item};
+  }
+
+  /* The overview band: the deepest call's colour at each moment, in runs of one region. */
+  function drawOverview(g, spans, l, top) {
+    const {depth, item} = deepestCalls(spans, l);
+    const band = l.folded ? FOLDED : OVERVIEW, regions = state.meta.regions;
+    let from = 0;
+    for (let x = 1; x <= depth.length; x++) {
+      const region = depth[from] < 0 ? -1 : spans.region[item[from]];
+      if (x < depth.length && (depth[x] < 0 ? -1 : spans.region[item[x]]) === region) continue;
+      if (region >= 0) {
+        g.fillStyle = TT.colourOf(regions[region].name);
+        g.fillRect(GUTTER + from, top + 1, x - from, band - 2);
+      }
+      from = x;
+    }
+  }
+
+  /* The deepest call under x in the overview band at canvas point y, as itemAt answers; null elsewhere. */
+  function bandItemAt(x, y) {
+    const yy = y + scroller.scrollTop;
+    const l = state.layout.lanes.find((l) => !l.hidden && yy >= l.band && yy < l.band + (l.folded ? FOLDED : OVERVIEW));
+    if (!l || !state.spans || x < GUTTER) return null;
+    const {depth, item} = deepestCalls(state.spans, l);
+    const column = Math.floor(x - GUTTER);
+    if (column < 0 || column >= depth.length || depth[column] < 0) return null;
+    const s = state.spans, i = item[column];
+    return {lane: l.index, depth: depth[column], start: s.start[i], end: s.end[i], region: s.region[i], calls: s.calls[i]};
   }
 
   /* A mark is a small triangle in the strip above the lane's calls. */
@@ -344,10 +479,10 @@
     }).catch(() => {}); /* no band: the timeline stands without it */
   }
 
-  function drawActivity(g, l, top) {
+  /* Lane l's CPU and GIL band, its top at y (the lane's bottom padding). */
+  function drawActivity(g, l, y) {
     const usage = state.activity && state.activity[l.index];
     if (!usage || !usage.length) return;
-    const y = top + (l.rows - l.top) + l.depths * ROW + 1;
     let prev = [state.meta.lanes[l.index].begin_ns, 0, 0, 0];
     for (const u of usage) {
       const dt = u[0] - prev[0];
@@ -370,7 +505,7 @@
   /* The marks of lane strip under (x, y): their names, or null. */
   function marksAt(x, y) {
     const yy = y + scroller.scrollTop;
-    const l = state.layout.lanes.find((l) => yy >= l.top && yy < l.rows);
+    const l = state.layout.lanes.find((l) => !l.hidden && !l.folded && yy >= l.rows - MARKS && yy < l.rows);
     if (!l || !state.marks[l.index]) return null;
     const near = state.marks[l.index].filter(([time]) => Math.abs(xOf(time) - x) <= 4);
     return near.length ? near.map(([time, name]) => name + " at " + ((time - state.begin) / 1e6).toFixed(3) + " ms") : null;
@@ -402,15 +537,14 @@
         g.strokeStyle = "#8a6d00";
         g.strokeRect(x0 + 0.5, y + 0.5, Math.max(1, x1 - x0 - 1), ROW - 2);
       }
-      if (x1 - x0 > 36) {
-        const label = spans.calls[i] > 1 ? spans.calls[i] + " calls: " + name : name;
-        g.fillStyle = "#111";
-        g.save();
-        g.beginPath();
-        g.rect(x0, y, x1 - x0 - 2, ROW);
-        g.clip();
-        g.fillText(label, Math.max(x0, left) + 3, y + ROW / 2);
-        g.restore();
+      const room = Math.min(x1, right) - Math.max(x0, left) - 6;
+      if (room > 16) {
+        const short = TT.displayName(name);
+        const label = TT.fitText(g, spans.calls[i] > 1 ? spans.calls[i] + " calls: " + short : short, room);
+        if (label) {
+          g.fillStyle = "#111";
+          g.fillText(label, Math.max(x0, left) + 3, y + ROW / 2);
+        }
       }
     }
     g.globalAlpha = 1;
@@ -523,7 +657,8 @@
 
   function itemAt(x, y) {
     const row = rowAt(y);
-    if (!row || !state.spans || x < GUTTER) return null;
+    if (!row) return bandItemAt(x, y);
+    if (!state.spans || x < GUTTER) return null;
     const source = state.search.regions && state.highlight && hitIn(state.highlight, row, x);
     return source || hitIn(state.spans, row, x);
   }
@@ -559,6 +694,7 @@
     const region = state.meta.regions[item.region];
     const lane = state.meta.lanes[item.lane];
     const fields = [];
+    if (region.name.includes(":")) fields.push(["Module", TT.moduleOf(region.name)]);
     if (item.calls > 1) {
       fields.push(["Calls", TT.fmtCount(item.calls) + " calls at this depth, merged at this zoom (mostly this one); zoom in to see them"]);
       fields.push(["Time span", TT.fmtDuration(item.end - item.start)]);
@@ -572,13 +708,13 @@
     if (call && call.params.length) {
       fields.push(["Parameters", call.params.map((p) => p.name + " = " + p.value).join(", ")]);
     }
-    return {name: region.name, fields};
+    return {name: region.name, short: TT.displayName(region.name), fields};
   }
 
   function showTooltip(item, x, y) {
     const render = (call) => {
       const d = describe(item, call);
-      tooltip.innerHTML = '<div class="name">' + TT.escapeHtml(d.name) + "</div>" +
+      tooltip.innerHTML = '<div class="name">' + TT.escapeHtml(d.short) + "</div>" +
         d.fields.map(([k, v]) => '<div><span class="sub">' + TT.escapeHtml(k) + ":</span> " + TT.escapeHtml(v) + "</div>").join("");
       tooltip.hidden = false;
       const box = $("timeline").getBoundingClientRect();
@@ -613,13 +749,23 @@
       body.className = "";
       body.innerHTML = '<div class="name"><span class="swatch"></span><b></b></div><dl class="fields">' +
         d.fields.map(([k, v]) => "<dt>" + TT.escapeHtml(k) + "</dt><dd>" + TT.escapeHtml(v) + "</dd>").join("") + "</dl>";
-      body.querySelector("b").textContent = d.name;
+      body.insertAdjacentHTML("beforeend", '<div class="actions"><button data-action="select">Highlight everywhere</button> ' +
+        '<button data-action="sandwich">Callers and callees</button></div>');
+      body.querySelector("b").textContent = d.short;
+      body.querySelector("b").title = d.name;
       body.querySelector(".swatch").style.background = TT.colourOf(d.name);
     };
     render(null);
     if (item.calls === 1) callDetails(item).then((call) => { if (state.selected === item) render(call); }).catch(() => {});
     scheduleDraw();
   }
+
+  $("details-body").addEventListener("click", (e) => {
+    const action = e.target.dataset && e.target.dataset.action;
+    if (!action || !state.selected) return;
+    selectRegion(state.selected.region);
+    if (action === "sandwich") showTab("profile");
+  });
 
   /* ---- range selection: the function summary follows it ---- */
 
@@ -656,7 +802,7 @@
   function profileTable(rows, total, id) {
     const match = searchMatcher();
     return '<table id="' + id + '"><thead><tr><th>Region</th><th>Excl</th><th>Excl %</th><th>Incl</th><th>Visits</th><th>Location</th></tr></thead><tbody>' +
-      rows.map((r) => '<tr class="' + (match && match(r.name) ? "match" : "") + '"><td class="name"><span class="swatch" data-name="' + TT.escapeHtml(r.name) + '"></span>' + TT.escapeHtml(r.name) +
+      rows.map((r) => '<tr class="' + (match && match(r.name) ? "match" : "") + '" data-region="' + r.region + '"><td class="name">' + TT.nameHtml(r.name) +
         "</td><td>" + TT.fmtDuration(r.exclusive) + "</td><td>" + TT.percent(r.exclusive, total) + "</td><td>" + TT.fmtDuration(r.inclusive) +
         "</td><td>" + TT.fmtCount(r.visits) + "</td><td>" + TT.escapeHtml(TT.location(r)) + "</td></tr>").join("") + "</tbody></table>";
   }
@@ -718,17 +864,42 @@
     }
   });
 
-  scroller.addEventListener("mousemove", (e) => {
-    const p = pos(e);
-    state.mouse = p;
+  /* The tooltip of what lies under the mouse; `changed`: only when that is no longer what it shows (after the
+   * view moved under a still mouse). */
+  function hover(p, changed) {
     if (drag) { tooltip.hidden = true; return; }
     const item = itemAt(p.x, p.y);
     const marks = item ? null : marksAt(p.x, p.y);
+    if (changed && !tooltip.hidden === !!(item || marks) && (!item || tooltip.dataset.key === item.lane + "/" + item.depth + "/" + item.start)) return;
     if (item) showTooltip(item, p.x, p.y);
     else if (marks) showMarks(marks, p.x, p.y);
     else tooltip.hidden = true;
+  }
+
+  scroller.addEventListener("mousemove", (e) => {
+    state.mouse = pos(e);
+    hover(state.mouse, false);
   });
   scroller.addEventListener("mouseleave", () => { tooltip.hidden = true; state.mouse = null; });
+
+  /* The lane names take clicks (fold, depth) and pass the wheel on to the lanes. */
+  $("tl-labels").addEventListener("wheel", (e) => {
+    e.preventDefault();
+    scroller.scrollTop += e.deltaY * (e.deltaMode === 1 ? 15 : 1);
+  }, {passive: false});
+
+  /* The bar between the timeline and the panels below it: dragged, it shares the height between them. */
+  $("splitter").addEventListener("mousedown", (e) => {
+    if (e.button !== 0) return;
+    e.preventDefault();
+    const bottom = $("bottom"), start = e.clientY, height = bottom.getBoundingClientRect().height;
+    const room = $("timeline-tab").getBoundingClientRect().height;
+    const move = (m) => { bottom.style.height = Math.max(40, Math.min(room - 160, height - (m.clientY - start))) + "px"; };
+    const up = () => { window.removeEventListener("mousemove", move); window.removeEventListener("mouseup", up); };
+    window.addEventListener("mousemove", move);
+    window.addEventListener("mouseup", up);
+  });
+  new ResizeObserver(() => { placeLabels(); ensureData(); scheduleDraw(); }).observe($("timeline"));
 
   /* W/S/A/D (and the arrows): a press moves one step at once; held, the view
    * keeps moving every frame, at a speed per second, as in Perfetto. */
@@ -764,6 +935,11 @@
       }
     } else if (key === "escape") {
       clearSelection();
+      if (state.search.exact !== undefined) {
+        $("search").value = "";
+        state.search = {text: "", key: "", regions: null};
+        afterSearch();
+      }
     } else if (key === "0" || key === "home") {
       setView(state.begin, state.end);
     } else {
@@ -782,8 +958,32 @@
   /* ---- search ---- */
 
   function searchMatcher() {
+    if (state.search.exact !== undefined) {
+      const selected = state.meta.regions[state.search.exact].name;
+      return (name) => name === selected;
+    }
     const text = state.search.text.toLowerCase();
     return text ? (name) => name.toLowerCase().includes(text) : null;
+  }
+
+  /* What follows a change of the search or of the function selected: every view shows it. */
+  function afterSearch() {
+    state.highlight = null;
+    state.flatRows = FLAT_PAGE;
+    showSearchInfo();
+    ensureData();
+    scheduleDraw();
+    if (state.tab === "profile") renderProfile();
+    if (state.tab === "flame") drawFlameTab();
+  }
+
+  /* Selects one function (a region) everywhere: its calls highlighted on the timeline, its rows in the tables
+   * and its frames in the flame graph, its callers and callees in the profile. */
+  function selectRegion(region) {
+    const name = state.meta.regions[region].name;
+    $("search").value = name;
+    state.search = {text: name, key: "region:" + region, regions: [region], exact: region};
+    afterSearch();
   }
 
   function showSearchInfo() {
@@ -796,7 +996,7 @@
         if (state.highlight.end[i] > state.t0 && state.highlight.start[i] < state.t1) calls += state.highlight.calls[i];
       }
     }
-    info.textContent = n ? (n === 1 ? "1 region matches" : TT.fmtCount(n) + " regions match") + " · " + TT.count(calls, "call") + " in view"
+    info.textContent = n ? (state.search.exact !== undefined ? "selected" : n === 1 ? "1 region matches" : TT.fmtCount(n) + " regions match") + " · " + TT.count(calls, "call") + " in view"
       : "no region matches";
   }
 
@@ -805,16 +1005,10 @@
     clearTimeout(searchTimer);
     searchTimer = setTimeout(() => {
       const text = $("search").value.trim();
-      state.search.text = text;
-      state.search.key = text;
+      state.search = {text, key: text, regions: null};
       const match = searchMatcher();
       state.search.regions = match ? state.meta.regions.map((r, i) => (match(r.name) ? i : -1)).filter((i) => i >= 0).slice(0, 4000) : null;
-      state.highlight = null;
-      showSearchInfo();
-      ensureData();
-      scheduleDraw();
-      if (state.tab === "profile") renderProfile();
-      if (state.tab === "flame") drawFlameTab();
+      afterSearch();
     }, 150);
   });
 
@@ -855,8 +1049,9 @@
     const lanes = $("scope-lanes").value;
     const key = scopeKey();
     if (state.tree && state.tree.key === key) return Promise.resolve(state.tree);
+    if (state.treeLoading && state.treeLoading.key === key) return state.treeLoading.promise;
     $("scope-info").textContent = "computing…";
-    return api("tree", {t0, t1, lanes}).then((r) => r.arrayBuffer()).then((buffer) => {
+    const promise = api("tree", {t0, t1, lanes}).then((r) => r.arrayBuffer()).then((buffer) => {
       if (key !== scopeKey()) return state.tree;
       const tree = TT.decodeTree(buffer);
       tree.key = key;
@@ -872,9 +1067,15 @@
         }
       }
       state.tree = tree;
+      state.treeRows = TREE_PAGE;
+      state.flatRows = FLAT_PAGE;
       $("scope-info").textContent = TT.fmtDuration(t1 - t0) + " · " + TT.fmtCount(tree.count) + " call paths";
       return tree;
-    }).catch((error) => { $("scope-info").textContent = error.message; });
+    }).catch((error) => { $("scope-info").textContent = error.message; }).finally(() => {
+      if (state.treeLoading && state.treeLoading.promise === promise) state.treeLoading = null;
+    });
+    state.treeLoading = {key, promise};
+    return promise;
   }
 
   function renderProfile() {
@@ -885,21 +1086,27 @@
     const rows = [];
     const byInclusive = (a, b) => tree.inclusive[b] - tree.inclusive[a];
     const stack = tree.roots.slice().sort(byInclusive).reverse().map((n) => [n, 0]);
-    while (stack.length && rows.length < 3000) {
+    let more = 0;
+    while (stack.length) {
       const [node, depth] = stack.pop();
+      if (rows.length >= state.treeRows) {
+        more++; /* counted, to say how many the next page holds */
+        if (tree.open.has(node)) for (const k of tree.children[node]) stack.push([k, depth + 1]);
+        continue;
+      }
       const name = regions[tree.region[node]].name;
       const kids = tree.children[node];
       const open = tree.open.has(node);
       rows.push('<tr data-node="' + node + '" class="' + (match && match(name) ? "match" : "") + '"><td class="name" style="padding-left:' +
-        (4 + depth * 14) + 'px"><span class="toggle">' + (kids.length ? (open ? "▾" : "▸") : "") + '</span><span class="swatch" data-name="' +
-        TT.escapeHtml(name) + '"></span>' + TT.escapeHtml(name) + "</td><td>" + TT.fmtDuration(tree.inclusive[node]) + "</td><td>" +
+        (4 + depth * 14) + 'px"><span class="toggle">' + (kids.length ? (open ? "▾" : "▸") : "") + "</span>" + TT.nameHtml(name) + "</td><td>" + TT.fmtDuration(tree.inclusive[node]) + "</td><td>" +
         TT.percent(tree.inclusive[node], tree.total) + "</td><td>" + TT.fmtDuration(tree.exclusive[node]) + "</td><td>" + TT.fmtCount(tree.visits[node]) + "</td></tr>");
       if (open) for (const k of kids.slice().sort(byInclusive).reverse()) stack.push([k, depth + 1]);
     }
     const calltree = $("calltree");
     /* Inline padding is set through the CSSOM below: the page's policy allows no style attributes. */
     calltree.innerHTML = '<table id="calltree-table"><thead><tr><th>Call path</th><th>Incl</th><th>Incl %</th><th>Excl</th><th>Visits</th></tr></thead><tbody>' +
-      rows.join("").replace(/ style="padding-left:(\d+)px"/g, ' data-indent="$1"') + "</tbody></table>";
+      rows.join("").replace(/ style="padding-left:(\d+)px"/g, ' data-indent="$1"') + "</tbody></table>" +
+      pager("tree-more", rows.length, more, TREE_PAGE, "call paths");
     for (const td of calltree.querySelectorAll("td[data-indent]")) td.style.paddingLeft = td.dataset.indent + "px";
     paintSwatches(calltree);
 
@@ -907,7 +1114,8 @@
     const key = state.flatSort.key, sign = state.flatSort.down ? -1 : 1;
     flat.sort((a, b) => (key === "name" ? a.name.localeCompare(b.name) * -sign : (a[key] - b[key]) * sign));
     const total = flat.reduce((s, r) => s + r.exclusive, 0);
-    $("flat").innerHTML = profileTable(flat.slice(0, 1000), total, "flat-table");
+    $("flat").innerHTML = profileTable(flat.slice(0, state.flatRows), total, "flat-table") +
+      pager("flat-more", Math.min(flat.length, state.flatRows), Math.max(0, flat.length - state.flatRows), FLAT_PAGE, "regions");
     paintSwatches($("flat"));
     const keys = ["name", "exclusive", "exclusive", "inclusive", "visits", null];
     $("flat").querySelectorAll("th").forEach((th, i) => {
@@ -918,14 +1126,58 @@
         renderProfile();
       });
     });
+    renderSandwich(tree);
   }
+
+  /* The line under a table that shows part of its rows: how many there are, and a button for the next page. */
+  function pager(id, shown, more, page, noun) {
+    if (!more) return "";
+    return '<div class="pager">' + TT.fmtCount(shown) + " of " + TT.fmtCount(shown + more) + " " + noun +
+      ' shown <button id="'  + id + '">show ' + TT.fmtCount(Math.min(page, more)) + " more</button></div>";
+  }
+
+  /* The function selected: its callers above it, its callees below, with the time spent in it from each
+   * caller and in each callee under it. */
+  function renderSandwich(tree) {
+    const box = $("sandwich");
+    const region = state.search.exact;
+    if (region === undefined) {
+      box.className = "table empty";
+      box.textContent = "Select a function (click it in a table or the flame graph, or in the details of a call) for its callers and callees.";
+      return;
+    }
+    const regions = state.meta.regions, sw = TT.sandwich(tree, region);
+    const row = (r, kind) => '<tr class="' + kind + '"' + (r.region >= 0 ? ' data-region="' + r.region + '"' : "") + ' data-ns="' + r.inclusive + '"><td class="name">' +
+      (r.region >= 0 ? TT.nameHtml(regions[r.region].name) : "<i>(the start of the thread)</i>") + "</td><td>" + TT.fmtDuration(r.inclusive) + "</td><td>" +
+      TT.percent(r.inclusive, sw.self.inclusive) + "</td><td>" + TT.fmtCount(r.visits) + "</td></tr>";
+    box.className = "table";
+    box.innerHTML = '<table id="sandwich-table"><thead><tr><th>Function</th><th>Incl</th><th>of its time</th><th>Visits</th></tr></thead><tbody>' +
+      '<tr class="section"><td colspan="4">called by</td></tr>' + sw.callers.map((r) => row(r, "caller")).join("") +
+      row({region, visits: sw.self.visits, inclusive: sw.self.inclusive}, "self") +
+      '<tr class="section"><td colspan="4">calls</td></tr>' + sw.callees.map((r) => row(r, "callee")).join("") + "</tbody></table>";
+    paintSwatches(box);
+  }
+
+  /* A row of a function in a table selects it; the pagers show more. */
+  for (const id of ["flat", "sandwich", "range-body"]) {
+    $(id).addEventListener("click", (e) => {
+      const tr = e.target.closest("tr[data-region]");
+      if (tr && !e.target.closest("th")) selectRegion(+tr.dataset.region);
+    });
+  }
+  $("profile-tab").addEventListener("click", (e) => {
+    if (e.target.id === "tree-more") state.treeRows += TREE_PAGE;
+    else if (e.target.id === "flat-more") state.flatRows += FLAT_PAGE;
+    else return;
+    renderProfile();
+  });
 
   $("calltree").addEventListener("click", (e) => {
     const tr = e.target.closest("tr[data-node]");
     if (!tr || !state.tree) return;
     const node = +tr.dataset.node;
     if (state.tree.open.has(node)) state.tree.open.delete(node); else state.tree.open.add(node);
-    renderProfile();
+    if (e.target.closest(".fn")) selectRegion(state.tree.region[node]); else renderProfile();
   });
 
   let flameLayout = null;
@@ -939,17 +1191,24 @@
     if (!flameLayout) return;
     const box = TT.flameHit(flameLayout, e.offsetX, e.offsetY);
     state.focus = box ? box.node : null;
-    drawFlameTab();
+    if (box) selectRegion(state.tree.region[box.node]); else drawFlameTab();
   });
   $("flame-reset").addEventListener("click", () => { state.focus = null; drawFlameTab(); });
   $("flame").addEventListener("mousemove", (e) => {
     const box = flameLayout && TT.flameHit(flameLayout, e.offsetX, e.offsetY);
-    const canvasEl = $("flame");
-    if (!box) { canvasEl.title = ""; return; }
-    const t = state.tree, n = box.node;
-    canvasEl.title = state.meta.regions[t.region[n]].name + "\ninclusive " + TT.fmtDuration(t.inclusive[n]) + " (" +
-      TT.percent(t.inclusive[n], t.total) + "), exclusive " + TT.fmtDuration(t.exclusive[n]) + ", " + TT.fmtCount(t.visits[n]) + " visits";
+    const tip = $("flame-tip");
+    if (!box) { tip.hidden = true; return; }
+    const t = state.tree, n = box.node, name = state.meta.regions[t.region[n]].name;
+    tip.innerHTML = '<div class="name">' + TT.escapeHtml(TT.displayName(name)) + '</div><div class="sub">' + TT.escapeHtml(name) + "</div>" +
+      "<div>" + ["Inclusive " + TT.fmtDuration(t.inclusive[n]) + " (" + TT.percent(t.inclusive[n], t.total) + ")",
+        "Exclusive " + TT.fmtDuration(t.exclusive[n]), TT.count(t.visits[n], "visit")].map(TT.escapeHtml).join("<br>") + "</div>";
+    tip.hidden = false;
+    const area = $("flame-box").getBoundingClientRect(), x = e.clientX - area.left + $("flame-box").scrollLeft,
+      y = e.clientY - area.top + $("flame-box").scrollTop;
+    tip.style.left = Math.max(0, Math.min(x + 14, area.width - tip.offsetWidth - 4)) + "px";
+    tip.style.top = y + 18 + "px";
   });
+  $("flame").addEventListener("mouseleave", () => { $("flame-tip").hidden = true; });
 
   function loadMarks() {
     const lanes = state.meta.lanes;
@@ -977,6 +1236,7 @@
     const calls = meta.lanes.reduce((s, l) => s + l.calls, 0);
     if (meta.problems.length) setStatus(meta.problems[0] + (meta.problems.length > 1 ? " (+" + (meta.problems.length - 1) + " more)" : ""), true);
     else setStatus(TT.count(meta.lanes.length, "thread") + " · " + TT.count(calls, "call") + " · " + TT.fmtDuration(state.end - state.begin));
+    initLaneViews();
     buildLayout();
     loadMarks();
     loadActivity();
@@ -999,6 +1259,7 @@
         const x0 = Math.max(GUTTER, xOf(s.start[i])), x1 = Math.min(GUTTER + plotWidth(), xOf(s.end[i]));
         if (x1 - x0 < (minWidth || 4)) continue;
         const lane = state.layout.lanes[s.lane[i]];
+        if (lane.hidden || s.depth[i] >= lane.shown) continue;
         const y = lane.rows + s.depth[i] * ROW + ROW / 2 - scroller.scrollTop;
         if (y < RULER || y > box.height - 4) continue;
         return {x: box.left + (x0 + x1) / 2, y: box.top + y};
@@ -1030,9 +1291,9 @@
     findMark(name) {
       const box = scroller.getBoundingClientRect();
       for (const l of state.layout.lanes) {
-        for (const [time, mark] of state.marks[l.index] || []) {
+        for (const [time, mark] of (!l.hidden && !l.folded && state.marks[l.index]) || []) {
           if (mark === name && time >= state.t0 && time <= state.t1) {
-            return {x: box.left + xOf(time), y: box.top + l.top - scroller.scrollTop + MARKS / 2};
+            return {x: box.left + xOf(time), y: box.top + l.rows - MARKS - scroller.scrollTop + MARKS / 2};
           }
         }
       }
@@ -1049,7 +1310,7 @@
         cpu: last[1] / Math.max(1, last[0] - lane.begin_ns),
         gil: last[2] ? last[3] / last[2] : 0,
         band: {x0: Math.max(GUTTER, xOf(lane.begin_ns)), x1: Math.min(GUTTER + plotWidth(), xOf(last[0])),
-               y: l.rows + l.depths * ROW + 1 - scroller.scrollTop, height: BAND},
+               y: l.rows + l.shown * ROW + 1 - scroller.scrollTop, height: BAND},
       };
     },
     highlighted() {

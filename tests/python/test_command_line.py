@@ -1,0 +1,67 @@
+"""The command line as a new user meets it: experiments named after their program, the latest one taken when none
+is named (and said which), the report written into the experiment, did-you-mean for commands and options, and a
+running experiment called running."""
+import re
+import subprocess
+import sys
+
+from helpers import PROGRAMS, environment, tracetop, tracetop_lines
+
+
+def test_names_and_the_latest_experiment(tmp_path):
+    first = tracetop(PROGRAMS / "fib.py", "12", cwd=tmp_path)
+    second = tracetop("-m", "json.tool", "--help", cwd=tmp_path)
+    third = tracetop("-c", "print(1)", cwd=tmp_path)
+    assert first.returncode == second.returncode == third.returncode == 0, (first.stderr, second.stderr, third.stderr)
+    names = sorted(path.name for path in tmp_path.iterdir())
+    assert [re.sub(r"-\d{8}_\d{6}_\d+$", "-DATE", name) for name in names] == [
+        "tracetop-c-DATE", "tracetop-fib-DATE", "tracetop-json.tool-DATE"]
+    latest = next(name for name in names if name.startswith("tracetop-c-"))
+    for command in (["summary"], ["score"], ["convert", "--to", "collapsed"], ["report"]):
+        completed = tracetop(*command, cwd=tmp_path)
+        assert completed.returncode == 0, completed.stderr
+        assert f"tracetop: note: the latest experiment here: {latest}" in tracetop_lines(completed.stderr)
+    assert (tmp_path / latest / "report.html").stat().st_size > 1000
+    assert (tmp_path / latest / "collapsed.txt").exists() or any((tmp_path / latest).glob("*collapsed*"))
+    named = tracetop("summary", names[1], cwd=tmp_path)
+    assert "fib" in named.stdout and not any("latest" in line for line in tracetop_lines(named.stderr))
+
+
+def test_no_experiment_here(tmp_path):
+    completed = tracetop("summary", cwd=tmp_path)
+    assert completed.returncode == 2
+    assert tracetop_lines(completed.stderr) == [
+        "tracetop: error: no experiment named and none in this directory: name one (tracetop COMMAND EXP)"]
+
+
+def test_did_you_mean(tmp_path):
+    command = tracetop("sumary", "exp", cwd=tmp_path)
+    assert command.returncode == 2
+    line, = tracetop_lines(command.stderr)
+    assert re.fullmatch(r"tracetop: error: no command or file 'sumary': did you mean `(\S+ -m )?tracetop summary`\?",
+                        line), line
+    option = tracetop("summary", "--tpo=3", cwd=tmp_path)
+    assert option.returncode == 2
+    assert "unrecognized arguments: --tpo=3 (did you mean --top?)" in option.stderr
+    assert "Traceback" not in command.stderr + option.stderr
+    far = tracetop("no_such_script_anywhere.py", cwd=tmp_path)  # not near a command: a script that is missing
+    assert far.returncode != 0 and "did you mean" not in far.stderr
+
+
+def test_a_running_experiment_is_called_running(tmp_path):
+    process = subprocess.Popen([sys.executable, "-m", "tracetop", "--output", "exp", str(PROGRAMS / "waiting.py")],
+                               cwd=tmp_path, env=environment(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().startswith("waiting")
+        running = tracetop("summary", "exp", cwd=tmp_path)
+        assert running.returncode == 0, running.stderr
+        assert re.search(rf"^process {process.pid} .*\(still running\)$", running.stdout, re.M), running.stdout
+        assert "did not end normally" not in running.stdout
+        assert any(f"exp is still being measured (process {process.pid} running)" in line
+                   for line in tracetop_lines(running.stderr))
+    finally:
+        process.communicate("", timeout=60)
+    ended = tracetop("summary", "exp", cwd=tmp_path)
+    assert ended.returncode == 0 and "(ended normally)" in ended.stdout
+    assert not any("still" in line for line in tracetop_lines(ended.stderr))

@@ -1,0 +1,75 @@
+"""The experiment a command looks at when it is named none (`tracetop summary`): the latest one in the working
+directory. And whether an experiment is still being measured, so that what it lacks is not called a crash."""
+
+import os
+
+from tracetop import messages
+from tracetop.messages import CommandError
+
+# What MANIFEST.md says of a run until its end rewrites it (tracetop.experiment).
+NOT_ENDED = "- ended: not normally, or not yet"
+
+
+def _started(path):
+    """When the measurement in directory `path` began (config.txt is its first file), or None: not an experiment."""
+    if not os.path.isdir(os.path.join(path, "trace")):
+        return None
+    for name in ("config.txt", "trace"):
+        try:
+            return os.stat(os.path.join(path, name)).st_mtime_ns
+        except OSError:
+            pass
+    return None
+
+
+def find_latest(directory="."):
+    """The name of the experiment in `directory` that began last, or None."""
+    try:
+        entries = os.listdir(directory)
+    except OSError as problem:
+        raise CommandError(f"cannot list {directory}: {problem.strerror}") from None
+    started = ((_started(os.path.join(directory, name)), name) for name in entries)
+    return max(((when, name) for when, name in started if when is not None), default=(None, None))[1]
+
+
+def running(experiment):
+    """The pids of the experiment's processes that are still being measured: its MANIFEST.md says it has not
+    ended, and the process of a trace/<pid>/ is alive."""
+    try:
+        with open(os.path.join(experiment, "MANIFEST.md"), encoding="utf-8") as file:
+            if not any(line.startswith(NOT_ENDED) for line in file):
+                return []
+        pids = [int(name) for name in os.listdir(os.path.join(experiment, "trace")) if name.isdigit()]
+    except (OSError, ValueError):
+        return []
+    return [pid for pid in sorted(pids) if _alive(pid)]
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def experiment_argument(parser):
+    """EXP, the positional argument of the commands that look at an experiment: optional."""
+    parser.add_argument("experiment", nargs="?", metavar="EXP",
+                        help="the experiment directory (default: the latest in the working directory)")
+
+
+def chosen(experiment):
+    """The experiment named, or the latest here (said on stderr); notes when it is still being measured."""
+    if experiment is None:
+        experiment = find_latest()
+        if experiment is None:
+            raise CommandError("no experiment named and none in this directory: name one (tracetop COMMAND EXP)")
+        messages.note(f"the latest experiment here: {experiment}")
+    alive = running(experiment)
+    if alive:
+        messages.note(f"{experiment} is still being measured (process {', '.join(map(str, alive))} running): "
+                      "this is what it has written so far")
+    return experiment
