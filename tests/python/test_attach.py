@@ -146,9 +146,12 @@ def test_server_measured_then_serving_unhooked(tmp_path, server):
     assert enters(experiment, "MainThread")["socketserver:BaseServer.serve_forever"] == 1
     requests = [name for name in threads if "process_request_thread" in name]
     assert requests, threads
-    for name in requests:
-        recorded = enters(experiment, name)
-        assert recorded["__main__:Handler.do_GET"] == 1 and recorded["__main__:compute"] == 1, (name, recorded)
+    # One request per thread: whole, but for those under way when tracetop came or left.
+    recorded = {name: enters(experiment, name) for name in requests}
+    whole = [name for name in requests
+             if recorded[name]["__main__:Handler.do_GET"] == 1 and recorded[name]["__main__:compute"] == 1]
+    assert all(recorded[name]["__main__:Handler.do_GET"] <= 1 for name in requests), recorded
+    assert whole and len(whole) >= len(requests) - 2, recorded
     summary = tracetop("summary", "exp", cwd=tmp_path)
     assert summary.returncode == 0 and "already running when the measurement began" in summary.stdout
     assert "__main__:compute" in summary.stdout
