@@ -94,7 +94,7 @@ class Option:
     the start-up of every measured process."""
 
     def __init__(self, key, name, default, parse, help, flags=(), switches=None, metavar=None, scorep_name=None,
-                 available=True, notes=None):
+                 notes=None):
         self.key = key  # the Python name: keyword of tracetop.start(), attribute of the parsed command line
         self.name = name  # TRACETOP_<name> in the environment and in config.txt
         self.default = default
@@ -104,18 +104,11 @@ class Option:
         self.switches = switches or {}  # command-line flags that set a value: {"--no-trace": False}
         self.metavar = metavar
         self.scorep_name = scorep_name  # the Score-P environment variable read as an alias
-        self.available = available  # False: accepted and recorded, but without effect in this version
         self.notes = notes or {}  # value as given -> what differs from what Score-P does with it
 
     @property
     def environment_names(self):
         return (f"TRACETOP_{self.name}",) + ((self.scorep_name,) if self.scorep_name else ())
-
-    def spelled_on_command_line(self, value):
-        for flag, setting in self.switches.items():
-            if setting == value:
-                return flag
-        return f"{self.flags[0]}={render(value)}"
 
 
 OPTIONS = (
@@ -184,32 +177,26 @@ _BY_FLAG = {flag: option for option in OPTIONS for flag in (*option.flags, *opti
 
 
 class Configuration:
-    """The effective options of a measurement, with how each was given when not by default."""
+    """The effective options of a measurement."""
 
-    def __init__(self, values, given_as, notes=()):
+    def __init__(self, values, notes=()):
         self._values = values
-        self._given_as = given_as  # key -> "--live", "TRACETOP_LIVE=true", ...
         self.notes = list(notes)  # where a Score-P value means something else here, one line each
 
     def __getitem__(self, key):
         return self._values[key]
 
     def replace(self, key, value):
-        return Configuration({**self._values, key: value}, self._given_as, self.notes)
+        return Configuration({**self._values, key: value}, self.notes)
 
     def lines(self):
         """config.txt: one TRACETOP_<NAME>=value line per option, usable as environment to repeat the run."""
         return [f"TRACETOP_{option.name}={render(self[option.key])}" for option in OPTIONS]
 
-    def unavailable(self):
-        """How the user set the options that have no effect in this version."""
-        return [self._given_as[option.key] for option in OPTIONS
-                if not option.available and self[option.key] != option.default]
-
 
 def from_command_line(namespace, environ):
     """The configuration of `tracetop run`, from its parsed options and the environment."""
-    return _resolve(vars(namespace), environ, Option.spelled_on_command_line)
+    return _resolve(vars(namespace), environ)
 
 
 def from_keywords(keywords, environ):
@@ -217,16 +204,15 @@ def from_keywords(keywords, environ):
     unknown = sorted(set(keywords) - {option.key for option in OPTIONS})
     if unknown:
         raise TypeError(f"unknown option {unknown[0]!r} (known: {', '.join(option.key for option in OPTIONS)})")
-    return _resolve(keywords, environ, lambda option, value: f"{option.key}={value!r}")
+    return _resolve(keywords, environ)
 
 
-def _resolve(given, environ, spell):
-    values, given_as, notes, scorep_formats = {}, {}, [], []
+def _resolve(given, environ):
+    values, notes, scorep_formats = {}, [], []
     for option in OPTIONS:
         value = given.get(option.key)
         if value is not None:
             values[option.key] = _parse(option, value, option.key)
-            given_as[option.key] = spell(option, values[option.key])
             if isinstance(value, str) and value in option.notes:
                 notes.append(f"{option.key} {value}: {option.notes[value]}")
             continue
@@ -235,12 +221,11 @@ def _resolve(given, environ, spell):
             text = environ.get(name, "")
             if text:  # set to empty means unset, as in Score-P
                 values[option.key] = _parse(option, text, name)
-                given_as[option.key] = f"{name}={text}"
                 if name == option.scorep_name and values[option.key] is True and option.key in SCOREP_FORMATS:
                     scorep_formats.append(SCOREP_FORMATS[option.key])
                 break
     values["formats"] = tuple(dict.fromkeys(values["formats"] + tuple(scorep_formats)))
-    return Configuration(values, given_as, notes)
+    return Configuration(values, notes)
 
 
 def _parse(option, value, source):
@@ -284,8 +269,7 @@ def add_arguments(parser):
     """Adds the options of the table to an argparse parser (values stay None where not given)."""
     switch = _switch_action()
     for option in OPTIONS:
-        help = option.help if option.available else f"{option.help} (not in this version yet)"
-        help += f" [{', '.join(option.environment_names)}]"
+        help = f"{option.help} [{', '.join(option.environment_names)}]"
         if option.flags:
             parser.add_argument(*option.flags, dest=option.key, type=_argument_type(option.parse),
                                 metavar=option.metavar, help=help)

@@ -74,9 +74,6 @@ class Session:
                                  command, job)
             session._joined = True
             return session._measuring_program()
-        unavailable = configuration.unavailable()
-        if unavailable:
-            messages.note(f"not in this version yet, ignored: {', '.join(unavailable)}")
         for note in configuration.notes:
             messages.note(note)
         experiment = Experiment.create(requested, shared=job is not None and job.size > 1,

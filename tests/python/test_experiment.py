@@ -88,13 +88,12 @@ def test_the_environment_chooses_what_is_recorded(tmp_path):
     assert "__main__:work" in (tmp_path / "exp2" / "profile.txt").read_text()
 
 
-def test_notes_for_what_is_not_needed_or_not_there_yet(tmp_path):
+def test_notes_for_what_is_not_needed(tmp_path):
     completed = tracetop("--output", "exp", "--thread=pthread", "--compiler", "--no-trace", "--format", "otf2", "-c",
                          "print('ran')", cwd=tmp_path)
     assert completed.stdout == "ran\n"
     notes = [line for line in tracetop_lines(completed.stderr) if line.startswith("tracetop: note: ")]
-    assert notes == ["tracetop: note: not needed with tracetop, ignored: --thread=pthread --compiler",
-                     "tracetop: note: not in this version yet, ignored: --no-trace"]
+    assert notes == ["tracetop: note: not needed with tracetop, ignored: --thread=pthread --compiler"]
     assert {"TRACETOP_ENABLE_TRACING": "false", "TRACETOP_FORMAT": "otf2"}.items() <= config(tmp_path / "exp").items()
 
 

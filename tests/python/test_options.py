@@ -102,12 +102,6 @@ def test_config_lines_name_every_option_once_in_table_order():
     assert "TRACETOP_EXPERIMENT_DIRECTORY=" in lines
 
 
-def test_unavailable_options_are_named_as_given():
-    configuration = parse("--objects", "--mpi", "--format=otf2", "--no-follow", "--no-trace",
-                          SCOREP_FILTERING_FILE="f.filt")
-    assert configuration.unavailable() == ["--no-trace"]
-
-
 def test_replace_keeps_the_rest():
     configuration = parse("--memory", "2m").replace("output", "/x")
     assert (configuration["output"], configuration["memory"]) == ("/x", 2 << 20)
@@ -118,7 +112,6 @@ def test_keywords():
                                   {"TRACETOP_INSTRUMENTER": "trace"})
     assert (configuration["output"], configuration["memory"], configuration["c_calls"]) == ("exp", 2 << 20, False)
     assert configuration["instrumenter"] == "trace"
-    assert configuration.unavailable() == ["trace=False"]
     assert from_keywords({"memory": 4 << 20}, {})["memory"] == 4 << 20
 
 
