@@ -258,9 +258,10 @@ def parse_plainly(arguments):
                 return None
             value = arguments[index]
         try:
-            given[option.key] = option.parse(value)
+            option.parse(value)
         except ValueError:
             return None
+        given[option.key] = value  # kept as written, as argparse keeps it: _resolve parses it, and notes it
         index += 1
     return types.SimpleNamespace(**given)
 
