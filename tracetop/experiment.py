@@ -101,6 +101,8 @@ class Experiment:
         """Removes the native trace once what was asked of it is made (--no-trace, SCOREP_ENABLE_TRACING=false):
         measuring streams it to disk either way, so that the profile is exact, memory bounded and a crash
         loses nothing; only what is kept at the end differs."""
+        import shutil  # only here: it imports bz2, lzma ...
+
         shutil.rmtree(os.path.join(self.path, "trace"), ignore_errors=True)
         with contextlib.suppress(FileNotFoundError):
             os.remove(os.path.join(self.path, "view.idx"))

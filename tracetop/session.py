@@ -158,7 +158,7 @@ class Session:
                    "wedges on libpython's _Py_NewReference and _Py_Dealloc")
             said = f"counted exactly, by type and creating region, with {how}; bytes are each type's fixed part"
             if sys.version_info < (3, 13, 3):
-                said += (f"; Python {platform.python_version()} frees some objects in its interpreter loop without "
+                said += (f"; Python {python_version()} frees some objects in its interpreter loop without "
                          "telling (CPython gh-130382): they count as destroyed when their address is used again, so a "
                          "few may show as alive at the end")
             if self.configuration["instrumenter"] in ("profile", "trace"):
