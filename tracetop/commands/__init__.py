@@ -1,7 +1,6 @@
 """The commands of the `tracetop` program: module tracetop.commands.<name> has `main(arguments, prog)`,
 which returns the exit status."""
 
-import argparse
 
 # The largest process id: Linux's pid_t is an int, and its pid_max is at most 2**22.
 MAX_PID = 2**31 - 1
@@ -31,5 +30,7 @@ EXPERIMENT_VIEWS = ("summary", "view", "score")
 def pid_argument(text):
     """A process id given on the command line (argparse type): a number that C's pid_t holds."""
     if not text.isdigit() or not 0 < int(text) <= MAX_PID:
+        import argparse  # only for a mistake: argparse is most of a measured process's start-up
+
         raise argparse.ArgumentTypeError(f"not a process id: {text!r}")
     return int(text)

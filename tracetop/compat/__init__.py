@@ -5,9 +5,7 @@ a finder at the end of sys.meta_path, asked only once the usual ones found nothi
 of the same name, where installed, is found first and wins. `tracetop run` (unless
 --no-scorep-compat), tracetop.start() and the Jupyter magics call it."""
 
-import importlib.abc
 import importlib.machinery
-import importlib.util
 import os
 import sys
 
@@ -15,7 +13,10 @@ DIRECTORY = os.path.dirname(os.path.abspath(__file__))
 NAMES = ("scorep",)  # the top-level modules here
 
 
-class _Finder(importlib.abc.MetaPathFinder):
+class _Finder:
+    """A meta path finder (importlib.abc.MetaPathFinder's protocol; importlib.abc itself imports
+    importlib.resources, more start-up than the rest of tracetop)."""
+
     def find_spec(self, name, path=None, target=None):
         if name in NAMES:
             return importlib.machinery.PathFinder.find_spec(name, [DIRECTORY], target)
@@ -49,6 +50,8 @@ def explain(failure, installed):
 
 def real_scorep():
     """The directory of the real scorep package when one is installed, else None."""
+    import importlib.util
+
     try:
         spec = importlib.util.find_spec("scorep")
     except (ImportError, ValueError):
