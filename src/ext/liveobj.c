@@ -28,30 +28,6 @@ static int wait_answer(tt_live_view *v, uint64_t ticket, double timeout, int *st
     }
 }
 
-static PyObject *live_control(PyObject *self, PyObject *args, PyObject *kwargs)
-{
-    (void)self;
-    static char *kwlist[] = {"pid", "on", "timeout", "objects", NULL};
-    long pid;
-    int on, objects = 0;
-    double timeout = 2.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "lp|dp:live_control", kwlist, &pid, &on, &timeout, &objects))
-        return NULL;
-    tt_error err;
-    tt_live_view *v;
-    int rc, state = 0;
-    Py_BEGIN_ALLOW_THREADS
-    rc = tt_live_open((pid_t)pid, &v, &err);
-    if (rc == 0) {
-        rc = wait_answer(v, tt_live_request(v, (on ? TT_LIVE_ON : 0) | (objects ? TT_LIVE_OBJECTS : 0)), timeout,
-                         &state, &err);
-        tt_live_view_close(v);
-    }
-    Py_END_ALLOW_THREADS
-    if (rc < 0) return tt_raise(&err);
-    return PyBool_FromLong(state);
-}
-
 /* Waits for the channel to end; -1 with a message when it does not. */
 static int wait_end(tt_live_view *v, double timeout, tt_error *err)
 {
@@ -67,6 +43,37 @@ static int wait_end(tt_live_view *v, double timeout, tt_error *err)
     return 0;
 }
 
+/* Opens the channel of `pid`, asks `request` and waits for the answer (and,
+ * with until_end, for the channel to end); *state: what the process says
+ * it is now. 0, or -1 with a message. */
+static int send_request(long pid, int request, double timeout, int until_end, int *state, tt_error *err)
+{
+    tt_live_view *v;
+    if (tt_live_open((pid_t)pid, &v, err) != 0) return -1;
+    int rc = wait_answer(v, tt_live_request(v, request), timeout, state, err);
+    if (rc == 0 && until_end) rc = wait_end(v, timeout, err);
+    tt_live_view_close(v);
+    return rc;
+}
+
+static PyObject *live_control(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"pid", "on", "timeout", "objects", NULL};
+    long pid;
+    int on, objects = 0;
+    double timeout = 2.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "lp|dp:live_control", kwlist, &pid, &on, &timeout, &objects))
+        return NULL;
+    tt_error err;
+    int rc, state = 0;
+    Py_BEGIN_ALLOW_THREADS
+    rc = send_request(pid, (on ? TT_LIVE_ON : 0) | (objects ? TT_LIVE_OBJECTS : 0), timeout, 0, &state, &err);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) return tt_raise(&err);
+    return PyBool_FromLong(state);
+}
+
 static PyObject *live_detach(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
@@ -75,15 +82,9 @@ static PyObject *live_detach(PyObject *self, PyObject *args, PyObject *kwargs)
     double timeout = 2.0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "l|d:live_detach", kwlist, &pid, &timeout)) return NULL;
     tt_error err;
-    tt_live_view *v;
     int rc, state = 0;
     Py_BEGIN_ALLOW_THREADS
-    rc = tt_live_open((pid_t)pid, &v, &err);
-    if (rc == 0) {
-        rc = wait_answer(v, tt_live_request(v, TT_LIVE_DETACH), timeout, &state, &err);
-        if (rc == 0) rc = wait_end(v, timeout, &err);
-        tt_live_view_close(v);
-    }
+    rc = send_request(pid, TT_LIVE_DETACH, timeout, 1, &state, &err);
     Py_END_ALLOW_THREADS
     if (rc < 0) return tt_raise(&err);
     Py_RETURN_NONE;

@@ -34,21 +34,16 @@ def main(arguments, prog):
     *what, state = namespace.switch
     if state not in ("on", "off") or what not in ([], ["objects"]):
         parser.error(f"expected on, off, detach, objects on or objects off, not {' '.join(namespace.switch)!r}")
-    wanted = state == "on"
-    if what:
-        counting = _tracetop.live_control(namespace.pid, wanted, timeout=namespace.timeout, objects=True)
-        if counting != wanted:
-            messages.error(f"process {namespace.pid}: objects stay {'counted' if counting else 'not counted'} "
-                           "(this Python cannot count them, see its MANIFEST.md)")
-            return 1
-        messages.say(f"process {namespace.pid}: objects {state}")
-        return 0
-    measuring = _tracetop.live_control(namespace.pid, wanted, timeout=namespace.timeout)
-    if measuring != wanted:
-        messages.error(f"process {namespace.pid}: measurement stays {'on' if measuring else 'off'} "
-                       "(with --instrumenter=none only user regions are recorded)")
+    wanted, objects = state == "on", bool(what)
+    now = _tracetop.live_control(namespace.pid, wanted, timeout=namespace.timeout, objects=objects)
+    subject = "objects" if objects else "measurement"
+    if now != wanted:
+        stays = (f"objects stay {'counted' if now else 'not counted'} (this Python cannot count them, see its "
+                 "MANIFEST.md)" if objects else f"measurement stays {'on' if now else 'off'} (with "
+                 "--instrumenter=none only user regions are recorded)")
+        messages.error(f"process {namespace.pid}: {stays}")
         return 1
-    messages.say(f"process {namespace.pid}: measurement {state}")
+    messages.say(f"process {namespace.pid}: {subject} {state}")
     return 0
 
 
