@@ -11,7 +11,7 @@ APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev libotf2-trace-dev otf2-
 SOURCES := $(shell git ls-files -co --exclude-standard -- src tracetop tracetop-follow.pth meson.build meson.options pyproject.toml 2>/dev/null)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test test-all-pythons test-c test-python bench deps clean
+.PHONY: demo test test-all-pythons test-c test-python bench fuzz deps clean
 
 demo: $(VENV)/.installed
 	rm -rf demo-experiment
@@ -37,6 +37,29 @@ test-c: $(VENV)/.installed
 
 test-python: $(VENV)/.installed $(VENV)/.jupyter $(VENV)/.formats
 	$(VENV)/bin/pytest -q tests/python
+
+# libFuzzer harnesses (tests/fuzz), built with clang, ASan and UBSan in build/fuzz, each run for FUZZ_SECONDS
+# on a corpus made from real traces plus the inputs that once found a bug (tests/fuzz/regressions), which
+# are replayed first. What a harness finds is left in build/fuzz/ and fails the target. CI: FUZZ_SECONDS=10.
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD := build/fuzz
+# harness:seed corpus
+FUZZERS := reader:trace filter:filter lod:lod agg:trace \
+	$(foreach f,otf2 cubex perfetto chrome speedscope pstats collapsed,export_$(f):trace)
+fuzz: $(VENV)/.installed
+	@command -v clang >/dev/null || $(MAKE) --no-print-directory deps APT_PACKAGES=clang
+	[ -f $(FUZZ_BUILD)/build.ninja ] || CC=clang $(VENV)/bin/meson setup $(FUZZ_BUILD) -Dfuzz=true \
+		-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized -Db_ndebug=false
+	$(VENV)/bin/ninja -C $(FUZZ_BUILD) $(foreach f,$(FUZZERS),fuzz_$(firstword $(subst :, ,$(f))))
+	rm -rf $(FUZZ_BUILD)/corpus && $(VPY) tests/fuzz/seeds.py $(CURDIR)/$(VENV)/bin/tracetop $(FUZZ_BUILD)/corpus >/dev/null
+	@for f in $(FUZZERS); do h=$${f%%:*}; seeds=$${f#*:}; mkdir -p $(FUZZ_BUILD)/found/$$h tests/fuzz/regressions/$$h; \
+		echo "== fuzz_$$h ($(FUZZ_SECONDS) s)"; \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(FUZZ_BUILD)/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) \
+			-max_len=65536 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/$$h- $(FUZZ_BUILD)/found/$$h \
+			tests/fuzz/regressions/$$h $(FUZZ_BUILD)/corpus/$$seeds 2>$(FUZZ_BUILD)/$$h.log || \
+			{ tail -40 $(FUZZ_BUILD)/$$h.log; echo "fuzz_$$h found a bug: $(FUZZ_BUILD)/$$h-*"; exit 1; }; \
+		grep -E "stat::number_of_executed_units|stat::new_units_added" $(FUZZ_BUILD)/$$h.log; \
+	done
 
 bench: $(VENV)/.installed
 	$(VPY) bench/run.py

@@ -258,7 +258,8 @@ static void stream(perfetto *c, size_t index, const tt_process *p, size_t s, tt_
     c->first_packet = 1;
     c->depth = 0;
     reset(&c->annotations);
-    memset(c->announced, 0, c->announced_cap);
+    if (c->announced) /* NULL until a first name is announced: memset(NULL, 0, 0) is undefined */
+        memset(c->announced, 0, c->announced_cap);
     while (!c->packet.failed && !c->event.failed && !c->annotations.failed && tt_cursor_next(cur, &ev)) {
         switch (ev.kind) {
         case TT_EV_ENTER:
@@ -274,7 +275,8 @@ static void stream(perfetto *c, size_t index, const tt_process *p, size_t s, tt_
         case TT_EV_LEAVE: {
             size_t from = c->open_args[--c->depth];
             begin_event(c, SLICE_END, track);
-            pb_raw(&c->event, c->annotations.bytes + from, c->annotations.len - from);
+            if (c->annotations.len > from) /* bytes is NULL before a first annotation: NULL + 0 is undefined */
+                pb_raw(&c->event, c->annotations.bytes + from, c->annotations.len - from);
             c->annotations.len = from;
             finish_event(c, ev.time);
             break;
