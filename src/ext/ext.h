@@ -246,8 +246,8 @@ static inline void tt_hook_enter(tt_stream *s, uint32_t region)
  * setting (0, or -1 with the setter's exception). */
 extern __thread PyObject *tt_pending_setter __attribute__((tls_model("initial-exec")));
 int tt_own_profile_apply(void);
-/* sys.setprofile and sys._setprofileallthreads stand in for while the hook
- * is in place; unwrap puts them back. */
+/* sys.setprofile stood in for while the hook is in place; unwrap puts it
+ * back. */
 int tt_own_profile_wrap(void);
 void tt_own_profile_unwrap(void);
 /* Whether the C_RETURN of the C call running now reaches tracetop's hook. */

@@ -163,7 +163,9 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 int tt_hook_sees_c_return(void)
 {
     if (!hook_installed) return 0;
-    if (hook_kind == HOOK_MONITORING) return tt_record_c_calls;
+    /* sys.monitoring hands a C_RETURN to a profile function already in
+     * place before tracetop's callback: setting it then is as plain. */
+    if (hook_kind == HOOK_MONITORING) return tt_record_c_calls && !PyThreadState_Get()->c_profilefunc;
     return hook_kind == HOOK_PROFILE && PyThreadState_Get()->c_profilefunc == hook;
 }
 

@@ -8,21 +8,20 @@
  * so hand f the C_RETURN of that very sys.setprofile call: an event f never
  * gets without tracetop, where the call began unprofiled.
  *
- * While tracetop's hook is in place, sys.setprofile and
- * sys._setprofileallthreads (threading.setprofile_all_threads) are
- * wrappers: when tracetop would see the call's C_RETURN, they leave the
- * setting to it. tracetop's next event on the thread (that C_RETURN) calls
+ * While tracetop's hook is in place, sys.setprofile is a wrapper: when
+ * tracetop would see the call's C_RETURN, it leaves the setting to it. tracetop's next event on the thread (that C_RETURN) calls
  * the real function first, so its error, if any, is raised where the
  * program called, and f sees its first event after. Otherwise they call
  * the real function at once. sys.settrace needs nothing: trace functions
- * get no C events.
+ * get no C events. Nor does sys._setprofileallthreads (3.12+): the new
+ * function gets that call's C_RETURN without tracetop too.
  */
 #include "ext.h"
 
 __thread PyObject *tt_pending_setter __attribute__((tls_model("initial-exec")));
 static __thread PyObject *pending_arg;
 
-static const char *const wrapped[] = {"setprofile", "_setprofileallthreads"};
+static const char *const wrapped[] = {"setprofile"};
 #define WRAPPED (sizeof wrapped / sizeof *wrapped)
 
 static PyMethodDef wrapper_defs[WRAPPED];
@@ -45,13 +44,7 @@ static PyObject *setprofile(PyObject *sys, PyObject *arg)
     return defer(originals[0], arg);
 }
 
-static PyObject *setprofileallthreads(PyObject *sys, PyObject *arg)
-{
-    (void)sys;
-    return defer(originals[1], arg);
-}
-
-static const PyCFunction wrappers[WRAPPED] = {setprofile, setprofileallthreads};
+static const PyCFunction wrappers[WRAPPED] = {setprofile};
 
 int tt_own_profile_apply(void)
 {
@@ -71,9 +64,10 @@ int tt_own_profile_wrap(void)
     if (!sys) return -1;
     for (size_t i = 0; i < WRAPPED; i++) {
         PyObject *real = PyObject_GetAttrString(sys, wrapped[i]);
-        if (!real) { /* _setprofileallthreads is 3.12's */
-            PyErr_Clear();
-            continue;
+        if (!real) {
+            Py_DECREF(sys);
+            tt_own_profile_unwrap();
+            return -1;
         }
         /* What the program put there stays; a wrapper it put back is ours already. */
         if (!PyCFunction_Check(real) || ((PyCFunctionObject *)real)->m_ml == &wrapper_defs[i]) {
