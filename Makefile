@@ -11,7 +11,7 @@ APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev libotf2-trace-dev otf2-
 SOURCES := $(shell git ls-files -co --exclude-standard -- src tracetop tracetop-follow.pth meson.build meson.options pyproject.toml 2>/dev/null)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test test-all-pythons test-c test-python bench fuzz deps clean
+.PHONY: demo test test-all-pythons test-c test-python bench fuzz oracle deps clean
 
 demo: $(VENV)/.installed
 	rm -rf demo-experiment
@@ -30,6 +30,18 @@ test-all-pythons:
 		echo "== Python $$v ($$python)"; \
 		$(MAKE) --no-print-directory PYTHON=$$python VENV=.venv-$$v test || exit 1; \
 	done
+
+# The behaviour oracle: CPython's regression tests (tests/oracle/run.py's list) plain and under tracetop with each
+# instrumenter, compared test by test, on each of $(PYTHONS).
+oracle:
+	@status=0; for v in $(PYTHONS); do \
+		python=$$(pyenv prefix $$v 2>/dev/null)/bin/python$$v; [ -x "$$python" ] || python=$$(command -v python$$v) || \
+			{ echo "no Python $$v"; exit 1; }; \
+		$(MAKE) --no-print-directory PYTHON=$$python VENV=.venv-$$v .venv-$$v/.installed || exit 1; \
+		for i in profile trace $$(.venv-$$v/bin/python -c 'import sys; print("monitoring" * (sys.version_info >= (3, 12)))'); do \
+			.venv-$$v/bin/python tests/oracle/run.py --instrumenter=$$i || status=1; \
+		done; \
+	done; exit $$status
 
 test-c: $(VENV)/.installed
 	$(VENV)/bin/meson setup $(CBUILD) --reconfigure >/dev/null 2>&1 || $(VENV)/bin/meson setup $(CBUILD)

@@ -239,6 +239,20 @@ static inline void tt_hook_enter(tt_stream *s, uint32_t region)
     }
 }
 
+/* ---- the program's own profile function (ownprofile.c) ---- */
+
+/* Set while a sys.setprofile call of the program waits for tracetop's next
+ * event on this thread, its C_RETURN; tt_own_profile_apply then makes the
+ * setting (0, or -1 with the setter's exception). */
+extern __thread PyObject *tt_pending_setter __attribute__((tls_model("initial-exec")));
+int tt_own_profile_apply(void);
+/* sys.setprofile stood in for while the hook is in place; unwrap puts it
+ * back. */
+int tt_own_profile_wrap(void);
+void tt_own_profile_unwrap(void);
+/* Whether the C_RETURN of the C call running now reaches tracetop's hook. */
+int tt_hook_sees_c_return(void);
+
 /* ---- sys.monitoring (monitoring.c; Python 3.12 and later) ---- */
 
 #if PY_VERSION_HEX >= 0x030C0000

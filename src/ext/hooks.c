@@ -132,6 +132,7 @@ static inline uint32_t frame_region(PyFrameObject *frame)
 static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
     (void)obj;
+    if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return -1;
     if (tt_unlikely(!tt_active)) return 0;
     tt_stream *s = tt_thread_stream();
     if (tt_unlikely(!s)) return 0;
@@ -157,6 +158,15 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
     }
     tt_hook_enter(s, region);
     return 0;
+}
+
+int tt_hook_sees_c_return(void)
+{
+    if (!hook_installed) return 0;
+    /* sys.monitoring hands a C_RETURN to a profile function already in
+     * place before tracetop's callback: setting it then is as plain. */
+    if (hook_kind == HOOK_MONITORING) return tt_record_c_calls && !PyThreadState_Get()->c_profilefunc;
+    return hook_kind == HOOK_PROFILE && PyThreadState_Get()->c_profilefunc == hook;
 }
 
 /* Sets func (or NULL) as the hook of every thread of the interpreter. */
@@ -242,12 +252,17 @@ static int install_hooks(void)
         return 0;
     case HOOK_MONITORING:
 #if PY_VERSION_HEX >= 0x030C0000
-        return tt_monitoring_start();
+        if (tt_monitoring_start() < 0) return -1;
+        return tt_own_profile_wrap();
 #endif
     case HOOK_PROFILE:
     case HOOK_TRACE:
+        if (hook_kind == HOOK_PROFILE && tt_own_profile_wrap() < 0) return -1;
         saved_threading_hook = set_threading_hook(thread_hook);
-        if (!saved_threading_hook) return -1;
+        if (!saved_threading_hook) {
+            tt_own_profile_unwrap();
+            return -1;
+        }
         if (hook_other_threads)
             install_everywhere(hook);
         else
@@ -264,11 +279,13 @@ static void remove_hooks(void)
         return;
     case HOOK_MONITORING:
 #if PY_VERSION_HEX >= 0x030C0000
+        tt_own_profile_unwrap();
         tt_monitoring_stop();
 #endif
         return;
     case HOOK_PROFILE:
     case HOOK_TRACE:
+        tt_own_profile_unwrap();
         install_everywhere(NULL);
         Py_XDECREF(set_threading_hook(saved_threading_hook));
         Py_CLEAR(saved_threading_hook);

@@ -29,6 +29,7 @@ static PyObject *ignored(int disabling)
 
 static PyObject *enter(PyObject *const *args, Py_ssize_t nargs, int disabling)
 {
+    if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
     if (tt_likely(tt_active) && nargs >= 1) {
         tt_stream *s = tt_thread_stream();
         if (s) {
@@ -43,6 +44,7 @@ static PyObject *enter(PyObject *const *args, Py_ssize_t nargs, int disabling)
 
 static PyObject *leave(PyObject *const *args, Py_ssize_t nargs, int disabling)
 {
+    if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
     if (tt_likely(tt_active)) {
         if (tt_unlikely(tt_region_filtered != NULL) && nargs >= 1 &&
             tt_region_is_filtered(tt_code_region(args[0])))
@@ -83,6 +85,7 @@ static PyObject *unwind_python(PyObject *self, PyObject *const *args, Py_ssize_t
 static PyObject *enter_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
+    if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
     if (tt_likely(tt_active) && nargs >= 3 && tt_method_def(args[2])) {
         tt_stream *s = tt_thread_stream();
         if (s) {
@@ -97,6 +100,7 @@ static PyObject *enter_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 static PyObject *leave_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
+    if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
     if (tt_likely(tt_active) && nargs >= 3 && tt_method_def(args[2])) {
         tt_stream *s = tt_thread_stream();
         if (s) tt_stream_leave(s, tt_clock_now());
