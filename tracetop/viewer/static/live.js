@@ -224,6 +224,15 @@
 
   /* ---- objects: a row of bars per type, and the dial of lists made ---- */
 
+  /* As top writes counts: 1234, 12.3k, 4.5M, 6.7G. */
+  function compact(n) {
+    const a = Math.abs(n), sign = n < 0 ? "-" : "";
+    if (a < 10000) return sign + Math.round(a);
+    if (a < 1e6) return sign + (a / 1e3).toFixed(1) + "k";
+    if (a < 1e9) return sign + (a / 1e6).toFixed(1) + "M";
+    return sign + (a / 1e9).toFixed(1) + "G";
+  }
+
   function showObjects() {
     const panel = $("objects-panel");
     panel.hidden = !state.objects;
@@ -245,14 +254,14 @@
     rows.forEach((r, i) => {
       const tr = body.rows[i], cells = tr.cells;
       tr.dataset.type = r[0];
-      const text = [r[0], TT.fmtCount(Math.round(r[4])), TT.fmtCount(Math.round(r[5])),
-                    (r[3] < 0 ? "-" : "") + TT.fmtCount(Math.abs(r[3]))];
+      const text = [r[0], compact(r[4]), compact(r[5]), compact(r[3])];
       for (let c = 0; c < 4; c++) if (cells[c].textContent !== text[c]) cells[c].textContent = text[c];
       const bars = cells[4].children;
       bars[0].style.width = share(r[4], rate);
       bars[1].style.width = share(r[5], rate);
       bars[2].style.width = share(r[3], alive);
-      cells[4].title = `${r[1]} made, ${r[2]} freed since the page's server attached`;
+      tr.title = `${r[0]}: ${TT.fmtCount(r[1])} made, ${TT.fmtCount(r[2])} freed since the server attached, ` +
+        `${TT.fmtCount(r[3])} alive`;
     });
     const list = state.objects.find((r) => r[0] === "list");
     drawNova(list ? list[1] : 0, list ? list[4] : 0);
@@ -261,7 +270,7 @@
   /* The needle turns once per NOVA_TURN lists made; the ring fills with the rate. */
   function drawNova(made, perSecond) {
     const c = $("nova-canvas"), g = c.getContext("2d"), dpr = window.devicePixelRatio || 1;
-    const size = 150;
+    const size = 130;
     if (c.width !== size * dpr) c.width = c.height = size * dpr;
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, size, size);
