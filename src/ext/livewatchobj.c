@@ -5,8 +5,9 @@
  *
  * read() takes what the channels sent (without the GIL); frame() says what
  * is new since the last frame: the processes and their threads' stacks now,
- * the functions named since, top's rows, and the calls that returned and
- * the counter and parameter samples, each kept by a sink (agg.h) per
+ * the functions named since, top's rows, top's objects (view.h: the
+ * types of objects counted with --objects), and the calls that returned
+ * and the counter and parameter samples, each kept by a sink (agg.h) per
  * process, bounded. Times are CLOCK_MONOTONIC nanoseconds. One thread uses
  * a LiveWatch at a time.
  */
@@ -24,6 +25,7 @@ typedef struct {
     PyObject_HEAD
     tt_watch watch;
     tt_view view;
+    tt_objview objects;
     tt_agg_sink **sinks; /* by the watch's index */
     size_t sink_count;
     uint64_t min_ns;
@@ -37,6 +39,7 @@ static void livewatch_dealloc(LiveWatchObject *self)
 {
     if (self->ready) {
         tt_view_free(&self->view);
+        tt_objview_free(&self->objects);
         tt_watch_free(&self->watch);
     }
     for (size_t i = 0; i < self->sink_count; i++) {
@@ -266,6 +269,28 @@ static PyObject *top_rows(LiveWatchObject *self)
     return rows;
 }
 
+/* None while no process counts objects; else top's rows of types. */
+static PyObject *object_rows(LiveWatchObject *self, uint64_t now_ns)
+{
+    if (tt_objview_build(&self->objects, &self->watch, now_ns) < 0) return PyErr_NoMemory();
+    if (!self->objects.counting) Py_RETURN_NONE;
+    size_t n = self->objects.row_count < ROWS_MAX ? self->objects.row_count : ROWS_MAX;
+    PyObject *rows = PyList_New((Py_ssize_t)n);
+    if (!rows) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const tt_objrow *r = &self->objects.rows[i];
+        PyObject *row = Py_BuildValue("(sKKLdd)", r->type, (unsigned long long)r->created,
+                                      (unsigned long long)r->destroyed, (long long)r->alive, r->created_rate,
+                                      r->destroyed_rate);
+        if (!row) {
+            Py_DECREF(rows);
+            return NULL;
+        }
+        PyList_SET_ITEM(rows, (Py_ssize_t)i, row);
+    }
+    return rows;
+}
+
 static PyObject *livewatch_frame(LiveWatchObject *self, PyObject *unused)
 {
     (void)unused;
@@ -288,14 +313,16 @@ static PyObject *livewatch_frame(LiveWatchObject *self, PyObject *unused)
     /* The functions after the rows: building them may name none, but the
      * processes' stacks and spans above name only functions known now. */
     PyObject *rows = top_rows(self);
-    PyObject *functions = rows ? new_functions(self) : NULL;
+    PyObject *objects = rows ? object_rows(self, now_ns) : NULL;
+    PyObject *functions = objects ? new_functions(self) : NULL;
     if (!functions) {
         Py_XDECREF(rows);
+        Py_XDECREF(objects);
         Py_DECREF(processes);
         return NULL;
     }
-    return Py_BuildValue("{s:K,s:N,s:N,s:N}", "now", (unsigned long long)now_ns, "processes", processes,
-                         "functions", functions, "rows", rows);
+    return Py_BuildValue("{s:K,s:N,s:N,s:N,s:N}", "now", (unsigned long long)now_ns, "processes", processes,
+                         "functions", functions, "rows", rows, "objects", objects);
 }
 
 static PyMethodDef livewatch_methods[] = {
@@ -304,7 +331,8 @@ static PyMethodDef livewatch_methods[] = {
     {"frame", (PyCFunction)livewatch_frame, METH_NOARGS,
      "frame()\n--\n\nWhat is new since the last frame: a dict of now (monotonic ns), processes (each with\n"
      "its threads' stacks, the calls that returned and the samples since), functions (named since, in\n"
-     "order of their numbers) and rows (top's, all threads merged)."},
+     "order of their numbers), rows (top's, all threads merged) and objects (None while no process\n"
+     "counts objects; else top's rows of types: type, created, destroyed, alive, created/s, destroyed/s)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -95,6 +95,7 @@ void tt_agg_free(tt_agg_process *p)
     for (uint32_t i = 0; i < p->string_count; i++) free(p->strings[i]);
     free(p->strings);
     free(p->regions);
+    free(p->objtypes);
     for (uint32_t i = 0; i < p->thread_cap; i++) free_thread(p->threads[i]);
     free(p->threads);
     memset(p, 0, sizeof *p);
@@ -280,6 +281,27 @@ static void keep_sample(tt_agg_process *p, const tt_agg_thread *th, const tt_eve
     k->samples[k->sample_count++] = (tt_agg_sample){(uint32_t)p->pid, th->stream, (uint32_t)r->id, r->ticks, value};
 }
 
+/* 0, or -1 when out of memory, -2 when the type is beyond id_bound. */
+static int count_objects(tt_agg_process *p, const tt_event_record *r)
+{
+    uint64_t type = r->objects.type;
+    if (type >= p->id_bound || type >= UINT32_MAX / 2) return -2;
+    if (type >= p->objtype_cap) {
+        size_t cap = p->objtype_cap;
+        tt_agg_objtype *grown = p->objtypes;
+        if (TT_RESERVE(grown, cap, type + 1) < 0) return -1;
+        memset(grown + p->objtype_cap, 0, (cap - p->objtype_cap) * sizeof *grown);
+        p->objtypes = grown;
+        p->objtype_cap = (uint32_t)cap;
+    }
+    tt_agg_objtype *o = &p->objtypes[type];
+    o->created += r->objects.created;
+    o->destroyed += r->objects.destroyed;
+    o->alive += (int64_t)r->objects.created - (int64_t)r->objects.destroyed;
+    p->objects++;
+    return 0;
+}
+
 static inline void leave(tt_agg_process *p, tt_agg_thread *th, uint64_t now)
 {
     if (unlikely(th->depth == 0)) return; /* entered before top saw this thread */
@@ -359,6 +381,8 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
             keep_sample(p, th, &r, (double)r.int_value);
         } else if (p->sink && r.tag == TT_EV_PARAM_UINT) {
             keep_sample(p, th, &r, (double)r.uint_value);
+        } else if (r.tag == TT_EV_OBJECTS) {
+            if ((failed = count_objects(p, &r)) < 0) goto fail;
         } else if (r.tag == TT_EV_STREAM_END) {
             th->ticks = ticks;
             close_open_calls(p, th);
@@ -388,6 +412,7 @@ fail:
 
 void tt_agg_reset(tt_agg_process *p)
 {
+    for (uint32_t i = 0; i < p->objtype_cap; i++) p->objtypes[i].created = p->objtypes[i].destroyed = 0;
     for (uint32_t i = 0; i < p->thread_cap; i++) {
         tt_agg_thread *th = p->threads[i];
         if (!th) continue;

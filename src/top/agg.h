@@ -55,9 +55,8 @@ uint32_t tt_functions_intern(tt_functions *t, const char *name, const char *file
 /* Calls that returned, long enough to be seen on a timeline, and the
  * samples of counters and numeric parameters, kept until the viewer takes
  * them (tt_agg_sink_clear). Bounded: what does not fit is counted, not
- * kept. `tracetop top` has none. Object records (--objects), once the
- * format has them, are kept here too, as counts per type, for the page's
- * bars and dial: tt_agg_slice's slow path is where they are decoded. */
+ * kept. `tracetop top` has none. Object counts (--objects) are not kept
+ * here: every process counts them (tt_agg_objtype), for top and the page. */
 typedef struct tt_agg_span {
     uint32_t pid, stream, function, depth; /* depth: 0 outermost */
     uint64_t begin, end;                   /* ticks of its process */
@@ -113,6 +112,15 @@ typedef struct tt_agg_thread {
     uint32_t stat_cap;
 } tt_agg_thread;
 
+/* Objects of one type (--objects, format.h: OBJECTS), whatever region
+ * made them: counted since top attached (or was reset), and alive, the
+ * made less the destroyed since top attached, which a reset keeps (an
+ * object made before top attached and destroyed after makes it less). */
+typedef struct tt_agg_objtype {
+    uint64_t created, destroyed;
+    int64_t alive;
+} tt_agg_objtype;
+
 typedef struct tt_agg_region {
     uint32_t function; /* in the shared table */
 } tt_agg_region;
@@ -137,6 +145,10 @@ typedef struct tt_agg_process {
 
     tt_agg_thread **threads; /* by stream; NULL where none */
     uint32_t thread_cap;
+
+    tt_agg_objtype *objtypes; /* by the type's string id; zero where none */
+    uint32_t objtype_cap;
+    uint64_t objects; /* OBJECTS records decoded: 0 when the process does not count objects */
 
     tt_agg_sink *sink; /* NULL: counts only */
 

@@ -10,7 +10,8 @@
  * One loop reads the channels (watch.h) every few milliseconds, so that
  * they never fill, and redraws the screen every interval (0.1 s: ten times
  * a second) from the rows of the view (view.h). Keys: q quit, s sort, p
- * pause, r reset, t thread, / filter, m measurement on/off, ? help.
+ * pause, r reset, t thread, / filter, m measurement on/off, o objects (the
+ * types of objects instead of the functions), ? help.
  */
 #define _GNU_SOURCE
 #define NCURSES_WIDECHAR 1
@@ -138,8 +139,9 @@ static int putf(int y, int x, int width, const char *fmt, ...)
 typedef struct screen {
     tt_watch watch;
     tt_view view;
+    tt_objview objects;
     uint64_t interval_ns;
-    int paused, help, prompting;
+    int paused, help, prompting, showing_objects;
     char input[sizeof ((tt_view *)0)->filter];
     size_t input_len;
     uint64_t rate_time, rate_events; /* events per second: counted from here */
@@ -219,8 +221,12 @@ static void draw_header(screen *s)
         if (w->count > 1 && t.process && n > 0 && (size_t)n < sizeof view)
             snprintf(view + n, sizeof view - (size_t)n, " (%ld)", (long)t.process->pid);
     }
-    putf(1, 0, COLS, "threads %zu  events/s %s  drops %s%s  measurement %s  sort %s  %s", threads, rate,
-         dropped ? "~" : "", drops, state, tt_sort_name(v->sort), view);
+    if (s->showing_objects)
+        putf(1, 0, COLS, "threads %zu  events/s %s  drops %s%s  measurement %s  objects by alive", threads, rate,
+             dropped ? "~" : "", drops, state);
+    else
+        putf(1, 0, COLS, "threads %zu  events/s %s  drops %s%s  measurement %s  sort %s  %s", threads, rate,
+             dropped ? "~" : "", drops, state, tt_sort_name(v->sort), view);
 
     if (s->prompting) {
         x = put(2, 0, COLS, "filter: ");
@@ -303,6 +309,59 @@ static void draw_rows(screen *s)
             !w->count ? "no live process yet" : v->filter[0] ? "no function matches the filter" : "no calls seen yet");
 }
 
+#define OBJECT_COLUMNS 35 /* " CREATED/s DESTROYED/s      ALIVE  ", as a row's "%10s %11s %10s  " */
+
+/* Per type: its rates and alive objects, then a bar each, scaled to the
+ * largest of its kind on screen: '+' created/s, '-' destroyed/s, '#' alive. */
+static void draw_objects(screen *s)
+{
+    const tt_objview *o = &s->objects;
+    int y = HEADER_LINES - 1, name = (COLS - OBJECT_COLUMNS) / 3, bars = COLS - OBJECT_COLUMNS - name - 1;
+    if (name > 32) name = 32, bars = COLS - OBJECT_COLUMNS - name - 1;
+    attron(A_REVERSE);
+    mvhline(y, 0, ' ', COLS);
+    put(y, 0, OBJECT_COLUMNS, " CREATED/s DESTROYED/s      ALIVE  ");
+    put(y, OBJECT_COLUMNS, name, "TYPE");
+    put(y, OBJECT_COLUMNS + name + 1, bars, "+ created/s  - destroyed/s  # alive");
+    attroff(A_REVERSE);
+
+    double most_rate = 0, most_alive = 0;
+    for (size_t i = 0; i < o->row_count; i++) {
+        const tt_objrow *r = &o->rows[i];
+        if (r->created_rate > most_rate) most_rate = r->created_rate;
+        if (r->destroyed_rate > most_rate) most_rate = r->destroyed_rate;
+        if ((double)r->alive > most_alive) most_alive = (double)r->alive;
+    }
+    /* Three lines a type where the screen has room, else one: the alive bar. */
+    int lines = (size_t)(LINES - HEADER_LINES) >= o->row_count * 3 ? 3 : 1;
+    for (size_t i = 0; i < o->row_count && HEADER_LINES + (int)i * lines < LINES; i++) {
+        const tt_objrow *r = &o->rows[i];
+        char created[32], destroyed[32], alive[32];
+        format_count(created, sizeof created, r->created_rate);
+        format_count(destroyed, sizeof destroyed, r->destroyed_rate);
+        /* Fewer than none: more were destroyed than made since top attached. */
+        format_count(alive + (r->alive < 0), sizeof alive - 1, r->alive < 0 ? -(double)r->alive : (double)r->alive);
+        if (r->alive < 0) alive[0] = '-';
+        y = HEADER_LINES + (int)i * lines;
+        putf(y, 0, OBJECT_COLUMNS, "%10s %11s %10s  ", created, destroyed, alive);
+        put(y, OBJECT_COLUMNS, name, r->type);
+        const struct {
+            char mark;
+            double value, most;
+        } bar[3] = {{'#', (double)r->alive, most_alive},
+                    {'+', r->created_rate, most_rate},
+                    {'-', r->destroyed_rate, most_rate}};
+        for (int b = 0; b < lines && y + b < LINES; b++) {
+            int n = bar[b].most > 0 && bar[b].value > 0 ? (int)(bar[b].value / bar[b].most * bars + 0.5) : 0;
+            if (n < 1 && bar[b].value > 0) n = 1;
+            mvhline(y + b, OBJECT_COLUMNS + name + 1, (chtype)bar[b].mark, n);
+        }
+    }
+    if (!o->row_count)
+        put(HEADER_LINES, 2, COLS - 2,
+            o->counting ? "no objects counted yet" : "no objects counted (run the program with --live --objects)");
+}
+
 static void draw_help(void)
 {
     static const char *const lines[] = {
@@ -315,6 +374,8 @@ static void draw_help(void)
         "  t   next thread: all threads merged, then each",
         "  /   filter functions by name (Enter applies, Esc cancels)",
         "  m   switch measurement on or off in the watched processes",
+        "  o   objects (--objects): per type created/s, destroyed/s,",
+        "      alive; again for the functions",
         "  ?   this help",
         "",
         "%OWN   own time, as a share of the time covered",
@@ -342,7 +403,10 @@ static void draw(screen *s)
         put(0, 0, COLS, "tracetop top: the terminal is too small");
     } else {
         draw_header(s);
-        draw_rows(s);
+        if (s->showing_objects)
+            draw_objects(s);
+        else
+            draw_rows(s);
         if (s->help) draw_help();
     }
     if (!s->prompting) move(LINES - 1, COLS - 1);
@@ -416,6 +480,9 @@ static int on_key(screen *s, int key)
         break;
     case 'm':
         toggle_measurement(&s->watch);
+        break;
+    case 'o':
+        s->showing_objects = !s->showing_objects;
         break;
     case '?':
     case 'h':
@@ -491,6 +558,7 @@ static int run_screen(pid_t only, double interval)
         if (now >= next_draw) {
             update_rate(&s);
             if (!s.paused || !s.view.steady) tt_view_build(&s.view, &s.watch);
+            if (!s.paused) tt_objview_build(&s.objects, &s.watch, now);
             draw(&s);
             next_draw = now + s.interval_ns;
         }
@@ -503,6 +571,7 @@ static int run_screen(pid_t only, double interval)
     }
     endwin();
     tt_view_free(&s.view);
+    tt_objview_free(&s.objects);
     tt_watch_free(&s.watch);
     if (status) return fail(status, "%s", err.message);
     return 0;

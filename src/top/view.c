@@ -247,3 +247,86 @@ int tt_view_build(tt_view *v, const tt_watch *w)
     v->steady = 1;
     return 0;
 }
+
+/* ---- objects ---- */
+
+void tt_objview_free(tt_objview *o)
+{
+    for (size_t i = 0; i < o->row_count; i++) free(o->rows[i].type);
+    free(o->rows);
+    memset(o, 0, sizeof *o);
+}
+
+/* The row of the type, added when new; NULL when out of memory. Types are
+ * few (tens): a linear search costs less than keeping an index. */
+static tt_objrow *objrow_of(tt_objview *o, const char *type)
+{
+    for (size_t i = 0; i < o->row_count; i++)
+        if (strcmp(o->rows[i].type, type) == 0) return &o->rows[i];
+    if (TT_RESERVE(o->rows, o->row_cap, o->row_count + 1) < 0) return NULL;
+    char *name = strdup(type);
+    if (!name) return NULL;
+    o->rows[o->row_count] = (tt_objrow){.type = name};
+    return &o->rows[o->row_count++];
+}
+
+static int by_alive(const void *a, const void *b)
+{
+    const tt_objrow *x = a, *y = b;
+    if (x->seen != y->seen) return y->seen - x->seen;
+    if (x->alive != y->alive) return x->alive < y->alive ? 1 : -1;
+    if (x->created != y->created) return x->created < y->created ? 1 : -1;
+    return strcmp(x->type, y->type);
+}
+
+int tt_objview_build(tt_objview *o, const tt_watch *w, uint64_t now_ns)
+{
+    /* The totals before this build, for the rates. */
+    typedef struct {
+        uint64_t created, destroyed;
+    } before;
+    before *last = o->row_count ? malloc(o->row_count * sizeof *last) : NULL;
+    if (o->row_count && !last) return -1;
+    size_t known = o->row_count;
+    for (size_t i = 0; i < known; i++) {
+        last[i] = (before){o->rows[i].created, o->rows[i].destroyed};
+        o->rows[i].created = o->rows[i].destroyed = 0;
+        o->rows[i].alive = 0;
+        o->rows[i].seen = 0;
+    }
+    /* New rows go after the known ones, so the indexes of `last` hold
+     * until the rows are sorted below. */
+    o->counting = 0;
+    for (size_t i = 0; i < w->count; i++) {
+        const tt_agg_process *p = &w->procs[i]->agg;
+        o->counting |= p->objects != 0;
+        for (uint32_t t = 0; t < p->objtype_cap; t++) {
+            const tt_agg_objtype *c = &p->objtypes[t];
+            if (!c->created && !c->destroyed && !c->alive) continue;
+            tt_objrow *r = objrow_of(o, tt_agg_string(p, t));
+            if (!r) {
+                free(last);
+                return -1;
+            }
+            r->created += c->created;
+            r->destroyed += c->destroyed;
+            r->alive += c->alive;
+            r->seen = 1;
+        }
+    }
+    double elapsed = o->built_ns && now_ns > o->built_ns ? (double)(now_ns - o->built_ns) / 1e9 : 0;
+    for (size_t i = 0; i < o->row_count; i++) {
+        tt_objrow *r = &o->rows[i];
+        r->created_rate = r->destroyed_rate = 0;
+        /* A reset makes the totals smaller: no rate until the next build. */
+        if (i < known && elapsed > 0 && r->created >= last[i].created && r->destroyed >= last[i].destroyed) {
+            r->created_rate = (double)(r->created - last[i].created) / elapsed;
+            r->destroyed_rate = (double)(r->destroyed - last[i].destroyed) / elapsed;
+        }
+    }
+    free(last);
+    qsort(o->rows, o->row_count, sizeof *o->rows, by_alive);
+    while (o->row_count && !o->rows[o->row_count - 1].seen) free(o->rows[--o->row_count].type);
+    o->built_ns = now_ns;
+    return 0;
+}

@@ -87,4 +87,30 @@ int tt_view_build(tt_view *v, const tt_watch *w);
 
 const char *tt_sort_name(enum tt_sort sort);
 
+/* ---- objects (--objects): one row per type, the processes merged by the
+ * type's name, most alive first. Rates are per second between the last two
+ * builds, so that they show what happens now; the first build after a
+ * type appears gives it none. ---- */
+
+typedef struct tt_objrow {
+    char *type;
+    uint64_t created, destroyed; /* since top attached or was reset */
+    int64_t alive;               /* agg.h: tt_agg_objtype */
+    double created_rate, destroyed_rate;
+    int seen; /* in the last build */
+} tt_objrow;
+
+typedef struct tt_objview {
+    tt_objrow *rows;
+    size_t row_count, row_cap;
+    uint64_t built_ns; /* CLOCK_MONOTONIC of the last build; 0 before the first */
+    int counting;      /* a watched process counts objects */
+} tt_objview;
+
+void tt_objview_free(tt_objview *o);
+
+/* Builds the rows from the watch as it is at now_ns. 0, or -1 when memory
+ * runs out (the rows are those of the last build). */
+int tt_objview_build(tt_objview *o, const tt_watch *w, uint64_t now_ns);
+
 #endif

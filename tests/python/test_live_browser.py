@@ -12,7 +12,7 @@ import pytest
 
 from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
 from helpers import PROGRAMS, assert_complete, environment
-from test_top import Gated, drain
+from test_top import COUNTING_OBJECTS, Gated, Workload, drain
 from tracetop import _tracetop
 from tracetop.viewer.live import LiveServer
 
@@ -77,6 +77,7 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noq
             page.wait_for_function("[...window.ttLive.state.lanes.values()].some((l) => l.spans.length > 0)")
             page.wait_for_function("[...window.ttLive.state.tracks.values()].map((t) => t.name).sort().join() "
                                    "=== 'queue_len,round'")
+            assert page.is_hidden("#objects-panel")  # it counts no objects
             stacks = page.inner_text("#stacks")
             assert "MainThread" in stacks and "worker" in stacks and "__main__:main" in stacks
             labels = page.inner_text("#tl-labels")
@@ -174,3 +175,37 @@ def test_the_page_under_its_own_policy(browser, live_server, tmp_path):  # noqa:
     finally:
         for program in programs:
             program.stop()
+
+
+OBJECT_BARS = """(() => Object.fromEntries([...document.querySelectorAll('#objects tbody tr')].map((tr) =>
+    [tr.dataset.type, [...tr.querySelectorAll('.bar')].map((bar) => bar.getBoundingClientRect().width)])))()"""
+
+
+@pytest.mark.skipif(not COUNTING_OBJECTS, reason="this Python cannot count objects")
+def test_objects_bars_and_the_dial(browser, live_server, tmp_path):  # noqa: F811
+    """programs/live_objects.py under --live --objects: the objects panel shows list and dict bars from top's
+    rows of types (made and freed alike for dicts; lists kept, the longer alive bar), and the dial's needle
+    winds as lists are made."""
+    with page_of(browser, live_server.url) as page:
+        page.wait_for_function("window.ttLive && window.ttLive.state.serverNow > 0")
+        workload = Workload(tmp_path, program="live_objects.py", options=["--objects"])
+        try:
+            page.wait_for_selector("#objects-panel", state="visible", timeout=15000)
+            page.wait_for_function(f"(() => {{ const b = {OBJECT_BARS}; return b.list && b.dict && "
+                                   "b.list[0] > 1 && b.dict[0] > 1 && b.list[2] > 1; })()", timeout=15000)
+            bars = page.evaluate(OBJECT_BARS)
+            created, destroyed, alive = bars["dict"]
+            assert abs(created - destroyed) <= max(2, 0.2 * created), bars  # freed as made
+            assert bars["list"][1] < bars["list"][0], bars  # lists kept
+            assert bars["list"][2] > 10 * max(alive, 1), bars
+            cells = page.evaluate("[...document.querySelectorAll('#objects tbody tr')].map((tr) => "
+                                  "[...tr.cells].slice(0, 4).map((c) => c.textContent))")
+            assert any(row[0] == "list" and row[3][0].isdigit() and row[3] != "0" for row in cells), cells
+            first = page.evaluate("window.ttLive.nova")
+            page.wait_for_function(f"window.ttLive.nova.made > {first['made']} && "
+                                   f"window.ttLive.nova.angle !== {first['angle']}")
+            assert page.evaluate("window.ttLive.nova.perSecond") > 0
+            assert "lists: " in page.inner_text("#nova-text")
+            screenshot(page, "live_objects")
+        finally:
+            assert_complete(workload.stop())

@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,12 +45,12 @@ def rows(lines):
 
 
 class Workload:
-    """programs/live_workload.py under `tracetop run --live`, until stop()."""
+    """programs/live_workload.py (or `program`) under `tracetop run --live` (and `options`), until stop()."""
 
-    def __init__(self, tmp_path, workers=0):
+    def __init__(self, tmp_path, workers=0, program="live_workload.py", options=()):
         self.directory = tmp_path
-        self.process = subprocess.Popen([sys.executable, "-m", "tracetop", "--live", "--output", "exp",
-                                         PROGRAMS / "live_workload.py", str(workers)],
+        self.process = subprocess.Popen([sys.executable, "-m", "tracetop", "--live", *options, "--output", "exp",
+                                         PROGRAMS / program, str(workers)],
                                         cwd=tmp_path, env=environment(), stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
         self.pid = self.process.pid
@@ -185,9 +186,17 @@ def test_hottest_function_first_and_the_keys(tmp_path, screens):
         screen.keys("/", "BSpace", "BSpace", "BSpace", "BSpace", "Enter")
         screen.wait("every function", lambda lines: first(lines) == "__main__:hot" and "filter" not in lines[2])
 
+        # o: no objects without --objects, and the functions again.
+        screen.keys("o")
+        screen.wait("no objects", lambda lines: "objects by alive" in lines[1] and
+                    "no objects counted (run the program with --live --objects)" in lines[FIRST_ROW_LINE])
+        screen.keys("o")
+        screen.wait("the functions again", lambda lines: first(lines) == "__main__:hot")
+
         # ?: help, closed by any key.
         screen.keys("?")
-        screen.wait("the help", lambda lines: any("tracetop top: keys" in line for line in lines))
+        lines = screen.wait("the help", lambda lines: any("tracetop top: keys" in line for line in lines))
+        assert any(line.strip().startswith("o   objects") for line in lines)
         screen.keys("x")
         screen.wait("no help", lambda lines: not any("tracetop top: keys" in line for line in lines))
 
@@ -212,6 +221,62 @@ def test_hottest_function_first_and_the_keys(tmp_path, screens):
     assert hottest == "__main__:hot"
     assert abs(shown_percent - percent) <= 10, (shown_percent, percent)
     assert_complete(experiment)
+
+
+# An objects row: CREATED/s, DESTROYED/s, ALIVE, TYPE, then its bars.
+OBJECT_ROW = re.compile(r"^\s*(\S+)\s+(\S+)\s+(-?\S+)\s+(\S+)\s+([#]+)?")
+COUNTING_OBJECTS = not sysconfig.get_config_var("Py_GIL_DISABLED") and (
+    sys.version_info >= (3, 13) or bool(sysconfig.get_config_var("Py_ENABLE_SHARED")))
+
+
+def count(text):
+    """top's counts: 1234, 12.3k, 4.5M."""
+    scale = {"k": 1e3, "M": 1e6, "G": 1e9}.get(text[-1:], 1)
+    return float(text.rstrip("kMG")) * scale
+
+
+def object_rows(lines):
+    found = {}
+    for line in lines[FIRST_ROW_LINE:]:
+        match = OBJECT_ROW.match(line)
+        if match:
+            created, destroyed, alive, kind, bar = match.groups()
+            found[kind] = (count(created), count(destroyed), count(alive), len(bar or ""))
+    return found
+
+
+@needs_tmux
+@pytest.mark.skipif(not COUNTING_OBJECTS, reason="this Python cannot count objects")
+def test_objects_key_shows_the_types_a_program_makes(tmp_path, screens):
+    """programs/live_objects.py keeps 500 of every 2000 lists it makes and frees every dict at once: on key o
+    both types have rows, lists and dicts made at the same rate, lists growing alive, dicts none."""
+    workload = Workload(tmp_path, program="live_objects.py", options=["--objects"])
+    screen = screens(tmp_path, top_command(workload.pid))
+    try:
+        screen.wait("the functions", lambda lines: first(lines) is not None)
+        screen.keys("o")
+
+        def shown(lines):
+            rows = object_rows(lines)
+            return "objects by alive" in lines[1] and "list" in rows and "dict" in rows and \
+                rows["list"][0] > 0 and rows["dict"][0] > 0 and rows["list"][2] > 10000
+
+        lines = screen.wait("list and dict rows", shown)
+        rows = object_rows(lines)
+        lists, dicts = rows["list"], rows["dict"]
+        # As many dicts as lists made, a second apart or not: within the rounding of two refreshes.
+        assert 0.5 < dicts[0] / lists[0] < 2, lines
+        assert dicts[2] < 100 and dicts[1] > 0, lines  # freed as made
+        assert lists[1] < lists[0], lines  # a quarter kept
+        assert lists[3] > dicts[3], lines  # the longer alive bar
+        first_alive = lists[2]
+        lines = screen.wait("more lists alive", lambda lines: object_rows(lines).get("list", (0, 0, 0))[2] >
+                            first_alive * 1.2)
+        assert next(row for row in object_rows(lines)) in ("list", "int")  # most alive first
+        screen.keys("o")
+        screen.wait("the functions again", lambda lines: first(lines) == "__main__:churn")
+    finally:
+        assert_complete(workload.stop())
 
 
 @needs_tmux

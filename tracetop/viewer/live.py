@@ -114,13 +114,14 @@ class LiveFeed:
             processes.append(process)
         message = {"type": "frame", "t": ms(frame["now"]), "fbase": len(self.functions),
                    "functions": frame["functions"], "processes": processes,
-                   "rows": [list(row) for row in frame["rows"]], "spans": spans, "samples": samples}
+                   "rows": [list(row) for row in frame["rows"]], "spans": spans, "samples": samples,
+                   "objects": frame["objects"] and [list(row) for row in frame["objects"]]}
         encoded = json.dumps(message, separators=(",", ":")).encode()
         with self.lock:
             self.functions += frame["functions"]
             self._keep(self.spans, spans, MAX_SPANS, frame["now"], end=5)
             self._keep(self.samples, samples, MAX_SAMPLES, frame["now"], end=3)
-            self.last = {"processes": processes, "rows": message["rows"]}
+            self.last = {"processes": processes, "rows": message["rows"], "objects": message["objects"]}
             self.frames += 1
             for page in self.pages:
                 try:

@@ -1,7 +1,9 @@
 /* live.js -- the live page (`tracetop view --live`): the running programs'
  * timeline per thread (scrolling with time; pause, scroll back within the
  * window, open the recorded part in the viewer), their stacks now, top's
- * table, counters and parameters as tracks, measurement on/off.
+ * table, counters and parameters as tracks, measurement on/off; where a
+ * program counts objects (--objects), top's rows of types as bars and a
+ * dial whose needle winds once per NOVA_TURN lists made.
  *
  * The server (tracetop/viewer/live.py) sends server-sent events: a "hello"
  * with the window so far, then a "frame" ten times a second with what is
@@ -12,9 +14,11 @@
 (function () {
   const LANE_ROW = 14, PROCESS_ROW = 18, TRACK_ROW = 34, LABELS = 170, MAX_DEPTH = 40;
   const MAX_SPANS = 300000, MAX_SAMPLES = 100000, MIN_VIEW_MS = 5;
+  const NOVA_TURN = 10000, OBJECT_ROWS = 30;
 
   const state = {
     windowMs: 60000, functions: [], processes: new Map(), rows: [],
+    objects: null,         // top's rows of types: [type, created, destroyed, alive, created/s, destroyed/s]
     lanes: new Map(),      // "pid/stream" -> {pid, stream, spans: [], depth}
     tracks: new Map(),     // "pid/name" -> {pid, name, samples: []}
     spanCount: 0, sampleCount: 0,
@@ -116,6 +120,7 @@
       addSamples(m.samples);
       if (m.processes) takeProcesses(m.processes);
       if (m.rows) state.rows = m.rows;
+      if (m.objects !== undefined) state.objects = m.objects;
       return;
     }
     state.serverNow = m.t;
@@ -126,9 +131,11 @@
     addSamples(m.samples);
     takeProcesses(m.processes);
     state.rows = m.rows;
+    state.objects = m.objects;
     prune();
     showProcesses();
     showTop();
+    showObjects();
     showStacks();
     $("status").textContent = "live";
     $("status").className = "";
@@ -213,6 +220,90 @@
                     fn[1] ? baseName(fn[1]) + ":" + fn[2] : "-"];
       for (let c = 0; c < 7; c++) if (cells[c].textContent !== text[c]) cells[c].textContent = text[c];
     });
+  }
+
+  /* ---- objects: a row of bars per type, and the dial of lists made ---- */
+
+  /* As top writes counts: 1234, 12.3k, 4.5M, 6.7G. */
+  function compact(n) {
+    const a = Math.abs(n), sign = n < 0 ? "-" : "";
+    if (a < 10000) return sign + Math.round(a);
+    if (a < 1e6) return sign + (a / 1e3).toFixed(1) + "k";
+    if (a < 1e9) return sign + (a / 1e6).toFixed(1) + "M";
+    return sign + (a / 1e9).toFixed(1) + "G";
+  }
+
+  function showObjects() {
+    const panel = $("objects-panel");
+    panel.hidden = !state.objects;
+    if (!state.objects) return;
+    const rows = state.objects.slice(0, OBJECT_ROWS);
+    let rate = 0, alive = 0;
+    for (const r of rows) {
+      rate = Math.max(rate, r[4], r[5]);
+      alive = Math.max(alive, r[3]);
+    }
+    const body = $("objects").tBodies[0];
+    while (body.rows.length > rows.length) body.deleteRow(-1);
+    while (body.rows.length < rows.length) {
+      const tr = body.insertRow();
+      for (let i = 0; i < 5; i++) tr.insertCell();
+      tr.cells[4].innerHTML = '<div class="bar created"></div><div class="bar destroyed"></div><div class="bar alive"></div>';
+    }
+    const share = (v, most) => (most > 0 && v > 0 ? Math.max(0.5, 100 * v / most) : 0) + "%";
+    rows.forEach((r, i) => {
+      const tr = body.rows[i], cells = tr.cells;
+      tr.dataset.type = r[0];
+      const text = [r[0], compact(r[4]), compact(r[5]), compact(r[3])];
+      for (let c = 0; c < 4; c++) if (cells[c].textContent !== text[c]) cells[c].textContent = text[c];
+      const bars = cells[4].children;
+      bars[0].style.width = share(r[4], rate);
+      bars[1].style.width = share(r[5], rate);
+      bars[2].style.width = share(r[3], alive);
+      tr.title = `${r[0]}: ${TT.fmtCount(r[1])} made, ${TT.fmtCount(r[2])} freed since the server attached, ` +
+        `${TT.fmtCount(r[3])} alive`;
+    });
+    const list = state.objects.find((r) => r[0] === "list");
+    drawNova(list ? list[1] : 0, list ? list[4] : 0);
+  }
+
+  /* The needle turns once per NOVA_TURN lists made; the ring fills with the rate. */
+  function drawNova(made, perSecond) {
+    const c = $("nova-canvas"), g = c.getContext("2d"), dpr = window.devicePixelRatio || 1;
+    const size = 130;
+    if (c.width !== size * dpr) c.width = c.height = size * dpr;
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, size, size);
+    const r = size / 2 - 8, cx = size / 2, cy = size / 2;
+    g.lineWidth = 6;
+    g.strokeStyle = "#e4e4e8";
+    g.beginPath();
+    g.arc(cx, cy, r, 0, 2 * Math.PI);
+    g.stroke();
+    const fill = Math.min(1, Math.log10(1 + perSecond) / 7);
+    g.strokeStyle = "#2f855a";
+    g.beginPath();
+    g.arc(cx, cy, r, -Math.PI / 2, -Math.PI / 2 + fill * 2 * Math.PI);
+    g.stroke();
+    g.strokeStyle = "#6b6b70";
+    g.lineWidth = 1;
+    for (let i = 0; i < 10; i++) {
+      const a = i / 10 * 2 * Math.PI - Math.PI / 2;
+      g.beginPath();
+      g.moveTo(cx + Math.cos(a) * (r - 10), cy + Math.sin(a) * (r - 10));
+      g.lineTo(cx + Math.cos(a) * (r - 4), cy + Math.sin(a) * (r - 4));
+      g.stroke();
+    }
+    const angle = (made % NOVA_TURN) / NOVA_TURN * 2 * Math.PI - Math.PI / 2;
+    g.strokeStyle = "#b42318";
+    g.lineWidth = 3;
+    g.beginPath();
+    g.moveTo(cx, cy);
+    g.lineTo(cx + Math.cos(angle) * (r - 14), cy + Math.sin(angle) * (r - 14));
+    g.stroke();
+    $("nova-text").textContent = "lists: " + TT.fmtCount(made) + " made · " + TT.fmtCount(Math.round(perSecond)) +
+      "/s (a turn: " + TT.fmtCount(NOVA_TURN) + ")";
+    window.ttLive.nova = {made, perSecond, angle};
   }
 
   /* ---- stacks now, and what changed since the last frame ---- */
