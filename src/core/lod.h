@@ -21,11 +21,11 @@
  *    and a run of shorter ones with gaps below a grain becomes one block
  *    (at most 8 grains long) that counts the calls it holds and takes the
  *    region of its longest part. Grains double from 64 ns at level 1. A
- *    level that would keep more than half of the last level stored is not
- *    stored (it is that level), so the levels above 0 together hold at
- *    most as many items as level 0. A query at p ns per pixel reads the
- *    coarsest level whose grain is at most p, so it reads about as many
- *    items per depth as there are pixels.
+ *    level that would keep more than a quarter of the last level stored
+ *    (LOD_LEVEL_SHRINK) is not stored (it is that level), so the levels
+ *    above 0 together hold at most a third as many items as level 0. A
+ *    query at p ns per pixel reads the coarsest level whose grain is at
+ *    most p, so it reads at most some four items per depth and pixel.
  *  - Counter tracks: the COUNTER samples of a lane by name, and the PARAM_INT
  *    and PARAM_UINT values as tracks of their own; per level, min, max and
  *    last of the samples in each grain-sized bucket.
@@ -157,7 +157,7 @@ const char *tt_lod_cache_problem(const tt_lod *x);
 /* Spans are stored in blocks of up to TT_LOD_BLOCK_SPANS, each compressed
  * on its own (lod_file.h); decoded, a block takes at most
  * TT_LOD_BLOCK_BYTES (a few offsets, then four varints per span). */
-#define TT_LOD_BLOCK_SPANS 512u
+#define TT_LOD_BLOCK_SPANS 1024u
 #define TT_LOD_BLOCK_BYTES (16u + TT_LOD_BLOCK_SPANS * 30u)
 /* What a varint read may run past the end of its block's bytes. */
 #define TT_LOD_VARINT_ROOM 10u

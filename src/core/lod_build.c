@@ -347,6 +347,10 @@ static int read_process(builder *b, const tt_trace *t, const tt_process *p, uint
 
 /* ---- levels ---- */
 
+/* A coarser level is stored when it has at most 1 / LOD_LEVEL_SHRINK of
+ * the items of the last level stored below it (lod.h). */
+#define LOD_LEVEL_SHRINK 4
+
 uint64_t tt_lod_grain(unsigned level) { return level == 0 ? 0 : (uint64_t)1 << (5 + level); }
 
 /* Level k from level k-1 (see lod.h). A block is at most 8 grains long, so
@@ -454,14 +458,16 @@ static int make_levels(builder *b, void *zctx, uint8_t *raw)
         for (uint32_t d = 0; d < l->rec.depths; d++) {
             span_vec *level = l->depths[d].level;
             for (unsigned k = 1; k < b->levels; k++) {
-                /* A level that would keep more than half of the last level
-                 * stored is not stored: reading that one instead costs at
-                 * most twice as much, and all levels together are at most
-                 * the size of level 0. */
+                /* A level that would keep more than 1 / LOD_LEVEL_SHRINK
+                 * of the last level stored is not stored: reading that one
+                 * instead costs at most LOD_LEVEL_SHRINK times as much, and
+                 * all levels above 0 together are at most a third of it
+                 * (the coarse levels' items are merged ones, which take
+                 * more bytes each than calls). */
                 const span_vec *below = &level[k - 1];
                 while (below->same) below--;
                 if (merge_spans(below, &level[k], tt_lod_grain(k)) != 0) return -1;
-                if (level[k].n * 2 > below->n) {
+                if (level[k].n * LOD_LEVEL_SHRINK > below->n) {
                     free(level[k].v);
                     level[k] = (span_vec){.same = 1};
                 }
@@ -476,7 +482,7 @@ static int make_levels(builder *b, void *zctx, uint8_t *raw)
             const sample_vec *below = &level[k - 1];
             while (below->same) below--;
             if (merge_samples(below, &level[k], tt_lod_grain(k)) != 0) return -1;
-            if (level[k].n * 2 > below->n) {
+            if (level[k].n * LOD_LEVEL_SHRINK > below->n) {
                 free(level[k].v);
                 level[k] = (sample_vec){.same = 1};
             }
