@@ -157,7 +157,7 @@ const char *tt_lod_cache_problem(const tt_lod *x);
 /* Spans are stored in blocks of up to TT_LOD_BLOCK_SPANS, each compressed
  * on its own (lod_file.h); decoded, a block takes at most
  * TT_LOD_BLOCK_BYTES (a few offsets, then four varints per span). */
-#define TT_LOD_BLOCK_SPANS 1024u
+#define TT_LOD_BLOCK_SPANS 2048u
 #define TT_LOD_BLOCK_BYTES (16u + TT_LOD_BLOCK_SPANS * 30u)
 /* What a varint read may run past the end of its block's bytes. */
 #define TT_LOD_VARINT_ROOM 10u
