@@ -6,9 +6,6 @@
 
 #ifdef TRACETOP_HAVE_ZSTD
 #include <zstd.h>
-/* Level 1: the writer thread must keep up with the traced program on one
- * core; higher levels gain little on event streams. */
-#define TT_ZSTD_LEVEL 1
 #endif
 
 void tt_file_header_encode(uint8_t *out, enum tt_file_kind kind)
@@ -97,19 +94,31 @@ int tt_chunk_verify(const uint8_t *header, const uint8_t *payload)
 }
 
 #ifdef TRACETOP_HAVE_ZSTD
-void *tt_compress_ctx_new(void) { return ZSTD_createCCtx(); }
+void *tt_compress_ctx_new(int level)
+{
+    ZSTD_CCtx *ctx = ZSTD_createCCtx();
+    if (ctx && ZSTD_isError(ZSTD_CCtx_setParameter(ctx, ZSTD_c_compressionLevel, level))) {
+        ZSTD_freeCCtx(ctx);
+        return NULL;
+    }
+    return ctx;
+}
 void tt_compress_ctx_free(void *ctx) { ZSTD_freeCCtx(ctx); }
 size_t tt_compress_bound(size_t len) { return ZSTD_compressBound(len); }
 
 size_t tt_compress(void *ctx, uint8_t *dst, size_t dst_cap, const uint8_t *src, size_t len)
 {
     if (!ctx) return 0;
-    size_t n = ZSTD_compressCCtx(ctx, dst, dst_cap, src, len, TT_ZSTD_LEVEL);
+    size_t n = ZSTD_compress2(ctx, dst, dst_cap, src, len);
     if (ZSTD_isError(n) || n >= len) return 0;
     return n;
 }
 #else
-void *tt_compress_ctx_new(void) { return NULL; }
+void *tt_compress_ctx_new(int level)
+{
+    (void)level;
+    return NULL;
+}
 void tt_compress_ctx_free(void *ctx) { (void)ctx; }
 size_t tt_compress_bound(size_t len) { return len; }
 size_t tt_compress(void *ctx, uint8_t *dst, size_t dst_cap, const uint8_t *src, size_t len)

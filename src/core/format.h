@@ -267,7 +267,11 @@ int tt_chunk_verify(const uint8_t *header, const uint8_t *payload);
  * failed, or would not make the payload smaller. */
 size_t tt_compress(void *ctx, uint8_t *dst, size_t dst_cap, const uint8_t *src, size_t len);
 size_t tt_compress_bound(size_t len);
-void *tt_compress_ctx_new(void);
+/* A context that compresses at zstd `level` (NULL without zstd). */
+void *tt_compress_ctx_new(int level);
+/* The level of trace chunks: the writer thread must keep up with the traced
+ * program on one core; higher levels gain little on event streams. */
+#define TT_ZSTD_CHUNK_LEVEL 1
 void tt_compress_ctx_free(void *ctx);
 
 /* Decodes a stored payload into dst (exactly h->raw_size bytes). 0 on

@@ -284,13 +284,26 @@ static const lod_ref *span_ref(const tt_lod *x, size_t lane, uint32_t depth, uns
     return (const lod_ref *)(x->image + x->lanes[lane].refs_off) + (size_t)depth * x->h->levels + level;
 }
 
-/* Starts decoding block c->block; 0 when there is none (or it is damaged). */
+/* Decompresses block c->block and starts decoding it; 0 when there is
+ * none (or it is damaged). */
 static int load_block(tt_lod_cursor *c)
 {
     if (c->block >= c->block_count) return 0;
     const lod_block *b = &c->blocks[c->block];
-    if (b->data >= c->x->size || b->spans == 0 || b->spans > LOD_BLOCK_SPANS) return 0;
-    c->pos = c->x->image + b->data;
+    const char *why;
+    struct tt_chunk_header h = {.stored_size = b->stored, .raw_size = b->raw, .codec = (uint8_t)b->codec};
+    if (b->data > c->x->size || b->stored > c->x->size - b->data || b->raw < 12 || b->raw > TT_LOD_BLOCK_BYTES ||
+        b->codec > TT_CODEC_ZSTD || b->spans == 0 || b->spans > TT_LOD_BLOCK_SPANS ||
+        tt_payload_decode(&h, c->x->image + b->data, c->raw, &why) != 0)
+        return 0;
+    /* Zeros after the bytes: a varint read near their end stays in raw. */
+    memset(c->raw + b->raw, 0, TT_LOD_VARINT_ROOM);
+    uint32_t at[5] = {12, tt_get_u32(c->raw), tt_get_u32(c->raw + 4), tt_get_u32(c->raw + 8), b->raw};
+    for (int k = 0; k < 4; k++) {
+        if (at[k] > at[k + 1]) return 0;
+        c->col[k] = c->raw + at[k];
+        c->col_end[k] = c->raw + at[k + 1];
+    }
     c->left = b->spans;
     c->prev_end = b->start;
     return 1;
@@ -298,7 +311,11 @@ static int load_block(tt_lod_cursor *c)
 
 void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t, tt_lod_cursor *c)
 {
-    *c = (tt_lod_cursor){.x = x, .end = x->image + x->size};
+    c->x = x;
+    c->blocks = NULL;
+    c->block_count = c->block = 0;
+    c->left = 0;
+    c->have = 0;
     const lod_ref *ref = span_ref(x, lane, depth, level);
     if (!ref) return;
     c->blocks = (const lod_block *)(x->image + ref->off);
@@ -321,9 +338,8 @@ void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, u
     while ((s = tt_lod_peek(c)) && s->end <= t) tt_lod_advance(c);
 }
 
-/* A varint at *p that LOD_VARINT_ROOM readable bytes follow: 0, or -1 when
- * it runs past 10 bytes. Most are one or two bytes: no bounds to check. */
-#define LOD_VARINT_ROOM 10
+/* A varint at *p that TT_LOD_VARINT_ROOM readable bytes follow (the
+ * cursor's buffer has them): 0, or -1 when it runs past 10 bytes. */
 static inline int varint_unchecked(const uint8_t **p, uint64_t *out)
 {
     const uint8_t *q = *p;
@@ -354,13 +370,11 @@ const tt_lod_span *tt_lod_peek(tt_lod_cursor *c)
         }
     }
     uint64_t gap = 0, length = 0, region = 0, calls = 0;
-    int bad;
-    if (c->end - c->pos >= 4 * LOD_VARINT_ROOM)
-        bad = varint_unchecked(&c->pos, &gap) | varint_unchecked(&c->pos, &length) |
-              varint_unchecked(&c->pos, &region) | varint_unchecked(&c->pos, &calls);
-    else
-        bad = tt_get_varint(&c->pos, c->end, &gap) | tt_get_varint(&c->pos, c->end, &length) |
-              tt_get_varint(&c->pos, c->end, &region) | tt_get_varint(&c->pos, c->end, &calls);
+    int bad = c->col[0] >= c->col_end[0] || c->col[1] >= c->col_end[1] || c->col[2] >= c->col_end[2] ||
+              c->col[3] >= c->col_end[3];
+    if (!bad)
+        bad = varint_unchecked(&c->col[0], &gap) | varint_unchecked(&c->col[1], &length) |
+              varint_unchecked(&c->col[2], &region) | varint_unchecked(&c->col[3], &calls);
     if (bad || region >= c->x->h->region_count || calls >= UINT32_MAX || gap > UINT64_MAX - c->prev_end ||
         length > UINT64_MAX - c->prev_end - gap) {
         c->block = c->block_count; /* damage: the reading ends here */

@@ -11,20 +11,21 @@
  *  - Per lane and call depth, the calls ("spans") at LEVEL 0: every call,
  *    exactly, in start order. Calls at one depth of one thread never overlap,
  *    so their ends are in order too and a cursor finds the first span of a
- *    time range by binary search. Spans are kept compressed (lod_file.h),
- *    some 6 bytes each: with its levels, the index takes about 1.4 times
- *    the size of the trace (bench/viewer.py).
+ *    time range by binary search. Spans are kept compressed in blocks
+ *    (lod_file.h), about a byte or two each: with its levels, the index
+ *    takes well under half the size of the (compressed) trace
+ *    (bench/viewer.py).
  *  - Per lane and depth, coarser LEVELs k = 1, 2, ...: level k has the calls
  *    of level k-1 merged where they are too small to tell apart at its grain
  *    of tt_lod_grain(k) ns: a call at least one grain long stays as it is,
  *    and a run of shorter ones with gaps below a grain becomes one block
  *    (at most 8 grains long) that counts the calls it holds and takes the
  *    region of its longest part. Grains double from 64 ns at level 1. A
- *    level that would keep more than half of the last level stored is not
- *    stored (it is that level), so the levels above 0 together hold at
- *    most as many items as level 0. A query at p ns per pixel reads the
- *    coarsest level whose grain is at most p, so it reads about as many
- *    items per depth as there are pixels.
+ *    level that would keep more than a quarter of the last level stored
+ *    (LOD_LEVEL_SHRINK) is not stored (it is that level), so the levels
+ *    above 0 together hold at most a third as many items as level 0. A
+ *    query at p ns per pixel reads the coarsest level whose grain is at
+ *    most p, so it reads at most some four items per depth and pixel.
  *  - Counter tracks: the COUNTER samples of a lane by name, and the PARAM_INT
  *    and PARAM_UINT values as tracks of their own; per level, min, max and
  *    last of the samples in each grain-sized bucket.
@@ -153,18 +154,29 @@ const char *tt_lod_problem(const tt_lod *x, size_t index);
 /* NULL when the index came from or went to the cache file; else why not. */
 const char *tt_lod_cache_problem(const tt_lod *x);
 
+/* Spans are stored in blocks of up to TT_LOD_BLOCK_SPANS, each compressed
+ * on its own (lod_file.h); decoded, a block takes at most
+ * TT_LOD_BLOCK_BYTES (a few offsets, then four varints per span). */
+#define TT_LOD_BLOCK_SPANS 2048u
+#define TT_LOD_BLOCK_BYTES (16u + TT_LOD_BLOCK_SPANS * 30u)
+/* What a varint read may run past the end of its block's bytes. */
+#define TT_LOD_VARINT_ROOM 10u
+
 /* Reading the spans of one depth of a lane at one level, in order. The
- * index keeps them compressed (lod_file.h): a cursor decodes them. Its
- * fields are the cursor's own. */
+ * index keeps them compressed (lod_file.h): a cursor decompresses the block
+ * it reads into its own buffer and decodes it (so a cursor is not copied
+ * once placed). Its fields are the cursor's own. */
 typedef struct tt_lod_cursor {
     const tt_lod *x;
     const struct lod_block *blocks;
     size_t block_count, block; /* the block being read */
-    const uint8_t *pos, *end;  /* in its bytes; end: the image's */
+    const uint8_t *col[4];     /* in raw: gaps, durations, regions, calls less one */
+    const uint8_t *col_end[4];
     uint64_t left;             /* spans of it not yet decoded */
     uint64_t prev_end;
     int have;                  /* span holds the span at the cursor */
     tt_lod_span span;
+    uint8_t raw[TT_LOD_BLOCK_BYTES + TT_LOD_VARINT_ROOM];
 } tt_lod_cursor;
 
 /* Places c at the first span of (lane, depth, level) that ends after t.

@@ -347,6 +347,10 @@ static int read_process(builder *b, const tt_trace *t, const tt_process *p, uint
 
 /* ---- levels ---- */
 
+/* A coarser level is stored when it has at most 1 / LOD_LEVEL_SHRINK of
+ * the items of the last level stored below it (lod.h). */
+#define LOD_LEVEL_SHRINK 4
+
 uint64_t tt_lod_grain(unsigned level) { return level == 0 ? 0 : (uint64_t)1 << (5 + level); }
 
 /* Level k from level k-1 (see lod.h). A block is at most 8 grains long, so
@@ -402,26 +406,46 @@ static int merge_samples(const sample_vec *in, sample_vec *out, uint64_t grain)
     return open ? push_sample(out, cur) : 0;
 }
 
-/* Encodes v's records into blocks (lod_file.h) and frees them. */
-static int encode_spans(span_vec *v)
+/* The index is written once and read many times, and its blocks are
+ * small: level 3 packs them some 4% tighter than the trace's level 1 at no
+ * cost in build time (its bytes to write shrink as much). */
+#define LOD_ZSTD_LEVEL 3
+
+/* Encodes v's records into blocks (lod_file.h) and frees them. `raw` is
+ * scratch of TT_LOD_BLOCK_BYTES; `zctx` compresses (tt_compress). */
+static int encode_spans(span_vec *v, void *zctx, uint8_t *raw)
 {
-    for (size_t i = 0; i < v->n; i += LOD_BLOCK_SPANS) {
-        size_t n = v->n - i < LOD_BLOCK_SPANS ? v->n - i : LOD_BLOCK_SPANS;
-        if (TT_RESERVE(v->blocks, v->block_cap, v->block_count + 1) != 0 ||
-            TT_RESERVE(v->bytes, v->bytes_cap, v->size + n * 4 * 10) != 0)
-            return -1;
-        v->blocks[v->block_count++] = (lod_block){v->v[i].start, v->v[i + n - 1].end, v->size, n};
-        uint8_t *p = v->bytes + v->size;
+    for (size_t i = 0; i < v->n; i += TT_LOD_BLOCK_SPANS) {
+        size_t n = v->n - i < TT_LOD_BLOCK_SPANS ? v->n - i : TT_LOD_BLOCK_SPANS;
+        /* The columns one after another: each varint is at most 10 bytes
+         * (gaps, durations) or 5 (regions, calls less one). */
+        uint8_t *col[4] = {raw + 12, raw + 12 + n * 10, raw + 12 + n * 20, raw + 12 + n * 25}, *p[4];
+        memcpy(p, col, sizeof p);
         uint64_t prev_end = v->v[i].start;
         for (size_t j = i; j < i + n; j++) {
             const tt_lod_span *s = &v->v[j];
-            p = tt_put_varint(p, s->start - prev_end);
-            p = tt_put_varint(p, s->end - s->start);
-            p = tt_put_varint(p, s->region);
-            p = tt_put_varint(p, s->calls - 1);
+            p[0] = tt_put_varint(p[0], s->start - prev_end);
+            p[1] = tt_put_varint(p[1], s->end - s->start);
+            p[2] = tt_put_varint(p[2], s->region);
+            p[3] = tt_put_varint(p[3], s->calls - 1);
             prev_end = s->end;
         }
-        v->size = (size_t)(p - v->bytes);
+        uint8_t *end = p[0];
+        for (int k = 1; k < 4; k++) {
+            tt_put_u32(raw + 4 * (k - 1), (uint32_t)(end - raw));
+            memmove(end, col[k], (size_t)(p[k] - col[k]));
+            end += p[k] - col[k];
+        }
+        size_t size = (size_t)(end - raw);
+        if (TT_RESERVE(v->blocks, v->block_cap, v->block_count + 1) != 0 ||
+            TT_RESERVE(v->bytes, v->bytes_cap, v->size + tt_compress_bound(size)) != 0)
+            return -1;
+        size_t stored = tt_compress(zctx, v->bytes + v->size, tt_compress_bound(size), raw, size);
+        if (stored == 0) memcpy(v->bytes + v->size, raw, stored = size);
+        v->blocks[v->block_count++] = (lod_block){v->v[i].start, v->v[i + n - 1].end, v->size, (uint32_t)n,
+                                                  size == stored ? TT_CODEC_NONE : TT_CODEC_ZSTD, (uint32_t)size,
+                                                  (uint32_t)stored};
+        v->size += stored;
     }
     free(v->v);
     v->v = NULL;
@@ -429,7 +453,7 @@ static int encode_spans(span_vec *v)
     return 0;
 }
 
-static int make_levels(builder *b)
+static int make_levels(builder *b, void *zctx, uint8_t *raw)
 {
     uint64_t span = b->end > b->begin ? b->end - b->begin : 0;
     b->levels = 1;
@@ -439,20 +463,22 @@ static int make_levels(builder *b)
         for (uint32_t d = 0; d < l->rec.depths; d++) {
             span_vec *level = l->depths[d].level;
             for (unsigned k = 1; k < b->levels; k++) {
-                /* A level that would keep more than half of the last level
-                 * stored is not stored: reading that one instead costs at
-                 * most twice as much, and all levels together are at most
-                 * the size of level 0. */
+                /* A level that would keep more than 1 / LOD_LEVEL_SHRINK
+                 * of the last level stored is not stored: reading that one
+                 * instead costs at most LOD_LEVEL_SHRINK times as much, and
+                 * all levels above 0 together are at most a third of it
+                 * (the coarse levels' items are merged ones, which take
+                 * more bytes each than calls). */
                 const span_vec *below = &level[k - 1];
                 while (below->same) below--;
                 if (merge_spans(below, &level[k], tt_lod_grain(k)) != 0) return -1;
-                if (level[k].n * 2 > below->n) {
+                if (level[k].n * LOD_LEVEL_SHRINK > below->n) {
                     free(level[k].v);
                     level[k] = (span_vec){.same = 1};
                 }
             }
             for (unsigned k = 0; k < b->levels; k++)
-                if (!level[k].same && encode_spans(&level[k]) != 0) return -1;
+                if (!level[k].same && encode_spans(&level[k], zctx, raw) != 0) return -1;
         }
     }
     for (size_t i = 0; i < b->track_count; i++) {
@@ -461,7 +487,7 @@ static int make_levels(builder *b)
             const sample_vec *below = &level[k - 1];
             while (below->same) below--;
             if (merge_samples(below, &level[k], tt_lod_grain(k)) != 0) return -1;
-            if (level[k].n * 2 > below->n) {
+            if (level[k].n * LOD_LEVEL_SHRINK > below->n) {
                 free(level[k].v);
                 level[k] = (sample_vec){.same = 1};
             }
@@ -630,7 +656,11 @@ static int build(builder *b, const char *experiment_dir, tt_error *err)
     }
     tt_trace_close(t);
     if (b->begin > b->end) b->begin = b->end = 0;
-    if (rc == 0) rc = make_levels(b);
+    void *zctx = tt_compress_ctx_new(LOD_ZSTD_LEVEL);
+    uint8_t *raw = malloc(TT_LOD_BLOCK_BYTES);
+    if (rc == 0) rc = raw ? make_levels(b, zctx, raw) : -1;
+    free(raw);
+    tt_compress_ctx_free(zctx);
     return rc == 0 ? 0 : tt_fail(err, "out of memory building the index of %s", experiment_dir);
 }
 

@@ -33,7 +33,7 @@
 #include "lod.h"
 
 #define LOD_MAGIC "TTLODIDX"
-#define LOD_VERSION 4u
+#define LOD_VERSION 5u
 
 typedef struct lod_header {
     char magic[8];
@@ -47,17 +47,17 @@ typedef struct lod_header {
     uint64_t strings_off, strings_size;
 } lod_header;
 
-#define LOD_BLOCK_SPANS 64u
-
 /* Spans: `count` lod_block at `off`. Samples: `count` tt_lod_sample at `off`. */
 typedef struct lod_ref {
     uint64_t off, count;
 } lod_ref;
 
 typedef struct lod_block {
-    uint64_t start, end; /* of its first span, of its last span */
-    uint64_t data;       /* offset of its bytes in the image */
-    uint64_t spans;      /* 1 .. LOD_BLOCK_SPANS */
+    uint64_t start, end;  /* of its first span, of its last span */
+    uint64_t data;        /* offset of its bytes in the image */
+    uint32_t spans;       /* 1 .. TT_LOD_BLOCK_SPANS */
+    uint32_t codec;       /* enum tt_codec (format.h) */
+    uint32_t raw, stored; /* the size of its bytes decoded (at most TT_LOD_BLOCK_BYTES) and stored */
 } lod_block;
 
 typedef struct lod_region_rec {

@@ -340,7 +340,7 @@ int tt_writer_start(tt_writer *w, struct tt_session *session, tt_error *err)
     w->scratch_cap = TT_CHUNK_HEADER_SIZE + tt_compress_bound(TT_CHUNK_PAYLOAD_SIZE);
     w->scratch = malloc(w->scratch_cap);
     if (!w->scratch) return tt_fail(err, "out of memory");
-    w->zctx = session->config.compress ? tt_compress_ctx_new() : NULL;
+    w->zctx = session->config.compress ? tt_compress_ctx_new(TT_ZSTD_CHUNK_LEVEL) : NULL;
     w->last_sync_ns = tt_monotonic_ns();
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);

@@ -173,7 +173,7 @@ static void test_codec(void)
     enum { N = 8192 };
     uint8_t *src = malloc(N), *dst = malloc(tt_compress_bound(N)), *back = malloc(N);
     for (size_t i = 0; i < N; i++) src[i] = (uint8_t)(i % 13 == 0 ? i : 1); /* compressible */
-    void *ctx = tt_compress_ctx_new();
+    void *ctx = tt_compress_ctx_new(TT_ZSTD_CHUNK_LEVEL);
     size_t n = tt_compress(ctx, dst, tt_compress_bound(N), src, N);
     struct tt_chunk_header h = {.stored_size = (uint32_t)n, .raw_size = N, .codec = TT_CODEC_ZSTD};
     const char *why = NULL;

@@ -159,7 +159,7 @@ static void tf_chunk_codec(tfile *tf, uint64_t base_ticks, rec *r, uint8_t flags
                                 .flags = flags};
     const uint8_t *stored = r->b;
     if (zstd) {
-        if (!tf->zstd) tf->zstd = tt_compress_ctx_new();
+        if (!tf->zstd) tf->zstd = tt_compress_ctx_new(TT_ZSTD_CHUNK_LEVEL);
         size_t n = tt_compress(tf->zstd, packed, sizeof packed, r->b, r->n);
         if (n) {
             h.codec = TT_CODEC_ZSTD;
