@@ -311,11 +311,20 @@ def command_line():
 _measuring = None
 
 
-def _after_fork_in_parent():
+def _resume_after_fork():
     try:
         _tracetop.fork_resume()
     except _tracetop.TraceError as failure:
         messages.error(f"measurement stopped: {failure}")
+
+
+def _after_fork_in_parent():
+    # Python 3.13 counts the process's threads for its fork warning after these hooks: tracetop's threads start
+    # again once os.fork has returned. A fork from another thread is warned of anyway (the program has two).
+    if threading.current_thread() is threading.main_thread():
+        _tracetop.fork_resume_later(_resume_after_fork)
+    else:
+        _resume_after_fork()
 
 
 def _after_fork_in_child():

@@ -14,7 +14,11 @@
  * fork_prepare ends tracetop's threads (the writer's, the SIGTERM
  * watcher's) and fork_resume starts them again: the program then forks as
  * it would without tracetop, with no thread it does not know of (Python
- * 3.12 and later warn of a fork in a process with threads).
+ * 3.12 and later warn of a fork in a process with threads). Python 3.13
+ * counts the threads once the after-fork hooks have run, so a fork made in
+ * the main thread has them started again only when os.fork has returned
+ * (fork_resume_later); one made in another thread has the program's own
+ * two threads to warn of anyway.
  */
 #include "ext.h"
 
@@ -29,6 +33,12 @@
 /* In a forked child: the session the parent was running (the child's copy
  * of it), until fork_continue or fork_leave. */
 static tt_session *forked;
+
+/* In the parent, from fork_prepare until tracetop's threads run again: the
+ * frame that called os.fork, and what fork_resume_later is to call once it
+ * runs again. */
+static PyObject *fork_frame;
+static PyObject *resume_callback;
 
 static void before_fork(void) { tt_fork_prepare(); }
 static void in_parent(void) { tt_fork_parent(); }
@@ -65,6 +75,8 @@ static PyObject *fork_prepare(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     long before = thread_count(), ended = 0;
+    Py_XSETREF(fork_frame, (PyObject *)PyEval_GetFrame());
+    Py_XINCREF(fork_frame);
     if (tt_active && tt_active->writer.running) {
         tt_session *session = tt_active;
         Py_BEGIN_ALLOW_THREADS /* the writer may be waiting to write, never for the GIL */
@@ -85,6 +97,7 @@ static PyObject *fork_prepare(PyObject *self, PyObject *unused)
 static PyObject *fork_resume(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
+    Py_CLEAR(fork_frame);
     tt_terminate_resume();
     if (!tt_active || tt_active->writer.running) Py_RETURN_NONE;
     tt_error err;
@@ -97,6 +110,53 @@ static PyObject *fork_resume(PyObject *self, PyObject *unused)
     tt_session_stop(session, &stats, NULL);
     tt_region_filter_clear();
     return tt_raise(&err);
+}
+
+/* Whether the running frame is one called, directly or not, by the frame
+ * that called os.fork: an at-fork hook's, or Python's fork warning's. */
+static int inside_fork(void)
+{
+    PyFrameObject *frame = PyEval_GetFrame();
+    if (!fork_frame || (PyObject *)frame == fork_frame) return 0;
+    Py_XINCREF(frame);
+    while (frame && (PyObject *)frame != fork_frame) {
+        PyFrameObject *back = PyFrame_GetBack(frame);
+        Py_DECREF(frame);
+        frame = back;
+    }
+    Py_XDECREF(frame);
+    return frame != NULL;
+}
+
+/* A pending call, made by the main thread between two bytecodes: calls
+ * resume_callback once os.fork has returned (or raised), else waits for
+ * the next such point. It raises nothing into the program. */
+static int resume_when_returned(void *unused)
+{
+    (void)unused;
+    if (inside_fork()) {
+        if (Py_AddPendingCall(resume_when_returned, NULL) == 0) return 0;
+    }
+    PyObject *callback = resume_callback;
+    resume_callback = NULL;
+    PyObject *result = callback ? PyObject_CallNoArgs(callback) : Py_NewRef(Py_None);
+    if (!result) PyErr_WriteUnraisable(callback);
+    Py_XDECREF(result);
+    Py_XDECREF(callback);
+    return 0;
+}
+
+static PyObject *fork_resume_later(PyObject *self, PyObject *callback)
+{
+    (void)self;
+    int scheduled = resume_callback != NULL;
+    Py_XSETREF(resume_callback, Py_NewRef(callback));
+    if (!scheduled && Py_AddPendingCall(resume_when_returned, NULL) != 0) {
+        /* The queue is full: started now, the threads are seen by the warning at worst. */
+        Py_CLEAR(resume_callback);
+        return PyObject_CallNoArgs(callback);
+    }
+    Py_RETURN_NONE;
 }
 
 /* The frames from the calling one back to `since` (included), which were
@@ -188,6 +248,10 @@ static PyMethodDef fork_methods[] = {
     {"fork_resume", fork_resume, METH_NOARGS,
      "After os.fork, in the parent: start tracetop's threads again (TraceError when the writer's cannot be;\n"
      "the measurement is then stopped)."},
+    {"fork_resume_later", fork_resume_later, METH_O,
+     "fork_resume_later(callback)\n--\n\nAfter os.fork, in the parent's main thread: call callback() (which calls\n"
+     "fork_resume) once os.fork has returned to its caller, after every at-fork\n"
+     "hook and Python's fork warning; its exceptions are reported as unraisable."},
     {"fork_continue", (PyCFunction)(void (*)(void))fork_continue, METH_VARARGS | METH_KEYWORDS,
      "fork_continue(directory, hook_frame, *, memory=64 MiB, compress=False, name='', attributes={})\n--\n\n"
      "In a child forked while measuring: measure on into directory/trace/<pid>,\n"

@@ -171,6 +171,7 @@ static PyObject *release_sigterm(PyObject *self, PyObject *unused)
     (void)self, (void)unused;
     release();
     Py_CLEAR(callback);
+    paused = 0; /* stopped between a fork and its resume: the watcher stays ended */
     /* No thread of tracetop's is left behind once a measurement stops. */
     if (watching) {
         Py_BEGIN_ALLOW_THREADS /* a stopper may be waiting for the GIL */
