@@ -321,7 +321,8 @@ def _resume_after_fork():
 def _after_fork_in_parent():
     # Python 3.13 counts the process's threads for its fork warning after these hooks: tracetop's threads start
     # again once os.fork has returned. A fork from another thread is warned of anyway (the program has two).
-    if threading.current_thread() is threading.main_thread():
+    # Before 3.13 the warning comes first, and a C call's return need not be a point where pending calls run.
+    if sys.version_info >= (3, 13) and threading.current_thread() is threading.main_thread():
         _tracetop.fork_resume_later(_resume_after_fork)
     else:
         _resume_after_fork()

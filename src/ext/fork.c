@@ -75,8 +75,7 @@ static PyObject *fork_prepare(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     long before = thread_count(), ended = 0;
-    Py_XSETREF(fork_frame, (PyObject *)PyEval_GetFrame());
-    Py_XINCREF(fork_frame);
+    Py_XSETREF(fork_frame, Py_XNewRef((PyObject *)PyEval_GetFrame()));
     if (tt_active && tt_active->writer.running) {
         tt_session *session = tt_active;
         Py_BEGIN_ALLOW_THREADS /* the writer may be waiting to write, never for the GIL */
@@ -124,8 +123,9 @@ static int inside_fork(void)
         Py_DECREF(frame);
         frame = back;
     }
+    int found = frame != NULL;
     Py_XDECREF(frame);
-    return frame != NULL;
+    return found;
 }
 
 /* A pending call, made by the main thread between two bytecodes: calls
