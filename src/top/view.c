@@ -281,52 +281,47 @@ static int by_alive(const void *a, const void *b)
 
 int tt_objview_build(tt_objview *o, const tt_watch *w, uint64_t now_ns)
 {
-    /* The totals before this build, for the rates. */
-    typedef struct {
-        uint64_t created, destroyed;
-    } before;
-    before *last = o->row_count ? malloc(o->row_count * sizeof *last) : NULL;
-    if (o->row_count && !last) return -1;
-    size_t known = o->row_count;
-    for (size_t i = 0; i < known; i++) {
-        last[i] = (before){o->rows[i].created, o->rows[i].destroyed};
+    for (size_t i = 0; i < o->row_count; i++) {
         o->rows[i].created = o->rows[i].destroyed = 0;
         o->rows[i].alive = 0;
         o->rows[i].seen = 0;
     }
-    /* New rows go after the known ones, so the indexes of `last` hold
-     * until the rows are sorted below. */
     o->counting = 0;
-    for (size_t i = 0; i < w->count; i++) {
+    int failed = 0;
+    for (size_t i = 0; i < w->count && !failed; i++) {
         const tt_agg_process *p = &w->procs[i]->agg;
         o->counting |= p->objects != 0;
         for (uint32_t t = 0; t < p->objtype_cap; t++) {
             const tt_agg_objtype *c = &p->objtypes[t];
             if (!c->created && !c->destroyed && !c->alive) continue;
+            size_t known = o->row_count;
             tt_objrow *r = objrow_of(o, tt_agg_string(p, t));
             if (!r) {
-                free(last);
-                return -1;
+                failed = 1;
+                break;
             }
             r->created += c->created;
             r->destroyed += c->destroyed;
             r->alive += c->alive;
             r->seen = 1;
+            if (o->row_count > known) r->base_created = r->created, r->base_destroyed = r->destroyed;
         }
     }
-    double elapsed = o->built_ns && now_ns > o->built_ns ? (double)(now_ns - o->built_ns) / 1e9 : 0;
-    for (size_t i = 0; i < o->row_count; i++) {
-        tt_objrow *r = &o->rows[i];
-        r->created_rate = r->destroyed_rate = 0;
-        /* A reset makes the totals smaller: no rate until the next build. */
-        if (i < known && elapsed > 0 && r->created >= last[i].created && r->destroyed >= last[i].destroyed) {
-            r->created_rate = (double)(r->created - last[i].created) / elapsed;
-            r->destroyed_rate = (double)(r->destroyed - last[i].destroyed) / elapsed;
+    if (!o->rate_ns) o->rate_ns = now_ns;
+    if (now_ns >= o->rate_ns + TT_OBJVIEW_RATE_NS) {
+        double elapsed = (double)(now_ns - o->rate_ns) / 1e9;
+        for (size_t i = 0; i < o->row_count; i++) {
+            tt_objrow *r = &o->rows[i];
+            /* A reset makes the totals smaller: no rate across it. */
+            int grew = r->created >= r->base_created && r->destroyed >= r->base_destroyed;
+            r->created_rate = grew ? (double)(r->created - r->base_created) / elapsed : 0;
+            r->destroyed_rate = grew ? (double)(r->destroyed - r->base_destroyed) / elapsed : 0;
+            r->base_created = r->created;
+            r->base_destroyed = r->destroyed;
         }
+        o->rate_ns = now_ns;
     }
-    free(last);
     qsort(o->rows, o->row_count, sizeof *o->rows, by_alive);
     while (o->row_count && !o->rows[o->row_count - 1].seen) free(o->rows[--o->row_count].type);
-    o->built_ns = now_ns;
-    return 0;
+    return failed ? -1 : 0;
 }

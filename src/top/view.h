@@ -88,29 +88,33 @@ int tt_view_build(tt_view *v, const tt_watch *w);
 const char *tt_sort_name(enum tt_sort sort);
 
 /* ---- objects (--objects): one row per type, the processes merged by the
- * type's name, most alive first. Rates are per second between the last two
- * builds, so that they show what happens now; the first build after a
- * type appears gives it none. ---- */
+ * type's name, most alive first. Rates are per second over the last
+ * TT_OBJVIEW_RATE_NS or a little more: over one refresh they would flicker,
+ * as a process writes its counts in batches (objects.c). A type gets its
+ * first rate one such span after it appears. ---- */
+
+#define TT_OBJVIEW_RATE_NS 1000000000ull
 
 typedef struct tt_objrow {
     char *type;
     uint64_t created, destroyed; /* since top attached or was reset */
     int64_t alive;               /* agg.h: tt_agg_objtype */
     double created_rate, destroyed_rate;
+    uint64_t base_created, base_destroyed; /* the totals when the rates were last taken */
     int seen; /* in the last build */
 } tt_objrow;
 
 typedef struct tt_objview {
     tt_objrow *rows;
     size_t row_count, row_cap;
-    uint64_t built_ns; /* CLOCK_MONOTONIC of the last build; 0 before the first */
+    uint64_t rate_ns;  /* CLOCK_MONOTONIC when the rates were last taken; 0 before the first build */
     int counting;      /* a watched process counts objects */
 } tt_objview;
 
 void tt_objview_free(tt_objview *o);
 
 /* Builds the rows from the watch as it is at now_ns. 0, or -1 when memory
- * runs out (the rows are those of the last build). */
+ * runs out (the rows are then incomplete until a build succeeds). */
 int tt_objview_build(tt_objview *o, const tt_watch *w, uint64_t now_ns);
 
 #endif

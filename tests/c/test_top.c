@@ -619,8 +619,8 @@ static void test_objects(void)
     CHECK(a->objtypes[7].created == 105 && a->objtypes[7].destroyed == 50 && a->objtypes[7].alive == 55);
     CHECK(a->objtypes[8].created == 30 && a->objtypes[8].destroyed == 0 && a->objtypes[8].alive == 30);
 
-    /* Half a second after the first build: rates over that half second. */
-    CHECK(tt_objview_build(&o, &w, 1500000000ull) == 0);
+    /* A second after the first build. */
+    CHECK(tt_objview_build(&o, &w, 2000000000ull) == 0);
     CHECK(o.counting);
     CHECK_U64(o.row_count, 2);
     CHECK_STR(o.row_count ? o.rows[0].type : "", "list");
@@ -634,7 +634,9 @@ static void test_objects(void)
     objects(m, 70, 0, 7, 0, 20);
     publish(&p, 0, 0);
     tt_watch_consume(&w, SIZE_MAX);
-    CHECK(tt_objview_build(&o, &w, 2500000000ull) == 0);
+    CHECK(tt_objview_build(&o, &w, 2500000000ull) == 0); /* too soon for new rates */
+    CHECK(objrow_named(&o, "dict") && objrow_named(&o, "dict")->created_rate == 0);
+    CHECK(tt_objview_build(&o, &w, 3000000000ull) == 0);
     CHECK_STR(o.row_count ? o.rows[0].type : "", "dict"); /* 230 alive, lists 35 */
     list = objrow_named(&o, "list");
     dict = objrow_named(&o, "dict");
@@ -643,7 +645,7 @@ static void test_objects(void)
 
     /* A reset: counts from zero, alive kept; no rate across it. */
     tt_watch_reset(&w);
-    CHECK(tt_objview_build(&o, &w, 3500000000ull) == 0);
+    CHECK(tt_objview_build(&o, &w, 4000000000ull) == 0);
     dict = objrow_named(&o, "dict");
     CHECK(dict && dict->created == 0 && dict->alive == 230 && dict->created_rate == 0);
 
