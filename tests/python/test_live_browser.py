@@ -67,7 +67,7 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noq
             # Its hot function leads top's table, as in `tracetop top`.
             page.wait_for_function("document.querySelector('#top tbody tr td:nth-child(6)') && "
                                    "document.querySelector('#top tbody tr td:nth-child(6)').textContent === "
-                                   "'__main__:hot'", timeout=10000)
+                                   "'__main__:hot'", timeout=30000)
             # The timeline advances: the page's time and the pixels move.
             first = page.evaluate("[window.ttLive.state.serverNow, document.getElementById('tl-canvas').toDataURL()]")
             page.wait_for_timeout(400)
