@@ -1,6 +1,4 @@
 """The API outside a measurement: every call is a cheap no-op, so annotated code runs unchanged."""
-import timeit
-
 import pytest
 
 import tracetop
@@ -57,12 +55,6 @@ def test_a_region_in_a_with_statement_needs_a_name():
     # Python before 3.11 says AttributeError for an object that is no context manager.
     with pytest.raises((TypeError, AttributeError)), tracetop.region():
         pass
-
-
-def test_region_costs_well_under_a_microsecond():
-    best = min(timeit.repeat('with region("x"): pass', globals={"region": tracetop.region}, number=100_000,
-                             repeat=5))
-    assert best / 100_000 < 1e-6
 
 
 def test_version():
