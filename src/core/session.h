@@ -45,8 +45,10 @@ typedef struct tt_session_config {
      * asks, and shows the state it leaves (tt_live_answer with ticket 0,
      * tt_live_show_objects); or, asked TT_LIVE_DETACH, has the measurement
      * ended by a thread that may (never the writer). Called on the writer
-     * thread. NULL: requests are answered, the state unchanged. */
-    void (*control)(int request);
+     * thread, which answers `ticket` after it returns; it may answer it
+     * itself first (tt_live_answer with ticket), as soon as what was asked
+     * is true. NULL: requests are answered, the state unchanged. */
+    void (*control)(int request, uint64_t ticket);
     /* Who holds the GIL now, read without taking it, as the gil_key of
      * the holder's stream (sampler.h); NULL when nobody does. Called on the
      * writer thread. NULL: the Python cannot tell. */

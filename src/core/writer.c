@@ -169,7 +169,7 @@ static void answer_live(tt_writer *w)
     uint64_t ticket;
     int request = tt_live_poll_request(live, &ticket);
     if (request < 0) return;
-    if (w->session->config.control) w->session->config.control(request);
+    if (w->session->config.control) w->session->config.control(request, ticket);
     tt_live_answer(live, ticket, -1);
 }
 

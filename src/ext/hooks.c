@@ -335,14 +335,25 @@ static int set_hook(int on)
 /* The live channel's request, on the writer thread. On also switches the
  * instrumenter on: a program started with --noinstrumenter is then
  * measured. Objects are switched alone (objects.c). Detach wakes the thread
- * that attached (attach.c). */
-static void control(int request)
+ * that attached (attach.c).
+ *
+ * Off stops the recording of calls at once, before the GIL is taken: a busy
+ * program's thread may hold the GIL for a switch interval, or for as long
+ * as it waits for a CPU on a loaded machine (hundreds of ms), and the
+ * reader asked for the events to stop now. The hook sees the store at its
+ * next call and records the calls that follow as not recorded, so that
+ * their returns still match; taking the hook away then waits for the GIL. */
+static void control(int request, uint64_t ticket)
 {
     if (request == TT_LIVE_DETACH) {
         tt_attach_request_detach();
         return;
     }
     int on = request & TT_LIVE_ON;
+    if (!on && !(request & TT_LIVE_OBJECTS) && tt_active && tt_active->live) {
+        tt_record_calls = 0;
+        tt_live_answer(tt_active->live, ticket, 0);
+    }
 #if PY_VERSION_HEX >= 0x030D0000
     if (!Py_IsInitialized() || Py_IsFinalizing()) return;
 #else
