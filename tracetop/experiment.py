@@ -197,13 +197,14 @@ def default_name(program=None, pid=None):
     return f"tracetop-{name}-{stamp}" if name else f"tracetop-{stamp}"
 
 
-def convert(experiment, format, output=None, thread=None, start=0, stop=2**64 - 1, progress=None):
+def convert(experiment, format, output=None, thread=None, start=0, stop=2**64 - 1, progress=None, filter=None):
     """Writes the trace of the experiment directory `experiment` in `format` to `output` (default: the format's
     file in the experiment), of the thread `thread` alone when given, between `start` and `stop` (ns since the
-    start of the measurement); one that takes longer than `progress` seconds says how it goes on stderr; returns
-    (the path written, the converter's result)."""
+    start of the measurement), without the calls of the regions the filter file `filter` excludes; one that takes
+    longer than `progress` seconds says how it goes on stderr; returns (the path written, the converter's result)."""
     path = output or os.path.join(experiment, _tracetop.default_name(format))
-    return path, _tracetop.convert(experiment, format, path, thread=thread, start=start, stop=stop, progress=progress)
+    return path, _tracetop.convert(experiment, format, path, thread=thread, start=start, stop=stop, progress=progress,
+                                   filter=filter)
 
 
 def describe_exit(status):

@@ -356,6 +356,7 @@ static void process_free(tt_process *p)
     free(p->dir);
     free(p->strings);
     free(p->regions);
+    free(p->left_out);
     for (size_t i = 0; i < p->thread_count; i++) free(p->threads[i].usage);
     free(p->threads);
     free(p->attributes);
@@ -1051,6 +1052,10 @@ struct tt_cursor {
 
     tt_read_progress *progress; /* or NULL */
 
+    /* The regions left out (tt_trace_keep_regions), and how many of them are open. */
+    const uint8_t *left_out;
+    size_t left_out_open;
+
     /* The range kept (tt_trace_keep_range), when the trace keeps one. */
     int windowed;
     enum window_phase window;
@@ -1090,6 +1095,7 @@ int tt_cursor_open(const tt_trace *t, const tt_process *p, size_t stream, tt_cur
     c->windowed = t->from > 0 || t->to < UINT64_MAX;
     c->from = t->from;
     c->to = t->to;
+    c->left_out = p->left_out;
     *out = c;
     return 0;
 }
@@ -1380,8 +1386,44 @@ static int next_in_window(tt_cursor *c, tt_event *ev)
 
 int tt_cursor_next(tt_cursor *c, tt_event *ev)
 {
-    if (c->windowed) return next_in_window(c, ev);
-    return next_event(c, ev);
+    for (;;) {
+        int more = c->windowed ? next_in_window(c, ev) : next_event(c, ev);
+        if (!more || !c->left_out) return more;
+        int call = ev->kind == TT_EV_ENTER || ev->kind == TT_EV_LEAVE;
+        if (call && ev->region < c->region_count && c->left_out[ev->region]) {
+            /* The reader gives well nested calls, so a count of the open
+             * ones left out says how much to take off the kept ones' depth. */
+            if (ev->kind == TT_EV_ENTER)
+                c->left_out_open++;
+            else
+                c->left_out_open--;
+            continue;
+        }
+        ev->depth -= (uint32_t)c->left_out_open;
+        return more;
+    }
+}
+
+long tt_trace_keep_regions(tt_trace *t, const tt_filter *f, tt_error *err)
+{
+    long left_out = 0;
+    for (size_t i = 0; i < t->process_count; i++) {
+        tt_process *p = &t->processes[i];
+        free(p->left_out);
+        p->left_out = calloc(p->region_count + 1, 1);
+        if (!p->left_out) return tt_fail(err, "out of memory");
+        long here = 0;
+        for (size_t r = 0; r < p->region_count; r++) {
+            p->left_out[r] = (uint8_t)tt_filter_excludes(f, p->regions[r].name, p->regions[r].file);
+            here += p->left_out[r];
+        }
+        if (!here) {
+            free(p->left_out);
+            p->left_out = NULL;
+        }
+        left_out += here;
+    }
+    return left_out;
 }
 
 void tt_trace_set_progress(tt_trace *t, tt_read_progress *progress) { t->progress = progress; }

@@ -40,6 +40,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "filter.h"
 #include "format.h"
 
 typedef struct tt_region {
@@ -99,6 +100,7 @@ typedef struct tt_process {
     const char **strings; /* by string id; [string_count] is "<undefined>" */
     size_t region_count;
     tt_region *regions; /* by region id; [region_count] is the "<undefined>" placeholder */
+    uint8_t *left_out;  /* by region id: 1 for a region tt_trace_keep_regions leaves out; NULL for none */
     size_t thread_count;
     tt_thread *threads; /* by stream number */
     size_t attribute_count;
@@ -159,6 +161,14 @@ void tt_trace_set_progress(tt_trace *t, tt_read_progress *progress);
  * that overlaps an edge is cut there (an ENTER at `from`, a LEAVE at `to`,
  * both synthesized), so that what a cursor reads stays well nested. */
 void tt_trace_keep_range(tt_trace *t, uint64_t from, uint64_t to);
+
+/* Leaves out the calls of the regions that filter f excludes (its name and
+ * file rules, filter.h), for the cursors opened afterwards (`convert
+ * --filter`): their ENTERs and LEAVEs are not given, the calls they made
+ * stay, one level up, as a measurement with the filter would have recorded
+ * them; depths count only the regions kept. Returns the number of regions
+ * left out, or -1 when memory runs out. */
+long tt_trace_keep_regions(tt_trace *t, const tt_filter *f, tt_error *err);
 
 /* Process directories left out because they cannot be read, one line each;
  * *corrupt (when not NULL) is set to 1 for damage, 0 for a cut. */

@@ -62,12 +62,13 @@ static void say_converted(void *ctx, uint64_t bytes)
 static PyObject *convert(PyObject *module, PyObject *args, PyObject *kwds)
 {
     (void)module;
-    static char *kwlist[] = {"experiment_dir", "format", "path", "thread", "start", "stop", "progress", NULL};
+    static char *kwlist[] = {"experiment_dir", "format", "path", "thread", "start", "stop", "progress", "filter",
+                             NULL};
     PyObject *dir, *path, *after = Py_None;
-    const char *format, *thread = NULL;
+    const char *format, *thread = NULL, *filter_path = NULL;
     unsigned long long start = 0, stop = UINT64_MAX;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&sO&|zKKO:convert", kwlist, PyUnicode_FSConverter, &dir, &format,
-                                     PyUnicode_FSConverter, &path, &thread, &start, &stop, &after))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&sO&|zKKOz:convert", kwlist, PyUnicode_FSConverter, &dir, &format,
+                                     PyUnicode_FSConverter, &path, &thread, &start, &stop, &after, &filter_path))
         return NULL;
     double seconds = after == Py_None ? 0 : PyFloat_AsDouble(after);
     if (seconds == -1 && PyErr_Occurred()) {
@@ -81,17 +82,21 @@ static PyObject *convert(PyObject *module, PyObject *args, PyObject *kwds)
     tt_ext_progress_start(&said.line, what, seconds);
     tt_read_progress progress = {say_converted, &said, 0};
     tt_trace *trace = NULL;
+    tt_filter *filter = NULL;
     tt_export_result result;
     tt_error err;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = tt_trace_open(PyBytes_AS_STRING(dir), &trace, &err);
+    rc = filter_path ? tt_filter_load(filter_path, &filter, &err) : 0;
+    if (rc == 0) rc = tt_trace_open(PyBytes_AS_STRING(dir), &trace, &err);
     if (rc == 0 && thread && tt_trace_keep_thread(trace, thread) == 0)
         rc = tt_fail(&err, "no thread %s in %s (a thread's name or its native id)", thread, PyBytes_AS_STRING(dir));
     if (rc == 0) tt_trace_keep_range(trace, start, stop);
+    if (rc == 0 && filter && tt_trace_keep_regions(trace, filter, &err) < 0) rc = -1;
     if (rc == 0 && after != Py_None) tt_trace_set_progress(trace, &progress);
     if (rc == 0) rc = tt_export(trace, format, PyBytes_AS_STRING(path), &result, &err);
     tt_trace_close(trace);
+    tt_filter_free(filter);
     Py_END_ALLOW_THREADS
     Py_DECREF(dir);
     Py_DECREF(path);
@@ -227,10 +232,11 @@ static PyMethodDef convert_methods[] = {
      "recorded_native_bytes (the model without filter), trace_bytes (on disk),\n"
      "suggested (a filter file's text, or None), suggested_count}."},
     {"convert", (PyCFunction)(void (*)(void))convert, METH_VARARGS | METH_KEYWORDS,
-     "convert(experiment_dir, format, path, thread=None, start=0, stop=2**64-1, progress=None)\n--\n\n"
+     "convert(experiment_dir, format, path, thread=None, start=0, stop=2**64-1, progress=None, filter=None)\n--\n\n"
      "Converts the experiment's trace to `format` (one of FORMATS) at `path`, only the\n"
      "thread named `thread` (or with that native id) when given, and only what happens\n"
-     "between start and stop (ns since the epoch; calls cut at the edges); a conversion\n"
+     "between start and stop (ns since the epoch; calls cut at the edges), without the\n"
+     "calls of the regions the Score-P filter file `filter` excludes; a conversion\n"
      "longer than `progress` seconds says how it goes on stderr; returns\n"
      "{events, bytes, problems, corrupt}: what was read and written, and what the\n"
      "reader found cut or damaged."},

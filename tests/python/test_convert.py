@@ -267,3 +267,45 @@ def test_a_long_conversion_says_how_it_goes(tmp_path):
     assert said.returncode == 0, said.stderr
     assert re.fullmatch(r"(tracetop: converting exp to collapsed: \d+% of the trace read \(\d+ s\)\n)+",
                         said.stderr), said.stderr
+
+
+def folded(path):
+    """Exclusive ns per stack of a collapsed-stacks file."""
+    return {stack: int(count) for stack, count in (line.rsplit(" ", 1) for line in path.read_text().splitlines())}
+
+
+def test_a_filter_leaves_out_the_calls_it_excludes(experiment, tmp_path):
+    """--filter drops the calls of the regions it excludes, as a measurement with the filter would not have
+    recorded them: what they called stays, under their caller, and their own time goes to that caller."""
+    (tmp_path / "no-work.filter").write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE __main__:work\n"
+                                             "SCOREP_REGION_NAMES_END\n")
+    whole = convert(experiment, "collapsed", "-o", tmp_path / "whole.txt")
+    assert whole.returncode == 0, whole.stderr
+    filtered = convert(experiment, "collapsed", "-o", tmp_path / "filtered.txt", "--filter", tmp_path / "no-work.filter")
+    assert filtered.returncode == 0, filtered.stderr
+    before, after = folded(tmp_path / "whole.txt"), folded(tmp_path / "filtered.txt")
+    assert any("__main__:work" in stack for stack in before)
+    assert not any("__main__:work" in stack for stack in after)
+    expected = collections.Counter()
+    for stack, ns in before.items():
+        expected[";".join(frame for frame in stack.split(";") if frame != "__main__:work")] += ns
+    assert after == dict(expected)
+    # The same through another converter: every call of fib is there, none of work.
+    convert(experiment, "chrome", "-o", tmp_path / "whole.json")
+    convert(experiment, "chrome", "-o", tmp_path / "filtered.json", "--filter", tmp_path / "no-work.filter")
+    names = collections.Counter(call["name"] for call in chrome_calls(tmp_path / "whole.json"))
+    kept = collections.Counter(call["name"] for call in chrome_calls(tmp_path / "filtered.json"))
+    assert names["__main__:work"] > 0 and kept == names - collections.Counter({"__main__:work": names["__main__:work"]})
+
+
+def test_a_bad_filter_file_is_one_line(experiment, tmp_path):
+    (tmp_path / "bad.filter").write_text("SCOREP_REGION_NAMES_BEGIN\n  INCLUDE\n  EXCLUDE __main__:work\n")
+    completed = tracetop("convert", experiment, "--to", "chrome", "-o", tmp_path / "out.json", "--filter",
+                         tmp_path / "bad.filter", cwd=tmp_path)
+    assert completed.returncode == 2 and completed.stdout == ""
+    assert completed.stderr.startswith(f"tracetop: error: {tmp_path / 'bad.filter'}:") and \
+        completed.stderr.count("\n") == 1, completed.stderr
+    assert not (tmp_path / "out.json").exists()
+    missing = tracetop("convert", experiment, "--to", "chrome", "-o", tmp_path / "out.json", "--filter",
+                       tmp_path / "none.filter", cwd=tmp_path)
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "none.filter" in missing.stderr

@@ -48,6 +48,9 @@ def main(arguments, prog):
                              "2500ms, 40us (calls running then are cut there)")
     parser.add_argument("--until", dest="stop", type=_time, default=2**64 - 1, metavar="TIME",
                         help="only what happens up to TIME (as --from; --to names the format)")
+    parser.add_argument("--filter", metavar="FILE",
+                        help="leave out the calls of the regions this Score-P filter file excludes (as `run --filter` "
+                             "would have; what they called stays, under their callers)")
     namespace = parser.parse_args(arguments)
     namespace.experiment = chosen(namespace.experiment)
     if namespace.to not in _tracetop.FORMATS:
@@ -58,7 +61,7 @@ def main(arguments, prog):
     if namespace.stop <= namespace.start:
         parser.error("--until must come after --from")
     path, result = convert(namespace.experiment, namespace.to, namespace.output, thread=namespace.thread,
-                           start=namespace.start, stop=namespace.stop, progress=1.0)
+                           start=namespace.start, stop=namespace.stop, progress=1.0, filter=namespace.filter)
     messages.say(f"wrote {path} ({result['events']} events, {format_size(result['bytes'])})")
     if result["problems"]:
         messages.warning(describe_problems(result["problems"], result["corrupt"]))
