@@ -247,6 +247,20 @@ static PyObject *MpiView_get_world_size(MpiViewObject *self, void *closure)
     return PyLong_FromUnsignedLong(self->view->world_size);
 }
 
+static PyObject *MpiView_get_ranks(MpiViewObject *self, void *closure)
+{
+    (void)closure;
+    PyObject *list = PyList_New(0);
+    for (size_t i = 0; list && i < tt_trace_process_count(self->trace); i++) {
+        const tt_process *p = tt_trace_process(self->trace, i);
+        if (!p->mpi_size) continue;
+        PyObject *o = Py_BuildValue("(KK)", (unsigned long long)p->mpi_rank, (unsigned long long)p->pid);
+        if (!o || PyList_Append(list, o) != 0) Py_CLEAR(list);
+        Py_XDECREF(o);
+    }
+    return list;
+}
+
 static PyObject *MpiView_get_counts(MpiViewObject *self, void *closure)
 {
     (void)closure;
@@ -260,6 +274,7 @@ static PyGetSetDef MpiView_getset[] = {
     {"world_size", (getter)MpiView_get_world_size, NULL, "ranks in MPI_COMM_WORLD; 0 when the trace has none", NULL},
     {"communicators", (getter)MpiView_get_communicators, NULL,
      "the job's communicators: dicts (kind, size, parent, seq, members as world ranks or None)", NULL},
+    {"ranks", (getter)MpiView_get_ranks, NULL, "the processes that are ranks: (world rank, pid) in trace order", NULL},
     {"counts", (getter)MpiView_get_counts, NULL,
      "messages (sent, matched or not), collective operations, sends and receives left unmatched", NULL},
     {NULL, NULL, NULL, NULL, NULL},
