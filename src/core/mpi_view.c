@@ -92,8 +92,8 @@ static int map_comms(builder *b)
             /* A parent is defined before its children (format.h). */
             uint32_t parent = comm->parent < c ? map[comm->parent] : NONE;
             if ((map[c] = job_comm(b, comm, parent)) == NONE) return -1;
-            if (comm->kind == TT_COMM_WORLD && p->mpi_size > b->v->world_size) b->v->world_size = (uint32_t)p->mpi_size;
         }
+        if (p->mpi_size > b->v->world_size) b->v->world_size = p->mpi_size > NONE ? NONE : (uint32_t)p->mpi_size;
         map[p->comm_count] = NONE; /* the placeholder: unknown */
     }
     return 0;

@@ -83,7 +83,7 @@ typedef struct tt_mpi_view_collective {
 } tt_mpi_view_collective;
 
 typedef struct tt_mpi_view {
-    uint32_t world_size; /* the largest MPI_COMM_WORLD size of the ranks; 0: no rank in the trace */
+    uint32_t world_size; /* MPI_COMM_WORLD's size as the ranks give it (the largest); 0: no rank in the trace */
     size_t comm_count;
     tt_mpi_view_comm *comms;
     size_t message_count;
