@@ -384,18 +384,26 @@ typedef struct timed {
     int (*keep)(const tt_mpi_view *v, size_t i);
 } timed;
 
+/* The first of `count` items that may reach t0: nothing that starts before
+ * t0 - longest does. */
+static size_t seek(const tt_mpi_view *v, size_t count, uint64_t longest, uint64_t (*start)(const tt_mpi_view *, size_t),
+                   uint64_t t0)
+{
+    size_t lo = 0, hi = count;
+    uint64_t from = t0 > longest ? t0 - longest : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (start(v, mid) < from) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
 /* Of the `count` items that meet [t0, t1) and are kept: their indices, at
  * most `limit`, evenly spread over them; returns how many there are. */
 static size_t spread(const tt_mpi_view *v, size_t count, uint64_t longest, const timed *how, uint64_t t0, uint64_t t1,
                      uint32_t *out, size_t limit)
 {
-    size_t lo = 0, hi = count;
-    uint64_t from = t0 > longest ? t0 - longest : 0; /* nothing that starts earlier reaches t0 */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (how->start(v, mid) < from) lo = mid + 1; else hi = mid;
-    }
-    size_t total = 0, seen = 0, taken = 0;
+    size_t lo = seek(v, count, longest, how->start, t0), total = 0, seen = 0, taken = 0;
     for (size_t i = lo; i < count && how->start(v, i) < t1; i++) total += how->end(v, i) >= t0 && how->keep(v, i);
     for (size_t i = lo; taken < limit && i < count && how->start(v, i) < t1; i++) {
         if (how->end(v, i) < t0 || !how->keep(v, i)) continue;
@@ -426,6 +434,14 @@ size_t tt_mpi_view_collectives_in(const tt_mpi_view *v, uint64_t t0, uint64_t t1
     return spread(v, v->collective_count, v->longest_collective, &collectives, t0, t1, out, limit);
 }
 
+/* The first message that may have been sent at t0 or later (a message
+ * starts at the earlier of its send and receive, at most `longest` before
+ * either); those sent before t1 start before it. */
+static size_t first_sent(const tt_mpi_view *v, uint64_t t0)
+{
+    return seek(v, v->message_count, v->longest_message, line_start, t0);
+}
+
 static int by_pair(const void *a, const void *b)
 {
     const tt_mpi_view_pair *x = a, *y = b;
@@ -439,7 +455,7 @@ long tt_mpi_view_matrix(const tt_mpi_view *v, uint64_t t0, uint64_t t1, tt_mpi_v
      * each message into a list of pairs kept sorted, found by bisection. */
     tt_mpi_view_pair *pairs = NULL;
     size_t count = 0, cap = 0;
-    for (size_t i = 0; i < v->message_count; i++) {
+    for (size_t i = first_sent(v, t0); i < v->message_count && line_start(v, i) < t1; i++) {
         const tt_mpi_view_message *m = &v->messages[i];
         if (m->send_time < t0 || m->send_time >= t1) continue;
         tt_mpi_view_pair key = {m->sender, m->receiver, 0, 0};
@@ -468,7 +484,7 @@ size_t tt_mpi_view_pair_messages(const tt_mpi_view *v, uint32_t sender, uint32_t
                                  uint64_t t1, size_t skip, uint32_t *out, size_t limit)
 {
     size_t total = 0;
-    for (size_t i = 0; i < v->message_count; i++) {
+    for (size_t i = first_sent(v, t0); i < v->message_count && line_start(v, i) < t1; i++) {
         const tt_mpi_view_message *m = &v->messages[i];
         if (m->sender != sender || m->receiver != receiver || m->send_time < t0 || m->send_time >= t1) continue;
         if (total >= skip && total - skip < limit) out[total - skip] = (uint32_t)i;
@@ -480,15 +496,15 @@ size_t tt_mpi_view_pair_messages(const tt_mpi_view *v, uint32_t sender, uint32_t
 void tt_mpi_view_comm_stats_in(const tt_mpi_view *v, uint64_t t0, uint64_t t1, tt_mpi_view_comm_stats *stats)
 {
     memset(stats, 0, v->comm_count * sizeof *stats);
-    for (size_t i = 0; i < v->message_count; i++) {
+    for (size_t i = first_sent(v, t0); i < v->message_count && line_start(v, i) < t1; i++) {
         const tt_mpi_view_message *m = &v->messages[i];
         if (m->send_time < t0 || m->send_time >= t1) continue;
         stats[m->comm].messages++;
         stats[m->comm].bytes += m->bytes;
     }
-    for (size_t i = 0; i < v->collective_count; i++) {
+    for (size_t i = seek(v, v->collective_count, 0, collective_begin, t0); i < v->collective_count; i++) {
         const tt_mpi_view_collective *c = &v->collectives[i];
-        if (c->begin < t0 || c->begin >= t1) continue;
+        if (c->begin >= t1) break;
         tt_mpi_view_comm_stats *s = &stats[c->comm];
         s->collectives++;
         for (size_t k = 0; k < c->call_count; k++) {

@@ -133,7 +133,8 @@
       const state = viewer.state;
       if (!comm.meta || !state.layout) return;
       labelRanks();
-      if (comm.selection !== state.selection) {
+      const now = state.selection, was = comm.selection;
+      if (now !== was && !(now && was && now[0] === was[0] && now[1] === was[1])) {
         /* The matrix follows the selection once it stops changing (it changes with every move of a drag). */
         comm.selection = state.selection;
         clearTimeout(comm.matrixTimer);
