@@ -180,6 +180,14 @@ def test_message_lines_between_the_ring_neighbours(browser, experiment):  # noqa
                        if max(line["y0"], line["y1"]) < 980 and line["x1"] - line["x0"] > 4]
             assert len(middles) >= RANKS
             drawn = [sum(darkest_near(page, x, y)) for x, y in middles]
+            # Hovering a line tells its message.
+            box = page.locator("#tl-scroll").bounding_box()
+            page.mouse.move(box["x"] + middles[0][0], box["y"] + middles[0][1])
+            page.wait_for_selector("#tooltip:not([hidden])")
+            sender, receiver = map(int, re.match(r"message: rank (\d+) → rank (\d+)",
+                                                 page.locator("#tooltip").inner_text()).groups())
+            assert receiver == (sender + 1) % RANKS
+            page.mouse.move(box["x"] + 2, box["y"] + 2)
             page.locator("#comm-shown").uncheck()
             page.wait_for_timeout(300)
             plain = [sum(darkest_near(page, x, y)) for x, y in middles]
@@ -224,6 +232,13 @@ def test_collectives_drawn_across_their_ranks(browser, experiment):  # noqa: F81
             assert len(shares) == RANKS
             for orange, all in shares:
                 assert all > 10 and orange >= 0.8 * all, shares
+            # Hovering its box (between the lanes, where no call is) tells the operation.
+            box = page.locator("#tl-scroll").bounding_box()
+            y = page.evaluate("tracetopViewer.state.layout.processes[2].top + 9 - document.getElementById('tl-scroll').scrollTop")
+            x = page.evaluate(f"(tracetopViewer.xOf({begin}) + tracetopViewer.xOf({end})) / 2")
+            page.mouse.move(box["x"] + x, box["y"] + y)
+            page.wait_for_selector("#tooltip:not([hidden])")
+            assert page.locator("#tooltip").inner_text().startswith(f"barrier\nMPI_COMM_WORLD, {RANKS} ranks")
             screenshot(page, "mpi-collective-barrier")
             assert page.errors == []
     finally:

@@ -22,6 +22,7 @@
     loading: false,
     selection: undefined, /* the range the matrix is for (null: whole run) */
     pair: null,         /* [sender, receiver] listed */
+    drawn: {lines: [], boxes: []}, /* where the last frame drew them, for tooltips */
   };
 
   const get = (name, params) => fetch("api/" + name + "?" + new URLSearchParams(params || {}))
@@ -72,6 +73,7 @@
       const top = Math.min(...places.map((p) => p.top)) - scroll;
       const bottom = Math.max(...places.map((p) => p.top + p.height)) - scroll;
       const x0 = viewer.xOf(begin), x1 = Math.max(x0 + 2, viewer.xOf(end));
+      comm.drawn.boxes.push([x0, top, x1, bottom, [begin, end, c, op, root, calls]]);
       g.fillStyle = "rgba(232, 122, 24, 0.13)";
       g.fillRect(x0, top, x1 - x0, bottom - top);
       g.strokeStyle = "rgba(196, 90, 0, 0.75)";
@@ -97,6 +99,7 @@
       const from = lanePlace(row[4], row[5]), to = lanePlace(row[6], row[7]);
       if (!from || !to) continue;
       const x0 = viewer.xOf(row[0]), y0 = from.anchor - scroll, x1 = viewer.xOf(row[1]), y1 = to.anchor - scroll;
+      comm.drawn.lines.push([x0, y0, x1, y1, row]);
       g.strokeStyle = g.fillStyle = "rgba(16, 16, 24, 0.85)";
       g.beginPath();
       g.moveTo(x0, y0);
@@ -128,7 +131,32 @@
     }
   }
 
+  /* The tooltip of a message line within 4 px of (x, y), else (alone) of a collective's box around it. */
+  function tip(x, y, alone) {
+    if (!comm.shown || !comm.meta) return null;
+    const begin = viewer.state.begin;
+    for (const [x0, y0, x1, y1, m] of comm.drawn.lines) {
+      const dx = x1 - x0, dy = y1 - y0, length = dx * dx + dy * dy;
+      const k = length ? Math.max(0, Math.min(1, ((x - x0) * dx + (y - y0) * dy) / length)) : 0;
+      if (Math.hypot(x - x0 - k * dx, y - y0 - k * dy) > 4) continue;
+      const took = m[1] - m[0];
+      return "<div class='name'>message: rank " + m[2] + " → rank " + m[3] + "</div><div>" + TT.escapeHtml(commName(m[8])) +
+        ", tag " + m[9] + ", " + TT.fmtCount(m[10]) + " bytes</div><div class='sub'>sent " + TT.fmtTime(m[0] - begin, Math.abs(took) || 1000) +
+        ", received " + TT.fmtTime(m[1] - begin, Math.abs(took) || 1000) + " (" + TT.fmtDuration(Math.abs(took)) + ")</div>";
+    }
+    if (!alone) return null;
+    for (const [x0, top, x1, bottom, [b, e, c, op, root, calls]] of comm.drawn.boxes) {
+      if (x < x0 - 2 || x > x1 + 2 || y < top || y > bottom) continue;
+      const sent = calls.reduce((s, call) => s + call[5], 0);
+      return "<div class='name'>" + TT.escapeHtml(op) + (root === null ? "" : ", root rank " + root) + "</div><div>" +
+        TT.escapeHtml(commName(c)) + ", " + TT.count(calls.length, "rank") + ", " + TT.fmtCount(sent) + " bytes sent</div><div class='sub'>" +
+        TT.fmtDuration(e - b) + " from the first rank's call to the last one's end</div>";
+    }
+    return null;
+  }
+
   const overlay = {
+    tip,
     draw(g, scroll) {
       const state = viewer.state;
       if (!comm.meta || !state.layout) return;
@@ -142,6 +170,7 @@
       }
       if (!comm.shown) return;
       ensureData(state);
+      comm.drawn = {lines: [], boxes: []};
       if (!comm.data) return;
       drawCollectives(g, scroll);
       drawLines(g, scroll);

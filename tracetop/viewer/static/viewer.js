@@ -737,7 +737,11 @@
   }
 
   function showMarks(names, x, y) {
-    tooltip.innerHTML = '<div class="name">mark</div>' + names.map((n) => "<div>" + TT.escapeHtml(n) + "</div>").join("");
+    showTip('<div class="name">mark</div>' + names.map((n) => "<div>" + TT.escapeHtml(n) + "</div>").join(""), x, y);
+  }
+
+  function showTip(html, x, y) {
+    tooltip.innerHTML = html;
     tooltip.dataset.key = "";
     tooltip.hidden = false;
     tooltip.style.left = x + 14 + "px";
@@ -873,6 +877,9 @@
     if (drag) { tooltip.hidden = true; return; }
     const item = itemAt(p.x, p.y);
     const marks = item ? null : marksAt(p.x, p.y);
+    /* What an overlay draws there: a line wins over the call below it, an area only where nothing else is. */
+    const over = overlays.map((o) => o.tip && o.tip(p.x, p.y, !item && !marks)).find((html) => html);
+    if (over) { showTip(over, p.x, p.y); return; }
     if (changed && !tooltip.hidden === !!(item || marks) && (!item || tooltip.dataset.key === item.lane + "/" + item.depth + "/" + item.start)) return;
     if (item) showTooltip(item, p.x, p.y);
     else if (marks) showMarks(marks, p.x, p.y);
@@ -1316,7 +1323,8 @@
                y: l.rows + l.shown * ROW + 1 - scroller.scrollTop, height: BAND},
       };
     },
-    /* For drawings over the lanes (comm.js): added once, drawn with every frame. */
+    /* For drawings over the lanes (comm.js): added once, drawn with every frame; tip(x, y, alone) gives the
+       tooltip's HTML for a canvas point, or nothing (alone: no call or mark is there). */
     addOverlay(overlay) { overlays.push(overlay); scheduleDraw(); },
     redraw: scheduleDraw,
     xOf,
