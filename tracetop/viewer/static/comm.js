@@ -21,6 +21,7 @@
     data: null,         /* {t0, t1, lines, collectives} for a window around the view */
     loading: false,
     selection: undefined, /* the range the matrix is for (null: whole run) */
+    matrixTimer: 0,
     pair: null,         /* [sender, receiver] listed */
     drawn: {lines: [], boxes: []}, /* where the last frame drew them, for tooltips */
   };
@@ -81,10 +82,10 @@
       g.strokeRect(x0 + 0.5, top + 0.5, x1 - x0 - 1, bottom - top - 1);
       /* Each rank's own call, on its band. */
       g.fillStyle = "rgba(196, 90, 0, 0.85)";
-      calls.forEach((call, k) => {
+      for (const call of calls) {
         const p = lanePlace(call[1], call[2]);
         if (p) g.fillRect(viewer.xOf(call[3]), p.anchor - scroll - 2, Math.max(1, viewer.xOf(call[4]) - viewer.xOf(call[3])), 4);
-      });
+      }
       if (x1 - x0 > 40) {
         g.fillStyle = "#8a3d00";
         g.font = "10px system-ui, sans-serif";
