@@ -43,6 +43,7 @@ int tt_ext_add_convert(PyObject *module); /* convertobj.c: convert, FORMATS */
 int tt_ext_add_live(PyObject *module);   /* liveobj.c: live_control */
 int tt_ext_add_livewatch(PyObject *module); /* livewatchobj.c: LiveWatch, the live viewer's reader */
 int tt_ext_add_index(PyObject *module);  /* lodobj.c: Index, the viewer's level-of-detail index */
+int tt_ext_add_mpi_view(PyObject *module); /* mpiviewobj.c: MpiView, the viewer's communication view */
 int tt_ext_add_fork(PyObject *module);   /* fork.c: measuring on in a forked child */
 int tt_ext_add_terminate(PyObject *module); /* terminate.c: SIGTERM completes the trace */
 int tt_ext_add_mpi(PyObject *module);    /* mpi.c: MPI calls recorded */

@@ -30,7 +30,7 @@ PyMODINIT_FUNC PyInit__tracetop(void)
         tt_ext_add_reader(module) < 0 || tt_ext_add_inline(module) < 0 ||
         tt_ext_add_convert(module) < 0 ||
         tt_ext_add_live(module) < 0 || tt_ext_add_livewatch(module) < 0 ||
-        tt_ext_add_index(module) < 0 ||
+        tt_ext_add_index(module) < 0 || tt_ext_add_mpi_view(module) < 0 ||
         tt_ext_add_fork(module) < 0 || tt_ext_add_terminate(module) < 0 ||
         tt_ext_add_mpi(module) < 0 || tt_ext_add_attach(module) < 0 || tt_ext_add_objects(module) < 0 ||
         tt_ext_add_gc(module) < 0) {

@@ -1,10 +1,13 @@
 /* fuzz_reader.c -- the reader (reader.h) and the record decoders behind it
  * (records.h, format.h) on a fuzzed trace: every event of every stream, and
- * what the reader says was cut or damaged. */
+ * what the reader says was cut or damaged; then the MPI communication
+ * matched from it (mpi_view.h) and its queries. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
+#include "mpi_view.h"
 #include "reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -33,6 +36,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (tt_cursor_problem(c)) fuzz_sink += strlen(tt_cursor_problem(c));
             tt_cursor_close(c);
         }
+    }
+    tt_mpi_view *v;
+    if (tt_mpi_view_build(t, &v, &err) == 0) {
+        uint32_t some[8];
+        fuzz_sink += tt_mpi_view_lines(v, 0, UINT64_MAX, some, 8) + tt_mpi_view_collectives_in(v, 0, UINT64_MAX, some, 8);
+        tt_mpi_view_pair *pairs;
+        long n = tt_mpi_view_matrix(v, 0, UINT64_MAX, &pairs);
+        if (n > 0) fuzz_sink += tt_mpi_view_pair_messages(v, pairs[0].sender, pairs[0].receiver, 0, UINT64_MAX, 1, some, 8);
+        if (n >= 0) free(pairs);
+        tt_mpi_view_comm_stats *stats = malloc((v->comm_count + 1) * sizeof *stats);
+        if (stats) tt_mpi_view_comm_stats_in(v, 0, UINT64_MAX, stats);
+        free(stats);
+        tt_mpi_view_free(v);
     }
     tt_trace_close(t);
     return 0;

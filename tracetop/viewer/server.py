@@ -82,7 +82,9 @@ class DataAPI:
     """The answers of /TOKEN/api/NAME?..., each from the index: (bytes, content type)."""
 
     def __init__(self, experiment, index):
+        from tracetop.viewer.comm import CommAPI  # it imports this module
         self.index = index
+        self.comm = CommAPI(experiment)
         self.activity = json.dumps(_activity(experiment, index.lanes)).encode()
         self.meta = json.dumps({
             "experiment": os.path.basename(os.path.abspath(experiment)),
@@ -92,7 +94,7 @@ class DataAPI:
         }).encode()
 
     def answer(self, name, query):
-        method = getattr(self, f"api_{name}", None)
+        method = getattr(self, f"api_{name}", None) or getattr(self.comm, f"api_{name}", None)
         if method is None:
             return None
         return method(query)

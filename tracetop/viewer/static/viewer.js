@@ -54,6 +54,7 @@
   };
 
   const canvas = $("tl-canvas"), scroller = $("tl-scroll"), spacer = $("tl-spacer"), tooltip = $("tooltip");
+  const overlays = []; /* what other files draw over the lanes (comm.js): {draw(g, scroll, height)} each */
 
   /* ---- geometry ---- */
 
@@ -158,6 +159,7 @@
       const div = document.createElement("div");
       div.className = "process-label";
       div.dataset.top = p.top + 1;
+      div.dataset.pid = p.pid;
       const folded = state.foldedProcesses.has(p.pid);
       div.appendChild(button("fold", folded ? "▸" : "▾", (folded ? "show" : "fold") + " the threads of this process", () => toggleProcess(p.pid)));
       const name = document.createElement("span");
@@ -343,6 +345,7 @@
     g.rect(GUTTER, RULER, width - GUTTER, height - RULER);
     g.clip();
     drawLanes(g, scroll, height);
+    for (const overlay of overlays) overlay.draw(g, scroll, height);
     drawTracks(g, scroll, height);
     drawSelection(g, height);
     g.restore();
@@ -734,7 +737,11 @@
   }
 
   function showMarks(names, x, y) {
-    tooltip.innerHTML = '<div class="name">mark</div>' + names.map((n) => "<div>" + TT.escapeHtml(n) + "</div>").join("");
+    showTip('<div class="name">mark</div>' + names.map((n) => "<div>" + TT.escapeHtml(n) + "</div>").join(""), x, y);
+  }
+
+  function showTip(html, x, y) {
+    tooltip.innerHTML = html;
     tooltip.dataset.key = "";
     tooltip.hidden = false;
     tooltip.style.left = x + 14 + "px";
@@ -870,6 +877,9 @@
     if (drag) { tooltip.hidden = true; return; }
     const item = itemAt(p.x, p.y);
     const marks = item ? null : marksAt(p.x, p.y);
+    /* What an overlay draws there: a line wins over the call below it, an area only where nothing else is. */
+    const over = overlays.map((o) => o.tip && o.tip(p.x, p.y, !item && !marks)).find((html) => html);
+    if (over) { showTip(over, p.x, p.y); return; }
     if (changed && !tooltip.hidden === !!(item || marks) && (!item || tooltip.dataset.key === item.lane + "/" + item.depth + "/" + item.start)) return;
     if (item) showTooltip(item, p.x, p.y);
     else if (marks) showMarks(marks, p.x, p.y);
@@ -1312,6 +1322,21 @@
         band: {x0: Math.max(GUTTER, xOf(lane.begin_ns)), x1: Math.min(GUTTER + plotWidth(), xOf(last[0])),
                y: l.rows + l.shown * ROW + 1 - scroller.scrollTop, height: BAND},
       };
+    },
+    /* For drawings over the lanes (comm.js): added once, drawn with every frame; tip(x, y, alone) gives the
+       tooltip's HTML for a canvas point, or nothing (alone: no call or mark is there). */
+    addOverlay(overlay) { overlays.push(overlay); scheduleDraw(); },
+    redraw: scheduleDraw,
+    xOf,
+    /* Lanes top to bottom (a process's lanes together), e.g. MPI ranks in rank order. */
+    setLaneOrder(order) { state.laneOrder = order; buildLayout(); scheduleDraw(); },
+    /* Where lane i lies in the lanes' box, before scrolling: top, height and anchor (the middle of its overview
+       band; of its process's header when the process is folded). */
+    lanePlace(i) {
+      const l = state.layout.lanes[i];
+      if (!l.hidden) return {top: l.top, height: l.height, anchor: l.band + (l.folded ? FOLDED : OVERVIEW) / 2};
+      const p = state.layout.processes.find((o) => o.pid === state.meta.lanes[i].pid);
+      return {top: p.top, height: PROCESS_HEADER, anchor: p.top + PROCESS_HEADER / 2};
     },
     highlighted() {
       const h = state.highlight;
