@@ -1,7 +1,7 @@
 """The objects counted by `tracetop run --objects`, exported: OTF2 metrics (read back by otf2-print), Perfetto
 and Chrome counter tracks of the objects alive per type (decoded as their viewers read them), and CUBE metrics
 per call path (read back by pycubexr). Each equals what the native trace's records add up to, computed here
-independently, and the known numbers of programs/objects_exports.py."""
+independently, and the known numbers of programs/objects_exports.py, in each of its two processes."""
 import collections
 import json
 import re
@@ -25,10 +25,11 @@ ITEM, MOVED, KEPT = "__main__:Item", "__main__:Moved", "__main__:Kept"
 @pytest.fixture(scope="module")
 def experiment(tmp_path_factory):
     directory = tmp_path_factory.mktemp("objects_exports")
-    completed = tracetop("run", "--objects", "--output", "exp", PROGRAM, cwd=directory)
+    completed = tracetop("run", "--objects", "--output", "exp", PROGRAM, "--child", cwd=directory)
     assert completed.returncode == 0, completed.stderr
-    assert completed.stdout == "done 700\n"
+    assert completed.stdout == "done 700\n" * 2
     assert_complete(directory / "exp")
+    assert len(_tracetop.Trace(str(directory / "exp")).processes) == 2
     return directory / "exp"
 
 
@@ -62,27 +63,30 @@ def native_series(experiment):
 
 
 def alive_series(series):
-    """{type: [(time, alive)]} of the one process."""
-    assert len({pid for pid, _ in series}) == 1
-    return {type_name: [(time, alive) for time, _, _, alive in points] for (_, type_name), points in series.items()}
+    """{(pid, type): [(time, alive)]}."""
+    return {key: [(time, alive) for time, _, _, alive in points] for key, points in series.items()}
 
 
 def assert_known_numbers(alive):
-    """The program's own classes, alive over time: all of them at once, then none; the leaked ones at the end."""
-    assert max(value for _, value in alive[ITEM]) == 30_000
-    assert alive[ITEM][-1][1] == 0
-    assert max(value for _, value in alive[MOVED]) == 10_000
-    assert alive[MOVED][-1][1] == 0
-    assert alive[KEPT][-1][1] == 700
-    assert max(value for _, value in alive["list"]) >= 20_000
+    """The program's own classes, alive over time in each of its two processes: all of them at once, then none;
+    the leaked ones at the end."""
+    pids = {pid for pid, _ in alive}
+    assert len(pids) == 2
+    for pid in pids:
+        assert max(value for _, value in alive[pid, ITEM]) == 30_000
+        assert alive[pid, ITEM][-1][1] == 0
+        assert max(value for _, value in alive[pid, MOVED]) == 10_000
+        assert alive[pid, MOVED][-1][1] == 0
+        assert alive[pid, KEPT][-1][1] == 700
+        assert max(value for _, value in alive[pid, "list"]) >= 20_000
 
 
 def test_native_series_has_the_known_numbers(experiment):
     series = native_series(experiment)
-    (pid,) = {pid for pid, _ in series}
-    assert series[pid, ITEM][-1][1:3] == (30_000, 30_000)
-    assert series[pid, MOVED][-1][1:3] == (10_000, 10_000)
-    assert series[pid, KEPT][-1][1:3] == (700, 0)
+    for pid in {pid for pid, _ in series}:
+        assert series[pid, ITEM][-1][1:3] == (30_000, 30_000)
+        assert series[pid, MOVED][-1][1:3] == (10_000, 10_000)
+        assert series[pid, KEPT][-1][1:3] == (700, 0)
     assert_known_numbers(alive_series(series))
 
 
@@ -92,9 +96,11 @@ def test_otf2_metrics(experiment):
     anchor = experiment / "traces.otf2"
     definitions = subprocess.run(["otf2-print", "-G", anchor], capture_output=True, text=True, timeout=120)
     assert definitions.returncode == 0, definitions.stderr
-    # A metric location per process beside its threads.
-    location = re.search(r'^LOCATION\s+(\d+)\s+Name: "objects" <\d+>, Type: METRIC,', definitions.stdout, re.M)
-    assert location, definitions.stdout
+    # A metric location per process beside its threads: location -> pid.
+    locations = {int(location): int(pid) for location, pid in re.findall(
+        r'^LOCATION\s+(\d+)\s+Name: "objects" <\d+>, Type: METRIC, .* Group: "process (\d+) ', definitions.stdout,
+        re.M)}
+    assert len(locations) == 2, definitions.stdout
     shown = subprocess.run(["otf2-print", anchor], capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr
     series = collections.defaultdict(list)
@@ -102,16 +108,16 @@ def test_otf2_metrics(experiment):
         event = re.match(r"^METRIC\s+(\d+)\s+(\d+)\s+Metric: \d+, 3 Values: (.*)$", line)
         if not event:
             continue
-        assert event.group(1) == location.group(1)
         values = re.findall(r'\("objects (created|destroyed|alive): (.+?)" <\d+>; UINT64; (\d+)\)', event.group(3))
         assert [member for member, _, _ in values] == ["created", "destroyed", "alive"], line
         assert len({type_name for _, type_name, _ in values}) == 1
-        series[values[0][1]].append((int(event.group(2)), *(int(value) for _, _, value in values)))
-    native = native_series(experiment)
-    assert series == {type_name: points for (_, type_name), points in native.items()}
-    assert series[ITEM][-1][1:] == (30_000, 30_000, 0)
-    assert series[KEPT][-1][1:] == (700, 0, 700)
-    assert_known_numbers({type_name: [(t, alive) for t, _, _, alive in points] for type_name, points in series.items()})
+        key = locations[int(event.group(1))], values[0][1]
+        series[key].append((int(event.group(2)), *(int(value) for _, _, value in values)))
+    assert series == native_series(experiment)
+    for pid in locations.values():
+        assert series[pid, ITEM][-1][1:] == (30_000, 30_000, 0)
+        assert series[pid, KEPT][-1][1:] == (700, 0, 700)
+    assert_known_numbers({key: [(t, alive) for t, _, _, alive in points] for key, points in series.items()})
 
 
 def test_perfetto_counter_tracks(experiment):
@@ -127,7 +133,7 @@ def test_perfetto_counter_tracks(experiment):
                 processes[descriptor.uuid] = descriptor.process.pid
             elif descriptor.HasField("counter") and descriptor.name.startswith("objects alive: "):
                 assert descriptor.parent_uuid in processes
-                tracks[descriptor.uuid] = descriptor.name[len("objects alive: "):]
+                tracks[descriptor.uuid] = processes[descriptor.parent_uuid], descriptor.name[len("objects alive: "):]
         elif packet.track_event.track_uuid in tracks:
             assert packet.track_event.type == trace_pb2.TrackEvent.TYPE_COUNTER
             alive[tracks[packet.track_event.track_uuid]].append(
@@ -143,7 +149,8 @@ def test_chrome_counters(experiment):
     for event in events:
         if event["ph"] == "C" and event.get("cat") == "objects":
             assert event["name"].startswith("objects: ")
-            alive[event["name"][len("objects: "):]].append((round(event["ts"] * 1000), event["args"]["alive"]))
+            key = event["pid"], event["name"][len("objects: "):]
+            alive[key].append((round(event["ts"] * 1000), event["args"]["alive"]))
     assert alive == alive_series(native_series(experiment))
     assert_known_numbers(alive)
 
@@ -151,7 +158,8 @@ def test_chrome_counters(experiment):
 def test_cube_metrics_per_call_path(experiment):
     pycubexr = pytest.importorskip("pycubexr")
     convert(experiment, "cubex")
-    # Per creating region, over all types: created, bytes created, alive at the end (per place, as summary).
+    # Per creating region, over all types and both processes (CUBE merges regions by name, as summary does):
+    # created, bytes created, alive at the end (per place, as summary).
     places = collections.defaultdict(lambda: [0, 0, 0])
     for _, _, region, type_name, size, created, destroyed in records(experiment):
         place = places[region or "<program>", type_name]
@@ -163,8 +171,8 @@ def test_cube_metrics_per_call_path(experiment):
         native[region][0] += created
         native[region][1] += created * size
         native[region][2] += max(created - destroyed, 0)
-    assert places["__main__:make_items", ITEM][:2] == [30_000, 30_000]
-    assert places["__main__:make_lists", "list"][:2] == [20_000, 20_000]
+    assert places["__main__:make_items", ITEM][:2] == [60_000, 60_000]
+    assert places["__main__:make_lists", "list"][:2] == [40_000, 40_000]
 
     with pycubexr.CubexParser(experiment / "profile.cubex") as parser:
         metrics = ["objects_created", "bytes_created", "objects_alive"]
@@ -182,20 +190,21 @@ def test_cube_metrics_per_call_path(experiment):
     # Every region's objects, and those made outside any call (on <program>), are there exactly.
     assert {region: counts for region, counts in per_region.items() if any(counts)} == \
         {region: counts for region, counts in native.items() if any(counts)}
-    # make_items is called once from first() and once from second(): each path has half of its objects.
+    # make_items is called once from first() and once from second() in each process: each path has half of its
+    # objects.
     paths = {path[-2]: counts for path, counts in per_path.items() if path[-1] == "__main__:make_items"}
     assert set(paths) == {"__main__:first", "__main__:second"}
     total = native["__main__:make_items"][0]
-    assert paths["__main__:first"][0] + paths["__main__:second"][0] == total >= 30_000
+    assert paths["__main__:first"][0] + paths["__main__:second"][0] == total >= 60_000
     assert abs(paths["__main__:first"][0] - paths["__main__:second"][0]) <= 1
     (lists,) = [counts for path, counts in per_path.items() if path[-1] == "__main__:make_lists"]
-    assert lists == native["__main__:make_lists"] and lists[0] >= 20_000 and lists[2] == 0
+    assert lists == native["__main__:make_lists"] and lists[0] >= 40_000 and lists[2] == 0
     leaked = sum(counts[2] for region, counts in per_region.items() if region.startswith("__main__:leak"))
-    assert leaked >= 700
+    assert leaked >= 1_400
 
 
 def test_no_object_metrics_without_objects(tmp_path):
-    completed = tracetop("run", "--output", "exp", PROGRAM, cwd=tmp_path)
+    completed = tracetop("run", "--output", "exp", PROGRAM, "--child", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     experiment = tmp_path / "exp"
     convert(experiment, "chrome")

@@ -5,11 +5,13 @@ make_items() makes 15,000 Items a call, called once from first() and once from s
 20,000 lists; a thread makes 10,000 Moved that the main thread frees. Each of these functions makes nothing else:
 the iterators they loop over are made by their callers, and their classes have no __init__ to call. All of them
 are alive while churn() makes floats for a while (so that counts are written while they are), then freed, then
-churn() again; leak() makes 700 Kept, alive at the end."""
+churn() again; leak() makes 700 Kept, alive at the end. With --child, a child process does the same first."""
 
 import collections
 import itertools
 import queue
+import subprocess
+import sys
 import threading
 import time
 
@@ -81,6 +83,8 @@ def main():
     churn(0.3)
 
 
+if sys.argv[1:] == ["--child"]:
+    subprocess.run([sys.executable, __file__], check=True)
 main()
 LEAKED = leak(itertools.repeat(None, 700))  # alive at the end: tracetop stops before the module's globals go
 print("done", len(LEAKED))
