@@ -34,7 +34,7 @@ int tt_objects_series_add(tt_objects_series *s, const tt_event *ev)
         return 0;
     }
     if (s->count >= UINT32_MAX || TT_RESERVE(s->points, s->point_cap, s->count + 1) != 0) return -1;
-    s->points[s->count] = (tt_objects_point){ev->time, ev->name, ev->bytes, ev->created, ev->destroyed};
+    s->points[s->count] = (tt_objects_point){ev->time, ev->name, ev->created, ev->destroyed};
     s->latest[ev->name] = (uint32_t)++s->count;
     return 0;
 }

@@ -26,7 +26,6 @@
 typedef struct tt_objects_point {
     uint64_t time; /* ns since the epoch */
     uint32_t type; /* a string id of the process: the type's name */
-    uint64_t size; /* bytes of one object's fixed part (format.h) */
     /* Once finished: since counting began, over the process. Before: the
      * events' sums at this time. */
     uint64_t created, destroyed;
@@ -37,7 +36,8 @@ typedef struct tt_objects_series {
     size_t count;
     uint32_t *types; /* once finished: the types of the points, each once, in order of first point */
     size_t type_count;
-    /* While adding: per type string id, its latest point + 1 (0: none). */
+    /* While adding: per type string id, its latest point + 1 (0: none);
+     * finishing marks there the types it has seen. */
     uint32_t *latest;
     size_t point_cap, latest_cap, type_cap;
 } tt_objects_series;
