@@ -1,11 +1,12 @@
 """Converter throughput: events per second, output bytes per event and peak RSS of `tracetop convert` for
 every format, and of `tracetop score`, at two trace sizes.
 
-    python bench/convert.py [--calls N] [--formats otf2,chrome]
+    python bench/convert.py [--calls N] [--formats otf2,chrome] [--objects]
 
 Traces a program of 4 x N events, and 4 x N/4, with `python -m tracetop`, then converts each trace to each
 format in a fresh process, timed (wall clock) and waited for with wait4 (peak RSS of exactly that process).
 The converters stream from the reader, so the peak RSS of the larger trace should be that of the smaller.
+--objects traces with objects counted, so that the traces hold OBJECTS records for the converters to carry.
 Prints a markdown table and writes it to bench/results/convert.md.
 """
 import argparse
@@ -74,6 +75,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=2_000_000, help="loop iterations of the larger trace")
     parser.add_argument("--formats", default=",".join(_tracetop.FORMATS), help="comma-separated")
+    parser.add_argument("--objects", action="store_true", help="trace with objects counted (tracetop run --objects)")
     args = parser.parse_args()
     formats = args.formats.split(",")
     tool = [sys.executable, "-m", "tracetop"]
@@ -85,8 +87,8 @@ def main():
         for calls in (args.calls // 4, args.calls):
             exp = tmp / f"exp{calls}"
             print(f"tracing {calls:,} iterations ...", file=sys.stderr, flush=True)
-            subprocess.run([*tool, "--no-profile", "--output", str(exp), "calls.py", str(calls)], cwd=tmp, check=True,
-                           stderr=subprocess.DEVNULL)
+            subprocess.run([*tool, "--no-profile", *(["--objects"] if args.objects else []), "--output", str(exp),
+                            "calls.py", str(calls)], cwd=tmp, check=True, stderr=subprocess.DEVNULL)
             events = _tracetop.Trace(str(exp)).processes[0]["events"]
             for format in formats:
                 out = tmp / f"out{calls}" / _tracetop.default_name(format)
@@ -100,7 +102,8 @@ def main():
     report = "\n".join(lines)
     print(report)
     RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(f"# converter throughput\n\nPython {sys.version.split()[0]}, {os.cpu_count()} CPUs.\n\n"
+    counted = ", objects counted" if args.objects else ""
+    RESULTS.write_text(f"# converter throughput\n\nPython {sys.version.split()[0]}, {os.cpu_count()} CPUs{counted}.\n\n"
                        f"{report}\n")
 
 

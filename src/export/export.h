@@ -13,7 +13,8 @@
  *  - Every converter reads the trace through the one reader (reader.h),
  *    directly or through the call-path profile (profile.h), and holds at
  *    most one stream's open regions, or the call tree, in memory: never the
- *    events. Output is streamed to the file.
+ *    events; with objects counted, also a process's counts per type and
+ *    batch (objects_series.h). Output is streamed to the file.
  *  - What the reader finds cut or damaged is converted up to where it stops
  *    and reported in the result, one line each; it does not fail the
  *    conversion. Failing to write the output does, with one line naming

@@ -2,19 +2,25 @@
  * importer): one complete ("X") event per call, with the parameters set
  * inside it as its args; counters as "C" events, marks and the recording
  * switches as instant ("i") events, and "M" events naming processes and
- * threads. pid is the process id, tid the OS thread id.
+ * threads. pid is the process id, tid the OS thread id. Objects counted
+ * (--objects) are a counter per type of a process, "objects: TYPE" with
+ * the objects alive as its "alive" series, at each batch time
+ * (objects_series.h), with tid 0: counters belong to their process.
  *
  * An X event is written when its call returns: the stack of open calls
  * holds each one's start and where its args begin in a buffer shared by
  * the stack, so memory grows with the depth of a stream, not its length.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "converters.h"
 #include "grow.h"
+#include "objects_series.h"
 #include "out.h"
+#include "registry.h"
 
 typedef struct frame {
     uint64_t start;
@@ -28,6 +34,7 @@ typedef struct chrome {
     size_t depth, stack_cap;
     char *args; /* `"name":value` pairs, comma-separated, of the open calls */
     size_t args_len, args_cap;
+    tt_objects_series objects; /* of the process being written */
     int failed; /* out of memory */
 } chrome;
 
@@ -168,6 +175,9 @@ static void stream(chrome *c, const tt_process *p, size_t s, tt_cursor *cur)
             tt_out_json_double(&c->out, ev.double_value);
             tt_out_str(&c->out, "}}");
             break;
+        case TT_EV_OBJECTS:
+            if (tt_objects_series_add(&c->objects, &ev) != 0) c->failed = 1;
+            break;
         case TT_EV_MARK:
             begin_event(c, "i", p->pid, tid, ev.time);
             tt_out_str(&c->out, ",\"s\":\"t\",\"cat\":\"mark\"");
@@ -186,6 +196,25 @@ static void stream(chrome *c, const tt_process *p, size_t s, tt_cursor *cur)
     }
 }
 
+/* The objects of process p over time, from the series of its streams just
+ * written: a counter per type. */
+static void objects(chrome *c, const tt_process *p)
+{
+    tt_objects_series *s = &c->objects;
+    if (tt_objects_series_finish(s) != 0) {
+        c->failed = 1;
+        return;
+    }
+    char name[TT_STRING_MAX + 32];
+    for (size_t i = 0; i < s->count; i++) {
+        snprintf(name, sizeof name, "objects: %s", p->strings[s->points[i].type]);
+        begin_event(c, "C", p->pid, 0, s->points[i].time);
+        tt_out_str(&c->out, ",\"cat\":\"objects\"");
+        name_field(c, name);
+        tt_out_printf(&c->out, ",\"args\":{\"alive\":%" PRIu64 "}}", tt_objects_alive(&s->points[i]));
+    }
+}
+
 int tt_export_chrome(const tt_trace *t, const char *path, tt_export_result *r, tt_error *err)
 {
     chrome c = {.first = 1};
@@ -196,6 +225,7 @@ int tt_export_chrome(const tt_trace *t, const char *path, tt_export_result *r, t
     for (size_t i = 0; rc == 0 && !c.failed && i < tt_trace_process_count(t); i++) {
         const tt_process *p = tt_trace_process(t, i);
         metadata(&c, "process_name", p->pid, 0, p->name);
+        tt_objects_series_reset(&c.objects);
         for (size_t s = 0; rc == 0 && !c.failed && s < p->thread_count; s++) {
             if (!p->threads[s].present) continue;
             metadata(&c, "thread_name", p->pid, tt_export_tid(p, s), p->threads[s].name);
@@ -205,10 +235,12 @@ int tt_export_chrome(const tt_trace *t, const char *path, tt_export_result *r, t
             if (tt_export_stream_done(cur, r) != 0) c.failed = 1;
             tt_cursor_close(cur);
         }
+        if (rc == 0 && !c.failed) objects(&c, p);
     }
     tt_out_str(&c.out, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"tracetop\"}}\n");
     free(c.stack);
     free(c.args);
+    tt_objects_series_free(&c.objects);
     if (rc == 0 && c.failed) rc = tt_fail(err, "out of memory");
     if (rc != 0) {
         tt_out_discard(&c.out);

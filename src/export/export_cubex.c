@@ -7,7 +7,9 @@
  *                           (of one visit, inclusive, s), bytes_sent,
  *                           bytes_received (MPI, point-to-point and
  *                           collective), messages (MPI point-to-point, sent
- *                           and received), Score-P's metrics
+ *                           and received), Score-P's metrics; with objects
+ *                           counted (--objects), objects_created,
+ *                           bytes_created and objects_alive (at the end)
  *
  * Regions are merged by name over processes, as `tracetop summary` merges
  * them, and the call trees of all threads are merged into one: a cnode per
@@ -17,7 +19,11 @@
  *
  * Visits and time come from the call-path profile (profile.h); the others,
  * which it does not keep, from a second read of each stream that follows
- * the same call paths. The system tree is Score-P's: the machine, a node
+ * the same call paths. Objects are counted per creating region, not per
+ * call path (format.h): a region's are spread over its call paths and
+ * threads by their visits, exactly in sum (a region called from one place
+ * has them all there), and those made outside any recorded call go to
+ * "<program>". The system tree is Score-P's: the machine, a node
  * per host, the processes below their host in rank order (MPI ranks as
  * "MPI Rank r" of rank r), their threads.
  *
@@ -37,6 +43,7 @@
 #include "registry.h"
 
 #define NONE UINT32_MAX
+#define OBJECT_METRICS 3 /* the last metrics: objects_created, bytes_created, objects_alive */
 
 typedef struct cnode {
     uint32_t region; /* merged region; prof->region_count is "<program>" */
@@ -56,6 +63,7 @@ typedef struct cube {
     uint32_t *thread_cnodes; /* the thread being merged: its node -> cnode */
     size_t thread_cap;
     const uint32_t *map;
+    size_t metrics; /* the metrics written: without objects counted, not the object metrics */
 } cube;
 
 static uint64_t hash_pair(uint32_t a, uint32_t b)
@@ -238,6 +246,53 @@ static int read_extra(cube *c, size_t process, size_t stream, size_t column, ext
     return rc;
 }
 
+/* ---- objects: counted per creating region, spread over its call paths ---- */
+
+/* floor(total * part / whole), for part <= whole, whole > 0. */
+static uint64_t share(uint64_t total, uint64_t part, uint64_t whole)
+{
+    return (uint64_t)((unsigned __int128)total * part / whole);
+}
+
+/* Fills out[k] (the object metrics), per cnode and location: each region's
+ * objects (prof->objects) spread over the cells of its cnodes by their
+ * visits, each cell the difference of two running shares so that the cells
+ * add up to the region's exactly; the objects of a region without a cnode,
+ * and those made outside any recorded call, go to "<program>" (cnode 0).
+ * 0, or -1 when out of memory. */
+static int spread_objects(const cube *c, const uint64_t *visits, size_t locations, uint64_t *const *out)
+{
+    const tt_profile *prof = c->prof;
+    size_t regions = prof->region_count + 1, program = prof->region_count;
+    uint64_t *totals = calloc(regions * OBJECT_METRICS, sizeof *totals); /* per region: as the metrics */
+    uint64_t *whole = calloc(regions * 2, sizeof *whole); /* per region: its visits, those spread over so far */
+    int rc = totals && whole ? 0 : -1;
+    for (size_t n = 0; rc == 0 && n < c->count; n++)
+        for (size_t l = 0; l < locations; l++) whole[(size_t)c->cnodes[n].region * 2] += visits[n * locations + l];
+    for (size_t i = 0; rc == 0 && i < prof->object_count; i++) {
+        const tt_profile_objects *o = &prof->objects[i];
+        size_t r = o->region == NONE || !whole[(size_t)o->region * 2] ? program : o->region;
+        totals[r * OBJECT_METRICS] += o->created;
+        totals[r * OBJECT_METRICS + 1] += o->created * o->size;
+        totals[r * OBJECT_METRICS + 2] += o->created > o->destroyed ? o->created - o->destroyed : 0;
+    }
+    for (size_t n = 0; rc == 0 && n < c->count; n++) {
+        size_t r = c->cnodes[n].region;
+        for (size_t l = 0; l < locations; l++) {
+            size_t cell = n * locations + l;
+            uint64_t before = whole[r * 2 + 1], after = before + visits[cell];
+            whole[r * 2 + 1] = after;
+            for (size_t k = 0; after > before && k < OBJECT_METRICS; k++) {
+                uint64_t total = totals[r * OBJECT_METRICS + k];
+                out[k][cell] = share(total, after, whole[r * 2]) - share(total, before, whole[r * 2]);
+            }
+        }
+    }
+    free(totals);
+    free(whole);
+    return rc;
+}
+
 /* ---- XML ---- */
 
 static void xml_text(tt_out *o, const char *s)
@@ -272,6 +327,12 @@ static const struct {
     {"bytes_sent", "Bytes sent", "UINT64", "bytes", "MPI bytes sent (point-to-point and collective)"},
     {"bytes_received", "Bytes received", "UINT64", "bytes", "MPI bytes received (point-to-point and collective)"},
     {"messages", "Messages", "UINT64", "occ", "MPI point-to-point messages sent and received"},
+    {"objects_created", "Objects created", "UINT64", "occ",
+     "Objects created (--objects): a region's, spread over its call paths by their visits"},
+    {"bytes_created", "Bytes created", "UINT64", "bytes",
+     "Bytes of the objects created (their fixed part, where the type's size is known)"},
+    {"objects_alive", "Objects alive at the end", "UINT64", "occ",
+     "Objects created and not destroyed when the measurement ended (leak candidates)"},
 };
 #define METRICS (sizeof metrics / sizeof *metrics)
 
@@ -286,7 +347,7 @@ static void anchor(tt_out *o, const cube *c)
     tt_out_str(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<cube version=\"4.5\">\n"
                   "<attr key=\"CUBE_CT_AGGR\" value=\"SUM\"/>\n<attr key=\"Creator\" value=\"tracetop\"/>\n"
                   "<doc>\n<mirrors>\n</mirrors>\n</doc>\n<metrics title=\"Metric tree\">\n");
-    for (size_t m = 0; m < METRICS; m++) {
+    for (size_t m = 0; m < c->metrics; m++) {
         tt_out_printf(o, "<metric id=\"%zu\" type=\"EXCLUSIVE\" viztype=\"NORMAL\">\n", m);
         element(o, "", "disp_name", metrics[m].display);
         element(o, "", "uniq_name", metrics[m].name);
@@ -441,7 +502,7 @@ int tt_export_cubex(const tt_trace *t, const char *path, tt_export_result *r, tt
     tt_profile *prof;
     if (tt_export_profile(t, &prof, r, err) != 0) return -1;
     uint32_t **maps = NULL;
-    cube c = {.prof = prof};
+    cube c = {.prof = prof, .metrics = prof->object_count ? METRICS : METRICS - OBJECT_METRICS};
     size_t locations = prof->thread_count;
     uint64_t *values[METRICS] = {0};
     uint32_t *order = NULL;
@@ -453,7 +514,7 @@ int tt_export_cubex(const tt_trace *t, const char *path, tt_export_result *r, tt
         c.map = maps[prof->threads[i].process];
         rc = merge_thread(&c, &prof->threads[i]);
     }
-    for (size_t m = 0; rc == 0 && locations && m < METRICS; m++)
+    for (size_t m = 0; rc == 0 && locations && m < c.metrics; m++)
         if (!(values[m] = calloc(c.count * locations, sizeof *values[m]))) rc = -1;
     if (rc == 0 && locations && !(order = depth_first(&c))) rc = -1;
     uint64_t *visits = values[0], *times = values[1];
@@ -475,6 +536,8 @@ int tt_export_cubex(const tt_trace *t, const char *path, tt_export_result *r, tt
         times[column] = outside;
         x.min_ns[column] = x.max_ns[column] = th->end_ns - th->begin_ns;
     }
+    if (rc == 0 && locations && c.metrics == METRICS)
+        rc = spread_objects(&c, visits, locations, &values[METRICS - OBJECT_METRICS]);
     c.frozen = 1;
     int unread = 0; /* a stream that cannot be read again: err says why */
     for (size_t l = 0; rc == 0 && !unread && l < locations; l++) {
@@ -505,7 +568,7 @@ int tt_export_cubex(const tt_trace *t, const char *path, tt_export_result *r, tt
         tar_header(&o, "anchor.xml", anchor_size);
         tt_out_write(&o, anchor_text, anchor_size);
         tar_pad(&o, anchor_size);
-        for (size_t m = 0; m < METRICS; m++) {
+        for (size_t m = 0; m < c.metrics; m++) {
             char name[32];
             if (strstr(metrics[m].type, "DOUBLE")) seconds_in_place(values[m], c.count * locations);
             snprintf(name, sizeof name, "%zu.index", m);

@@ -9,7 +9,11 @@
  * `tracetop summary` merges them: one definition each, with the file, first
  * line, paradigm and role of the first process that has it; parameters are
  * parameter events, counters metric events (a metric per counter name),
- * marks markers, the recording switches MeasurementOnOff events. Time is
+ * marks markers, the recording switches MeasurementOnOff events. Objects
+ * counted (--objects) are a metric location "objects" per process, a
+ * metric per type whose members are the objects created and destroyed
+ * since counting began and those alive, at each batch time
+ * (objects_series.h). Time is
  * the reader's: ns since the experiment's epoch (timer resolution 1e9,
  * global offset 0), and the clock properties give that epoch in real time.
  *
@@ -43,6 +47,7 @@
 
 #include "converters.h"
 #include "grow.h"
+#include "objects_series.h"
 #include "registry.h"
 
 #define NONE UINT32_MAX
@@ -178,12 +183,22 @@ typedef struct location {
     uint32_t name;  /* string */
     uint32_t group; /* process index */
     uint64_t events;
+    OTF2_LocationType type;
 } location;
 
 typedef struct parameter {
     uint32_t name;
     OTF2_ParameterType type;
 } parameter;
+
+/* A metric class of the archive: a counter, whose one member has its name;
+ * or the objects of one type, counted from the start: created, destroyed,
+ * and alive (OBJECTS_MEMBERS). */
+#define OBJECTS_MEMBERS 3
+typedef struct metric {
+    uint32_t names[OBJECTS_MEMBERS]; /* strings: its members' names */
+    int objects;
+} metric;
 
 /* A region of the archive: the regions of that name in every process. */
 typedef struct global_region {
@@ -225,9 +240,11 @@ typedef struct otf2_export {
     parameter *parameters;
     size_t parameter_count, parameter_cap;
     idmap parameter_ids; /* (name << 2 | type) -> parameter */
-    uint32_t *metric_names; /* by metric: its name */
+    metric *metrics;
     size_t metric_count, metric_cap;
     idmap metric_ids;   /* name -> metric */
+    idmap objects_ids;  /* type name -> metric */
+    tt_objects_series objects; /* of the process being written */
     idmap marker_ids;   /* name -> marker */
     uint32_t marker_count;
     uint64_t last_time;
@@ -309,16 +326,28 @@ static uint32_t parameter_of(otf2_export *x, const tt_process *p, uint32_t name,
     return *id;
 }
 
-static uint32_t metric_of(otf2_export *x, const tt_process *p, uint32_t name)
+/* The metric of counter `name` (objects 0), or of the objects of type
+ * `name` (objects 1), a string id of p. */
+static uint32_t metric_of(otf2_export *x, const tt_process *p, uint32_t name, int objects)
 {
     uint32_t global = process_string(x, p, name);
-    uint32_t *id = global == NONE ? NULL : idmap_slot(&x->metric_ids, global);
-    if (!id || (*id == NONE && TT_RESERVE(x->metric_names, x->metric_cap, x->metric_count + 1) != 0))
+    idmap *ids = objects ? &x->objects_ids : &x->metric_ids;
+    uint32_t *id = global == NONE ? NULL : idmap_slot(ids, global);
+    if (!id || (*id == NONE && TT_RESERVE(x->metrics, x->metric_cap, x->metric_count + 1) != 0))
         return x->nomem = 1, NONE;
     if (*id == NONE) {
-        x->metric_names[x->metric_count] = global;
+        metric *m = &x->metrics[x->metric_count];
+        *m = (metric){{global}, objects};
+        if (objects) {
+            static const char *const members[OBJECTS_MEMBERS] = {"created", "destroyed", "alive"};
+            for (size_t i = 0; i < OBJECTS_MEMBERS; i++) {
+                char text[TT_STRING_MAX + 32];
+                snprintf(text, sizeof text, "objects %s: %s", members[i], p->strings[name]);
+                m->names[i] = string(x, text);
+            }
+        }
         *id = (uint32_t)x->metric_count++;
-        x->metric_ids.used++;
+        ids->used++;
     }
     return *id;
 }
@@ -554,7 +583,7 @@ static OTF2_ErrorCode write_location(otf2_export *x, size_t process, const tt_pr
             break;
         }
         case TT_EV_COUNTER:
-            if ((id = metric_of(x, p, ev.name)) != NONE) {
+            if ((id = metric_of(x, p, ev.name, 0)) != NONE) {
                 OTF2_Type type = OTF2_TYPE_DOUBLE;
                 OTF2_MetricValue value = {.floating_point = ev.double_value};
                 rc = OTF2_EvtWriter_Metric(w, NULL, t, id, 1, &type, &value);
@@ -562,6 +591,9 @@ static OTF2_ErrorCode write_location(otf2_export *x, size_t process, const tt_pr
             break;
         case TT_EV_MARK:
             rc = mark(x, p, ev.name, t, loc);
+            break;
+        case TT_EV_OBJECTS:
+            if (tt_objects_series_add(&x->objects, &ev) != 0) x->nomem = 1;
             break;
         case TT_EV_RECORDING_OFF:
         case TT_EV_RECORDING_ON:
@@ -577,6 +609,37 @@ static OTF2_ErrorCode write_location(otf2_export *x, size_t process, const tt_pr
     uint64_t events = 0;
     if (rc == OTF2_SUCCESS) rc = OTF2_EvtWriter_GetNumberOfEvents(w, &events);
     x->locations[x->location_count - 1].events = events;
+    OTF2_ErrorCode closed = OTF2_Archive_CloseEvtWriter(x->archive, w);
+    return rc != OTF2_SUCCESS ? rc : closed;
+}
+
+/* The objects of process p over time, from the series of its streams just
+ * written, as a location of its own in group `group`: a metric location
+ * with, at each batch time, a metric event per type counted then. */
+static OTF2_ErrorCode write_objects(otf2_export *x, const tt_process *p, uint32_t group)
+{
+    tt_objects_series *s = &x->objects;
+    if (tt_objects_series_finish(s) != 0 || TT_RESERVE(x->locations, x->location_cap, x->location_count + 1) != 0)
+        return x->nomem = 1, OTF2_SUCCESS;
+    if (!s->count) return OTF2_SUCCESS;
+    uint64_t loc = x->location_count;
+    x->locations[x->location_count++] = (location){string(x, "objects"), group, 0, OTF2_LOCATION_TYPE_METRIC};
+    OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(x->archive, loc);
+    if (!w) return OTF2_ERROR_MEM_FAULT;
+    OTF2_ErrorCode rc = OTF2_SUCCESS;
+    static const OTF2_Type types[OBJECTS_MEMBERS] = {OTF2_TYPE_UINT64, OTF2_TYPE_UINT64, OTF2_TYPE_UINT64};
+    for (size_t i = 0; rc == OTF2_SUCCESS && !x->nomem && i < s->count; i++) {
+        const tt_objects_point *point = &s->points[i];
+        uint32_t id = metric_of(x, p, point->type, 1);
+        OTF2_MetricValue values[OBJECTS_MEMBERS] = {{.unsigned_int = point->created},
+                                                    {.unsigned_int = point->destroyed},
+                                                    {.unsigned_int = tt_objects_alive(point)}};
+        if (id != NONE) rc = OTF2_EvtWriter_Metric(w, NULL, point->time, id, OBJECTS_MEMBERS, types, values);
+        if (point->time > x->last_time) x->last_time = point->time;
+    }
+    uint64_t events = 0;
+    if (rc == OTF2_SUCCESS) rc = OTF2_EvtWriter_GetNumberOfEvents(w, &events);
+    x->locations[loc].events = events;
     OTF2_ErrorCode closed = OTF2_Archive_CloseEvtWriter(x->archive, w);
     return rc != OTF2_SUCCESS ? rc : closed;
 }
@@ -603,6 +666,7 @@ static OTF2_ErrorCode write_events(otf2_export *x, tt_export_result *r, tt_error
             break;
         }
         memset(x->process_strings, 0xff, (p->string_count + 1) * sizeof *x->process_strings);
+        tt_objects_series_reset(&x->objects);
         for (size_t s = 0; rc == OTF2_SUCCESS && s < p->thread_count; s++) {
             if (!p->threads[s].present) continue;
             tt_cursor *c;
@@ -613,7 +677,7 @@ static OTF2_ErrorCode write_events(otf2_export *x, tt_export_result *r, tt_error
             uint32_t name = string(x, p->threads[s].name);
             if (TT_RESERVE(x->locations, x->location_cap, x->location_count + 1) != 0) x->nomem = 1;
             if (!x->nomem) {
-                x->locations[x->location_count++] = (location){name, (uint32_t)k, 0};
+                x->locations[x->location_count++] = (location){name, (uint32_t)k, 0, OTF2_LOCATION_TYPE_CPU_THREAD};
                 if (x->world_size && p->mpi_size && s == first_stream(p))
                     x->rank_location[p->mpi_rank] = x->location_count - 1;
                 rc = write_location(x, i, p, c, x->location_count - 1);
@@ -622,6 +686,7 @@ static OTF2_ErrorCode write_events(otf2_export *x, tt_export_result *r, tt_error
             tt_cursor_close(c);
             if (x->nomem) break;
         }
+        if (rc == OTF2_SUCCESS && !*failed && !x->nomem) rc = write_objects(x, p, (uint32_t)k);
     }
     return rc;
 }
@@ -635,6 +700,7 @@ static OTF2_ErrorCode write_definitions(otf2_export *x)
     const tt_trace *t = x->trace;
     size_t nproc = tt_trace_process_count(t);
     uint32_t machine = string(x, "machine"), node_class = string(x, "node"), unit = string(x, "");
+    uint32_t objects_unit = string(x, "objects");
     uint32_t ranks_name = string(x, "MPI ranks");
     uint32_t *group_names = malloc(nproc * sizeof *group_names), *group_nodes = malloc(nproc * sizeof *group_nodes);
     uint32_t *node_names = malloc(nproc * sizeof *node_names), node_count = 0;
@@ -681,8 +747,7 @@ static OTF2_ErrorCode write_definitions(otf2_export *x)
                                                      OTF2_UNDEFINED_LOCATION_GROUP);
     for (size_t i = 0; w && rc == OTF2_SUCCESS && i < x->location_count; i++) {
         const location *l = &x->locations[i];
-        rc = OTF2_GlobalDefWriter_WriteLocation(w, (OTF2_LocationRef)i, l->name, OTF2_LOCATION_TYPE_CPU_THREAD,
-                                                l->events, l->group);
+        rc = OTF2_GlobalDefWriter_WriteLocation(w, (OTF2_LocationRef)i, l->name, l->type, l->events, l->group);
     }
     if (w && rc == OTF2_SUCCESS && x->world_size) rc = write_mpi_definitions(x, w, ranks_name);
     for (size_t i = 0; w && rc == OTF2_SUCCESS && i < x->region_count; i++) {
@@ -694,14 +759,24 @@ static OTF2_ErrorCode write_definitions(otf2_export *x)
     for (size_t i = 0; w && rc == OTF2_SUCCESS && i < x->parameter_count; i++)
         rc = OTF2_GlobalDefWriter_WriteParameter(w, (OTF2_ParameterRef)i, x->parameters[i].name,
                                                  x->parameters[i].type);
+    /* A counter's member: a double at a point; the objects': counts since
+     * counting began, and alive at a point. */
+    OTF2_MetricMemberRef next_member = 0;
     for (size_t i = 0; w && rc == OTF2_SUCCESS && i < x->metric_count; i++) {
-        OTF2_MetricMemberRef member = (OTF2_MetricMemberRef)i;
-        rc = OTF2_GlobalDefWriter_WriteMetricMember(w, member, x->metric_names[i], x->metric_names[i],
-                                                    OTF2_METRIC_TYPE_USER, OTF2_METRIC_ABSOLUTE_POINT,
-                                                    OTF2_TYPE_DOUBLE, OTF2_BASE_DECIMAL, 0, unit);
+        const metric *m = &x->metrics[i];
+        size_t count = m->objects ? OBJECTS_MEMBERS : 1;
+        OTF2_MetricMemberRef members[OBJECTS_MEMBERS];
+        for (size_t j = 0; rc == OTF2_SUCCESS && j < count; j++) {
+            members[j] = next_member++;
+            OTF2_MetricMode mode = m->objects && j < 2 ? OTF2_METRIC_ACCUMULATED_START : OTF2_METRIC_ABSOLUTE_POINT;
+            rc = OTF2_GlobalDefWriter_WriteMetricMember(w, members[j], m->names[j], m->names[j],
+                                                        OTF2_METRIC_TYPE_USER, mode,
+                                                        m->objects ? OTF2_TYPE_UINT64 : OTF2_TYPE_DOUBLE,
+                                                        OTF2_BASE_DECIMAL, 0, m->objects ? objects_unit : unit);
+        }
         if (rc == OTF2_SUCCESS)
-            rc = OTF2_GlobalDefWriter_WriteMetricClass(w, (OTF2_MetricRef)i, 1, &member, OTF2_METRIC_ASYNCHRONOUS,
-                                                       OTF2_RECORDER_KIND_ABSTRACT);
+            rc = OTF2_GlobalDefWriter_WriteMetricClass(w, (OTF2_MetricRef)i, (uint8_t)count, members,
+                                                       OTF2_METRIC_ASYNCHRONOUS, OTF2_RECORDER_KIND_ABSTRACT);
     }
     free(group_names);
     free(group_nodes);
@@ -776,8 +851,10 @@ static void export_free(otf2_export *x)
     free(x->locations);
     free(x->parameters);
     idmap_free(&x->parameter_ids);
-    free(x->metric_names);
+    free(x->metrics);
     idmap_free(&x->metric_ids);
+    idmap_free(&x->objects_ids);
+    tt_objects_series_free(&x->objects);
     idmap_free(&x->marker_ids);
     for (size_t i = 0; x->comm_maps && i < tt_trace_process_count(x->trace); i++) free(x->comm_maps[i]);
     free(x->comm_maps);

@@ -9,7 +9,10 @@
  * packet that first uses it); the parameters set inside a call are debug
  * annotations of its SLICE_END, which Perfetto adds to the slice's args.
  * Counters are COUNTER events on their track, marks and the recording
- * switches INSTANT events. Timestamps are ns since the experiment's epoch.
+ * switches INSTANT events. Objects counted (--objects) are a counter track
+ * per type of a process, "objects alive: TYPE", its value at each batch
+ * time (objects_series.h), on a sequence of their own. Timestamps are ns
+ * since the experiment's epoch.
  *
  * Each packet is encoded into a small buffer and written at once; nothing
  * but the open calls' parameters and the set of iids announced per
@@ -20,7 +23,9 @@
 
 #include "converters.h"
 #include "grow.h"
+#include "objects_series.h"
 #include "out.h"
+#include "registry.h"
 
 /* Field numbers, from perfetto_trace.proto. */
 enum {
@@ -136,6 +141,7 @@ typedef struct perfetto {
     size_t depth, open_cap;
     uint8_t *counter_tracks; /* the process's counter names with a track already */
     size_t counter_cap;
+    tt_objects_series objects; /* of the process being written */
 } perfetto;
 
 static void reset(pb *b)
@@ -159,6 +165,7 @@ static uint64_t counter_uuid(size_t process, uint32_t name)
 {
     return process_uuid(process) | 0x80000000u | name;
 }
+static uint64_t objects_uuid(size_t process, uint32_t type) { return process_uuid(process) | 0x40000000u | type; }
 
 static void descriptor(perfetto *c, uint64_t uuid, uint64_t parent, const char *name, unsigned kind, const pb *what)
 {
@@ -321,6 +328,9 @@ static void stream(perfetto *c, size_t index, const tt_process *p, size_t s, tt_
             finish_event(c, ev.time);
             break;
         }
+        case TT_EV_OBJECTS:
+            if (tt_objects_series_add(&c->objects, &ev) != 0) c->event.failed = 1;
+            break;
         case TT_EV_MARK:
             begin_event(c, INSTANT, track);
             pb_string(&c->event, EVENT_CATEGORIES, "mark");
@@ -339,6 +349,29 @@ static void stream(perfetto *c, size_t index, const tt_process *p, size_t s, tt_
     }
 }
 
+/* The objects of process `index` over time, from the series of its streams
+ * just written: a counter track per type, on sequence c->sequence. */
+static void objects(perfetto *c, size_t index, const tt_process *p)
+{
+    tt_objects_series *s = &c->objects;
+    if (tt_objects_series_finish(s) != 0) {
+        c->event.failed = 1;
+        return;
+    }
+    char name[TT_STRING_MAX + 32];
+    for (size_t i = 0; i < s->type_count; i++) {
+        snprintf(name, sizeof name, "objects alive: %s", p->strings[s->types[i]]);
+        reset(&c->inner);
+        descriptor(c, objects_uuid(index, s->types[i]), process_uuid(index), name, DESCRIPTOR_COUNTER, &c->inner);
+    }
+    c->first_packet = 1;
+    for (size_t i = 0; i < s->count; i++) {
+        begin_event(c, COUNTER, objects_uuid(index, s->points[i].type));
+        pb_double(&c->event, EVENT_DOUBLE_COUNTER_VALUE, (double)tt_objects_alive(&s->points[i]));
+        finish_event(c, s->points[i].time);
+    }
+}
+
 int tt_export_perfetto(const tt_trace *t, const char *path, tt_export_result *r, tt_error *err)
 {
     perfetto c = {0};
@@ -350,6 +383,7 @@ int tt_export_perfetto(const tt_trace *t, const char *path, tt_export_result *r,
         const tt_process *p = tt_trace_process(t, i);
         process_descriptor(&c, i, p);
         if (c.counter_tracks) memset(c.counter_tracks, 0, c.counter_cap);
+        tt_objects_series_reset(&c.objects);
         for (size_t s = 0; rc == 0 && s < p->thread_count; s++) {
             if (!p->threads[s].present) continue;
             thread_descriptor(&c, i, p, s);
@@ -362,12 +396,18 @@ int tt_export_perfetto(const tt_trace *t, const char *path, tt_export_result *r,
             if (c.packet.failed || c.event.failed || c.inner.failed || c.interned.failed || c.annotations.failed)
                 rc = tt_fail(err, "out of memory");
         }
+        if (rc == 0 && c.objects.count) {
+            c.sequence = ++sequence;
+            objects(&c, i, p);
+            if (c.packet.failed || c.event.failed || c.inner.failed) rc = tt_fail(err, "out of memory");
+        }
     }
     pb *buffers[] = {&c.packet, &c.event, &c.inner, &c.interned, &c.annotations};
     for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++) free(buffers[i]->bytes);
     free(c.announced);
     free(c.open_args);
     free(c.counter_tracks);
+    tt_objects_series_free(&c.objects);
     if (rc != 0) {
         tt_out_discard(&c.out);
         return rc;

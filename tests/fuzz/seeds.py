@@ -2,11 +2,12 @@
 
     python seeds.py TRACETOP CORPUS_DIR
 
-Runs a few small programs of tests/python/programs under TRACETOP
-and writes, in CORPUS_DIR/{trace,filter,lod}, inputs as fuzz.h describes
-them: a process's defs.tts and stream files joined by the separator, with
-zstd chunks stored decoded (so that mutations reach the records), the
-filter files of the tests, and the viewer's index of the trace.
+Runs a few small programs of tests/python/programs under TRACETOP (one
+again counting objects, for OBJECTS records) and writes, in
+CORPUS_DIR/{trace,filter,lod}, inputs as fuzz.h describes them: a
+process's defs.tts and stream files joined by the separator, with zstd
+chunks stored decoded (so that mutations reach the records), the filter
+files of the tests, and the viewer's index of the trace.
 """
 import os
 import shutil
@@ -18,7 +19,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SEPARATOR = b"\n--tracetop-fuzz--\n"
-PROGRAMS = ["regions.py", "phases.py", "deep_threads.py"]
+# (program, options of `tracetop run`)
+PROGRAMS = [("regions.py", []), ("phases.py", []), ("deep_threads.py", []), ("regions.py", ["--objects"])]
 
 
 def decoded(data):
@@ -40,21 +42,22 @@ def main(tracetop, corpus):
         os.makedirs(os.path.join(corpus, kind), exist_ok=True)
     work = tempfile.mkdtemp()
     try:
-        for program in PROGRAMS:
-            exp = os.path.join(work, program)
-            subprocess.run([tracetop, "run", "--output", exp, os.path.join(ROOT, "tests/python/programs", program)],
-                           check=True, stdout=subprocess.DEVNULL)
+        for program, options in PROGRAMS:
+            name = "".join([program, *options])
+            exp = os.path.join(work, name)
+            subprocess.run([tracetop, "run", *options, "--output", exp,
+                            os.path.join(ROOT, "tests/python/programs", program)], check=True, stdout=subprocess.DEVNULL)
             trace = os.path.join(exp, "trace")
             for pid in os.listdir(trace):
                 proc = os.path.join(trace, pid)
                 streams = sorted((f for f in os.listdir(proc) if f[0].isdigit()), key=lambda f: int(f.split(".")[0]))
                 files = [open(os.path.join(proc, f), "rb").read() for f in ["defs.tts"] + streams]
-                with open(os.path.join(corpus, "trace", f"{program}-{pid}"), "wb") as out:
+                with open(os.path.join(corpus, "trace", f"{name}-{pid}"), "wb") as out:
                     out.write(SEPARATOR.join(decoded(f) for f in files))
             python = os.path.join(os.path.dirname(tracetop), "python")
             subprocess.run([python, "-c", "import sys; from tracetop import _tracetop; _tracetop.Index(sys.argv[1])", exp],
                            check=True, cwd=work)
-            shutil.copy(os.path.join(exp, "view.idx"), os.path.join(corpus, "lod", program))
+            shutil.copy(os.path.join(exp, "view.idx"), os.path.join(corpus, "lod", name))
     finally:
         shutil.rmtree(work)
     for name in os.listdir(os.path.join(ROOT, "tests/python/programs")):
