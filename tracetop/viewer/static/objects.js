@@ -320,7 +320,7 @@ const TTObjects = (function () {
     return tree && tree.objects ? ["created", "destroyed", "bytes"] : [];
   }
 
-  /* The objects of a selected range by type, below its function summary. */
+  /* The objects of a selected range by type, above its function summary. */
   function rangeSummary(body, a, b) {
     if (!present()) return;
     v.api("objects", {t0: Math.floor(a), t1: Math.ceil(b), lanes: "all"}).then((r) => r.arrayBuffer()).then((buffer) => {
@@ -329,9 +329,9 @@ const TTObjects = (function () {
       div.className = "objects-range";
       div.innerHTML = "<div>Objects recorded in the range (records come every 100 ms): " + TT.count(types.reduce((s, t) => s + t.created, 0), "object") +
         " created</div><table id=\"range-objects\"><thead><tr><th>Type</th><th>Created</th><th>Destroyed</th><th>Bytes</th></tr></thead><tbody>" +
-        types.slice(0, 20).map((t) => '<tr data-type="' + TT.escapeHtml(t.name) + '"><td>' + TT.escapeHtml(t.name) + "</td><td>" + TT.fmtCount(t.created) +
+        types.slice(0, 8).map((t) => '<tr data-type="' + TT.escapeHtml(t.name) + '"><td>' + TT.escapeHtml(t.name) + "</td><td>" + TT.fmtCount(t.created) +
           "</td><td>" + TT.fmtCount(t.destroyed) + "</td><td>" + fmtBytes(t.bytes) + "</td></tr>").join("") + "</tbody></table>";
-      body.appendChild(div);
+      body.insertBefore(div, body.querySelector("table"));
     }).catch((error) => v.setStatus(error.message, true));
   }
 
