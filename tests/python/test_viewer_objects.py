@@ -219,3 +219,45 @@ def test_objects_of_a_selected_range(browser, run):  # noqa: F811
         assert int(columns(page, "range-table", "make_lists")[0].replace(",", "")) >= 50_000
         screenshot(page, "objects-range")
         assert page.errors == []
+
+
+def test_a_function_on_two_call_paths_shares_its_objects_by_time(browser, tmp_path):  # noqa: F811
+    completed = tracetop("run", "--objects", "--output", "exp", PROGRAMS / "objects_paths.py", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    index = _tracetop.Index(str(tmp_path / "exp"))
+    lanes = list(range(len(index.lanes)))
+    tree = index.tree(index.begin_ns, index.end_ns + 1, lanes)
+    count = int.from_bytes(tree[:4], "little")
+    nodes = list(struct.iter_unpack("IIddd", tree[8:8 + 32 * count]))
+    answer = index.tree_objects(index.begin_ns, index.end_ns + 1, lanes, "__main__:Item")
+    assert int.from_bytes(answer[:4], "little") == count
+    created = struct.unpack_from(f"{count}d", answer, 32)
+    paths = struct.unpack_from(f"{count}I", answer, 32 + 24 * count)
+    names = [region["name"] for region in index.regions]
+    make = [i for i, node in enumerate(nodes) if names[node[1]] == "__main__:make"]
+    assert sorted(names[nodes[nodes[i][0]][1]] for i in make) == ["__main__:early", "__main__:late"]
+    # The 40,000 Items, shared by make()'s exclusive time on each path: every one counted once.
+    exclusive = sum(nodes[i][4] for i in make)
+    for i in make:
+        assert created[i] == pytest.approx(40_000 * nodes[i][4] / exclusive, rel=1e-9) and paths[i] == 2
+    assert sum(created[i] for i in make) == pytest.approx(40_000, rel=1e-12)
+    assert sum(created) == pytest.approx(40_000, rel=1e-12)
+    server = ViewerServer(str(tmp_path / "exp"), index).start()
+    try:
+        with page_of(browser, server.url) as page:
+            page.wait_for_function(READY)
+            page.click("#tabs button[data-tab=profile]")
+            page.wait_for_selector("#flat-table")
+            choose_type(page, "__main__:Item")
+            page.wait_for_selector("#flat-table th:text('Created')")
+            # The flat profile has make()'s own count; each of its call paths a share, marked as one.
+            assert columns(page, "flat-table", "make")[0] == "40,000"
+            makes = page.locator("#calltree-table tbody tr", has=page.locator(".fn", has_text=re.compile("^make$")))
+            if makes.count() == 0:  # the heaviest path opens by itself on a long enough run
+                page.locator("#calltree-table tbody tr", has=page.locator(".fn", has_text=re.compile("^early$"))).locator(".toggle").click()
+            assert makes.first.locator("td.objects .shared").count() == 3
+            assert page.locator("#calltree-table td.objects .shared").count() == 3 * makes.count()  # none at 0
+            screenshot(page, "objects-shared-paths")
+            assert page.errors == []
+    finally:
+        server.close()

@@ -286,10 +286,10 @@ const TTObjects = (function () {
 
   /* "≈" where the objects of a function are shared among its call paths by their time (lod.h). */
   function cells(created, destroyed, bytes, paths) {
-    const about = paths > 1 ? '<span class="shared" title="made by a function that ran in ' + paths +
-      ' call paths: its objects are shared among them by their time there">≈</span>' : "";
-    return '<td class="objects">' + about + TT.fmtCount(created) + '</td><td class="objects">' + about + TT.fmtCount(destroyed) +
-      '</td><td class="objects">' + about + fmtBytes(bytes) + "</td>";
+    const about = (n) => (paths > 1 && n > 0 ? '<span class="shared" title="made by a function that ran in ' + paths +
+      ' call paths: its objects are shared among them by their time there">≈</span>' : "");
+    return '<td class="objects">' + about(created) + TT.fmtCount(created) + '</td><td class="objects">' + about(destroyed) +
+      TT.fmtCount(destroyed) + '</td><td class="objects">' + about(bytes) + fmtBytes(bytes) + "</td>";
   }
 
   function nodeCells(tree, node) {
