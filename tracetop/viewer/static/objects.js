@@ -132,6 +132,11 @@ const TTObjects = (function () {
     return y + 4;
   }
 
+  /* The height the objects take unfolded, to leave them room on the first screen. */
+  function height() {
+    return groups.reduce((sum, g) => sum + HEADER + Math.min(SHOWN, g.tracks.length) * ROW + 4, 0);
+  }
+
   /* Their names in the gutter. */
   function labels(container) {
     for (const g of groups) {
@@ -378,6 +383,6 @@ const TTObjects = (function () {
     return null;
   }
 
-  return {init, place, labels, ensureData, draw, tip, attach, heads, nodeCells, addRows, rowCells, sortKeys, rangeSummary,
+  return {init, height, place, labels, ensureData, draw, tip, attach, heads, nodeCells, addRows, rowCells, sortKeys, rangeSummary,
     flameTree, flameTip, flameMode, scopeKey, pointOf, fmtBytes};
 })();

@@ -72,7 +72,7 @@
    * band above them); a folded process shows its header alone. */
   function initLaneViews() {
     const lanes = state.meta.lanes;
-    const available = Math.max(200, scroller.clientHeight) - RULER - (state.meta.tracks.length ? TRACK_HEADER + 2 * TRACK : 0);
+    const available = Math.max(200, scroller.clientHeight) - RULER - (state.meta.tracks.length ? TRACK_HEADER + 2 * TRACK : 0) - TTObjects.height();
     const processes = new Set(lanes.map((l) => l.pid)).size;
     const perLane = (available - (processes > 1 ? processes * PROCESS_HEADER : 0)) / Math.max(1, lanes.length) - OVERVIEW - LANE_PAD;
     state.rowCap = Math.min(MAX_ROWS, Math.max(MIN_ROWS, Math.floor(perLane / ROW)));
