@@ -314,8 +314,10 @@ static int load_block(tt_lod_cursor *c)
     /* Zeros after the bytes: a varint read near their end stays in raw. */
     memset(c->raw + b->raw, 0, TT_LOD_VARINT_ROOM);
     uint32_t at[5] = {12, tt_get_u32(c->raw), tt_get_u32(c->raw + 4), tt_get_u32(c->raw + 8), b->raw};
-    for (int k = 0; k < 4; k++) {
+    /* All checked before any is used: a pointer past the buffer is not even made. */
+    for (int k = 0; k < 4; k++)
         if (at[k] > at[k + 1]) return 0;
+    for (int k = 0; k < 4; k++) {
         c->col[k] = c->raw + at[k];
         c->col_end[k] = c->raw + at[k + 1];
     }

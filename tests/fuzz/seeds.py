@@ -18,7 +18,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SEPARATOR = b"\n--tracetop-fuzz--\n"
-PROGRAMS = ["regions.py", "phases.py", "deep_threads.py"]
+# Each with its options; regions.py with --objects, so that its index (under the 64 KiB of an input) has objects.
+PROGRAMS = {"regions.py": ["--objects"], "phases.py": [], "deep_threads.py": []}
 
 
 def decoded(data):
@@ -42,7 +43,8 @@ def main(tracetop, corpus):
     try:
         for program in PROGRAMS:
             exp = os.path.join(work, program)
-            subprocess.run([tracetop, "run", "--output", exp, os.path.join(ROOT, "tests/python/programs", program)],
+            subprocess.run([tracetop, "run", *PROGRAMS[program], "--output", exp,
+                            os.path.join(ROOT, "tests/python/programs", program)],
                            check=True, stdout=subprocess.DEVNULL)
             trace = os.path.join(exp, "trace")
             for pid in os.listdir(trace):
