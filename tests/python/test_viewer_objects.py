@@ -146,6 +146,7 @@ def test_allocations_flame_graph(browser, run):  # noqa: F811
         lines = flame_tip(page, "__main__:make_points").splitlines()
         assert lines[:3] == ["make_points", "__main__:make_points", "100,000 __main__:Point objects created (100.0%)"]
         assert lines[3].startswith("by the function itself: 100,000 (") and lines[3].endswith("100,000 of them destroyed")
+        assert page.inner_text("#objects-note") == "100,000 objects created in these call paths"
         # No other function made a Point: it has no frame.
         assert page.evaluate("tracetopViewer.findFrame('__main__:make_lists', 0)") is None
         screenshot(page, "objects-flame")

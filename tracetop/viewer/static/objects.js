@@ -109,7 +109,10 @@ const TTObjects = (function () {
     by.innerHTML = '<option value="time">time</option><option value="objects">objects created</option><option value="bytes">bytes created</option>';
     by.addEventListener("change", () => { mode = by.value; v.redrawFlame(); });
     widths.appendChild(by);
-    $("flame-reset").after(" ", widths);
+    const note = document.createElement("span");
+    note.id = "objects-note";
+    note.className = "hint";
+    $("flame-reset").after(" ", widths, " ", note);
   }
 
   /* ---- the timeline: tracks of the objects alive ---- */
@@ -344,13 +347,23 @@ const TTObjects = (function () {
 
   /* The tree to draw: the time tree, or one whose widths are the objects (or bytes) created under each node. */
   function flameTree(tree) {
-    if (mode === "time" || !tree || !tree.objects) return tree;
+    const note = $("objects-note");
+    if (mode === "time" || !tree || !tree.objects) {
+      if (note) note.textContent = "";
+      return tree;
+    }
     const key = mode + "/" + tree.objects.type;
-    if (tree.flame && tree.flame.key === key) return tree.flame;
-    const own = mode === "bytes" ? tree.objects.bytes : tree.objects.created, inclusive = Float64Array.from(own);
-    for (let n = tree.count - 1; n >= 0; n--) if (tree.parent[n] !== TT.NO_PARENT) inclusive[tree.parent[n]] += inclusive[n];
-    tree.flame = Object.assign({}, tree, {inclusive, own, key});
-    tree.flame.total = tree.roots.reduce((s, n) => s + inclusive[n], 0);
+    if (!tree.flame || tree.flame.key !== key) {
+      const own = mode === "bytes" ? tree.objects.bytes : tree.objects.created, inclusive = Float64Array.from(own);
+      for (let n = tree.count - 1; n >= 0; n--) if (tree.parent[n] !== TT.NO_PARENT) inclusive[tree.parent[n]] += inclusive[n];
+      tree.flame = Object.assign({}, tree, {inclusive, own, key});
+      tree.flame.total = tree.roots.reduce((s, n) => s + inclusive[n], 0);
+    }
+    /* What no call path shown holds: made outside any recorded function, or by one that did not run here. */
+    const outside = mode === "bytes" ? tree.objects.unplaced[2] : tree.objects.unplaced[0];
+    const say = (n) => (mode === "bytes" ? fmtBytes(n) : TT.fmtCount(n) + " objects");
+    note.textContent = say(tree.flame.total) + " created in these call paths" +
+      (outside > 0 ? "; " + say(outside) + " outside any of them" : "");
     return tree.flame;
   }
 
