@@ -277,11 +277,13 @@ const TTObjects = (function () {
 
   /* ---- the profile's columns ---- */
 
-  /* Adds the scope's objects per node (tree.objects) to a tree of [t0, t1) of `lanes`: a promise of it. */
-  function attach(tree, t0, t1, lanes, onlyType) {
-    if (!present()) return Promise.resolve(tree);
+  /* Adds the scope's objects per node (tree.objects) to the tree of [t0, t1) of `lanes` a promise brings: a
+   * promise of it. Both are asked for at once (the server answers them in parallel). */
+  function attach(treePromise, t0, t1, lanes, onlyType) {
+    if (!present()) return treePromise;
     const wanted = onlyType === undefined ? type : onlyType;
-    return v.api("tree_objects", {t0, t1, lanes, type: wanted}).then((r) => r.arrayBuffer()).then((buffer) => {
+    const objects = v.api("tree_objects", {t0, t1, lanes, type: wanted}).then((r) => r.arrayBuffer());
+    return Promise.all([treePromise, objects]).then(([tree, buffer]) => {
       tree.objects = decodeTreeObjects(buffer);
       tree.objects.type = wanted;
       return tree;

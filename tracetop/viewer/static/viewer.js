@@ -783,8 +783,8 @@
     const body = $("range-body");
     body.className = "";
     body.textContent = "Computing…";
-    api("tree", {t0: Math.floor(a), t1: Math.ceil(b), lanes: "all"}).then((r) => r.arrayBuffer())
-      .then((buffer) => TTObjects.attach(TT.decodeTree(buffer), Math.floor(a), Math.ceil(b), "all", "")).then((tree) => {
+    TTObjects.attach(api("tree", {t0: Math.floor(a), t1: Math.ceil(b), lanes: "all"}).then((r) => r.arrayBuffer()).then(TT.decodeTree),
+      Math.floor(a), Math.ceil(b), "all", "").then((tree) => {
       if (!state.selection || state.selection[0] !== a) return;
       const rows = TT.flatProfile(tree, state.meta.regions);
       TTObjects.addRows(rows, tree);
@@ -1062,7 +1062,7 @@
     if (state.tree && state.tree.key === key) return Promise.resolve(state.tree);
     if (state.treeLoading && state.treeLoading.key === key) return state.treeLoading.promise;
     $("scope-info").textContent = "computing…";
-    const promise = api("tree", {t0, t1, lanes}).then((r) => r.arrayBuffer()).then((buffer) => TTObjects.attach(TT.decodeTree(buffer), t0, t1, lanes)).then((tree) => {
+    const promise = TTObjects.attach(api("tree", {t0, t1, lanes}).then((r) => r.arrayBuffer()).then(TT.decodeTree), t0, t1, lanes).then((tree) => {
       if (key !== scopeKey()) return state.tree;
       tree.key = key;
       tree.total = tree.roots.reduce((s, n) => s + tree.inclusive[n], 0);
