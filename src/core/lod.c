@@ -29,6 +29,7 @@ struct tt_lod {
     const lod_lane_rec *lanes;
     const lod_track_rec *tracks;
     const uint32_t *problems;
+    const tt_lod_objects *objects;
     const char *strings;
     tt_error cache_problem;
     int cache_failed;
@@ -138,6 +139,14 @@ static int check_image(tt_lod *x, uint64_t signature)
         const lod_ref *refs = (const lod_ref *)(x->image + t->refs_off);
         for (unsigned k = 0; k < h->levels; k++)
             if (!fits(x, refs[k].off, refs[k].count, sizeof(tt_lod_sample))) return 0;
+    }
+    if (!fits(x, h->objects_off, h->object_count, sizeof(tt_lod_objects))) return 0;
+    x->objects = (const tt_lod_objects *)(x->image + h->objects_off);
+    for (uint64_t i = 0; i < h->object_count; i++) {
+        const tt_lod_objects *o = &x->objects[i];
+        if (o->track >= h->track_count || x->tracks[o->track].kind != TT_LOD_TRACK_OBJECTS ||
+            (o->region != UINT32_MAX && o->region >= h->region_count) || (i && o->time < x->objects[i - 1].time))
+            return 0;
     }
     return 1;
 }
@@ -273,7 +282,13 @@ tt_lod_lane_info tt_lod_lane(const tt_lod *x, size_t index)
 tt_lod_track_info tt_lod_track(const tt_lod *x, size_t index)
 {
     const lod_track_rec *t = &x->tracks[index];
-    return (tt_lod_track_info){x->strings + t->name, t->lane, t->kind, t->samples, t->min, t->max};
+    return (tt_lod_track_info){x->strings + t->name, t->lane, t->kind, t->samples, t->min, t->max, t->size};
+}
+
+const tt_lod_objects *tt_lod_object_records(const tt_lod *x, size_t *count)
+{
+    *count = (size_t)x->h->object_count;
+    return x->objects;
 }
 
 /* ---- reading spans ---- */
@@ -299,8 +314,10 @@ static int load_block(tt_lod_cursor *c)
     /* Zeros after the bytes: a varint read near their end stays in raw. */
     memset(c->raw + b->raw, 0, TT_LOD_VARINT_ROOM);
     uint32_t at[5] = {12, tt_get_u32(c->raw), tt_get_u32(c->raw + 4), tt_get_u32(c->raw + 8), b->raw};
-    for (int k = 0; k < 4; k++) {
+    /* All checked before any is used: a pointer past the buffer is not even made. */
+    for (int k = 0; k < 4; k++)
         if (at[k] > at[k + 1]) return 0;
+    for (int k = 0; k < 4; k++) {
         c->col[k] = c->raw + at[k];
         c->col_end[k] = c->raw + at[k + 1];
     }

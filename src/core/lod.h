@@ -31,6 +31,13 @@
  *    last of the samples in each grain-sized bucket.
  *  - Per lane, the parameters (with the depth they were recorded at) and
  *    the marks.
+ *  - Objects (--objects, OBJECTS in format.h): per process and object type,
+ *    a track of the objects alive over time (created less destroyed, summed
+ *    over the process's streams, a sample at each OBJECTS record), made
+ *    after every other track; and the OBJECTS records themselves, in time
+ *    order, each with its creating region and its type's track, for the
+ *    objects of a time range (lod_objects.c). Records are written about
+ *    every 100 ms, so a range's objects are those recorded within it.
  *
  * Contract:
  *  - tt_lod_open loads the index cached in the experiment directory
@@ -113,15 +120,25 @@ typedef struct tt_lod_lane_info {
     uint32_t params, marks;
 } tt_lod_lane_info;
 
-enum tt_lod_track_kind { TT_LOD_TRACK_COUNTER = 1, TT_LOD_TRACK_PARAM = 2 };
+enum tt_lod_track_kind { TT_LOD_TRACK_COUNTER = 1, TT_LOD_TRACK_PARAM = 2, TT_LOD_TRACK_OBJECTS = 3 };
 
 typedef struct tt_lod_track_info {
-    const char *name;
-    uint32_t lane;
+    const char *name; /* TT_LOD_TRACK_OBJECTS: the type's name */
+    uint32_t lane;    /* TT_LOD_TRACK_OBJECTS: the first lane of its process */
     uint32_t kind; /* enum tt_lod_track_kind */
     uint64_t samples; /* at level 0 */
     double min, max;  /* over all samples */
+    uint32_t size;    /* TT_LOD_TRACK_OBJECTS: the bytes of one object (format.h); else 0 */
 } tt_lod_track_info;
+
+/* An OBJECTS record: the objects of one type (its track) created in one
+ * region by a process, counted since the previous record of that place. */
+typedef struct tt_lod_objects {
+    uint64_t time;
+    uint32_t track;  /* a TT_LOD_TRACK_OBJECTS track */
+    uint32_t region; /* the creating region; UINT32_MAX: none was recorded */
+    uint64_t created, destroyed;
+} tt_lod_objects;
 
 /* How a build goes, for a caller that shows it: `read` is told the events
  * read so far every TT_LOD_PROGRESS_EVENTS events, from the building thread. */
@@ -190,6 +207,8 @@ static inline void tt_lod_advance(tt_lod_cursor *c) { c->have = 0; }
 const tt_lod_param *tt_lod_params(const tt_lod *x, size_t lane, size_t *count);
 const tt_lod_mark *tt_lod_marks(const tt_lod *x, size_t lane, size_t *count);
 const tt_lod_sample *tt_lod_samples(const tt_lod *x, size_t track, unsigned level, size_t *count);
+/* The OBJECTS records of every process, in time order. */
+const tt_lod_objects *tt_lod_object_records(const tt_lod *x, size_t *count);
 /* A string of the index by its offset (tt_lod_param.name, .text, marks). */
 const char *tt_lod_string(const tt_lod *x, uint32_t offset);
 
@@ -246,5 +265,31 @@ int tt_lod_query_tree(const tt_lod *x, uint64_t t0, uint64_t t1, const uint32_t 
  * 0 when no call runs there. */
 int tt_lod_call_at(const tt_lod *x, size_t lane, uint32_t depth, uint64_t time, tt_lod_span *span,
                    uint64_t *self_ns, size_t *first_param, size_t *param_count);
+
+/* ---- objects (lod_objects.c) ---- */
+
+/* The objects recorded in [t0, t1) by the processes `lanes` belong to
+ * (all of each such process's objects: an object is not its thread's), per
+ * creating region and type, as
+ *     u32 count, u32 reserved, then per row: u32 region (UINT32_MAX: none),
+ *     u32 track, f64 created, f64 destroyed, f64 bytes (created * size)
+ * 0, or -1 when memory runs out. */
+int tt_lod_query_objects(const tt_lod *x, uint64_t t0, uint64_t t1, const uint32_t *lanes, size_t lane_count,
+                         tt_lod_buffer *out);
+
+/* The objects of the same processes (of type `type` only, unless NULL),
+ * per node of tt_lod_query_tree(x, t0, t1, lanes), in its order: records
+ * name the creating region only, not its call path, so the objects of a
+ * region are shared among the call paths where it ran in proportion to
+ * their exclusive time there (objects are made while a region runs its own
+ * code), over all lanes of those processes; `paths` says among how many
+ * (1: exactly its own). As
+ *     u32 count, u32 reserved, f64 unplaced[3] (created, destroyed, bytes
+ *     of regions that did not run in the range, or of none),
+ *     f64 created[count], f64 destroyed[count], f64 bytes[count],
+ *     u32 paths[count] (+ u32 padding when count is odd)
+ * 0, or -1 when memory runs out. */
+int tt_lod_query_tree_objects(const tt_lod *x, uint64_t t0, uint64_t t1, const uint32_t *lanes, size_t lane_count,
+                              const char *type, tt_lod_buffer *out);
 
 #endif

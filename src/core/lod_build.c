@@ -5,9 +5,11 @@
  * each LEAVE into a span at the depth it closes, appended to that depth's
  * level 0 in start order (calls at one depth never overlap, so they close in
  * the order they start). Parameters, counters and marks are appended to the
- * lane as they come. Once every stream is read and the trace's span is
- * known, each level is derived from the one below it (merge_spans,
- * merge_samples), and the whole is written out in one go.
+ * lane as they come, OBJECTS records to the builder's list. Once every
+ * stream is read, the objects tracks are made from that list (objects.c
+ * below), and, the trace's span known, each level is derived from the one
+ * below it (merge_spans, merge_samples), and the whole is written out in
+ * one go.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -66,6 +68,18 @@ typedef struct frame {
     uint64_t start;
     uint32_t region;
 } frame;
+
+/* An OBJECTS record as read, until its track is known. */
+typedef struct object_read {
+    uint64_t time;
+    uint32_t lane;   /* the first lane of its process */
+    uint32_t type;   /* string offset */
+    uint32_t region; /* index region, or NONE */
+    uint32_t size;
+    uint64_t created, destroyed;
+    uint64_t seq;    /* order of reading, to sort stably */
+    uint32_t track;
+} object_read;
 
 /* ---- strings: one blob, each distinct string once ---- */
 
@@ -145,6 +159,9 @@ typedef struct builder {
 
     uint32_t *merged; /* the process being read: its region ids -> index regions (NONE until needed) */
     size_t merged_cap;
+    uint32_t process_lane; /* the first lane of the process being read */
+    object_read *objects;
+    size_t object_count, object_cap;
     frame *stack;
     size_t stack_cap;
     const tt_lod_progress *progress; /* or NULL */
@@ -261,6 +278,20 @@ static int add_annotation(builder *b, const tt_process *p, uint32_t lane, const 
     return 0;
 }
 
+/* An OBJECTS event of process p, kept until every stream is read. */
+static int add_objects(builder *b, const tt_process *p, const tt_event *ev)
+{
+    object_read o = {.time = ev->time, .lane = b->process_lane, .region = NONE, .created = ev->created,
+                     .destroyed = ev->destroyed, .seq = b->object_count,
+                     .size = ev->bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)ev->bytes};
+    if (ev->region != UINT32_MAX && (o.region = region_of(b, p, ev->region)) == NONE) return -1;
+    if (blob_add_str(&b->strings, p->strings[ev->name], &o.type) != 0 ||
+        TT_RESERVE(b->objects, b->object_cap, b->object_count + 1) != 0)
+        return -1;
+    b->objects[b->object_count++] = o;
+    return 0;
+}
+
 /* Reads one stream into lane `lane`. Fails only when memory runs out. */
 static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *c)
 {
@@ -300,6 +331,9 @@ static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *
         case TT_EV_MARK:
             if (add_annotation(b, p, lane, &ev) != 0) return -1;
             break;
+        case TT_EV_OBJECTS:
+            if (add_objects(b, p, &ev) != 0) return -1;
+            break;
         default:
             break;
         }
@@ -316,6 +350,7 @@ static int read_process(builder *b, const tt_trace *t, const tt_process *p, uint
     if (p->defs_cut && add_problem(b, p->defs_cut) != 0) return -1;
     if (TT_RESERVE(b->merged, b->merged_cap, p->region_count + 1) != 0) return -1;
     for (size_t i = 0; i <= p->region_count; i++) b->merged[i] = NONE;
+    b->process_lane = NONE;
     for (size_t s = 0; s < p->thread_count; s++) {
         const tt_thread *th = &p->threads[s];
         if (!th->present) continue;
@@ -330,6 +365,7 @@ static int read_process(builder *b, const tt_trace *t, const tt_process *p, uint
             return -1;
         }
         uint32_t lane = (uint32_t)b->lane_count++;
+        if (b->process_lane == NONE) b->process_lane = lane;
         lane_build *l = &b->lanes[lane];
         memset(l, 0, sizeof *l);
         l->rec.process = process_name;
@@ -342,6 +378,54 @@ static int read_process(builder *b, const tt_trace *t, const tt_process *p, uint
         tt_cursor_close(c);
         if (rc != 0) return -1;
     }
+    return 0;
+}
+
+/* ---- objects ---- */
+
+static int by_process_then_time(const void *a, const void *b)
+{
+    const object_read *x = a, *y = b;
+    if (x->lane != y->lane) return x->lane < y->lane ? -1 : 1;
+    if (x->time != y->time) return x->time < y->time ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const object_read *x = a, *y = b;
+    if (x->time != y->time) return x->time < y->time ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The objects track of each process and type, after every other track: a
+ * sample of the objects alive (created less destroyed, over the process's
+ * streams) at each of its records. Then the records in time order. */
+static int make_object_tracks(builder *b)
+{
+    qsort(b->objects, b->object_count, sizeof *b->objects, by_process_then_time);
+    uint32_t first = (uint32_t)b->track_count;
+    double *alive = NULL;
+    size_t alive_cap = 0;
+    for (size_t i = 0; i < b->object_count; i++) {
+        object_read *o = &b->objects[i];
+        uint32_t track = track_of(b, o->lane, o->type, TT_LOD_TRACK_OBJECTS);
+        if (track == NONE || TT_RESERVE(alive, alive_cap, track - first + 1) != 0) {
+            free(alive);
+            return -1;
+        }
+        track_build *t = &b->tracks[track];
+        if (t->rec.samples == 0) alive[track - first] = 0;
+        t->rec.size = o->size;
+        alive[track - first] += (double)o->created - (double)o->destroyed;
+        o->track = track;
+        if (add_sample(b, o->lane, o->type, TT_LOD_TRACK_OBJECTS, o->time, alive[track - first]) != 0) {
+            free(alive);
+            return -1;
+        }
+    }
+    free(alive);
+    qsort(b->objects, b->object_count, sizeof *b->objects, by_time);
     return 0;
 }
 
@@ -554,6 +638,9 @@ static uint64_t lay_out(builder *b, lod_header *h, lod_ref *refs)
                 off += v->n * sizeof(tt_lod_sample);
             }
         }
+    h->objects_off = off;
+    h->object_count = b->object_count;
+    off += b->object_count * sizeof(tt_lod_objects);
     return off;
 }
 
@@ -607,6 +694,11 @@ static int write_image(builder *b, uint64_t signature, FILE *f)
             const sample_vec *v = &b->tracks[i].level[k];
             if (!v->same) rc |= put(f, v->v, v->n * sizeof *v->v);
         }
+    for (size_t i = 0; i < b->object_count; i++) {
+        const object_read *o = &b->objects[i];
+        tt_lod_objects rec = {o->time, o->track, o->region, o->created, o->destroyed};
+        rc |= put(f, &rec, sizeof rec);
+    }
     rc |= put(f, b->strings.data, b->strings.size);
     free(refs);
     return rc;
@@ -634,6 +726,7 @@ static void builder_free(builder *b)
     free(b->region_by_name);
     free(b->problems);
     free(b->merged);
+    free(b->objects);
     free(b->stack);
     free(b->strings.data);
     free(b->strings.slots);
@@ -655,6 +748,7 @@ static int build(builder *b, const char *experiment_dir, tt_error *err)
         if (rc == 0) rc = read_process(b, t, p, name);
     }
     tt_trace_close(t);
+    if (rc == 0) rc = make_object_tracks(b);
     if (b->begin > b->end) b->begin = b->end = 0;
     void *zctx = tt_compress_ctx_new(LOD_ZSTD_LEVEL);
     uint8_t *raw = malloc(TT_LOD_BLOCK_BYTES);

@@ -15,6 +15,7 @@
  *     refs       lod_ref: per lane depths * levels (depth-major), per track levels
  *     data       spans, samples, params, marks (a level not stored shares
  *                the array of the level below it)
+ *     objects    tt_lod_objects[object_count], in time order
  *     strings    the blob
  *
  * Spans are stored compressed, in blocks of up to LOD_BLOCK_SPANS: an array
@@ -33,7 +34,7 @@
 #include "lod.h"
 
 #define LOD_MAGIC "TTLODIDX"
-#define LOD_VERSION 5u
+#define LOD_VERSION 6u
 
 typedef struct lod_header {
     char magic[8];
@@ -45,6 +46,7 @@ typedef struct lod_header {
     uint32_t region_count, lane_count, track_count, problem_count;
     uint64_t regions_off, lanes_off, tracks_off, problems_off;
     uint64_t strings_off, strings_size;
+    uint64_t objects_off, object_count;
 } lod_header;
 
 /* Spans: `count` lod_block at `off`. Samples: `count` tt_lod_sample at `off`. */
@@ -75,7 +77,7 @@ typedef struct lod_lane_rec {
 } lod_lane_rec;
 
 typedef struct lod_track_rec {
-    uint32_t name, lane, kind, reserved;
+    uint32_t name, lane, kind, size; /* size: TT_LOD_TRACK_OBJECTS's bytes per object, else 0 */
     uint64_t samples;
     double min, max;
     uint64_t refs_off; /* levels lod_ref */

@@ -66,9 +66,9 @@ static PyObject *region_item(const tt_lod *lod, size_t i)
 static PyObject *track_item(const tt_lod *lod, size_t i)
 {
     tt_lod_track_info t = tt_lod_track(lod, i);
-    return Py_BuildValue("{s:N,s:I,s:s,s:K,s:d,s:d}", "name", text(t.name), "lane", t.lane, "kind",
-                         t.kind == TT_LOD_TRACK_COUNTER ? "counter" : "parameter", "samples",
-                         (unsigned long long)t.samples, "min", t.min, "max", t.max);
+    const char *kind = t.kind == TT_LOD_TRACK_COUNTER ? "counter" : t.kind == TT_LOD_TRACK_PARAM ? "parameter" : "objects";
+    return Py_BuildValue("{s:N,s:I,s:s,s:K,s:d,s:d,s:I}", "name", text(t.name), "lane", t.lane, "kind", kind,
+                         "samples", (unsigned long long)t.samples, "min", t.min, "max", t.max, "size", t.size);
 }
 
 static PyObject *problem_item(const tt_lod *lod, size_t i) { return text(tt_lod_problem(lod, i)); }
@@ -259,6 +259,44 @@ static PyObject *Index_tree(IndexObject *self, PyObject *args, PyObject *kwds)
     return buffer_bytes(&b, rc);
 }
 
+static PyObject *Index_objects(IndexObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"t0", "t1", "lanes", NULL};
+    unsigned long long t0, t1;
+    PyObject *lanes_seq;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KKO:objects", kwlist, &t0, &t1, &lanes_seq)) return NULL;
+    size_t count;
+    uint32_t *lanes = index_array(lanes_seq, &count, "lanes");
+    if (!lanes) return NULL;
+    tt_lod_buffer b = {0};
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tt_lod_query_objects(self->lod, t0, t1, lanes, count, &b);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(lanes);
+    return buffer_bytes(&b, rc);
+}
+
+static PyObject *Index_tree_objects(IndexObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"t0", "t1", "lanes", "type", NULL};
+    unsigned long long t0, t1;
+    PyObject *lanes_seq;
+    const char *type = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KKO|z:tree_objects", kwlist, &t0, &t1, &lanes_seq, &type))
+        return NULL;
+    size_t count;
+    uint32_t *lanes = index_array(lanes_seq, &count, "lanes");
+    if (!lanes) return NULL;
+    tt_lod_buffer b = {0};
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tt_lod_query_tree_objects(self->lod, t0, t1, lanes, count, type, &b);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(lanes);
+    return buffer_bytes(&b, rc);
+}
+
 static PyObject *param_dict(const tt_lod *lod, const tt_lod_param *p)
 {
     PyObject *value = p->kind == TT_LOD_PARAM_STRING ? text(tt_lod_string(lod, p->text))
@@ -380,7 +418,7 @@ static PyGetSetDef Index_getset[] = {
 static PyMemberDef Index_members[] = {
     {"lanes", T_OBJECT, offsetof(IndexObject, lanes), READONLY, "one dict per thread stream, in process order"},
     {"regions", T_OBJECT, offsetof(IndexObject, regions), READONLY, "regions merged by name: dicts"},
-    {"tracks", T_OBJECT, offsetof(IndexObject, tracks), READONLY, "counter and parameter tracks: dicts"},
+    {"tracks", T_OBJECT, offsetof(IndexObject, tracks), READONLY, "counter, parameter and objects tracks: dicts"},
     {"problems", T_OBJECT, offsetof(IndexObject, problems), READONLY, "what the reader found cut or damaged"},
     {"cache_problem", T_OBJECT, offsetof(IndexObject, cache_problem), READONLY,
      "None, or why the index is not cached in the experiment"},
@@ -396,6 +434,14 @@ static PyMethodDef Index_methods[] = {
      "samples(t0, t1, width, tracks)\n--\n\nThe tracks' samples in view, as bytes (layout in lod.h)."},
     {"tree", (PyCFunction)(void (*)(void))Index_tree, METH_VARARGS | METH_KEYWORDS,
      "tree(t0, t1, lanes)\n--\n\nThe call-path tree of the lanes in [t0, t1), merged, as bytes (lod.h)."},
+    {"objects", (PyCFunction)(void (*)(void))Index_objects, METH_VARARGS | METH_KEYWORDS,
+     "objects(t0, t1, lanes)\n--\n\n"
+     "The objects recorded in [t0, t1) by the processes of the lanes, per creating\n"
+     "region and type, as bytes (lod.h)."},
+    {"tree_objects", (PyCFunction)(void (*)(void))Index_tree_objects, METH_VARARGS | METH_KEYWORDS,
+     "tree_objects(t0, t1, lanes, type=None)\n--\n\n"
+     "The objects of those processes (of one type, or all) per node of tree(t0, t1,\n"
+     "lanes), as bytes (lod.h)."},
     {"call_at", (PyCFunction)Index_call_at, METH_VARARGS,
      "call_at(lane, depth, time)\n--\n\nThe call at that depth and time: a dict, or None."},
     {"marks", (PyCFunction)Index_marks, METH_VARARGS, "marks(lane)\n--\n\nThe lane's marks: (time, name) tuples."},

@@ -64,6 +64,12 @@ static void query(const tt_lod *x)
         tt_lod_buffer_free(&b);
         tt_lod_query_tree(x, views[v].t0, views[v].t1, lane_ids, lanes + 1, &b);
         tt_lod_buffer_free(&b);
+        tt_lod_query_objects(x, views[v].t0, views[v].t1, lane_ids, lanes + 1, &b);
+        tt_lod_buffer_free(&b);
+        tt_lod_query_tree_objects(x, views[v].t0, views[v].t1, lane_ids, lanes + 1, NULL, &b);
+        tt_lod_buffer_free(&b);
+        tt_lod_query_tree_objects(x, views[v].t0, views[v].t1, lane_ids, 1, "list", &b);
+        tt_lod_buffer_free(&b);
     }
     free(lane_ids);
     free(track_ids);

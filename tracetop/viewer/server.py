@@ -86,10 +86,13 @@ class DataAPI:
         self.index = index
         self.comm = CommAPI(experiment)
         self.activity = json.dumps(_activity(experiment, index.lanes)).encode()
+        # The objects tracks come after every other (lod.h): the counters' and parameters' indices stay theirs.
+        tracks = [track for track in index.tracks if track["kind"] != "objects"]
+        objects = [dict(track, track=i) for i, track in enumerate(index.tracks) if track["kind"] == "objects"]
         self.meta = json.dumps({
             "experiment": os.path.basename(os.path.abspath(experiment)),
             "begin_ns": index.begin_ns, "end_ns": index.end_ns, "levels": index.levels,
-            "lanes": index.lanes, "regions": index.regions, "tracks": index.tracks,
+            "lanes": index.lanes, "regions": index.regions, "tracks": tracks, "objects": objects,
             "problems": index.problems,
         }).encode()
 
@@ -128,6 +131,15 @@ class DataAPI:
     def api_tree(self, query):
         t0, t1 = _number(query, "t0"), _number(query, "t1")
         return self.index.tree(t0, t1, self._lanes(query)), "application/octet-stream"
+
+    def api_objects(self, query):
+        t0, t1 = _number(query, "t0"), _number(query, "t1")
+        return self.index.objects(t0, t1, self._lanes(query)), "application/octet-stream"
+
+    def api_tree_objects(self, query):
+        t0, t1 = _number(query, "t0"), _number(query, "t1")
+        return self.index.tree_objects(t0, t1, self._lanes(query), query.get("type") or None), \
+            "application/octet-stream"
 
     def api_call(self, query):
         call = self.index.call_at(_number(query, "lane"), _number(query, "depth"), _number(query, "t"))

@@ -73,7 +73,7 @@
    * band above them); a folded process shows its header alone. */
   function initLaneViews() {
     const lanes = state.meta.lanes;
-    const available = Math.max(200, scroller.clientHeight) - RULER - (state.meta.tracks.length ? TRACK_HEADER + 2 * TRACK : 0);
+    const available = Math.max(200, scroller.clientHeight) - RULER - (state.meta.tracks.length ? TRACK_HEADER + 2 * TRACK : 0) - TTObjects.height();
     const processes = new Set(lanes.map((l) => l.pid)).size;
     const perLane = (available - (processes > 1 ? processes * PROCESS_HEADER : 0)) / Math.max(1, lanes.length) - OVERVIEW - LANE_PAD;
     state.rowCap = Math.min(MAX_ROWS, Math.max(MIN_ROWS, Math.floor(perLane / ROW)));
@@ -125,8 +125,11 @@
     const lanes = [], tracks = [], processes = [];
     const several = state.meta.lanes.some((o) => o.pid !== state.meta.lanes[0].pid);
     let y = RULER;
+    /* Below a process's threads, its objects alive (objects.js). */
+    const objectsOf = (k) => { const pid = state.meta.lanes[state.laneOrder[k]].pid; y = TTObjects.place(pid, y, several && state.foldedProcesses.has(pid)); };
     state.laneOrder.forEach((i, k) => {
       const lane = state.meta.lanes[i];
+      if (k > 0 && lane.pid !== state.meta.lanes[state.laneOrder[k - 1]].pid) objectsOf(k - 1);
       /* With more than one process, each process's lanes come as a group under a header. */
       if (several && (k === 0 || lane.pid !== state.meta.lanes[state.laneOrder[k - 1]].pid)) {
         processes.push({lane: i, pid: lane.pid, top: y});
@@ -145,6 +148,7 @@
       lanes[i] = {index: i, top: y, band: y, rows: y + band + strip, depths, shown, height, folded: view.folded};
       y += height;
     });
+    if (state.laneOrder.length) objectsOf(state.laneOrder.length - 1);
     if (state.meta.tracks.length) y += TRACK_HEADER;
     state.meta.tracks.forEach((track, i) => {
       tracks.push({index: i, top: y, height: TRACK});
@@ -203,6 +207,7 @@
         TT.fmtCount(track.samples) + " samples, " + track.min + " to " + track.max;
       labels.appendChild(div);
     });
+    TTObjects.labels(labels);
     placeLabels();
   }
 
@@ -298,6 +303,7 @@
         };
       });
     }
+    TTObjects.ensureData();
   }
 
   /* The answer's items come grouped by lane, then depth, in start order:
@@ -347,6 +353,7 @@
     drawLanes(g, scroll, height);
     for (const overlay of overlays) overlay.draw(g, scroll, height);
     drawTracks(g, scroll, height);
+    TTObjects.draw(g, scroll, height);
     drawSelection(g, height);
     g.restore();
     drawRuler(g, width);
@@ -736,8 +743,8 @@
     }
   }
 
-  function showMarks(names, x, y) {
-    showTip('<div class="name">mark</div>' + names.map((n) => "<div>" + TT.escapeHtml(n) + "</div>").join(""), x, y);
+  function showMarks(names, x, y, title) {
+    showTip('<div class="name">' + TT.escapeHtml(title || "mark") + "</div>" + names.map((n) => "<div>" + TT.escapeHtml(n) + "</div>").join(""), x, y);
   }
 
   function showTip(html, x, y) {
@@ -783,14 +790,16 @@
     const body = $("range-body");
     body.className = "";
     body.textContent = "Computing…";
-    api("tree", {t0: Math.floor(a), t1: Math.ceil(b), lanes: "all"}).then((r) => r.arrayBuffer()).then((buffer) => {
+    TTObjects.attach(api("tree", {t0: Math.floor(a), t1: Math.ceil(b), lanes: "all"}).then((r) => r.arrayBuffer()).then(TT.decodeTree),
+      Math.floor(a), Math.ceil(b), "all", "").then((tree) => {
       if (!state.selection || state.selection[0] !== a) return;
-      const tree = TT.decodeTree(buffer);
       const rows = TT.flatProfile(tree, state.meta.regions);
+      TTObjects.addRows(rows, tree);
       const total = rows.reduce((s, r) => s + r.exclusive, 0);
       body.innerHTML = "<div>" + TT.escapeHtml(TT.fmtTime(a - state.begin, b - a) + " – " + TT.fmtTime(b - state.begin, b - a) +
-        " (" + TT.fmtDuration(b - a) + "), all threads: " + rows.length + " regions") + "</div>" + profileTable(rows.slice(0, 50), total, "range-table");
+        " (" + TT.fmtDuration(b - a) + "), all threads: " + rows.length + " regions") + "</div>" + profileTable(rows.slice(0, 50), total, "range-table", tree);
       paintSwatches(body);
+      TTObjects.rangeSummary(body, a, b);
     }).catch((error) => { body.textContent = error.message; });
     if (document.querySelector('input[name="scope"]:checked').value === "selection") state.tree = null;
     scheduleDraw();
@@ -806,12 +815,12 @@
     scheduleDraw();
   }
 
-  function profileTable(rows, total, id) {
+  function profileTable(rows, total, id, tree) {
     const match = searchMatcher();
-    return '<table id="' + id + '"><thead><tr><th>Region</th><th>Excl</th><th>Excl %</th><th>Incl</th><th>Visits</th><th>Location</th></tr></thead><tbody>' +
+    return '<table id="' + id + '"><thead><tr><th>Region</th><th>Excl</th><th>Excl %</th><th>Incl</th><th>Visits</th>' + TTObjects.heads(tree) + "<th>Location</th></tr></thead><tbody>" +
       rows.map((r) => '<tr class="' + (match && match(r.name) ? "match" : "") + '" data-region="' + r.region + '"><td class="name">' + TT.nameHtml(r.name) +
         "</td><td>" + TT.fmtDuration(r.exclusive) + "</td><td>" + TT.percent(r.exclusive, total) + "</td><td>" + TT.fmtDuration(r.inclusive) +
-        "</td><td>" + TT.fmtCount(r.visits) + "</td><td>" + TT.escapeHtml(TT.location(r)) + "</td></tr>").join("") + "</tbody></table>";
+        "</td><td>" + TT.fmtCount(r.visits) + "</td>" + TTObjects.rowCells(tree, r) + "<td>" + TT.escapeHtml(TT.location(r)) + "</td></tr>").join("") + "</tbody></table>";
   }
 
   function paintSwatches(root) {
@@ -880,9 +889,11 @@
     /* What an overlay draws there: a line wins over the call below it, an area only where nothing else is. */
     const over = overlays.map((o) => o.tip && o.tip(p.x, p.y, !item && !marks)).find((html) => html);
     if (over) { showTip(over, p.x, p.y); return; }
-    if (changed && !tooltip.hidden === !!(item || marks) && (!item || tooltip.dataset.key === item.lane + "/" + item.depth + "/" + item.start)) return;
+    const objects = item || marks ? null : TTObjects.tip(p.x, p.y);
+    if (changed && !tooltip.hidden === !!(item || marks || objects) && (!item || tooltip.dataset.key === item.lane + "/" + item.depth + "/" + item.start)) return;
     if (item) showTooltip(item, p.x, p.y);
     else if (marks) showMarks(marks, p.x, p.y);
+    else if (objects) showMarks(objects.lines, p.x, p.y, objects.title);
     else tooltip.hidden = true;
   }
 
@@ -1050,7 +1061,7 @@
 
   function scopeKey() {
     const [t0, t1] = scopeRange();
-    return t0 + "/" + t1 + "/" + $("scope-lanes").value;
+    return t0 + "/" + t1 + "/" + $("scope-lanes").value + "/" + TTObjects.scopeKey();
   }
 
   /* The tree of the scope chosen now; an answer for a scope no longer chosen is dropped. */
@@ -1061,9 +1072,8 @@
     if (state.tree && state.tree.key === key) return Promise.resolve(state.tree);
     if (state.treeLoading && state.treeLoading.key === key) return state.treeLoading.promise;
     $("scope-info").textContent = "computing…";
-    const promise = api("tree", {t0, t1, lanes}).then((r) => r.arrayBuffer()).then((buffer) => {
+    const promise = TTObjects.attach(api("tree", {t0, t1, lanes}).then((r) => r.arrayBuffer()).then(TT.decodeTree), t0, t1, lanes).then((tree) => {
       if (key !== scopeKey()) return state.tree;
-      const tree = TT.decodeTree(buffer);
       tree.key = key;
       tree.total = tree.roots.reduce((s, n) => s + tree.inclusive[n], 0);
       tree.open = new Set();
@@ -1109,25 +1119,27 @@
       const open = tree.open.has(node);
       rows.push('<tr data-node="' + node + '" class="' + (match && match(name) ? "match" : "") + '"><td class="name" style="padding-left:' +
         (4 + depth * 14) + 'px"><span class="toggle">' + (kids.length ? (open ? "▾" : "▸") : "") + "</span>" + TT.nameHtml(name) + "</td><td>" + TT.fmtDuration(tree.inclusive[node]) + "</td><td>" +
-        TT.percent(tree.inclusive[node], tree.total) + "</td><td>" + TT.fmtDuration(tree.exclusive[node]) + "</td><td>" + TT.fmtCount(tree.visits[node]) + "</td></tr>");
+        TT.percent(tree.inclusive[node], tree.total) + "</td><td>" + TT.fmtDuration(tree.exclusive[node]) + "</td><td>" + TT.fmtCount(tree.visits[node]) + "</td>" +
+        TTObjects.nodeCells(tree, node) + "</tr>");
       if (open) for (const k of kids.slice().sort(byInclusive).reverse()) stack.push([k, depth + 1]);
     }
     const calltree = $("calltree");
     /* Inline padding is set through the CSSOM below: the page's policy allows no style attributes. */
-    calltree.innerHTML = '<table id="calltree-table"><thead><tr><th>Call path</th><th>Incl</th><th>Incl %</th><th>Excl</th><th>Visits</th></tr></thead><tbody>' +
+    calltree.innerHTML = '<table id="calltree-table"><thead><tr><th>Call path</th><th>Incl</th><th>Incl %</th><th>Excl</th><th>Visits</th>' + TTObjects.heads(tree) + "</tr></thead><tbody>" +
       rows.join("").replace(/ style="padding-left:(\d+)px"/g, ' data-indent="$1"') + "</tbody></table>" +
       pager("tree-more", rows.length, more, TREE_PAGE, "call paths");
     for (const td of calltree.querySelectorAll("td[data-indent]")) td.style.paddingLeft = td.dataset.indent + "px";
     paintSwatches(calltree);
 
     const flat = TT.flatProfile(tree, regions);
+    TTObjects.addRows(flat, tree);
     const key = state.flatSort.key, sign = state.flatSort.down ? -1 : 1;
     flat.sort((a, b) => (key === "name" ? a.name.localeCompare(b.name) * -sign : (a[key] - b[key]) * sign));
     const total = flat.reduce((s, r) => s + r.exclusive, 0);
-    $("flat").innerHTML = profileTable(flat.slice(0, state.flatRows), total, "flat-table") +
+    $("flat").innerHTML = profileTable(flat.slice(0, state.flatRows), total, "flat-table", tree) +
       pager("flat-more", Math.min(flat.length, state.flatRows), Math.max(0, flat.length - state.flatRows), FLAT_PAGE, "regions");
     paintSwatches($("flat"));
-    const keys = ["name", "exclusive", "exclusive", "inclusive", "visits", null];
+    const keys = ["name", "exclusive", "exclusive", "inclusive", "visits"].concat(TTObjects.sortKeys(tree), [null]);
     $("flat").querySelectorAll("th").forEach((th, i) => {
       if (!keys[i]) return;
       if (keys[i] === key) th.textContent += state.flatSort.down ? " ▼" : " ▲";
@@ -1194,7 +1206,7 @@
   function drawFlameTab() {
     if (!state.tree) return;
     const match = searchMatcher();
-    flameLayout = TT.drawFlame($("flame"), state.tree, state.meta.regions, state.focus, match);
+    flameLayout = TT.drawFlame($("flame"), TTObjects.flameTree(state.tree), state.meta.regions, state.focus, match);
   }
 
   $("flame").addEventListener("click", (e) => {
@@ -1209,7 +1221,7 @@
     const tip = $("flame-tip");
     if (!box) { tip.hidden = true; return; }
     const t = state.tree, n = box.node, name = state.meta.regions[t.region[n]].name;
-    tip.innerHTML = '<div class="name">' + TT.escapeHtml(TT.displayName(name)) + '</div><div class="sub">' + TT.escapeHtml(name) + "</div>" +
+    tip.innerHTML = TTObjects.flameTip(t, n) || '<div class="name">' + TT.escapeHtml(TT.displayName(name)) + '</div><div class="sub">' + TT.escapeHtml(name) + "</div>" +
       "<div>" + ["Inclusive " + TT.fmtDuration(t.inclusive[n]) + " (" + TT.percent(t.inclusive[n], t.total) + ")",
         "Exclusive " + TT.fmtDuration(t.exclusive[n]), TT.count(t.visits[n], "visit")].map(TT.escapeHtml).join("<br>") + "</div>";
     tip.hidden = false;
@@ -1246,6 +1258,9 @@
     const calls = meta.lanes.reduce((s, l) => s + l.calls, 0);
     if (meta.problems.length) setStatus(meta.problems[0] + (meta.problems.length > 1 ? " (+" + (meta.problems.length - 1) + " more)" : ""), true);
     else setStatus(TT.count(meta.lanes.length, "thread") + " · " + TT.count(calls, "call") + " · " + TT.fmtDuration(state.end - state.begin));
+    TTObjects.init({state, api, GUTTER, scroller, xOf, tOf, plotWidth, windowFor, covers, scheduleDraw, ensureData, buildLayout, button, setStatus,
+      refresh: () => { state.tree = null; state.focus = null; showTab(state.tab); },
+      redrawFlame: () => { if (state.tab === "flame") drawFlameTab(); }});
     initLaneViews();
     buildLayout();
     loadMarks();
