@@ -44,60 +44,15 @@ typedef struct raw_call {
 typedef struct builder {
     const tt_trace *trace;
     tt_mpi_view *v;
-    uint32_t **comm_maps; /* per process: its communicator ids (and the placeholder) -> the job's */
     half *sends, *recvs;
     size_t send_count, send_cap, recv_count, recv_cap;
     posted *posts;
     size_t post_count, post_cap;
     raw_call *calls;
     size_t call_count, call_cap;
-    size_t comm_cap, message_cap;
+    size_t message_cap;
     uint64_t seq;
 } builder;
-
-/* ---- communicators ---- */
-
-static int same_comm(const tt_mpi_view_comm *g, const tt_comm *c, uint32_t parent)
-{
-    if (g->kind != c->kind) return 0;
-    if (c->kind != TT_COMM_DERIVED) return 1;
-    if (g->parent != parent || g->seq != c->seq || g->size != c->size || g->listed != c->listed) return 0;
-    return c->listed == 0 || memcmp(g->members, c->members, c->listed * sizeof *c->members) == 0;
-}
-
-/* The job's communicator that c of a process is (its parent already
- * mapped), added when new; NONE when memory runs out. */
-static uint32_t job_comm(builder *b, const tt_comm *c, uint32_t parent)
-{
-    tt_mpi_view *v = b->v;
-    for (size_t i = 0; i < v->comm_count; i++)
-        if (same_comm(&v->comms[i], c, parent)) return (uint32_t)i;
-    if (v->comm_count >= NONE || TT_RESERVE(v->comms, b->comm_cap, v->comm_count + 1) != 0) return NONE;
-    v->comms[v->comm_count] = (tt_mpi_view_comm){.kind = c->kind, .parent = parent, .seq = c->seq,
-                                                 .size = c->size, .listed = c->listed, .members = c->members};
-    return (uint32_t)v->comm_count++;
-}
-
-static int map_comms(builder *b)
-{
-    size_t n = tt_trace_process_count(b->trace);
-    if (!(b->comm_maps = calloc(n ? n : 1, sizeof *b->comm_maps))) return -1;
-    for (size_t i = 0; i < n; i++) {
-        const tt_process *p = tt_trace_process(b->trace, i);
-        if (!p->mpi_size) continue;
-        uint32_t *map = b->comm_maps[i] = malloc((p->comm_count + 1) * sizeof *map);
-        if (!map) return -1;
-        for (size_t c = 0; c < p->comm_count; c++) {
-            const tt_comm *comm = &p->comms[c];
-            /* A parent is defined before its children (format.h). */
-            uint32_t parent = comm->parent < c ? map[comm->parent] : NONE;
-            if ((map[c] = job_comm(b, comm, parent)) == NONE) return -1;
-        }
-        if (p->mpi_size > b->v->world_size) b->v->world_size = p->mpi_size > NONE ? NONE : (uint32_t)p->mpi_size;
-        map[p->comm_count] = NONE; /* the placeholder: unknown */
-    }
-    return 0;
-}
 
 /* ---- reading ---- */
 
@@ -110,7 +65,7 @@ typedef struct stream_state {
 static int add_half(builder *b, const tt_process *p, uint32_t process, uint32_t stream, const tt_event *ev,
                     const stream_state *s)
 {
-    uint32_t comm = b->comm_maps[process][ev->comm];
+    uint32_t comm = tt_mpi_comms_of(&b->v->comms, process, ev->comm);
     uint64_t peer = tt_comm_world_rank(p, ev->comm, ev->peer);
     if (comm == NONE || peer > UINT32_MAX) return 0;
     int sending = ev->kind == TT_EV_MPI_SEND || ev->kind == TT_EV_MPI_ISEND;
@@ -135,7 +90,7 @@ static int add_call(builder *b, const tt_process *p, uint32_t process, uint32_t 
     if (TT_RESERVE(b->calls, b->call_cap, b->call_count + 1) != 0) return -1;
     uint64_t root = ev->root == UINT32_MAX ? UINT64_MAX : tt_comm_world_rank(p, ev->comm, ev->root);
     b->calls[b->call_count++] = (raw_call){
-        .process = process, .comm = b->comm_maps[process][ev->comm], .op = ev->op,
+        .process = process, .comm = tt_mpi_comms_of(&b->v->comms, process, ev->comm), .op = ev->op,
         .root = root > UINT32_MAX ? NONE : (uint32_t)root,
         .call = {.begin = s->in_collective ? s->collective_begin : ev->time, .end = ev->time,
                  .rank = (uint32_t)p->mpi_rank, .place = {process, stream}, .sent = ev->sent,
@@ -166,7 +121,7 @@ static int read_stream(builder *b, const tt_process *p, uint32_t process, uint32
             s.in_collective = 1;
             break;
         case TT_EV_MPI_COLLECTIVE_END:
-            if (b->comm_maps[process][ev.comm] != NONE) rc = add_call(b, p, process, stream, &ev, &s);
+            if (tt_mpi_comms_of(&b->v->comms, process, ev.comm) != NONE) rc = add_call(b, p, process, stream, &ev, &s);
             s.in_collective = 0;
             break;
         default: break;
@@ -341,7 +296,7 @@ static int group_collectives(builder *b)
 void tt_mpi_view_free(tt_mpi_view *v)
 {
     if (!v) return;
-    free(v->comms);
+    tt_mpi_comms_free(&v->comms);
     free(v->messages);
     free(v->collectives);
     free(v->calls);
@@ -351,7 +306,9 @@ void tt_mpi_view_free(tt_mpi_view *v)
 int tt_mpi_view_build(const tt_trace *t, tt_mpi_view **out, tt_error *err)
 {
     builder b = {.trace = t, .v = calloc(1, sizeof(tt_mpi_view))};
-    int rc = b.v && map_comms(&b) == 0 ? 0 : tt_fail(err, "out of memory reading the MPI communication");
+    int rc = b.v && tt_mpi_comms_build(t, &b.v->comms) == 0
+                 ? 0
+                 : tt_fail(err, "out of memory reading the MPI communication");
     size_t n = tt_trace_process_count(t);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const tt_process *p = tt_trace_process(t, i);
@@ -361,8 +318,6 @@ int tt_mpi_view_build(const tt_trace *t, tt_mpi_view **out, tt_error *err)
     }
     if (rc == 0 && (match(&b) != 0 || group_collectives(&b) != 0))
         rc = tt_fail(err, "out of memory matching the MPI communication");
-    for (size_t i = 0; b.comm_maps && i < n; i++) free(b.comm_maps[i]);
-    free(b.comm_maps);
     free(b.sends);
     free(b.recvs);
     free(b.posts);
@@ -495,7 +450,7 @@ size_t tt_mpi_view_pair_messages(const tt_mpi_view *v, uint32_t sender, uint32_t
 
 void tt_mpi_view_comm_stats_in(const tt_mpi_view *v, uint64_t t0, uint64_t t1, tt_mpi_view_comm_stats *stats)
 {
-    memset(stats, 0, v->comm_count * sizeof *stats);
+    memset(stats, 0, v->comms.count * sizeof *stats);
     for (size_t i = first_sent(v, t0); i < v->message_count && line_start(v, i) < t1; i++) {
         const tt_mpi_view_message *m = &v->messages[i];
         if (m->send_time < t0 || m->send_time >= t1) continue;

@@ -8,9 +8,8 @@
  * collective call (bench/mpi_view.py: 400,000 messages matched in 1.2 s).
  *
  * Contract:
- *  - Communicators: the communicators of every rank made one set, as
- *    format.h says they agree (the world; the self communicator; a derived
- *    one by parent, sequence, size and members).
+ *  - Communicators: the communicators of every rank made one set
+ *    (mpi_comms.h); messages and collectives name them by index.
  *  - Messages: every send (MPI_SEND, MPI_ISEND) is matched with its receive
  *    (MPI_RECV, MPI_IRECV) by MPI's own rule: between one sender and one
  *    receiver, on one communicator, with one tag, messages are received in
@@ -35,18 +34,10 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "mpi_comms.h"
 #include "reader.h"
 
 #define TT_MPI_VIEW_NONE UINT32_MAX
-
-/* A communicator of the job. */
-typedef struct tt_mpi_view_comm {
-    uint8_t kind;            /* enum tt_comm_kind */
-    uint32_t parent;         /* index, TT_MPI_VIEW_NONE for none */
-    uint64_t seq, size;
-    size_t listed;           /* members listed (world ranks), 0 when not */
-    const uint32_t *members; /* the trace's */
-} tt_mpi_view_comm;
 
 /* Where a call was recorded: a process (index into the trace's) and stream. */
 typedef struct tt_mpi_view_place {
@@ -83,9 +74,7 @@ typedef struct tt_mpi_view_collective {
 } tt_mpi_view_collective;
 
 typedef struct tt_mpi_view {
-    uint32_t world_size; /* MPI_COMM_WORLD's size as the ranks give it (the largest); 0: no rank in the trace */
-    size_t comm_count;
-    tt_mpi_view_comm *comms;
+    tt_mpi_comms comms; /* its world_size: 0 when no rank is in the trace */
     size_t message_count;
     tt_mpi_view_message *messages; /* by the earlier of their two times */
     uint64_t longest_message;      /* ns between a message's two times, at most */
@@ -133,7 +122,7 @@ typedef struct tt_mpi_view_comm_stats {
     uint64_t messages, bytes, collectives, collective_ns, collective_bytes;
 } tt_mpi_view_comm_stats;
 
-/* Fills stats[comm_count]. */
+/* Fills stats[comms.count]. */
 void tt_mpi_view_comm_stats_in(const tt_mpi_view *v, uint64_t t0, uint64_t t1, tt_mpi_view_comm_stats *stats);
 
 #endif

@@ -19,8 +19,7 @@
  *
  * MPI (when every rank of the job is in the trace): a process of rank r is
  * the location group "MPI Rank r", its MPI events are OTF2's MPI events, and
- * the communicators of all processes are made one set of communicators
- * (format.h: the same parent, sequence and members make the same one),
+ * the communicators of all processes are made one set (mpi_comms.h),
  * each with its group of ranks, over a group of the ranks' locations (the
  * first of each process's, which records its MPI calls).
  *
@@ -47,7 +46,11 @@
 
 #include "converters.h"
 #include "grow.h"
+<<<<<<< HEAD
 #include "objects_series.h"
+=======
+#include "mpi_comms.h"
+>>>>>>> i14r
 #include "registry.h"
 
 #define NONE UINT32_MAX
@@ -207,16 +210,6 @@ typedef struct global_region {
     uint8_t kind;
 } global_region;
 
-/* A communicator of the archive: one per communicator of the MPI job. */
-typedef struct global_comm {
-    uint8_t kind; /* enum tt_comm_kind */
-    uint32_t parent; /* global id, NONE for none */
-    uint64_t seq, size;
-    size_t listed;
-    const uint32_t *members; /* the trace's, world ranks */
-    uint32_t name;           /* string */
-} global_comm;
-
 typedef struct otf2_export {
     const tt_trace *trace;
     OTF2_Archive *archive;
@@ -250,12 +243,11 @@ typedef struct otf2_export {
     uint64_t last_time;
     int nomem;
 
-    /* MPI: written when world_size is not 0. */
+    /* MPI: written when world_size is not 0 (every rank in the trace). */
     uint32_t world_size;
     uint64_t *rank_location; /* by world rank */
-    global_comm *comms;
-    size_t comm_count, comm_cap;
-    uint32_t **comm_maps; /* by process: its communicator ids (the placeholder too) -> global, NONE */
+    tt_mpi_comms comms;      /* the archive's communicators, by index */
+    uint32_t *comm_names;    /* by communicator: its name (string) */
 } otf2_export;
 
 static uint64_t hash_bytes(const char *s, size_t len)
@@ -372,79 +364,21 @@ static OTF2_ErrorCode mark(otf2_export *x, const tt_process *p, uint32_t name, u
 
 /* ---- MPI ---- */
 
-/* The world size when the trace holds every rank of one MPI job, each
- * once, else 0 (no MPI, or ranks missing: its messages could not be
- * placed). */
-static uint32_t mpi_world(const tt_trace *t)
-{
-    uint64_t size = 0, seen = 0;
-    for (size_t i = 0; i < tt_trace_process_count(t); i++) {
-        const tt_process *p = tt_trace_process(t, i);
-        if (!p->mpi_size) continue;
-        if (size && p->mpi_size != size) return 0;
-        size = p->mpi_size;
-        seen++;
-    }
-    if (!size || seen != size || size > UINT32_MAX) return 0;
-    /* Each rank once: as many processes as ranks, and no rank twice. */
-    uint8_t *ranks = calloc(size, 1);
-    int complete = ranks != NULL;
-    for (size_t i = 0; complete && i < tt_trace_process_count(t); i++) {
-        const tt_process *p = tt_trace_process(t, i);
-        if (p->mpi_size && ranks[p->mpi_rank]++) complete = 0;
-    }
-    free(ranks);
-    return complete ? (uint32_t)size : 0;
-}
-
-static int same_members(const global_comm *g, const tt_comm *c)
-{
-    if (g->listed != c->listed) return 0;
-    for (size_t i = 0; i < c->listed; i++)
-        if (g->members[i] != c->members[i]) return 0;
-    return 1;
-}
-
-/* The global id of communicator `local` of p, whose parents are mapped. */
-static uint32_t global_comm_of(otf2_export *x, const tt_process *p, const uint32_t *map, uint32_t local)
-{
-    const tt_comm *c = &p->comms[local];
-    uint32_t parent = c->parent == UINT32_MAX ? NONE : map[c->parent];
-    for (size_t i = 0; i < x->comm_count; i++) {
-        const global_comm *g = &x->comms[i];
-        if (g->kind == c->kind &&
-            (c->kind != TT_COMM_DERIVED ||
-             (g->parent == parent && g->seq == c->seq && g->size == c->size && same_members(g, c))))
-            return (uint32_t)i;
-    }
-    if (TT_RESERVE(x->comms, x->comm_cap, x->comm_count + 1) != 0) return x->nomem = 1, NONE;
-    char name[64];
-    if (c->kind == TT_COMM_WORLD)
-        snprintf(name, sizeof name, "MPI_COMM_WORLD");
-    else if (c->kind == TT_COMM_SELF)
-        snprintf(name, sizeof name, "MPI_COMM_SELF");
-    else
-        snprintf(name, sizeof name, "MPI communicator %zu", x->comm_count);
-    x->comms[x->comm_count] = (global_comm){.kind = c->kind, .parent = parent, .seq = c->seq,
-                                            .size = c->kind == TT_COMM_WORLD ? x->world_size : c->size,
-                                            .listed = c->listed, .members = c->members, .name = string(x, name)};
-    return (uint32_t)x->comm_count++;
-}
-
-/* Makes the communicators of every process one set; 0, or -1 when out of memory. */
+/* The communicators of the MPI job when every rank is in the trace (else
+ * its messages could not be placed: written as no MPI), and their names;
+ * 0, or -1 when out of memory. */
 static int map_comms(otf2_export *x)
 {
-    const tt_trace *t = x->trace;
-    size_t nproc = tt_trace_process_count(t);
-    if (!(x->comm_maps = calloc(nproc, sizeof *x->comm_maps)) ||
-        !(x->rank_location = malloc(x->world_size * sizeof *x->rank_location)))
+    if (tt_mpi_comms_build(x->trace, &x->comms) != 0) return -1;
+    if (!x->comms.complete) return 0;
+    x->world_size = x->comms.world_size;
+    if (!(x->rank_location = malloc(x->world_size * sizeof *x->rank_location)) ||
+        !(x->comm_names = malloc((x->comms.count ? x->comms.count : 1) * sizeof *x->comm_names)))
         return -1;
-    for (size_t i = 0; i < nproc; i++) {
-        const tt_process *p = tt_trace_process(t, i);
-        if (!(x->comm_maps[i] = malloc((p->comm_count + 1) * sizeof **x->comm_maps))) return -1;
-        for (size_t c = 0; c < p->comm_count; c++)
-            x->comm_maps[i][c] = p->mpi_size ? global_comm_of(x, p, x->comm_maps[i], (uint32_t)c) : NONE;
-        x->comm_maps[i][p->comm_count] = NONE; /* the placeholder */
+    for (size_t i = 0; i < x->comms.count; i++) {
+        char name[64];
+        tt_mpi_comm_name(&x->comms, (uint32_t)i, name, sizeof name);
+        x->comm_names[i] = string(x, name);
     }
     return x->nomem ? -1 : 0;
 }
@@ -452,7 +386,7 @@ static int map_comms(otf2_export *x)
 static OTF2_ErrorCode mpi_event(otf2_export *x, OTF2_EvtWriter *w, size_t process, const tt_event *ev)
 {
     OTF2_TimeStamp t = ev->time;
-    uint32_t comm = x->comm_maps[process][ev->comm];
+    uint32_t comm = tt_mpi_comms_of(&x->comms, process, ev->comm);
     switch (ev->kind) {
     case TT_EV_MPI_SEND:
         return comm == NONE ? OTF2_SUCCESS : OTF2_EvtWriter_MpiSend(w, NULL, t, ev->peer, comm, ev->tag, ev->bytes);
@@ -489,19 +423,19 @@ static OTF2_ErrorCode write_mpi_definitions(otf2_export *x, OTF2_GlobalDefWriter
                                                         x->rank_location);
     uint64_t *members = malloc(x->world_size * sizeof *members);
     if (!members) return x->nomem = 1, rc;
-    for (size_t i = 0; rc == OTF2_SUCCESS && i < x->comm_count; i++) {
-        const global_comm *g = &x->comms[i];
+    for (size_t i = 0; rc == OTF2_SUCCESS && i < x->comms.count; i++) {
+        const tt_mpi_comm *g = &x->comms.comms[i];
         uint32_t count = 0;
         if (g->kind == TT_COMM_WORLD)
             for (count = 0; count < x->world_size; count++) members[count] = count;
         else if (g->kind == TT_COMM_DERIVED)
             for (count = 0; count < g->listed && count < x->world_size; count++) members[count] = g->members[count];
-        rc = OTF2_GlobalDefWriter_WriteGroup(w, (OTF2_GroupRef)(i + 1), g->name,
+        rc = OTF2_GlobalDefWriter_WriteGroup(w, (OTF2_GroupRef)(i + 1), x->comm_names[i],
                                              g->kind == TT_COMM_SELF ? OTF2_GROUP_TYPE_COMM_SELF
                                                                      : OTF2_GROUP_TYPE_COMM_GROUP,
                                              OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, count, members);
         if (rc == OTF2_SUCCESS)
-            rc = OTF2_GlobalDefWriter_WriteComm(w, (OTF2_CommRef)i, g->name, (OTF2_GroupRef)(i + 1),
+            rc = OTF2_GlobalDefWriter_WriteComm(w, (OTF2_CommRef)i, x->comm_names[i], (OTF2_GroupRef)(i + 1),
                                                 g->parent == NONE ? OTF2_UNDEFINED_COMM : g->parent,
                                                 OTF2_COMM_FLAG_NONE);
     }
@@ -856,9 +790,8 @@ static void export_free(otf2_export *x)
     idmap_free(&x->objects_ids);
     tt_objects_series_free(&x->objects);
     idmap_free(&x->marker_ids);
-    for (size_t i = 0; x->comm_maps && i < tt_trace_process_count(x->trace); i++) free(x->comm_maps[i]);
-    free(x->comm_maps);
-    free(x->comms);
+    tt_mpi_comms_free(&x->comms);
+    free(x->comm_names);
     free(x->rank_location);
 }
 
@@ -898,8 +831,8 @@ int tt_export_otf2(const tt_trace *t, const char *path, tt_export_result *r, tt_
     }
     OTF2_Error_RegisterCallback(on_otf2_error, NULL);
     otf2_message[0] = '\0';
-    otf2_export x = {.trace = t, .world_size = mpi_world(t)};
-    if (x.world_size && map_comms(&x) != 0) x.nomem = 1;
+    otf2_export x = {.trace = t};
+    if (map_comms(&x) != 0) x.nomem = 1;
     x.order = tt_export_process_order(t);
     x.archive = x.order ? OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, EVENT_CHUNK, DEF_CHUNK,
                                                   OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE)

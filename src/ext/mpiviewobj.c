@@ -196,7 +196,7 @@ static PyObject *MpiView_comm_stats(MpiViewObject *self, PyObject *args)
 {
     unsigned long long t0, t1;
     if (!PyArg_ParseTuple(args, "KK:comm_stats", &t0, &t1)) return NULL;
-    size_t n = self->view->comm_count;
+    size_t n = self->view->comms.count;
     tt_mpi_view_comm_stats *stats = PyMem_Malloc((n ? n : 1) * sizeof *stats);
     if (!stats) return PyErr_NoMemory();
     tt_mpi_view_comm_stats_in(self->view, t0, t1, stats);
@@ -218,21 +218,21 @@ static PyObject *MpiView_get_communicators(MpiViewObject *self, void *closure)
 {
     (void)closure;
     const tt_mpi_view *v = self->view;
-    PyObject *list = PyList_New((Py_ssize_t)v->comm_count);
-    for (size_t i = 0; list && i < v->comm_count; i++) {
-        const tt_mpi_view_comm *c = &v->comms[i];
+    PyObject *list = PyList_New((Py_ssize_t)v->comms.count);
+    for (size_t i = 0; list && i < v->comms.count; i++) {
+        const tt_mpi_comm *c = &v->comms.comms[i];
         PyObject *members = c->kind == TT_COMM_DERIVED && c->listed ? PyList_New((Py_ssize_t)c->listed) : Py_NewRef(Py_None);
         for (size_t k = 0; members && members != Py_None && k < c->listed; k++) {
             PyObject *rank = PyLong_FromUnsignedLong(c->members[k]);
             if (!rank) Py_CLEAR(members);
             else PyList_SET_ITEM(members, (Py_ssize_t)k, rank);
         }
-        PyObject *parent = c->parent == TT_MPI_VIEW_NONE ? Py_NewRef(Py_None) : PyLong_FromUnsignedLong(c->parent);
+        PyObject *parent = c->parent == TT_MPI_COMM_NONE ? Py_NewRef(Py_None) : PyLong_FromUnsignedLong(c->parent);
         PyObject *o = NULL;
         if (members && parent)
             o = Py_BuildValue("{s:s,s:K,s:N,s:K,s:N}", "kind", comm_kind_name(c->kind), "size",
-                              (unsigned long long)(c->kind == TT_COMM_WORLD ? v->world_size : c->size), "parent",
-                              parent, "seq", (unsigned long long)c->seq, "members", members);
+                              (unsigned long long)c->size, "parent", parent, "seq", (unsigned long long)c->seq,
+                              "members", members);
         else
             Py_XDECREF(members), Py_XDECREF(parent);
         if (!o) Py_CLEAR(list);
@@ -244,7 +244,7 @@ static PyObject *MpiView_get_communicators(MpiViewObject *self, void *closure)
 static PyObject *MpiView_get_world_size(MpiViewObject *self, void *closure)
 {
     (void)closure;
-    return PyLong_FromUnsignedLong(self->view->world_size);
+    return PyLong_FromUnsignedLong(self->view->comms.world_size);
 }
 
 static PyObject *MpiView_get_ranks(MpiViewObject *self, void *closure)

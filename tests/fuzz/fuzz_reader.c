@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         long n = tt_mpi_view_matrix(v, 0, UINT64_MAX, &pairs);
         if (n > 0) fuzz_sink += tt_mpi_view_pair_messages(v, pairs[0].sender, pairs[0].receiver, 0, UINT64_MAX, 1, some, 8);
         if (n >= 0) free(pairs);
-        tt_mpi_view_comm_stats *stats = malloc((v->comm_count + 1) * sizeof *stats);
+        tt_mpi_view_comm_stats *stats = malloc((v->comms.count + 1) * sizeof *stats);
         if (stats) tt_mpi_view_comm_stats_in(v, 0, UINT64_MAX, stats);
         free(stats);
         tt_mpi_view_free(v);
