@@ -46,11 +46,8 @@
 
 #include "converters.h"
 #include "grow.h"
-<<<<<<< HEAD
-#include "objects_series.h"
-=======
 #include "mpi_comms.h"
->>>>>>> i14r
+#include "objects_series.h"
 #include "registry.h"
 
 #define NONE UINT32_MAX
