@@ -174,6 +174,7 @@ typedef struct tt_lod_cursor {
     const uint8_t *col_end[4];
     uint64_t left;             /* spans of it not yet decoded */
     uint64_t prev_end;
+    uint64_t region_count;     /* a span's region is below it */
     int have;                  /* span holds the span at the cursor */
     tt_lod_span span;
     uint8_t raw[TT_LOD_BLOCK_BYTES + TT_LOD_VARINT_ROOM];

@@ -556,7 +556,7 @@ static int read_defs(proc_loader *l, chunk_file *cf)
         tt_def_record d;
         const char *why;
         int k;
-        tt_records_init(&it, cf->payload, cf->h.raw_size, 0);
+        tt_records_init(&it, cf->payload, cf->h.raw_size, 0, NULL);
         while ((k = tt_records_next_def(&it, &d, &why)) > 0) {
             int rc = apply_def(l, &d);
             if (rc == LOAD_NOMEM) return rc;
@@ -1027,6 +1027,7 @@ struct tt_cursor {
      * chunk's end, so that a record starting before it is entirely in the
      * chunk. */
     tt_records records; /* of the chunk in cf */
+    tt_predictor predict; /* records' */
     const uint8_t *fast_end;
     uint32_t *stack; /* open regions, innermost last */
     size_t depth, stack_cap;
@@ -1175,7 +1176,7 @@ static int read_event(tt_cursor *c, tt_event *ev)
             c->progress->bytes += sizeof c->cf.h + c->cf.h.stored_size;
             c->progress->read(c->progress->ctx, c->progress->bytes);
         }
-        tt_records_init(&c->records, c->cf.payload, c->cf.h.raw_size, c->cf.h.base_ticks);
+        tt_records_init(&c->records, c->cf.payload, c->cf.h.raw_size, c->cf.h.base_ticks, &c->predict);
     }
 
     /* Never backwards within a stream: consumers subtract times. */
@@ -1293,7 +1294,7 @@ static inline int next_event(tt_cursor *c, tt_event *ev)
     const uint8_t *p = c->records.pos;
     uint8_t tag;
     uint64_t dt, id;
-    if (p >= c->fast_end || !(p = tt_records_peek_call(p, &tag, &dt, &id))) return next_slow(c, ev);
+    if (p >= c->fast_end || !(p = tt_records_peek_call(p, &c->predict, &tag, &dt, &id))) return next_slow(c, ev);
     size_t depth = c->depth;
     if (tag == TT_EV_ENTER) {
         if (id >= c->region_count) return next_slow(c, ev);
@@ -1302,6 +1303,7 @@ static inline int next_event(tt_cursor *c, tt_event *ev)
         if (depth == 0) return next_slow(c, ev);
         id = c->stack[--depth];
     }
+    tt_records_took_call(&c->predict, tag, id);
     c->records.pos = p;
     c->depth = depth;
     c->events++;
