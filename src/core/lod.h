@@ -24,6 +24,8 @@
  *    level that would keep more than a quarter of the last level stored
  *    (LOD_LEVEL_SHRINK) is not stored (it is that level), so the levels
  *    above 0 together hold at most a third as many items as level 0. A
+ *    level of one block (TT_LOD_BLOCK_SPANS spans or fewer) is not merged
+ *    further, and levels above the last one stored anywhere are left out. A
  *    query at p ns per pixel reads the coarsest level whose grain is at
  *    most p, so it reads at most some four items per depth and pixel.
  *  - Counter tracks: the COUNTER samples of a lane by name, and the PARAM_INT

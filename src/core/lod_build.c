@@ -601,12 +601,18 @@ static int make_levels(builder *b)
              * costs at most LOD_LEVEL_SHRINK times as much, and all levels
              * above 0 together are at most a third of it (the coarse levels'
              * items are merged ones, which take more bytes each than calls).
+             * A level of one block is not merged further: reading it whole
+             * costs a query no more than reading a coarser one.
              * A pass over the level `below` makes the level above it and
              * counts what the next few would hold, merged from the same;
              * when the first is not stored, the counts say which is (or
              * further passes count further), and a last pass makes it. */
             unsigned below = 0, next = 1;
             while (next < b->levels) {
+                if (level[below].count <= TT_LOD_BLOCK_SPANS) { /* a query reads one block of it at most */
+                    while (next < b->levels) level[next++].same = 1;
+                    break;
+                }
                 uint64_t enough = level[below].count / LOD_LEVEL_SHRINK, mark = b->size;
                 size_t n = b->levels - next < LOD_LEVELS_COUNTED ? b->levels - next : LOD_LEVELS_COUNTED, first;
                 for (size_t k = 0; k < n; k++) m[k] = (merger){.grain = tt_lod_grain(next + (unsigned)k)};
@@ -647,6 +653,18 @@ static int make_levels(builder *b)
             }
         }
     }
+    /* Levels above the last one stored anywhere are that one: left out,
+     * they would cost each lane's depth a reference (a small trace's
+     * index would be mostly those). */
+    unsigned stored = 0;
+    for (size_t i = 0; i < b->lane_count; i++)
+        for (uint32_t d = 0; d < b->lanes[i].rec.depths; d++)
+            for (unsigned k = stored + 1; k < b->levels; k++)
+                if (!b->lanes[i].depths[d].level[k].same) stored = k;
+    for (size_t i = 0; i < b->track_count; i++)
+        for (unsigned k = stored + 1; k < b->levels; k++)
+            if (!b->tracks[i].level[k].same) stored = k;
+    b->levels = stored + 1;
     return b->io_errno ? -1 : 0;
 }
 
