@@ -1142,7 +1142,8 @@ static int map_id(const tt_cursor *c, uint64_t id, size_t count, uint32_t *out)
  * clamping (at most one per 2 bytes follows, each less than FAST_DT_LIMIT
  * ticks later), when the time of the current ticks is not behind the last
  * one (which a chunk starting back in time can make), and when the stack
- * has room for every ENTER that can follow (one per 3 bytes at most). Then
+ * has room for every ENTER that can follow (one per 2 bytes at most:
+ * ENTER_PREDICTED). Then
  * every time the fast path computes is exact, and never goes backwards.
  * Called after every event of the general path. */
 static void allow_fast(tt_cursor *c)
@@ -1151,7 +1152,7 @@ static void allow_fast(tt_cursor *c)
     size_t left = (size_t)(c->records.end - c->records.pos);
     int ok = left > TT_RECORD_MAX_FIXED && ticks >= c->clock.lo && ticks <= c->clock.hi &&
              c->clock.hi - ticks >= (left / 2 + 1) * FAST_DT_LIMIT && clock_time(&c->clock, ticks) >= c->last_time &&
-             TT_RESERVE(c->stack, c->stack_cap, c->depth + left / 3) == 0;
+             TT_RESERVE(c->stack, c->stack_cap, c->depth + left / 2) == 0;
     c->fast_end = ok ? c->records.end - TT_RECORD_MAX_FIXED : c->records.pos;
 }
 
