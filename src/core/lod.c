@@ -294,8 +294,9 @@ int lod_block_decode(tt_lod_cursor *c, const lod_block *b, const uint8_t *stored
     /* Zeros after the bytes: a varint read near their end stays in raw. */
     memset(c->raw + b->raw, 0, TT_LOD_VARINT_ROOM);
     uint32_t at[5] = {12, tt_get_u32(c->raw), tt_get_u32(c->raw + 4), tt_get_u32(c->raw + 8), b->raw};
+    for (int k = 0; k < 4; k++)
+        if (at[k] > at[k + 1]) return 0; /* before any pointer is made: one past raw is undefined */
     for (int k = 0; k < 4; k++) {
-        if (at[k] > at[k + 1]) return 0;
         c->col[k] = c->raw + at[k];
         c->col_end[k] = c->raw + at[k + 1];
     }
