@@ -25,7 +25,8 @@ int tt_file_header_decode(const uint8_t *in, size_t len, enum tt_file_kind *kind
         *why = "not a tracetop trace file";
         return -1;
     }
-    if (tt_get_u32(in + 8) != TT_FORMAT_VERSION) {
+    uint32_t version = tt_get_u32(in + 8);
+    if (version < TT_FORMAT_VERSION_OLDEST || version > TT_FORMAT_VERSION) {
         *why = "unsupported trace format version";
         return -1;
     }

@@ -47,9 +47,24 @@
  *                    (see below)
  *     ENTER_SHORT    tag 32 + dt / 256, u8 dt % 256, v region     (dt < 2048)
  *     LEAVE_SHORT    tag 40 + dt / 256, u8 dt % 256                (dt < 2048)
+ *     ENTER_PREDICTED tag 56 + dt / 256, u8 dt % 256                (dt < 1536)
+ *                    the region is the one the stream's predictor names (below)
+ *     LEAVE_MEDIUM   tag 62 + dt / 65536, u16 dt % 65536            (dt < 131072)
  * The short forms are ENTER and LEAVE whose dt is small, as nearly every
  * call's is: the tag carries dt's high bits, so a return takes 2 bytes and
- * a call 3 (a region below 128). Readers yield them as ENTER and LEAVE.
+ * a call 3 (a region below 128), or 2 when predicted. Readers yield them as
+ * ENTER and LEAVE.
+ *
+ * The predictor guesses the region of the next ENTER from the region of the
+ * last ENTER and the LEAVEs since it: calls come in the same order again
+ * and again (a loop's body, a generator's pipeline), and which call follows
+ * a return to the same place is nearly always the same. It is TT_PREDICT_SLOTS
+ * regions, all 0 (and last = leaves = 0) at the start of every chunk, so a
+ * chunk decodes on its own; after each ENTER record of any form (region r),
+ * slot[(last ^ leaves << 5) % TT_PREDICT_SLOTS] = r, then last = r and
+ * leaves = 0; after each LEAVE record of any form, leaves += 1. An
+ * ENTER_PREDICTED's region is that slot's before the update (tt_predict_slot).
+ * A writer writes one when the slot holds the region (and dt fits).
  * A writer guarantees well nesting: every LEAVE closes an ENTER of the same
  * stream, and a complete stream has closed every region before STREAM_END.
  *
@@ -128,7 +143,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TT_FORMAT_VERSION 1u
+/* Version 2 added ENTER_PREDICTED and LEAVE_MEDIUM; readers read version 1 too. */
+#define TT_FORMAT_VERSION 2u
+#define TT_FORMAT_VERSION_OLDEST 1u
 #define TT_FILE_MAGIC "TRACETOP"
 #define TT_FILE_HEADER_SIZE 16u
 #define TT_CHUNK_MAGIC 0x4b434854u /* "THCK" */
@@ -171,13 +188,43 @@ enum tt_event_tag {
     TT_EV_OBJECTS = 26,
     TT_EV_ENTER_SHORT = 32, /* .. 39 */
     TT_EV_LEAVE_SHORT = 40, /* .. 47 */
+    /* 48..55: reserved */
+    TT_EV_ENTER_PREDICTED = 56, /* .. 61 */
+    TT_EV_LEAVE_MEDIUM = 62,    /* .. 63 */
 };
 #define TT_EV_SHORT_FORMS 8u      /* tags of each short form */
 #define TT_EV_SHORT_DT_LIMIT 2048u /* dt below it fits a short form */
-#define TT_EV_LAST (TT_EV_LEAVE_SHORT + TT_EV_SHORT_FORMS - 1)
-/* Tags after the last of the long forms and before the short ones are not
- * defined: readers reject them. */
+#define TT_EV_PREDICTED_FORMS 6u
+#define TT_EV_PREDICTED_DT_LIMIT (TT_EV_PREDICTED_FORMS * 256u)
+#define TT_EV_MEDIUM_FORMS 2u
+#define TT_EV_MEDIUM_DT_LIMIT (TT_EV_MEDIUM_FORMS * 65536u)
+#define TT_EV_LAST (TT_EV_LEAVE_MEDIUM + TT_EV_MEDIUM_FORMS - 1)
+/* Tags after the last of the long forms and before the short ones, and
+ * between the short forms and the predicted ones, are not defined: readers
+ * reject them. */
 #define TT_EV_LONG_LAST TT_EV_OBJECTS
+#define TT_EV_SHORT_LAST (TT_EV_LEAVE_SHORT + TT_EV_SHORT_FORMS - 1)
+
+/* The predictor of ENTER_PREDICTED (see above), the same in writers and
+ * readers. */
+#define TT_PREDICT_SLOTS 256u
+typedef struct tt_predictor {
+    uint32_t last, leaves;
+    uint32_t slot[TT_PREDICT_SLOTS];
+} tt_predictor;
+
+static inline uint32_t *tt_predict_slot(tt_predictor *p)
+{
+    return &p->slot[(p->last ^ p->leaves << 5) & (TT_PREDICT_SLOTS - 1)];
+}
+/* After an ENTER record (its slot already read) and after a LEAVE record. */
+static inline void tt_predict_enter(tt_predictor *p, uint32_t *slot, uint32_t region)
+{
+    *slot = region;
+    p->last = region;
+    p->leaves = 0;
+}
+static inline void tt_predict_leave(tt_predictor *p) { p->leaves++; }
 
 enum tt_def_tag {
     TT_DEF_STRING = 1,

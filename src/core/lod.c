@@ -299,17 +299,12 @@ static const lod_ref *span_ref(const tt_lod *x, size_t lane, uint32_t depth, uns
     return (const lod_ref *)(x->image + x->lanes[lane].refs_off) + (size_t)depth * x->h->levels + level;
 }
 
-/* Decompresses block c->block and starts decoding it; 0 when there is
- * none (or it is damaged). */
-static int load_block(tt_lod_cursor *c)
+int lod_block_decode(tt_lod_cursor *c, const lod_block *b, const uint8_t *stored)
 {
-    if (c->block >= c->block_count) return 0;
-    const lod_block *b = &c->blocks[c->block];
     const char *why;
     struct tt_chunk_header h = {.stored_size = b->stored, .raw_size = b->raw, .codec = (uint8_t)b->codec};
-    if (b->data > c->x->size || b->stored > c->x->size - b->data || b->raw < 12 || b->raw > TT_LOD_BLOCK_BYTES ||
-        b->codec > TT_CODEC_ZSTD || b->spans == 0 || b->spans > TT_LOD_BLOCK_SPANS ||
-        tt_payload_decode(&h, c->x->image + b->data, c->raw, &why) != 0)
+    if (b->raw < 12 || b->raw > TT_LOD_BLOCK_BYTES || b->codec > TT_CODEC_ZSTD || b->spans == 0 ||
+        b->spans > TT_LOD_BLOCK_SPANS || tt_payload_decode(&h, stored, c->raw, &why) != 0)
         return 0;
     /* Zeros after the bytes: a varint read near their end stays in raw. */
     memset(c->raw + b->raw, 0, TT_LOD_VARINT_ROOM);
@@ -326,9 +321,19 @@ static int load_block(tt_lod_cursor *c)
     return 1;
 }
 
+/* Decompresses block c->block and starts decoding it; 0 when there is
+ * none (or it is damaged). */
+static int load_block(tt_lod_cursor *c)
+{
+    if (c->block >= c->block_count) return 0;
+    const lod_block *b = &c->blocks[c->block];
+    return b->data <= c->x->size && b->stored <= c->x->size - b->data && lod_block_decode(c, b, c->x->image + b->data);
+}
+
 void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t, tt_lod_cursor *c)
 {
     c->x = x;
+    c->region_count = x->h->region_count;
     c->blocks = NULL;
     c->block_count = c->block = 0;
     c->left = 0;
@@ -392,7 +397,7 @@ const tt_lod_span *tt_lod_peek(tt_lod_cursor *c)
     if (!bad)
         bad = varint_unchecked(&c->col[0], &gap) | varint_unchecked(&c->col[1], &length) |
               varint_unchecked(&c->col[2], &region) | varint_unchecked(&c->col[3], &calls);
-    if (bad || region >= c->x->h->region_count || calls >= UINT32_MAX || gap > UINT64_MAX - c->prev_end ||
+    if (bad || region >= c->region_count || calls >= UINT32_MAX || gap > UINT64_MAX - c->prev_end ||
         length > UINT64_MAX - c->prev_end - gap) {
         c->block = c->block_count; /* damage: the reading ends here */
         c->left = 0;

@@ -24,6 +24,8 @@
  *    level that would keep more than a quarter of the last level stored
  *    (LOD_LEVEL_SHRINK) is not stored (it is that level), so the levels
  *    above 0 together hold at most a third as many items as level 0. A
+ *    level of one block (TT_LOD_BLOCK_SPANS spans or fewer) is not merged
+ *    further, and levels above the last one stored anywhere are left out. A
  *    query at p ns per pixel reads the coarsest level whose grain is at
  *    most p, so it reads at most some four items per depth and pixel.
  *  - Counter tracks: the COUNTER samples of a lane by name, and the PARAM_INT
@@ -191,6 +193,7 @@ typedef struct tt_lod_cursor {
     const uint8_t *col_end[4];
     uint64_t left;             /* spans of it not yet decoded */
     uint64_t prev_end;
+    uint64_t region_count;     /* a span's region is below it */
     int have;                  /* span holds the span at the cursor */
     tt_lod_span span;
     uint8_t raw[TT_LOD_BLOCK_BYTES + TT_LOD_VARINT_ROOM];

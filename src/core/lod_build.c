@@ -1,22 +1,31 @@
 /* lod_build.c -- building the level-of-detail index (lod.h) from a trace,
  * and writing its image (lod_file.h).
  *
+ * In memory bounded whatever the trace's size: the spans go to the image's
+ * file as they are made, a block of TT_LOD_BLOCK_SPANS at a time.
+ *
  * One pass through the reader per stream: a stack of the open calls turns
  * each LEAVE into a span at the depth it closes, appended to that depth's
  * level 0 in start order (calls at one depth never overlap, so they close in
- * the order they start). Parameters, counters and marks are appended to the
- * lane as they come, OBJECTS records to the builder's list. Once every
- * stream is read, the objects tracks are made from that list (objects.c
- * below), and, the trace's span known, each level is derived from the one
- * below it (merge_spans, merge_samples), and the whole is written out in
- * one go.
+ * the order they start); a full block is encoded, compressed and written
+ * after the image's header. Parameters, counters and marks are kept in
+ * memory per lane as they come (programs make few), OBJECTS records in the
+ * builder's list (a few per place every 100 ms). Once every stream is read,
+ * the objects tracks are made from that list (objects.c below), and, the
+ * trace's span known, each level is derived from the one below it
+ * (merge_spans, merge_samples), reading that one's blocks back from the
+ * file, and written after it; a level not kept is cut off the file again.
+ * The records that say where everything is follow the spans, then the
+ * header goes in front.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "grow.h"
 #include "lod_file.h"
@@ -26,17 +35,16 @@
 
 /* ---- growable vectors ---- */
 
-/* The spans of one depth at one level: built as records (v), then encoded
- * into blocks and their bytes (lod_file.h) once the levels above are made. */
+/* The spans of one depth at one level: the blocks written so far
+ * (lod_file.h), and the spans of the block being filled. */
 typedef struct span_vec {
-    tt_lod_span *v;
+    tt_lod_span *v; /* the block being filled: n spans */
     size_t n, cap;
-    int same; /* this level equals the one below it: shares its array */
-    lod_block *blocks; /* data: offsets into bytes until written */
+    uint64_t count; /* spans in all */
+    int same; /* this level equals the one below it: shares its blocks */
+    lod_block *blocks; /* data: offsets in the image */
     size_t block_count, block_cap;
-    uint8_t *bytes;
-    size_t size, bytes_cap;
-    uint64_t data_off; /* where the bytes go in the image */
+    uint64_t blocks_off; /* where the lod_block array goes in the image */
 } span_vec;
 
 typedef struct sample_vec {
@@ -166,7 +174,73 @@ typedef struct builder {
     size_t stack_cap;
     const tt_lod_progress *progress; /* or NULL */
     uint64_t events;                 /* read so far */
+
+    /* The image's file, written at its end through a buffer. */
+    int fd;
+    uint64_t size;  /* of the image so far, the buffer included */
+    uint8_t *out;   /* LOD_OUT_BUFFER bytes, the last `buffered` of size */
+    size_t buffered;
+    int io_errno;   /* the first write or read that failed; then nothing more is written */
+    size_t pending; /* spans of the blocks being filled, over all lanes and depths */
+    void *zctx;     /* compresses blocks (tt_compress) */
+    uint8_t *raw;    /* a block's bytes: TT_LOD_BLOCK_BYTES of scratch */
+    uint8_t *packed; /* and compressed: tt_compress_bound(TT_LOD_BLOCK_BYTES) */
+    tt_lod_cursor *cursor; /* reads blocks back */
 } builder;
+
+/* ---- the image's file ---- */
+
+#define LOD_OUT_BUFFER (1u << 20)
+
+static int out_flush(builder *b)
+{
+    size_t done = 0;
+    while (!b->io_errno && done < b->buffered) {
+        ssize_t n = pwrite(b->fd, b->out + done, b->buffered - done, (off_t)(b->size - b->buffered + done));
+        if (n <= 0) b->io_errno = n < 0 ? errno : ENOSPC;
+        done += n > 0 ? (size_t)n : 0;
+    }
+    b->buffered = 0;
+    return b->io_errno ? -1 : 0;
+}
+
+/* Appends len bytes to the image: where they start. */
+static uint64_t out_put(builder *b, const void *data, size_t len)
+{
+    uint64_t at = b->size;
+    if (len > LOD_OUT_BUFFER - b->buffered) out_flush(b);
+    if (len > LOD_OUT_BUFFER) {
+        if (!b->io_errno && pwrite(b->fd, data, len, (off_t)b->size) != (ssize_t)len)
+            b->io_errno = errno ? errno : ENOSPC;
+    } else {
+        memcpy(b->out + b->buffered, data, len);
+        b->buffered += len;
+    }
+    b->size += len;
+    return at;
+}
+
+static void out_align8(builder *b)
+{
+    static const uint8_t zeros[8];
+    out_put(b, zeros, (size_t)(-b->size & 7));
+}
+
+/* The image back to its first `size` bytes. */
+static void out_cut(builder *b, uint64_t size)
+{
+    out_flush(b);
+    if (!b->io_errno && ftruncate(b->fd, (off_t)size) != 0) b->io_errno = errno;
+    b->size = size;
+}
+
+static int out_read(builder *b, uint64_t at, void *dst, size_t len)
+{
+    if (b->buffered && out_flush(b) != 0) return -1;
+    if (!b->io_errno && pread(b->fd, dst, len, (off_t)at) != (ssize_t)len) b->io_errno = errno ? errno : EIO;
+    return b->io_errno ? -1 : 0;
+}
+
 
 static int add_problem(builder *b, const char *line)
 {
@@ -207,11 +281,61 @@ static uint32_t region_of(builder *b, const tt_process *p, uint32_t id)
     return b->merged[id] = (uint32_t)b->region_count++;
 }
 
-static int push_span(span_vec *v, tt_lod_span s)
+/* The index is written once and read many times, and its blocks are
+ * small: level 3 packs them some 4% tighter than the trace's level 1 at no
+ * cost in build time (its bytes to write shrink as much). */
+#define LOD_ZSTD_LEVEL 3
+
+/* Encodes the spans of the block being filled (lod_file.h) and appends it
+ * to the image. */
+static int flush_block(builder *b, span_vec *v)
+{
+    size_t n = v->n;
+    if (n == 0) return 0;
+    uint8_t *raw = b->raw;
+    /* The columns one after another: each varint is at most 10 bytes
+     * (gaps, durations) or 5 (regions, calls less one). */
+    uint8_t *col[4] = {raw + 12, raw + 12 + n * 10, raw + 12 + n * 20, raw + 12 + n * 25}, *p[4];
+    memcpy(p, col, sizeof p);
+    uint64_t prev_end = v->v[0].start;
+    for (size_t j = 0; j < n; j++) {
+        const tt_lod_span *s = &v->v[j];
+        p[0] = tt_put_varint(p[0], s->start - prev_end);
+        p[1] = tt_put_varint(p[1], s->end - s->start);
+        p[2] = tt_put_varint(p[2], s->region);
+        p[3] = tt_put_varint(p[3], s->calls - 1);
+        prev_end = s->end;
+    }
+    uint8_t *end = p[0];
+    for (int k = 1; k < 4; k++) {
+        tt_put_u32(raw + 4 * (k - 1), (uint32_t)(end - raw));
+        memmove(end, col[k], (size_t)(p[k] - col[k]));
+        end += p[k] - col[k];
+    }
+    size_t size = (size_t)(end - raw);
+    if (TT_RESERVE(v->blocks, v->block_cap, v->block_count + 1) != 0) return -1;
+    uint8_t *stored = b->packed;
+    size_t n_stored = tt_compress(b->zctx, stored, tt_compress_bound(size), raw, size);
+    if (n_stored == 0) {
+        stored = raw;
+        n_stored = size;
+    }
+    uint64_t at = out_put(b, stored, n_stored);
+    v->blocks[v->block_count++] = (lod_block){v->v[0].start, v->v[n - 1].end, at, (uint32_t)n,
+                                              stored == raw ? TT_CODEC_NONE : TT_CODEC_ZSTD, (uint32_t)size,
+                                              (uint32_t)n_stored};
+    b->pending -= n;
+    v->n = 0;
+    return b->io_errno ? -1 : 0;
+}
+
+static int push_span(builder *b, span_vec *v, tt_lod_span s)
 {
     if (TT_RESERVE(v->v, v->cap, v->n + 1) != 0) return -1;
     v->v[v->n++] = s;
-    return 0;
+    v->count++;
+    b->pending++;
+    return v->n == TT_LOD_BLOCK_SPANS ? flush_block(b, v) : 0;
 }
 
 static int push_sample(sample_vec *v, tt_lod_sample s)
@@ -292,7 +416,22 @@ static int add_objects(builder *b, const tt_process *p, const tt_event *ev)
     return 0;
 }
 
-/* Reads one stream into lane `lane`. Fails only when memory runs out. */
+/* The blocks being filled of every lane and depth hold at most this many
+ * spans in all (24 bytes each): past it, every one is written as it is, a
+ * block of fewer spans. Only a thread that runs deep has many filled at
+ * once. */
+#define LOD_PENDING_MAX (1u << 18)
+
+static int flush_all(builder *b)
+{
+    for (size_t i = 0; i < b->lane_count; i++)
+        for (uint32_t d = 0; d < b->lanes[i].rec.depths; d++)
+            if (flush_block(b, &b->lanes[i].depths[d].level[0]) != 0) return -1;
+    return 0;
+}
+
+/* Reads one stream into lane `lane`. Fails only when memory runs out or
+ * the image cannot be written. */
 static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *c)
 {
     lane_build *l = &b->lanes[lane];
@@ -320,7 +459,9 @@ static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *
                 memset(l->depths + l->rec.depths, 0, (depth + 1 - l->rec.depths) * sizeof *l->depths);
                 l->rec.depths = (uint32_t)depth + 1;
             }
-            if (push_span(&l->depths[depth].level[0], (tt_lod_span){f.start, ev.time, f.region, 1}) != 0) return -1;
+            if (push_span(b, &l->depths[depth].level[0], (tt_lod_span){f.start, ev.time, f.region, 1}) != 0 ||
+                (b->pending > LOD_PENDING_MAX && flush_all(b) != 0))
+                return -1;
             l->rec.calls++;
             break;
         }
@@ -437,35 +578,68 @@ static int make_object_tracks(builder *b)
 
 uint64_t tt_lod_grain(unsigned level) { return level == 0 ? 0 : (uint64_t)1 << (5 + level); }
 
-/* Level k from level k-1 (see lod.h). A block is at most 8 grains long, so
- * that what a thread does over time still shows at coarse levels. */
-static int merge_spans(const span_vec *in, span_vec *out, uint64_t grain)
+/* Level k from the level below it (see lod.h), span by span. A block is at
+ * most 8 grains long, so that what a thread does over time still shows at
+ * coarse levels. Without `out`, the spans are only counted. */
+typedef struct merger {
+    uint64_t grain;
+    span_vec *out; /* or NULL */
+    uint64_t count; /* spans made */
+    tt_lod_span cur;
+    uint64_t longest;
+    int open;
+} merger;
+
+static int merge_emit(builder *b, merger *m, tt_lod_span s)
 {
-    tt_lod_span cur = {0};
-    uint64_t longest = 0;
-    int open = 0;
-    for (size_t i = 0; i < in->n; i++) {
-        tt_lod_span s = in->v[i];
-        uint64_t len = s.end - s.start;
-        if (len >= grain) {
-            if (open && push_span(out, cur) != 0) return -1;
-            open = 0;
-            if (push_span(out, s) != 0) return -1;
-        } else if (open && s.start - cur.end < grain && s.end - cur.start <= 8 * grain) {
-            cur.end = s.end;
-            cur.calls += s.calls;
-            if (len > longest) {
-                longest = len;
-                cur.region = s.region;
-            }
-        } else {
-            if (open && push_span(out, cur) != 0) return -1;
-            cur = s;
-            longest = len;
-            open = 1;
-        }
+    m->count++;
+    return m->out ? push_span(b, m->out, s) : 0;
+}
+
+static int merge_span(builder *b, merger *m, tt_lod_span s)
+{
+    uint64_t len = s.end - s.start;
+    if (len >= m->grain) {
+        int rc = m->open ? merge_emit(b, m, m->cur) : 0;
+        m->open = 0;
+        return rc | merge_emit(b, m, s);
     }
-    return open ? push_span(out, cur) : 0;
+    if (m->open && s.start - m->cur.end < m->grain && s.end - m->cur.start <= 8 * m->grain) {
+        m->cur.end = s.end;
+        m->cur.calls += s.calls;
+        if (len > m->longest) {
+            m->longest = len;
+            m->cur.region = s.region;
+        }
+        return 0;
+    }
+    int rc = m->open ? merge_emit(b, m, m->cur) : 0;
+    m->cur = s;
+    m->longest = len;
+    m->open = 1;
+    return rc;
+}
+
+/* Feeds every span of `in` (its blocks read back from the image) to the
+ * mergers m[0 .. n), then ends them. */
+static int merge_level(builder *b, const span_vec *in, merger *m, size_t n)
+{
+    tt_lod_cursor *c = b->cursor;
+    for (size_t i = 0; i < in->block_count; i++) {
+        const lod_block *block = &in->blocks[i];
+        if (out_read(b, block->data, b->packed, block->stored) != 0) return -1;
+        c->blocks = NULL; /* this block only */
+        c->block_count = c->block = 0;
+        c->have = 0;
+        c->region_count = UINT32_MAX;
+        if (!lod_block_decode(c, block, b->packed)) return -1;
+        for (const tt_lod_span *s; (s = tt_lod_peek(c)); tt_lod_advance(c))
+            for (size_t k = 0; k < n; k++)
+                if (merge_span(b, &m[k], *s) != 0) return -1;
+    }
+    for (size_t k = 0; k < n; k++)
+        if (m[k].open && merge_emit(b, &m[k], m[k].cur) != 0) return -1;
+    return m[0].out ? flush_block(b, m[0].out) : 0;
 }
 
 /* Level k of a track: its samples in buckets of a grain. */
@@ -490,79 +664,65 @@ static int merge_samples(const sample_vec *in, sample_vec *out, uint64_t grain)
     return open ? push_sample(out, cur) : 0;
 }
 
-/* The index is written once and read many times, and its blocks are
- * small: level 3 packs them some 4% tighter than the trace's level 1 at no
- * cost in build time (its bytes to write shrink as much). */
-#define LOD_ZSTD_LEVEL 3
 
-/* Encodes v's records into blocks (lod_file.h) and frees them. `raw` is
- * scratch of TT_LOD_BLOCK_BYTES; `zctx` compresses (tt_compress). */
-static int encode_spans(span_vec *v, void *zctx, uint8_t *raw)
-{
-    for (size_t i = 0; i < v->n; i += TT_LOD_BLOCK_SPANS) {
-        size_t n = v->n - i < TT_LOD_BLOCK_SPANS ? v->n - i : TT_LOD_BLOCK_SPANS;
-        /* The columns one after another: each varint is at most 10 bytes
-         * (gaps, durations) or 5 (regions, calls less one). */
-        uint8_t *col[4] = {raw + 12, raw + 12 + n * 10, raw + 12 + n * 20, raw + 12 + n * 25}, *p[4];
-        memcpy(p, col, sizeof p);
-        uint64_t prev_end = v->v[i].start;
-        for (size_t j = i; j < i + n; j++) {
-            const tt_lod_span *s = &v->v[j];
-            p[0] = tt_put_varint(p[0], s->start - prev_end);
-            p[1] = tt_put_varint(p[1], s->end - s->start);
-            p[2] = tt_put_varint(p[2], s->region);
-            p[3] = tt_put_varint(p[3], s->calls - 1);
-            prev_end = s->end;
-        }
-        uint8_t *end = p[0];
-        for (int k = 1; k < 4; k++) {
-            tt_put_u32(raw + 4 * (k - 1), (uint32_t)(end - raw));
-            memmove(end, col[k], (size_t)(p[k] - col[k]));
-            end += p[k] - col[k];
-        }
-        size_t size = (size_t)(end - raw);
-        if (TT_RESERVE(v->blocks, v->block_cap, v->block_count + 1) != 0 ||
-            TT_RESERVE(v->bytes, v->bytes_cap, v->size + tt_compress_bound(size)) != 0)
-            return -1;
-        size_t stored = tt_compress(zctx, v->bytes + v->size, tt_compress_bound(size), raw, size);
-        if (stored == 0) memcpy(v->bytes + v->size, raw, stored = size);
-        v->blocks[v->block_count++] = (lod_block){v->v[i].start, v->v[i + n - 1].end, v->size, (uint32_t)n,
-                                                  size == stored ? TT_CODEC_NONE : TT_CODEC_ZSTD, (uint32_t)size,
-                                                  (uint32_t)stored};
-        v->size += stored;
-    }
-    free(v->v);
-    v->v = NULL;
-    v->n = v->cap = 0;
-    return 0;
-}
-
-static int make_levels(builder *b, void *zctx, uint8_t *raw)
+/* Levels 1 and up of every lane's depths, and of the tracks. */
+#define LOD_LEVELS_COUNTED 4
+static int make_levels(builder *b)
 {
     uint64_t span = b->end > b->begin ? b->end - b->begin : 0;
     b->levels = 1;
     while (b->levels < TT_LOD_MAX_LEVELS && tt_lod_grain(b->levels) <= span) b->levels++;
+    merger m[LOD_LEVELS_COUNTED];
     for (size_t i = 0; i < b->lane_count; i++) {
         lane_build *l = &b->lanes[i];
         for (uint32_t d = 0; d < l->rec.depths; d++) {
             span_vec *level = l->depths[d].level;
-            for (unsigned k = 1; k < b->levels; k++) {
-                /* A level that would keep more than 1 / LOD_LEVEL_SHRINK
-                 * of the last level stored is not stored: reading that one
-                 * instead costs at most LOD_LEVEL_SHRINK times as much, and
-                 * all levels above 0 together are at most a third of it
-                 * (the coarse levels' items are merged ones, which take
-                 * more bytes each than calls). */
-                const span_vec *below = &level[k - 1];
-                while (below->same) below--;
-                if (merge_spans(below, &level[k], tt_lod_grain(k)) != 0) return -1;
-                if (level[k].n * LOD_LEVEL_SHRINK > below->n) {
-                    free(level[k].v);
-                    level[k] = (span_vec){.same = 1};
+            free(level[0].v); /* written: its blocks say where */
+            level[0].v = NULL;
+            level[0].cap = 0;
+            /* A level that would keep more than 1 / LOD_LEVEL_SHRINK of the
+             * last level stored is not stored: reading that one instead
+             * costs at most LOD_LEVEL_SHRINK times as much, and all levels
+             * above 0 together are at most a third of it (the coarse levels'
+             * items are merged ones, which take more bytes each than calls).
+             * A level of one block is not merged further: reading it whole
+             * costs a query no more than reading a coarser one.
+             * A pass over the level `below` makes the level above it and
+             * counts what the next few would hold, merged from the same;
+             * when the first is not stored, the counts say which is (or
+             * further passes count further), and a last pass makes it. */
+            unsigned below = 0, next = 1;
+            while (next < b->levels) {
+                if (level[below].count <= TT_LOD_BLOCK_SPANS) { /* a query reads one block of it at most */
+                    while (next < b->levels) level[next++].same = 1;
+                    break;
                 }
+                uint64_t enough = level[below].count / LOD_LEVEL_SHRINK, mark = b->size;
+                size_t n = b->levels - next < LOD_LEVELS_COUNTED ? b->levels - next : LOD_LEVELS_COUNTED, first;
+                for (size_t k = 0; k < n; k++) m[k] = (merger){.grain = tt_lod_grain(next + (unsigned)k)};
+                m[0].out = &level[next];
+                if (merge_level(b, &level[below], m, n) != 0) return -1;
+                if (m[0].count > enough) {
+                    out_cut(b, mark);
+                    free(level[next].v);
+                    free(level[next].blocks);
+                    level[next] = (span_vec){0};
+                    for (first = 0; first < n && m[first].count > enough; first++) level[next++].same = 1;
+                    while (next < b->levels && first == n) {
+                        n = b->levels - next < LOD_LEVELS_COUNTED ? b->levels - next : LOD_LEVELS_COUNTED;
+                        for (size_t k = 0; k < n; k++) m[k] = (merger){.grain = tt_lod_grain(next + (unsigned)k)};
+                        if (merge_level(b, &level[below], m, n) != 0) return -1;
+                        for (first = 0; first < n && m[first].count > enough; first++) level[next++].same = 1;
+                    }
+                    if (next == b->levels) break;
+                    m[0] = (merger){.grain = tt_lod_grain(next), .out = &level[next]};
+                    if (merge_level(b, &level[below], m, 1) != 0) return -1;
+                }
+                free(level[next].v);
+                level[next].v = NULL;
+                level[next].cap = 0;
+                below = next++;
             }
-            for (unsigned k = 0; k < b->levels; k++)
-                if (!level[k].same && encode_spans(&level[k], zctx, raw) != 0) return -1;
         }
     }
     for (size_t i = 0; i < b->track_count; i++) {
@@ -577,18 +737,39 @@ static int make_levels(builder *b, void *zctx, uint8_t *raw)
             }
         }
     }
-    return 0;
+    /* Levels above the last one stored anywhere are that one: left out,
+     * they would cost each lane's depth a reference (a small trace's
+     * index would be mostly those). */
+    unsigned stored = 0;
+    for (size_t i = 0; i < b->lane_count; i++)
+        for (uint32_t d = 0; d < b->lanes[i].rec.depths; d++)
+            for (unsigned k = stored + 1; k < b->levels; k++)
+                if (!b->lanes[i].depths[d].level[k].same) stored = k;
+    for (size_t i = 0; i < b->track_count; i++)
+        for (unsigned k = stored + 1; k < b->levels; k++)
+            if (!b->tracks[i].level[k].same) stored = k;
+    b->levels = stored + 1;
+    return b->io_errno ? -1 : 0;
 }
 
 /* ---- the image ---- */
 
 static uint64_t align8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
 
-/* Where everything goes: the records' offsets are set, and refs (per lane,
- * then per track, as the image holds them) filled. Returns the data's end. */
+/* Where the records go after the spans' bytes (which end at b->size): the
+ * records' offsets are set, and refs (per lane, then per track, as the
+ * image holds them) filled. Returns the offset of the strings. */
 static uint64_t lay_out(builder *b, lod_header *h, lod_ref *refs)
 {
-    uint64_t off = sizeof *h;
+    uint64_t off = align8(b->size);
+    for (size_t i = 0; i < b->lane_count; i++)
+        for (uint32_t d = 0; d < b->lanes[i].rec.depths; d++)
+            for (unsigned k = 0; k < b->levels; k++) {
+                span_vec *v = &b->lanes[i].depths[d].level[k];
+                if (v->same) continue;
+                v->blocks_off = off;
+                off += v->block_count * sizeof(lod_block);
+            }
     h->regions_off = off;
     off += b->region_count * sizeof(lod_region_rec);
     h->lanes_off = off;
@@ -600,34 +781,28 @@ static uint64_t lay_out(builder *b, lod_header *h, lod_ref *refs)
     uint64_t refs_off = off;
     size_t r = 0;
     for (size_t i = 0; i < b->lane_count; i++) {
-        b->lanes[i].rec.refs_off = refs_off + r * sizeof(lod_ref);
-        r += (size_t)b->lanes[i].rec.depths * b->levels;
+        lane_build *l = &b->lanes[i];
+        l->rec.refs_off = refs_off + r * sizeof(lod_ref);
+        for (uint32_t d = 0; d < l->rec.depths; d++)
+            for (unsigned k = 0; k < b->levels; k++, r++) {
+                const span_vec *v = &l->depths[d].level[k];
+                refs[r] = v->same ? refs[r - 1] : (lod_ref){v->blocks_off, v->block_count};
+            }
     }
     for (size_t i = 0; i < b->track_count; i++) {
         b->tracks[i].rec.refs_off = refs_off + r * sizeof(lod_ref);
         r += b->levels;
     }
     off += r * sizeof(lod_ref);
-
-    r = 0;
     for (size_t i = 0; i < b->lane_count; i++) {
         lane_build *l = &b->lanes[i];
-        for (uint32_t d = 0; d < l->rec.depths; d++)
-            for (unsigned k = 0; k < b->levels; k++, r++) {
-                span_vec *v = &l->depths[d].level[k];
-                if (v->same) {
-                    refs[r] = refs[r - 1];
-                } else {
-                    refs[r] = (lod_ref){off, v->block_count};
-                    v->data_off = off + v->block_count * sizeof(lod_block);
-                    off = align8(v->data_off + v->size);
-                }
-            }
         l->rec.params_off = off;
         off += l->rec.param_count * sizeof(tt_lod_param);
         l->rec.marks_off = off;
         off += l->rec.mark_count * sizeof(tt_lod_mark);
     }
+    r = 0;
+    for (size_t i = 0; i < b->lane_count; i++) r += (size_t)b->lanes[i].rec.depths * b->levels;
     for (size_t i = 0; i < b->track_count; i++)
         for (unsigned k = 0; k < b->levels; k++, r++) {
             const sample_vec *v = &b->tracks[i].level[k];
@@ -644,9 +819,8 @@ static uint64_t lay_out(builder *b, lod_header *h, lod_ref *refs)
     return off;
 }
 
-static int put(FILE *f, const void *data, size_t size) { return size == 0 || fwrite(data, size, 1, f) == 1 ? 0 : -1; }
-
-static int write_image(builder *b, uint64_t signature, FILE *f)
+/* Appends the records after the spans, then puts the header in front. */
+static int write_records(builder *b, uint64_t signature)
 {
     size_t ref_count = 0;
     for (size_t i = 0; i < b->lane_count; i++) ref_count += (size_t)b->lanes[i].rec.depths * b->levels;
@@ -665,43 +839,40 @@ static int write_image(builder *b, uint64_t signature, FILE *f)
     h.strings_size = b->strings.size;
     h.size = h.strings_off + h.strings_size;
 
-    static const uint8_t zeros[8];
-    int rc = put(f, &h, sizeof h) | put(f, b->regions, b->region_count * sizeof *b->regions);
-    for (size_t i = 0; i < b->lane_count; i++) rc |= put(f, &b->lanes[i].rec, sizeof b->lanes[i].rec);
-    for (size_t i = 0; i < b->track_count; i++) rc |= put(f, &b->tracks[i].rec, sizeof b->tracks[i].rec);
-    rc |= put(f, b->problems, b->problem_count * sizeof *b->problems);
-    rc |= put(f, zeros, (size_t)(align8(b->problem_count * 4) - b->problem_count * 4));
-    rc |= put(f, refs, ref_count * sizeof *refs);
-    for (size_t i = 0; i < b->lane_count; i++) {
-        lane_build *l = &b->lanes[i];
-        for (uint32_t d = 0; d < l->rec.depths; d++)
+    out_align8(b);
+    for (size_t i = 0; i < b->lane_count; i++)
+        for (uint32_t d = 0; d < b->lanes[i].rec.depths; d++)
             for (unsigned k = 0; k < b->levels; k++) {
-                const span_vec *v = &l->depths[d].level[k];
-                if (v->same) continue;
-                for (size_t j = 0; j < v->block_count; j++) {
-                    lod_block block = v->blocks[j];
-                    block.data += v->data_off;
-                    rc |= put(f, &block, sizeof block);
-                }
-                rc |= put(f, v->bytes, v->size);
-                rc |= put(f, zeros, (size_t)(align8(v->size) - v->size));
+                const span_vec *v = &b->lanes[i].depths[d].level[k];
+                if (!v->same) out_put(b, v->blocks, v->block_count * sizeof *v->blocks);
             }
-        rc |= put(f, l->params, l->rec.param_count * sizeof *l->params);
-        rc |= put(f, l->marks, l->rec.mark_count * sizeof *l->marks);
+    out_put(b, b->regions, b->region_count * sizeof *b->regions);
+    for (size_t i = 0; i < b->lane_count; i++) out_put(b, &b->lanes[i].rec, sizeof b->lanes[i].rec);
+    for (size_t i = 0; i < b->track_count; i++) out_put(b, &b->tracks[i].rec, sizeof b->tracks[i].rec);
+    out_put(b, b->problems, b->problem_count * sizeof *b->problems);
+    out_align8(b);
+    out_put(b, refs, ref_count * sizeof *refs);
+    for (size_t i = 0; i < b->lane_count; i++) {
+        const lane_build *l = &b->lanes[i];
+        out_put(b, l->params, l->rec.param_count * sizeof *l->params);
+        out_put(b, l->marks, l->rec.mark_count * sizeof *l->marks);
     }
     for (size_t i = 0; i < b->track_count; i++)
         for (unsigned k = 0; k < b->levels; k++) {
             const sample_vec *v = &b->tracks[i].level[k];
-            if (!v->same) rc |= put(f, v->v, v->n * sizeof *v->v);
+            if (!v->same) out_put(b, v->v, v->n * sizeof *v->v);
         }
     for (size_t i = 0; i < b->object_count; i++) {
         const object_read *o = &b->objects[i];
         tt_lod_objects rec = {o->time, o->track, o->region, o->created, o->destroyed};
-        rc |= put(f, &rec, sizeof rec);
+        out_put(b, &rec, sizeof rec);
     }
-    rc |= put(f, b->strings.data, b->strings.size);
+    out_put(b, b->strings.data, b->strings.size);
     free(refs);
-    return rc;
+    if (b->size != h.size && !b->io_errno) return -1; /* lay_out and this disagree: a bug */
+    out_flush(b);
+    if (!b->io_errno && pwrite(b->fd, &h, sizeof h, 0) != (ssize_t)sizeof h) b->io_errno = errno ? errno : ENOSPC;
+    return b->io_errno ? -1 : 0;
 }
 
 static void builder_free(builder *b)
@@ -712,7 +883,6 @@ static void builder_free(builder *b)
             for (unsigned k = 0; k < TT_LOD_MAX_LEVELS; k++) {
                 free(l->depths[d].level[k].v);
                 free(l->depths[d].level[k].blocks);
-                free(l->depths[d].level[k].bytes);
             }
         free(l->depths);
         free(l->params);
@@ -730,10 +900,27 @@ static void builder_free(builder *b)
     free(b->stack);
     free(b->strings.data);
     free(b->strings.slots);
+    free(b->out);
+    free(b->raw);
+    free(b->packed);
+    free(b->cursor);
+    tt_compress_ctx_free(b->zctx);
 }
 
-static int build(builder *b, const char *experiment_dir, tt_error *err)
+/* Builds the image into b->fd. -1 with err set when the trace cannot be read
+ * or memory runs out; -1 with b->io_errno set when the file cannot be
+ * written. */
+static int build(builder *b, const char *experiment_dir, uint64_t signature, tt_error *err)
 {
+    b->out = malloc(LOD_OUT_BUFFER);
+    b->raw = malloc(TT_LOD_BLOCK_BYTES);
+    b->packed = malloc(tt_compress_bound(TT_LOD_BLOCK_BYTES));
+    b->cursor = malloc(sizeof *b->cursor);
+    b->zctx = tt_compress_ctx_new(LOD_ZSTD_LEVEL);
+    if (!b->out || !b->raw || !b->packed || !b->cursor)
+        return tt_fail(err, "out of memory building the index of %s", experiment_dir);
+    lod_header placeholder = {0}; /* the header goes in last */
+    out_put(b, &placeholder, sizeof placeholder);
     tt_trace *t;
     if (tt_trace_open(experiment_dir, &t, err) != 0) return -1;
     b->begin = UINT64_MAX;
@@ -750,27 +937,28 @@ static int build(builder *b, const char *experiment_dir, tt_error *err)
     tt_trace_close(t);
     if (rc == 0) rc = make_object_tracks(b);
     if (b->begin > b->end) b->begin = b->end = 0;
-    void *zctx = tt_compress_ctx_new(LOD_ZSTD_LEVEL);
-    uint8_t *raw = malloc(TT_LOD_BLOCK_BYTES);
-    if (rc == 0) rc = raw ? make_levels(b, zctx, raw) : -1;
-    free(raw);
-    tt_compress_ctx_free(zctx);
-    return rc == 0 ? 0 : tt_fail(err, "out of memory building the index of %s", experiment_dir);
+    if (rc == 0) rc = flush_all(b);
+    if (rc == 0) rc = make_levels(b);
+    if (rc == 0) rc = write_records(b, signature);
+    if (rc != 0 && !b->io_errno) return tt_fail(err, "out of memory building the index of %s", experiment_dir);
+    return rc;
 }
 
-/* Writes the image to a memory buffer: 0, or -1 when memory runs out. */
-static int image_in_memory(builder *b, uint64_t signature, uint8_t **image, size_t *size)
+/* The whole file at fd, read into memory: 0, or -1 when memory runs out or
+ * it cannot be read. */
+static int read_image(int fd, uint64_t size, uint8_t **image)
 {
-    char *data = NULL;
-    FILE *f = open_memstream(&data, size);
-    if (!f) return -1;
-    int failed = write_image(b, signature, f) != 0;
-    if (fclose(f) != 0) failed = 1;
-    if (failed) {
-        free(data);
-        return -1;
+    uint8_t *data = malloc(size ? size : 1);
+    if (!data) return -1;
+    for (uint64_t done = 0; done < size;) {
+        ssize_t n = pread(fd, data + done, size - done, (off_t)done);
+        if (n <= 0) {
+            free(data);
+            return -1;
+        }
+        done += (uint64_t)n;
     }
-    *image = (uint8_t *)data;
+    *image = data;
     return 0;
 }
 
@@ -781,24 +969,40 @@ int tt_lod_build_image(const char *experiment_dir, uint64_t signature, const cha
     *image = NULL;
     *size = 0;
     /* Opened first, so that an experiment that cannot be written is known
-     * before the work, and the index built once, in memory. */
-    FILE *f = path ? fopen(path, "wb") : NULL;
-    if (path && !f) tt_fail_errno(cache_problem, "cannot write %s", path);
+     * before the work. Without it the image is built in a temporary file
+     * and read into memory. */
+    int fd = path ? open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) : -1;
+    if (path && fd < 0) tt_fail_errno(cache_problem, "cannot write %s", path);
+    FILE *temp = fd < 0 ? tmpfile() : NULL;
+    if (fd < 0 && !temp) return tt_fail_errno(err, "cannot make a temporary file for the index of %s", experiment_dir);
     builder b;
     memset(&b, 0, sizeof b);
     b.progress = progress;
-    int rc = build(&b, experiment_dir, err), written = 0;
-    if (f) {
-        int failed = rc != 0 || write_image(&b, signature, f) != 0;
-        if (fclose(f) != 0) failed = 1;
-        if (failed) {
-            if (rc == 0) tt_fail_errno(cache_problem, "cannot write %s", path);
-            remove(path);
-        }
-        written = !failed;
-    }
-    if (rc == 0 && !written && image_in_memory(&b, signature, image, size) != 0)
-        rc = tt_fail(err, "out of memory building the index of %s", experiment_dir);
+    b.fd = temp ? fileno(temp) : fd;
+    int rc = build(&b, experiment_dir, signature, err);
+    int io_errno = b.io_errno;
+    uint64_t built = b.size;
     builder_free(&b);
+    if (rc == 0 && temp) {
+        if (read_image(fileno(temp), built, image) != 0)
+            rc = tt_fail(err, "out of memory building the index of %s", experiment_dir);
+        *size = (size_t)built;
+    } else if (rc != 0 && io_errno) {
+        errno = io_errno;
+        if (temp) {
+            rc = tt_fail_errno(err, "cannot write a temporary file for the index of %s", experiment_dir);
+        } else {
+            /* The experiment's disk is full, say: the index is kept in memory instead. */
+            tt_fail_errno(cache_problem, "cannot write %s", path);
+            close(fd);
+            remove(path);
+            return tt_lod_build_image(experiment_dir, signature, NULL, progress, image, size, cache_problem, err);
+        }
+    }
+    if (temp) fclose(temp);
+    if (fd >= 0) {
+        close(fd);
+        if (rc != 0) remove(path);
+    }
     return rc;
 }

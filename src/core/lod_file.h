@@ -83,6 +83,12 @@ typedef struct lod_track_rec {
     uint64_t refs_off; /* levels lod_ref */
 } lod_track_rec;
 
+/* Starts c on the spans of block b, whose stored bytes are `stored` (lod.c;
+ * the builder reads its levels back with it): 0 when b is damaged. c then
+ * reads the block's spans with tt_lod_peek, and no further block unless
+ * its blocks and block_count say where. */
+int lod_block_decode(tt_lod_cursor *c, const lod_block *b, const uint8_t *stored);
+
 /* Builds the index of an experiment and writes its image to the file
  * `path`; when that cannot be written (cache_problem then says why), the
  * image is made in memory instead: *image (malloc'd, the caller frees it)

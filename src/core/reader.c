@@ -557,7 +557,7 @@ static int read_defs(proc_loader *l, chunk_file *cf)
         tt_def_record d;
         const char *why;
         int k;
-        tt_records_init(&it, cf->payload, cf->h.raw_size, 0);
+        tt_records_init(&it, cf->payload, cf->h.raw_size, 0, NULL);
         while ((k = tt_records_next_def(&it, &d, &why)) > 0) {
             int rc = apply_def(l, &d);
             if (rc == LOAD_NOMEM) return rc;
@@ -1028,6 +1028,7 @@ struct tt_cursor {
      * chunk's end, so that a record starting before it is entirely in the
      * chunk. */
     tt_records records; /* of the chunk in cf */
+    tt_predictor predict; /* records' */
     const uint8_t *fast_end;
     uint32_t *stack; /* open regions, innermost last */
     size_t depth, stack_cap;
@@ -1147,7 +1148,8 @@ static int map_id(const tt_cursor *c, uint64_t id, size_t count, uint32_t *out)
  * clamping (at most one per 2 bytes follows, each less than FAST_DT_LIMIT
  * ticks later), when the time of the current ticks is not behind the last
  * one (which a chunk starting back in time can make), and when the stack
- * has room for every ENTER that can follow (one per 3 bytes at most). Then
+ * has room for every ENTER that can follow (one per 2 bytes at most:
+ * ENTER_PREDICTED). Then
  * every time the fast path computes is exact, and never goes backwards.
  * Called after every event of the general path. */
 static void allow_fast(tt_cursor *c)
@@ -1156,7 +1158,7 @@ static void allow_fast(tt_cursor *c)
     size_t left = (size_t)(c->records.end - c->records.pos);
     int ok = left > TT_RECORD_MAX_FIXED && ticks >= c->clock.lo && ticks <= c->clock.hi &&
              c->clock.hi - ticks >= (left / 2 + 1) * FAST_DT_LIMIT && clock_time(&c->clock, ticks) >= c->last_time &&
-             TT_RESERVE(c->stack, c->stack_cap, c->depth + left / 3) == 0;
+             TT_RESERVE(c->stack, c->stack_cap, c->depth + left / 2) == 0;
     c->fast_end = ok ? c->records.end - TT_RECORD_MAX_FIXED : c->records.pos;
 }
 
@@ -1181,7 +1183,7 @@ static int read_event(tt_cursor *c, tt_event *ev)
             c->progress->bytes += sizeof c->cf.h + c->cf.h.stored_size;
             c->progress->read(c->progress->ctx, c->progress->bytes);
         }
-        tt_records_init(&c->records, c->cf.payload, c->cf.h.raw_size, c->cf.h.base_ticks);
+        tt_records_init(&c->records, c->cf.payload, c->cf.h.raw_size, c->cf.h.base_ticks, &c->predict);
     }
 
     /* Never backwards within a stream: consumers subtract times. */
@@ -1299,7 +1301,7 @@ static inline int next_event(tt_cursor *c, tt_event *ev)
     const uint8_t *p = c->records.pos;
     uint8_t tag;
     uint64_t dt, id;
-    if (p >= c->fast_end || !(p = tt_records_peek_call(p, &tag, &dt, &id))) return next_slow(c, ev);
+    if (p >= c->fast_end || !(p = tt_records_peek_call(p, &c->predict, &tag, &dt, &id))) return next_slow(c, ev);
     size_t depth = c->depth;
     if (tag == TT_EV_ENTER) {
         if (id >= c->region_count) return next_slow(c, ev);
@@ -1308,6 +1310,7 @@ static inline int next_event(tt_cursor *c, tt_event *ev)
         if (depth == 0) return next_slow(c, ev);
         id = c->stack[--depth];
     }
+    tt_records_took_call(&c->predict, tag, id);
     c->records.pos = p;
     c->depth = depth;
     c->events++;

@@ -34,16 +34,30 @@ int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
     if (p >= end) return 0;
 
     uint8_t tag = *p++;
-    if (tag < TT_EV_ENTER || tag > TT_EV_LAST || (tag > TT_EV_LONG_LAST && tag < TT_EV_ENTER_SHORT)) {
+    if (tag < TT_EV_ENTER || tag > TT_EV_LAST || (tag > TT_EV_LONG_LAST && tag < TT_EV_ENTER_SHORT) ||
+        (tag > TT_EV_SHORT_LAST && tag < TT_EV_ENTER_PREDICTED)) {
         *why = "unknown event record";
         return -1;
     }
     uint64_t dt;
-    if (tag >= TT_EV_ENTER_SHORT) { /* a short form: dt's high bits in the tag, its low byte next */
+    uint32_t *predicted = NULL; /* ENTER_PREDICTED: the slot that names its region */
+    if (tag >= TT_EV_LEAVE_MEDIUM) { /* dt's high bit in the tag, its low 16 bits next */
+        uint8_t low, high;
+        GET_U8(low);
+        GET_U8(high);
+        dt = (uint64_t)(tag - TT_EV_LEAVE_MEDIUM) << 16 | (uint64_t)high << 8 | low;
+        tag = TT_EV_LEAVE;
+    } else if (tag >= TT_EV_ENTER_SHORT) { /* a short form: dt's high bits in the tag, its low byte next */
         uint8_t low;
         GET_U8(low);
-        dt = (uint64_t)((tag - TT_EV_ENTER_SHORT) % TT_EV_SHORT_FORMS) << 8 | low;
-        tag = tag < TT_EV_LEAVE_SHORT ? TT_EV_ENTER : TT_EV_LEAVE;
+        if (tag >= TT_EV_ENTER_PREDICTED) {
+            dt = (uint64_t)(tag - TT_EV_ENTER_PREDICTED) << 8 | low;
+            predicted = tt_predict_slot(it->predict);
+            tag = TT_EV_ENTER;
+        } else {
+            dt = (uint64_t)((tag - TT_EV_ENTER_SHORT) % TT_EV_SHORT_FORMS) << 8 | low;
+            tag = tag < TT_EV_LEAVE_SHORT ? TT_EV_ENTER : TT_EV_LEAVE;
+        }
     } else {
         GET_V(dt);
     }
@@ -56,6 +70,11 @@ int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
 
     switch (tag) {
     case TT_EV_ENTER:
+        if (predicted)
+            r->id = *predicted;
+        else
+            GET_V(r->id);
+        break;
     case TT_EV_MARK:
         GET_V(r->id);
         break;
@@ -126,6 +145,7 @@ int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
         *why = "unknown event record";
         return -1;
     }
+    if (tag == TT_EV_ENTER || tag == TT_EV_LEAVE) tt_records_took_call(it->predict, tag, r->id);
     it->pos = p;
     it->ticks = r->ticks;
     return 1;

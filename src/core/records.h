@@ -27,12 +27,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "format.h"
 
 typedef struct tt_records {
     const uint8_t *pos, *end;
     uint64_t ticks; /* time of the last record read (base_ticks before the first) */
+    tt_predictor *predict; /* of the chunk being read (format.h), the caller's */
 } tt_records;
 
 /* An event record. Which fields are set depends on the tag (format.h). */
@@ -106,11 +108,29 @@ typedef struct tt_def_record {
     };
 } tt_def_record;
 
-static inline void tt_records_init(tt_records *it, const uint8_t *payload, size_t len, uint64_t base_ticks)
+/* Starts reading a chunk's payload: `predict` (the caller's, kept as long as
+ * the iterator is used; NULL for definitions) is reset, as at the start of
+ * every chunk. */
+static inline void tt_records_init(tt_records *it, const uint8_t *payload, size_t len, uint64_t base_ticks,
+                                   tt_predictor *predict)
 {
     it->pos = payload;
     it->end = payload + len;
     it->ticks = base_ticks;
+    it->predict = predict;
+    if (predict) memset(predict, 0, sizeof *predict);
+}
+
+/* Goes on reading a chunk from `pos` (a record's start), time `ticks`, with
+ * `predict` as the records before it left it: a reader given a chunk in
+ * parts. */
+static inline void tt_records_resume(tt_records *it, const uint8_t *pos, size_t len, uint64_t ticks,
+                                     tt_predictor *predict)
+{
+    it->pos = pos;
+    it->end = pos + len;
+    it->ticks = ticks;
+    it->predict = predict;
 }
 
 /* 1 when the payload has bytes left to decode. */
@@ -158,26 +178,50 @@ static inline const uint8_t *tt_short_varint(const uint8_t *p, uint64_t *out)
     return NULL;
 }
 
-/* The record at p when it is an ENTER or a LEAVE (either form) with fields
- * of at most 4 bytes: the byte after it, with *tag (TT_EV_ENTER or
+/* The record at p when it is an ENTER or a LEAVE (any form) with fields of
+ * at most 4 bytes: the byte after it, with *tag (TT_EV_ENTER or
  * TT_EV_LEAVE), *dt and *id (ENTER: the region) set; NULL for any other
- * record. Reads at most 9 bytes. */
-static inline const uint8_t *tt_records_peek_call(const uint8_t *p, uint8_t *tag, uint64_t *dt, uint64_t *id)
+ * record. Reads at most 9 bytes. The predictor is read, not updated: once
+ * the caller takes the record, tt_records_took_call does that. */
+static inline const uint8_t *tt_records_peek_call(const uint8_t *p, tt_predictor *predict, uint8_t *tag,
+                                                  uint64_t *dt, uint64_t *id)
 {
     uint8_t first = p[0];
-    if (first >= TT_EV_ENTER_SHORT && first <= TT_EV_LAST) {
-        *dt = (uint64_t)((first - TT_EV_ENTER_SHORT) % TT_EV_SHORT_FORMS) << 8 | p[1];
-        if (first >= TT_EV_LEAVE_SHORT) {
-            *tag = TT_EV_LEAVE;
-            return p + 2;
+    if (first >= TT_EV_ENTER_SHORT) {
+        if (first <= TT_EV_SHORT_LAST) {
+            *dt = (uint64_t)((first - TT_EV_ENTER_SHORT) % TT_EV_SHORT_FORMS) << 8 | p[1];
+            if (first >= TT_EV_LEAVE_SHORT) {
+                *tag = TT_EV_LEAVE;
+                return p + 2;
+            }
+            *tag = TT_EV_ENTER;
+            return tt_short_varint(p + 2, id);
         }
+        if (first >= TT_EV_LEAVE_MEDIUM) {
+            if (first > TT_EV_LAST) return NULL;
+            *dt = (uint64_t)(first - TT_EV_LEAVE_MEDIUM) << 16 | (uint64_t)p[2] << 8 | p[1];
+            *tag = TT_EV_LEAVE;
+            return p + 3;
+        }
+        if (first < TT_EV_ENTER_PREDICTED) return NULL;
+        *dt = (uint64_t)(first - TT_EV_ENTER_PREDICTED) << 8 | p[1];
+        *id = *tt_predict_slot(predict);
         *tag = TT_EV_ENTER;
-        return tt_short_varint(p + 2, id);
+        return p + 2;
     }
     *tag = first;
     if (*tag == TT_EV_LEAVE) return tt_short_varint(p + 1, dt);
     if (*tag != TT_EV_ENTER || !(p = tt_short_varint(p + 1, dt))) return NULL;
     return tt_short_varint(p, id);
+}
+
+/* Updates the predictor for a record tt_records_peek_call gave, once taken. */
+static inline void tt_records_took_call(tt_predictor *predict, uint8_t tag, uint64_t id)
+{
+    if (tag == TT_EV_ENTER)
+        tt_predict_enter(predict, tt_predict_slot(predict), (uint32_t)id);
+    else
+        tt_predict_leave(predict);
 }
 
 #endif

@@ -12,6 +12,7 @@ static tt_chunk *replace_chunk(tt_stream *s, tt_chunk *fresh)
     fresh->stream = s;
     fresh->seq = s->next_seq++;
     fresh->base_ticks = s->last_ticks;
+    memset(&s->predict, 0, sizeof s->predict); /* a chunk decodes on its own */
     atomic_store_explicit(&fresh->used, 0, memory_order_relaxed);
     tt_chunk *full = atomic_load_explicit(&s->chunk, memory_order_relaxed);
     atomic_store_explicit(&s->chunk, fresh, memory_order_release);

@@ -51,6 +51,7 @@ typedef struct tt_stream {
     uint64_t events;
     uint32_t next_seq;   /* seq of the next chunk this stream takes */
     uint64_t epoch;      /* its session's epoch when the stack was last valid (session.h) */
+    tt_predictor predict; /* of the current chunk (format.h: ENTER_PREDICTED) */
 
     struct tt_session *session;
     enum tt_file_kind kind;
@@ -121,21 +122,6 @@ static inline uint8_t *tt_record_begin(tt_stream *s, uint8_t tag, uint64_t now, 
     return tt_put_varint(p, tt_stream_dt(s, now));
 }
 
-/* The tag and dt of an ENTER or a LEAVE (`tag`), in the short form
- * (format.h) when dt allows: where the fields that follow go. */
-static inline uint8_t *tt_record_call(tt_stream *s, uint8_t tag, uint8_t short_tag, uint64_t now)
-{
-    uint8_t *p = tt_record_reserve(s, 0);
-    uint64_t dt = tt_stream_dt(s, now);
-    if (tt_likely(dt < TT_EV_SHORT_DT_LIMIT)) {
-        p[0] = (uint8_t)(short_tag + (dt >> 8));
-        p[1] = (uint8_t)dt;
-        return p + 2;
-    }
-    *p++ = tag;
-    return tt_put_varint(p, dt);
-}
-
 static inline void tt_record_commit(tt_stream *s, uint8_t *end)
 {
     tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
@@ -143,12 +129,30 @@ static inline void tt_record_commit(tt_stream *s, uint8_t *end)
     s->events++;
 }
 
-/* A region entered: pushed and recorded. */
+/* A region entered: pushed and recorded, in the shortest form (format.h). */
 static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
 {
     if (tt_unlikely(s->depth == s->stack_cap) && tt_stream_grow_stack(s) < 0) return;
     s->stack[s->depth++] = region;
-    uint8_t *p = tt_record_call(s, TT_EV_ENTER, TT_EV_ENTER_SHORT, now);
+    uint8_t *p = tt_record_reserve(s, 0); /* first: a fresh chunk resets the predictor */
+    uint64_t dt = tt_stream_dt(s, now);
+    uint32_t *slot = tt_predict_slot(&s->predict);
+    uint32_t predicted = *slot;
+    tt_predict_enter(&s->predict, slot, region);
+    if (tt_likely(dt < TT_EV_PREDICTED_DT_LIMIT) && predicted == region) {
+        p[0] = (uint8_t)(TT_EV_ENTER_PREDICTED + (dt >> 8));
+        p[1] = (uint8_t)dt;
+        tt_record_commit(s, p + 2);
+        return;
+    }
+    if (tt_likely(dt < TT_EV_SHORT_DT_LIMIT)) {
+        p[0] = (uint8_t)(TT_EV_ENTER_SHORT + (dt >> 8));
+        p[1] = (uint8_t)dt;
+        p += 2;
+    } else {
+        *p++ = TT_EV_ENTER;
+        p = tt_put_varint(p, dt);
+    }
     tt_record_commit(s, tt_put_varint(p, region));
 }
 
@@ -165,7 +169,23 @@ static inline void tt_stream_leave(tt_stream *s, uint64_t now)
 {
     if (tt_unlikely(s->depth == 0)) return; /* entered before measurement began */
     if (s->stack[--s->depth] >= TT_STACK_OWN) return;
-    tt_record_commit(s, tt_record_call(s, TT_EV_LEAVE, TT_EV_LEAVE_SHORT, now));
+    uint8_t *p = tt_record_reserve(s, 0);
+    uint64_t dt = tt_stream_dt(s, now);
+    tt_predict_leave(&s->predict);
+    if (tt_likely(dt < TT_EV_SHORT_DT_LIMIT)) {
+        p[0] = (uint8_t)(TT_EV_LEAVE_SHORT + (dt >> 8));
+        p[1] = (uint8_t)dt;
+        p += 2;
+    } else if (dt < TT_EV_MEDIUM_DT_LIMIT) {
+        p[0] = (uint8_t)(TT_EV_LEAVE_MEDIUM + (dt >> 16));
+        p[1] = (uint8_t)dt;
+        p[2] = (uint8_t)(dt >> 8);
+        p += 3;
+    } else {
+        *p++ = TT_EV_LEAVE;
+        p = tt_put_varint(p, dt);
+    }
+    tt_record_commit(s, p);
 }
 
 /* The innermost stack entry: a region id, TT_STACK_SKIP or TT_STACK_OWN;

@@ -127,8 +127,15 @@ static void pb_message(pb *b, unsigned field, const pb *inner)
 
 /* ---- the export ---- */
 
+/* Packets are put together here and written a batch at a time. */
+#define PERFETTO_BATCH (32u * 1024u)
+/* The most a call's packet takes (calls: call_packet). */
+#define CALL_PACKET_MAX 64u
+
 typedef struct perfetto {
     tt_out out;
+    uint8_t batch[PERFETTO_BATCH];
+    size_t batched;
     pb packet, event, inner, interned, annotations;
     /* The stream being written: its sequence, which names it has announced
      * (iids: region id + 1, then marks after the regions), and the
@@ -149,13 +156,32 @@ static void reset(pb *b)
     b->len = 0;
 }
 
+static void flush_batch(perfetto *c)
+{
+    tt_out_write(&c->out, c->batch, c->batched);
+    c->batched = 0;
+}
+
+static void batch_write(perfetto *c, const void *bytes, size_t len)
+{
+    if (len > PERFETTO_BATCH - c->batched) {
+        flush_batch(c);
+        if (len > PERFETTO_BATCH) {
+            tt_out_write(&c->out, bytes, len);
+            return;
+        }
+    }
+    memcpy(c->batch + c->batched, bytes, len);
+    c->batched += len;
+}
+
 /* Writes c->packet as a TracePacket of the trace, and empties it. */
 static void emit_packet(perfetto *c)
 {
     uint8_t key[12], *p = tt_put_varint(key, (uint64_t)TRACE_PACKET << 3 | WIRE_BYTES);
     p = tt_put_varint(p, c->packet.len);
-    tt_out_write(&c->out, key, (size_t)(p - key));
-    tt_out_write(&c->out, c->packet.bytes, c->packet.len);
+    batch_write(c, key, (size_t)(p - key));
+    batch_write(c, c->packet.bytes, c->packet.len);
     reset(&c->packet);
 }
 
@@ -218,6 +244,42 @@ static void finish_event(perfetto *c, uint64_t t)
     emit_packet(c);
 }
 
+/* The packet of a SLICE_BEGIN of a name already announced (iid) or of a
+ * SLICE_END without annotations (iid 0): the bytes begin_event, name_iid
+ * and finish_event make, put together at once, as nearly every event is
+ * one of these. */
+static void call_packet(perfetto *c, uint64_t t, uint64_t type, uint64_t track, uint64_t iid)
+{
+    uint8_t event[24], *e = event;
+    *e++ = EVENT_TYPE << 3 | WIRE_VARINT;
+    *e++ = (uint8_t)type;
+    *e++ = EVENT_TRACK_UUID << 3 | WIRE_VARINT;
+    e = tt_put_varint(e, track);
+    if (iid) {
+        *e++ = EVENT_NAME_IID << 3 | WIRE_VARINT;
+        e = tt_put_varint(e, iid);
+    }
+    uint8_t packet[CALL_PACKET_MAX - 3], *p = packet;
+    *p++ = PACKET_TIMESTAMP << 3 | WIRE_VARINT;
+    p = tt_put_varint(p, t);
+    *p++ = PACKET_SEQUENCE_ID << 3 | WIRE_VARINT;
+    p = tt_put_varint(p, c->sequence);
+    *p++ = PACKET_TRACK_EVENT << 3 | WIRE_BYTES;
+    *p++ = (uint8_t)(e - event);
+    memcpy(p, event, (size_t)(e - event));
+    p += e - event;
+    *p++ = PACKET_SEQUENCE_FLAGS << 3 | WIRE_VARINT;
+    *p++ = c->first_packet ? SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE
+                           : SEQ_NEEDS_INCREMENTAL_STATE;
+    c->first_packet = 0;
+    if (CALL_PACKET_MAX > PERFETTO_BATCH - c->batched) flush_batch(c);
+    uint8_t *out = c->batch + c->batched;
+    *out++ = TRACE_PACKET << 3 | WIRE_BYTES;
+    *out++ = (uint8_t)(p - packet);
+    memcpy(out, packet, (size_t)(p - packet));
+    c->batched += 2 + (size_t)(p - packet);
+}
+
 /* The event's name by iid, announced in this packet if not yet on the sequence. */
 static void name_iid(perfetto *c, uint64_t iid, const char *name)
 {
@@ -275,12 +337,20 @@ static void stream(perfetto *c, size_t index, const tt_process *p, size_t s, tt_
                 break;
             }
             c->open_args[c->depth++] = c->annotations.len;
+            if (ev.region + 1 < c->announced_cap && c->announced[ev.region + 1]) {
+                call_packet(c, ev.time, SLICE_BEGIN, track, (uint64_t)ev.region + 1);
+                break;
+            }
             begin_event(c, SLICE_BEGIN, track);
             name_iid(c, (uint64_t)ev.region + 1, p->regions[ev.region].name);
             finish_event(c, ev.time);
             break;
         case TT_EV_LEAVE: {
             size_t from = c->open_args[--c->depth];
+            if (c->annotations.len == from) {
+                call_packet(c, ev.time, SLICE_END, track, 0);
+                break;
+            }
             begin_event(c, SLICE_END, track);
             if (c->annotations.len > from) /* bytes is NULL before a first annotation: NULL + 0 is undefined */
                 pb_raw(&c->event, c->annotations.bytes + from, c->annotations.len - from);
@@ -402,6 +472,7 @@ int tt_export_perfetto(const tt_trace *t, const char *path, tt_export_result *r,
             if (c.packet.failed || c.event.failed || c.inner.failed) rc = tt_fail(err, "out of memory");
         }
     }
+    flush_batch(&c);
     pb *buffers[] = {&c.packet, &c.event, &c.inner, &c.interned, &c.annotations};
     for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++) free(buffers[i]->bytes);
     free(c.announced);

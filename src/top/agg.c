@@ -163,7 +163,7 @@ int tt_agg_defs(tt_agg_process *p, const uint8_t *log, size_t len, const char **
 {
     if (len <= p->defs_read) return 0;
     tt_records it;
-    tt_records_init(&it, log + p->defs_read, len - p->defs_read, 0);
+    tt_records_init(&it, log + p->defs_read, len - p->defs_read, 0, NULL);
     tt_def_record d;
     int rc;
     if (len > p->id_bound) p->id_bound = len;
@@ -338,6 +338,7 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
             th->since = s->base_ticks;
         }
         th->ticks = s->base_ticks;
+        memset(&th->predict, 0, sizeof th->predict); /* a chunk's start */
         th->seen = 1;
     } else {
         return 0; /* cannot be decoded before the start of its chunk comes */
@@ -350,8 +351,9 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
         if (likely(end - at >= (ptrdiff_t)TT_RECORD_MAX_FIXED)) {
             uint8_t tag;
             uint64_t dt = 0, id = 0;
-            const uint8_t *next = tt_records_peek_call(at, &tag, &dt, &id);
+            const uint8_t *next = tt_records_peek_call(at, &th->predict, &tag, &dt, &id);
             if (likely(next != NULL)) {
+                tt_records_took_call(&th->predict, tag, id);
                 ticks += dt;
                 if (tag == TT_EV_ENTER) {
                     if (unlikely((failed = enter(p, th, id, ticks)) < 0)) goto fail;
@@ -365,7 +367,7 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
         }
         tt_records it;
         tt_event_record r;
-        tt_records_init(&it, at, (size_t)(end - at), ticks);
+        tt_records_resume(&it, at, (size_t)(end - at), ticks, &th->predict);
         if (tt_records_next_event(&it, &r, why) < 0) {
             th->ticks = ticks;
             return -1;
@@ -398,6 +400,7 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
     if (s->flags & TT_LIVE_END) {
         th->seq = s->seq + 1;
         th->offset = 0;
+        memset(&th->predict, 0, sizeof th->predict); /* the next chunk decodes on its own */
     } else {
         th->seq = s->seq;
         th->offset = s->offset + s->len;

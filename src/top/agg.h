@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format.h"
 #include "live.h"
 
 /* ---- functions: name, file and line, the same in every process ---- */
@@ -104,6 +105,7 @@ typedef struct tt_agg_thread {
     /* Where its next slice must start to continue the last one. */
     uint32_t seq, offset;
     uint64_t ticks; /* time of the last record */
+    tt_predictor predict; /* of the chunk being read, as far as read (format.h) */
     uint64_t since; /* first time seen since attaching or the last reset */
     uint64_t events;
     tt_agg_frame *stack;

@@ -213,18 +213,19 @@ static void test_objects_record(void)
     const uint64_t fields[] = {5, 4, 7, 56, 100000, 99999}; /* dt, region + 1, type, size, created, destroyed */
     for (size_t i = 0; i < 6; i++) p = tt_put_varint(p, fields[i]);
     tt_records it;
+    tt_predictor predict;
     tt_event_record r;
     const char *why = NULL;
-    tt_records_init(&it, buf, (size_t)(p - buf), 1000);
+    tt_records_init(&it, buf, (size_t)(p - buf), 1000, &predict);
     CHECK(tt_records_next_event(&it, &r, &why) == 1);
     CHECK(r.tag == TT_EV_OBJECTS && r.ticks == 1005);
     CHECK(r.objects.region == 4 && r.objects.type == 7 && r.objects.size == 56);
     CHECK(r.objects.created == 100000 && r.objects.destroyed == 99999);
     CHECK(tt_records_next_event(&it, &r, &why) == 0);
-    tt_records_init(&it, buf, (size_t)(p - buf) - 1, 0);
+    tt_records_init(&it, buf, (size_t)(p - buf) - 1, 0, &predict);
     CHECK(tt_records_next_event(&it, &r, &why) == -1 && it.pos == buf);
     uint8_t unknown[2] = {TT_EV_LAST + 1, 0};
-    tt_records_init(&it, unknown, sizeof unknown, 0);
+    tt_records_init(&it, unknown, sizeof unknown, 0, &predict);
     CHECK(tt_records_next_event(&it, &r, &why) == -1 && strcmp(why, "unknown event record") == 0);
 }
 

@@ -40,6 +40,41 @@ static void e_id(rec *r, uint8_t tag, uint64_t dt, uint64_t id) /* ENTER, MARK *
 static void e_enter(rec *r, uint64_t dt, uint64_t region) { e_id(r, TT_EV_ENTER, dt, region); }
 static void e_leave(rec *r, uint64_t dt) { e_tag(r, TT_EV_LEAVE, dt); }
 
+static uint64_t rnd(uint64_t n);
+
+/* An ENTER or a LEAVE in any form its dt allows (format.h), picked at
+ * random, with the predictor of the chunk kept as a writer keeps it. */
+static void e_enter_any(rec *r, uint64_t dt, uint32_t region, tt_predictor *predict)
+{
+    uint32_t *slot = tt_predict_slot(predict);
+    if (*slot == region && dt < TT_EV_PREDICTED_DT_LIMIT && rnd(4)) {
+        put_u8(r, (uint8_t)(TT_EV_ENTER_PREDICTED + (dt >> 8)));
+        put_u8(r, (uint8_t)dt);
+    } else if (dt < TT_EV_SHORT_DT_LIMIT && rnd(4)) {
+        put_u8(r, (uint8_t)(TT_EV_ENTER_SHORT + (dt >> 8)));
+        put_u8(r, (uint8_t)dt);
+        put_v(r, region);
+    } else {
+        e_enter(r, dt, region);
+    }
+    tt_predict_enter(predict, slot, region);
+}
+
+static void e_leave_any(rec *r, uint64_t dt, tt_predictor *predict)
+{
+    if (dt < TT_EV_SHORT_DT_LIMIT && rnd(4)) {
+        put_u8(r, (uint8_t)(TT_EV_LEAVE_SHORT + (dt >> 8)));
+        put_u8(r, (uint8_t)dt);
+    } else if (dt < TT_EV_MEDIUM_DT_LIMIT && rnd(4)) {
+        put_u8(r, (uint8_t)(TT_EV_LEAVE_MEDIUM + (dt >> 16)));
+        put_u8(r, (uint8_t)dt);
+        put_u8(r, (uint8_t)(dt >> 8));
+    } else {
+        e_leave(r, dt);
+    }
+    tt_predict_leave(predict);
+}
+
 static void d_string(rec *r, uint64_t id, const char *s)
 {
     put_u8(r, TT_DEF_STRING);
@@ -1269,17 +1304,20 @@ static void random_stream(const char *exp, uint64_t pid, size_t stream, size_t n
     tf_open(&tf, exp, pid, file, TT_FILE_EVENTS);
     uint32_t stack[64], depth = 0, turn[64] = {0};
     uint64_t base = start_ticks, ticks = start_ticks;
+    static tt_predictor predict; /* as a writer keeps it: every form is written (format.h) */
+    memset(&predict, 0, sizeof predict);
     m->n = 0;
     for (size_t i = 0; i < n; i++) {
         if (r.n > chunk_bytes) {
             tf_chunk(&tf, base, &r, 0);
+            memset(&predict, 0, sizeof predict);
             base = ticks = rnd(4) == 0 && ticks > 5000 ? ticks - rnd(5000) : ticks;
         }
         uint64_t dt = rnd_dt();
         ticks += dt;
         model_event *e = &m->ev[m->n++];
         if (depth > 0 && (rnd(100) < 48 || depth == 64)) {
-            e_leave(&r, dt);
+            e_leave_any(&r, dt, &predict);
             *e = (model_event){TT_EV_LEAVE, 0, ticks, stack[--depth], depth};
         } else if (rnd(100) < 3) {
             e_id(&r, TT_EV_MARK, dt, 0);
@@ -1287,14 +1325,14 @@ static void random_stream(const char *exp, uint64_t pid, size_t stream, size_t n
         } else {
             /* Mostly a few callees in turn, as programs call; now and then any. */
             uint32_t id = rnd(4) ? (depth * 37 + turn[depth]++ % 3) % id_limit : (uint32_t)rnd(id_limit);
-            e_enter(&r, dt, id);
+            e_enter_any(&r, dt, id, &predict);
             stack[depth++] = id < region_count ? id : region_count;
             *e = (model_event){TT_EV_ENTER, 0, ticks, stack[depth - 1], depth};
         }
     }
     while (end && depth > 0) {
         ticks += 7;
-        e_leave(&r, 7);
+        e_leave_any(&r, 7, &predict);
         m->ev[m->n++] = (model_event){TT_EV_LEAVE, 0, ticks, stack[--depth], depth};
     }
     while (depth > 0) {
