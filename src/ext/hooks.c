@@ -442,6 +442,14 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     enum hook_kind kind;
     if (parse_kind(instrumenter, &kind) < 0) return NULL;
+#if PY_VERSION_HEX >= 0x030C0000
+    /* On 3.12 and later the profile hook is a shim over sys.monitoring that
+     * makes a frame object for every event; tracetop's own monitoring
+     * callbacks record the same calls at less cost than an empty profile
+     * function (bench/README.md). A measurement of the calling thread alone
+     * (other_threads false) keeps the profile hook, which is per thread. */
+    if (kind == HOOK_PROFILE && other_threads) kind = HOOK_MONITORING;
+#endif
     if (exclude && tt_pyregions_exclude(exclude) < 0) return NULL;
     size_t attribute_count = 0;
     const char **attribute_pairs = NULL;
