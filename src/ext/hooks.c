@@ -447,8 +447,11 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
      * makes a frame object for every event; tracetop's own monitoring
      * callbacks record the same calls at less cost than an empty profile
      * function (bench/README.md). A measurement of the calling thread alone
-     * (other_threads false) keeps the profile hook, which is per thread. */
-    if (kind == HOOK_PROFILE && other_threads) kind = HOOK_MONITORING;
+     * (other_threads false) keeps the profile hook, which is per thread; so
+     * does one with a filter, which sys.monitoring can only pair by defining
+     * the region of every function that runs, recorded or not (monitoring.c),
+     * so that the trace would hold the definitions of tracetop's start-up. */
+    if (kind == HOOK_PROFILE && other_threads && !filter) kind = HOOK_MONITORING;
 #endif
     if (exclude && tt_pyregions_exclude(exclude) < 0) return NULL;
     size_t attribute_count = 0;
@@ -619,8 +622,10 @@ static PyMethodDef hook_methods[] = {
      "attached=False)\n--\n\n"
      "Start measuring this process into directory/trace (and, with live, to `tracetop top`): the threads running\n"
      "now (only the calling one when other_threads is false; not with the monitoring instrumenter, which sees\n"
-     "every thread) and those started later. filter: a Score-P filter file. attached: the calls the other\n"
-     "threads are in now are recorded as running since an unknown time (tracetop attach)."},
+     "every thread) and those started later. On Python 3.12+ the profile instrumenter records through\n"
+     "sys.monitoring, as monitoring does, unless other_threads is false or a filter is given. filter: a Score-P\n"
+     "filter file. attached: the calls the other threads are in now are recorded as running since an unknown\n"
+     "time (tracetop attach)."},
     {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
     {"gil_unavailable", gil_unavailable, METH_NOARGS,
