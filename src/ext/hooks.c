@@ -542,6 +542,15 @@ static PyObject *active(PyObject *self, PyObject *unused)
     return PyBool_FromLong(tt_active != NULL);
 }
 
+/* The CPython hook the measurement records calls with, by its instrumenter
+ * name: `profile` is sys.monitoring's on 3.12 and later (see start). */
+static PyObject *hook_in_use(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    static const char *const names[] = {"none", "profile", "trace", "monitoring"};
+    return PyUnicode_FromString(names[hook_kind]);
+}
+
 static PyObject *run_code(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -628,6 +637,8 @@ static PyMethodDef hook_methods[] = {
      "time (tracetop attach)."},
     {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
+    {"hook_in_use", hook_in_use, METH_NOARGS,
+     "The hook the last measurement started records calls with: 'profile', 'trace', 'monitoring' or 'none'."},
     {"gil_unavailable", gil_unavailable, METH_NOARGS,
      "None when this Python tells which thread holds the GIL (GIL shares are recorded), else one line why not."},
     {"run_code", run_code, METH_VARARGS, "run_code(code, globals)\n--\n\nexec() without an event of its own."},
