@@ -114,8 +114,9 @@ class Option:
 OPTIONS = (
     Option("instrumenter", "INSTRUMENTER", "profile",
            choice("profile", "trace", "monitoring", "none", aliases=SCOREP_INSTRUMENTERS),
-           "which CPython hook records calls: profile (the default), trace, monitoring (sys.monitoring, "
-           "Python 3.12+) or none (user regions only); the Score-P bindings' cProfile, cTrace, dummy and None "
+           "which CPython hook records calls: profile (the default; on Python 3.12+ the same calls through "
+           "sys.monitoring, which costs less there), trace, monitoring (sys.monitoring, Python 3.12+) or none "
+           "(user regions only); the Score-P bindings' cProfile, cTrace, dummy and None "
            "are profile, trace, none and none",
            flags=("--instrumenter", "--instrumenter-type"), metavar="{profile,trace,monitoring,none}",
            notes={alias: note for alias, (_, note) in SCOREP_INSTRUMENTERS.items() if note}),

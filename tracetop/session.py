@@ -161,7 +161,7 @@ class Session:
                 said += (f"; Python {python_version()} frees some objects in its interpreter loop without "
                          "telling (CPython gh-130382): they count as destroyed when their address is used again, so a "
                          "few may show as alive at the end")
-            if self.configuration["instrumenter"] in ("profile", "trace"):
+            if _tracetop.hook_in_use() in ("profile", "trace"):
                 said += ("; to report calls to the profile and trace hooks CPython makes frame objects (and, for C "
                          "methods, bound methods), counted too: --instrumenter=monitoring makes none")
         except _tracetop.TraceError as error:

@@ -453,6 +453,17 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     enum hook_kind kind;
     if (parse_kind(instrumenter, &kind) < 0) return NULL;
+#if PY_VERSION_HEX >= 0x030C0000
+    /* On 3.12 and later the profile hook is a shim over sys.monitoring that
+     * makes a frame object for every event; tracetop's own monitoring
+     * callbacks record the same calls at less cost than an empty profile
+     * function (bench/README.md). A measurement of the calling thread alone
+     * (other_threads false) keeps the profile hook, which is per thread; so
+     * does one with a filter, which sys.monitoring can only pair by defining
+     * the region of every function that runs, recorded or not (monitoring.c),
+     * so that the trace would hold the definitions of tracetop's start-up. */
+    if (kind == HOOK_PROFILE && other_threads && !filter) kind = HOOK_MONITORING;
+#endif
     if (exclude && tt_pyregions_exclude(exclude) < 0) return NULL;
     size_t attribute_count = 0;
     const char **attribute_pairs = NULL;
@@ -542,6 +553,15 @@ static PyObject *active(PyObject *self, PyObject *unused)
     return PyBool_FromLong(tt_active != NULL);
 }
 
+/* The CPython hook the measurement records calls with, by its instrumenter
+ * name: `profile` is sys.monitoring's on 3.12 and later (see start). */
+static PyObject *hook_in_use(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    static const char *const names[] = {"none", "profile", "trace", "monitoring"};
+    return PyUnicode_FromString(names[hook_kind]);
+}
+
 static PyObject *run_code(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -622,10 +642,14 @@ static PyMethodDef hook_methods[] = {
      "attached=False)\n--\n\n"
      "Start measuring this process into directory/trace (and, with live, to `tracetop top`): the threads running\n"
      "now (only the calling one when other_threads is false; not with the monitoring instrumenter, which sees\n"
-     "every thread) and those started later. filter: a Score-P filter file. attached: the calls the other\n"
-     "threads are in now are recorded as running since an unknown time (tracetop attach)."},
+     "every thread) and those started later. On Python 3.12+ the profile instrumenter records through\n"
+     "sys.monitoring, as monitoring does, unless other_threads is false or a filter is given. filter: a Score-P\n"
+     "filter file. attached: the calls the other threads are in now are recorded as running since an unknown\n"
+     "time (tracetop attach)."},
     {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
+    {"hook_in_use", hook_in_use, METH_NOARGS,
+     "The hook the last measurement started records calls with: 'profile', 'trace', 'monitoring' or 'none'."},
     {"gil_unavailable", gil_unavailable, METH_NOARGS,
      "None when this Python tells which thread holds the GIL (GIL shares are recorded), else one line why not."},
     {"run_code", run_code, METH_VARARGS, "run_code(code, globals)\n--\n\nexec() without an event of its own."},

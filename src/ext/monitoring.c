@@ -1,21 +1,80 @@
 /* monitoring.c -- the `monitoring` instrumenter: PEP 669's sys.monitoring
  * (Python 3.12 and later; compiled out before).
  *
- * tracetop takes the profiler's tool id and gets Python starts, resumes and
+ * tracetop takes a tool id of its own and gets Python starts, resumes and
  * throws as entries, returns, yields and unwinds as leaves, and calls of C
  * functions (builtins and method descriptors) as entries matched by their
  * C_RETURN or C_RAISE. sys.monitoring covers every thread of the
  * interpreter, and no frame object is made for an event, which makes it
- * the cheapest hook where it exists.
+ * the cheapest hook where it exists: on 3.12 and later it is also what the
+ * `profile` instrumenter uses (hooks.c), so it records what the profile
+ * hook records: the same names, and a thread threading starts from its
+ * run() on (see first_stream).
  */
 #include "ext.h"
 
 #if PY_VERSION_HEX >= 0x030C0000
 
-#define TT_TOOL_ID 2 /* sys.monitoring.PROFILER_ID */
+/* Tool ids tracetop tries, in turn: not PROFILER_ID (2), which cProfile
+ * takes on 3.12 and later, nor those of debuggers (0), coverage (1) and
+ * optimizers (5), so that a program using any of them runs as it does
+ * without tracetop. */
+static const int tool_ids[] = {4, 3};
 
+static int tool_id = -1;     /* the one taken while in use */
 static PyObject *monitoring; /* sys.monitoring while in use */
 static PyObject *disable;    /* sys.monitoring.DISABLE */
+
+/* threading's Thread._bootstrap and _bootstrap_inner, while in use. */
+static PyObject *bootstrap_code, *bootstrap_inner_code;
+/* Set on a thread that threading started and that has not called run()
+ * yet: it has no stream, and its events are not recorded. */
+static __thread int booting;
+
+/* Whether `code`, starting to run on a booting thread, is the run() that
+ * Thread._bootstrap_inner calls once the thread is set up: the first call
+ * from there that is not threading's own machinery (Thread.run and
+ * Timer.run are threading's too, and named run). */
+static int is_run(PyObject *code)
+{
+    PyFrameObject *frame = PyEval_GetFrame();
+    PyFrameObject *caller = frame ? PyFrame_GetBack(frame) : NULL;
+    PyCodeObject *caller_code = caller ? PyFrame_GetCode(caller) : NULL;
+    int from_bootstrap = caller_code == (PyCodeObject *)bootstrap_inner_code;
+    Py_XDECREF(caller_code);
+    Py_XDECREF(caller);
+    if (!from_bootstrap) return 0;
+    PyCodeObject *c = (PyCodeObject *)code, *threading = (PyCodeObject *)bootstrap_code;
+    int rc = PyUnicode_CompareWithASCIIString(c->co_name, "run") == 0 ||
+             PyUnicode_Compare(c->co_filename, threading->co_filename) != 0;
+    PyErr_Clear();
+    return rc;
+}
+
+/* The stream of a thread that has none yet, for an event of `code` (a
+ * Python start, or NULL): the profile hook reaches a thread that threading
+ * starts at its run() call (threading hands it its profile function just
+ * before), so here too Thread._bootstrap and what precedes run() are left
+ * out, and the stream is made once threading knows the thread's name. */
+static tt_stream *__attribute__((noinline)) first_stream(PyObject *code)
+{
+    if (booting) {
+        if (!code || !is_run(code)) return NULL;
+        booting = 0;
+    } else if (code && code == bootstrap_code) {
+        booting = 1;
+        return NULL;
+    }
+    return tt_thread_stream_slow();
+}
+
+/* The calling thread's stream (tt_thread_stream), `code` as for first_stream. */
+static inline tt_stream *event_stream(PyObject *code)
+{
+    tt_stream *s = tt_tls_stream;
+    if (tt_likely(s && s->epoch == atomic_load_explicit(&tt_active->epoch, memory_order_relaxed))) return s;
+    return s ? tt_thread_stream_slow() : first_stream(code);
+}
 
 /* Filtered code (--filter) is neither pushed nor popped: its events are
  * switched off where sys.monitoring lets a tool do so (PY_START, PY_RESUME,
@@ -31,7 +90,7 @@ static PyObject *enter(PyObject *const *args, Py_ssize_t nargs, int disabling)
 {
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
     if (tt_likely(tt_active) && nargs >= 1) {
-        tt_stream *s = tt_thread_stream();
+        tt_stream *s = event_stream(args[0]);
         if (s) {
             uint32_t region =
                 tt_likely(tt_record_calls) || tt_region_filtered ? tt_code_region(args[0]) : TT_STACK_SKIP;
@@ -49,7 +108,7 @@ static PyObject *leave(PyObject *const *args, Py_ssize_t nargs, int disabling)
         if (tt_unlikely(tt_region_filtered != NULL) && nargs >= 1 &&
             tt_region_is_filtered(tt_code_region(args[0])))
             return ignored(disabling);
-        tt_stream *s = tt_thread_stream();
+        tt_stream *s = event_stream(NULL);
         if (s) tt_stream_leave(s, tt_clock_now());
     }
     Py_RETURN_NONE;
@@ -87,7 +146,7 @@ static PyObject *enter_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     (void)self;
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
     if (tt_likely(tt_active) && nargs >= 3 && tt_method_def(args[2])) {
-        tt_stream *s = tt_thread_stream();
+        tt_stream *s = event_stream(NULL);
         if (s) {
             uint32_t region = tt_cfunction_region(args[2]);
             if (!tt_record_calls && region != TT_STACK_OWN) region = TT_STACK_SKIP;
@@ -102,7 +161,7 @@ static PyObject *leave_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     (void)self;
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
     if (tt_likely(tt_active) && nargs >= 3 && tt_method_def(args[2])) {
-        tt_stream *s = tt_thread_stream();
+        tt_stream *s = event_stream(NULL);
         if (s) tt_stream_leave(s, tt_clock_now());
     }
     Py_RETURN_NONE;
@@ -148,7 +207,7 @@ static long wire(int register_them)
         if (wiring[i].c_call && !tt_record_c_calls) continue;
         long bit = event_bit(events, wiring[i].event);
         PyObject *fn = register_them ? PyCFunction_New(&callbacks[wiring[i].callback], NULL) : Py_NewRef(Py_None);
-        PyObject *r = bit >= 0 && fn ? PyObject_CallMethod(monitoring, "register_callback", "ilO", TT_TOOL_ID, bit, fn)
+        PyObject *r = bit >= 0 && fn ? PyObject_CallMethod(monitoring, "register_callback", "ilO", tool_id, bit, fn)
                                      : NULL;
         Py_XDECREF(fn);
         if (!r) {
@@ -162,20 +221,62 @@ static long wire(int register_them)
     return mask;
 }
 
+/* threading's bootstrap code objects (new references), or NULL with an exception. */
+static PyObject *thread_method_code(PyObject *thread_type, const char *name)
+{
+    PyObject *method = PyObject_GetAttrString(thread_type, name);
+    PyObject *code = method ? PyObject_GetAttrString(method, "__code__") : NULL;
+    Py_XDECREF(method);
+    if (code && !PyCode_Check(code)) Py_CLEAR(code);
+    return code;
+}
+
+static void find_bootstrap(void)
+{
+    PyObject *threading = PyImport_ImportModule("threading");
+    PyObject *thread_type = threading ? PyObject_GetAttrString(threading, "Thread") : NULL;
+    Py_XDECREF(threading);
+    if (thread_type) {
+        bootstrap_code = thread_method_code(thread_type, "_bootstrap");
+        bootstrap_inner_code = thread_method_code(thread_type, "_bootstrap_inner");
+        Py_DECREF(thread_type);
+    }
+    /* Without them threads are recorded from their first call: still well nested. */
+    if (!bootstrap_code || !bootstrap_inner_code) {
+        Py_CLEAR(bootstrap_code);
+        Py_CLEAR(bootstrap_inner_code);
+    }
+    PyErr_Clear();
+}
+
+/* Takes the first free tool id of tool_ids: 0, or -1 with TraceError. */
+static int take_tool_id(void)
+{
+    for (size_t i = 0; i < sizeof tool_ids / sizeof *tool_ids; i++) {
+        PyObject *r = PyObject_CallMethod(monitoring, "use_tool_id", "is", tool_ids[i], "tracetop");
+        if (r) {
+            Py_DECREF(r);
+            tool_id = tool_ids[i];
+            return 0;
+        }
+        PyErr_Clear();
+    }
+    PyErr_SetString(tt_TraceError, "sys.monitoring has no tool id free for tracetop (are other tools using ids 3 and 4?)");
+    return -1;
+}
+
 int tt_monitoring_start(void)
 {
     PyObject *sys = PyImport_ImportModule("sys");
     monitoring = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
     Py_XDECREF(sys);
     if (!monitoring) return -1;
-    PyObject *r = PyObject_CallMethod(monitoring, "use_tool_id", "is", TT_TOOL_ID, "tracetop");
-    if (!r) {
-        PyErr_Clear();
-        PyErr_SetString(tt_TraceError, "sys.monitoring's profiler slot is taken (is another profiler running?)");
+    if (take_tool_id() < 0) {
         Py_CLEAR(monitoring);
         return -1;
     }
-    Py_DECREF(r);
+    find_bootstrap();
+    PyObject *r;
     /* Code that an earlier session's filter switched off records again. */
     disable = PyObject_GetAttrString(monitoring, "DISABLE");
     r = disable ? PyObject_CallMethod(monitoring, "restart_events", NULL) : NULL;
@@ -185,7 +286,7 @@ int tt_monitoring_start(void)
     }
     Py_DECREF(r);
     long mask = wire(1);
-    r = mask >= 0 ? PyObject_CallMethod(monitoring, "set_events", "il", TT_TOOL_ID, mask) : NULL;
+    r = mask >= 0 ? PyObject_CallMethod(monitoring, "set_events", "il", tool_id, mask) : NULL;
     if (!r) {
         tt_monitoring_stop();
         return -1;
@@ -199,13 +300,16 @@ void tt_monitoring_stop(void)
     if (!monitoring) return;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    Py_XDECREF(PyObject_CallMethod(monitoring, "set_events", "ii", TT_TOOL_ID, 0));
+    Py_XDECREF(PyObject_CallMethod(monitoring, "set_events", "ii", tool_id, 0));
     wire(0);
-    Py_XDECREF(PyObject_CallMethod(monitoring, "free_tool_id", "i", TT_TOOL_ID));
+    Py_XDECREF(PyObject_CallMethod(monitoring, "free_tool_id", "i", tool_id));
     PyErr_Clear();
     PyErr_Restore(type, value, tb);
+    tool_id = -1;
     Py_CLEAR(monitoring);
     Py_CLEAR(disable);
+    Py_CLEAR(bootstrap_code);
+    Py_CLEAR(bootstrap_inner_code);
 }
 
 #endif

@@ -151,15 +151,24 @@ uint32_t tt_frame_region(PyFrameObject *frame)
 
 /* `Type.name` for a method: the qualified name of the descriptor found on
  * the instance's type, which names the class that defines it. */
-static PyObject *method_name(PyObject *self, const char *ml_name)
+/* A method's name, as its descriptor's __qualname__ gives it ("lock.acquire"),
+ * whether the call came as a bound method or (sys.monitoring) as the
+ * descriptor itself, so that both name it alike. */
+static PyObject *descriptor_name(PyObject *descr, PyTypeObject *type, const char *ml_name)
 {
-    PyObject *descr = PyObject_GetAttrString((PyObject *)Py_TYPE(self), ml_name);
     PyObject *qualname = descr ? PyObject_GetAttrString(descr, "__qualname__") : NULL;
-    Py_XDECREF(descr);
     if (qualname && PyUnicode_Check(qualname)) return qualname;
     Py_XDECREF(qualname);
     PyErr_Clear();
-    return PyUnicode_FromFormat("%s.%s", Py_TYPE(self)->tp_name, ml_name);
+    return PyUnicode_FromFormat("%s.%s", type->tp_name, ml_name);
+}
+
+static PyObject *method_name(PyObject *self, const char *ml_name)
+{
+    PyObject *descr = PyObject_GetAttrString((PyObject *)Py_TYPE(self), ml_name);
+    PyObject *name = descriptor_name(descr, Py_TYPE(self), ml_name);
+    Py_XDECREF(descr);
+    return name;
 }
 
 static PyObject *cfunction_name(PyCFunctionObject *f)
@@ -188,7 +197,7 @@ uint32_t tt_cfunction_region_slow(PyObject *func, PyMethodDef *def)
     if (PyCFunction_Check(func) && PyCFunction_GET_SELF(func) == own_module)
         region = TT_STACK_OWN;
     else if ((name = PyCFunction_Check(func) ? cfunction_name((PyCFunctionObject *)func)
-                                             : PyUnicode_FromFormat("%s.%s", PyDescr_TYPE(func)->tp_name, def->ml_name))) {
+                                             : descriptor_name(func, PyDescr_TYPE(func), def->ml_name))) {
         region = define_region(name, NULL, 0, TT_REGION_C);
         Py_DECREF(name);
     }

@@ -73,6 +73,7 @@ static void *stopper(void *unused)
 {
     (void)unused;
     PyGILState_Ensure(); /* kept until the end: the program runs no further */
+    tt_own_thread();     /* the stop is tracetop's, even where a hook sees every thread (sys.monitoring) */
     sem_post(&stopping);
     if (callback) {
         PyObject *result = PyObject_CallNoArgs(callback);
