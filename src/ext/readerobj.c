@@ -34,6 +34,7 @@ static const char *const kind_names[] = {
     [TT_EV_MPI_COLLECTIVE_END] = "mpi_collective_end",
     [TT_EV_OBJECTS] = "objects",
     [TT_EV_GC] = "gc",
+    [TT_EV_TASK_RESUME] = "task_resume",
 };
 #define KIND_COUNT (sizeof kind_names / sizeof kind_names[0])
 static PyObject *kind_objects[KIND_COUNT];
@@ -160,17 +161,28 @@ static PyObject *comm_list(const tt_process *p)
     return list;
 }
 
+static PyObject *task_list(const tt_process *p)
+{
+    PyObject *list = PyList_New((Py_ssize_t)p->task_count);
+    for (size_t i = 0; list && i < p->task_count; i++) {
+        PyObject *name = text(p->task_names[i]);
+        if (!name) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, (Py_ssize_t)i, name);
+    }
+    return list;
+}
+
 static PyObject *process_dict(const tt_process *p)
 {
     PyObject *end_time = p->ended ? PyLong_FromUnsignedLongLong(p->end_time) : text_or_none(NULL);
     PyObject *rank = p->mpi_size ? PyLong_FromUnsignedLongLong(p->mpi_rank) : Py_NewRef(Py_None);
-    return Py_BuildValue("{s:K,s:K,s:N,s:N,s:K,s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:K,s:N}", "pid",
+    return Py_BuildValue("{s:K,s:K,s:N,s:N,s:K,s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:K,s:N,s:N}", "pid",
                          (unsigned long long)p->pid, "ppid", (unsigned long long)p->ppid, "name", text(p->name),
                          "ended", PyBool_FromLong(p->ended), "events", (unsigned long long)p->events, "waits",
                          (unsigned long long)p->waits, "wait_ns", (unsigned long long)p->wait_ns, "defs_cut",
                          text_or_none(p->defs_cut), "end_time", end_time, "threads", thread_list(p), "regions",
                          region_list(p), "attributes", attribute_dict(p), "mpi_rank", rank, "mpi_size",
-                         (unsigned long long)p->mpi_size, "comms", comm_list(p));
+                         (unsigned long long)p->mpi_size, "comms", comm_list(p), "tasks", task_list(p));
 }
 
 static PyObject *Trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -336,6 +348,9 @@ static PyObject *event_tuple(const tt_event *ev, name_cache *regions, name_cache
         break;
     case TT_EV_MARK:
         items[n++] = cached_name(strings, ev->name);
+        break;
+    case TT_EV_TASK_RESUME: /* the task's id: the process's "tasks" names it */
+        items[n++] = PyLong_FromUnsignedLong(ev->task);
         break;
     case TT_EV_PARAM_INT:
     case TT_EV_PARAM_UINT:
