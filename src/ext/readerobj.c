@@ -10,6 +10,7 @@
 #include <structmember.h>
 
 #include "profile.h"
+#include "tasklanes.h"
 #include "reader.h"
 
 /* Event kinds as Python sees them, by tag; interned once. */
@@ -656,6 +657,26 @@ static PyObject *profile(PyObject *module, PyObject *args, PyObject *kwds)
     return result;
 }
 
+/* The summary's asyncio tasks (tasklanes.h), of the processes in prof;
+ * NULL when memory runs out. */
+static char *tasks_text(const tt_trace *trace, const tt_profile *prof, size_t top)
+{
+    if (!tt_trace_has_tasks(trace)) return strdup("");
+    tt_tasks *tasks;
+    tt_error err;
+    char *out = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tt_tasks_build(trace, &tasks, &err);
+    if (rc == 0) {
+        if (prof->process_count == 1) tt_tasks_keep_process(tasks, prof->processes[0].process);
+        out = tt_tasks_render_text(tasks, top);
+        tt_tasks_free(tasks);
+    }
+    Py_END_ALLOW_THREADS
+    return rc == 0 ? out : strdup(""); /* the summary stands without them */
+}
+
 static PyObject *summary(PyObject *module, PyObject *args, PyObject *kwds)
 {
     (void)module;
@@ -678,7 +699,11 @@ static PyObject *summary(PyObject *module, PyObject *args, PyObject *kwds)
     tt_profile *prof;
     char *rendered = NULL;
     if (build_profile(path, &choice, &trace, &prof, (size_t)top, &rendered) != 0) return NULL;
-    PyObject *result = Py_BuildValue("(NNN)", text(rendered), problem_list(prof), PyBool_FromLong(prof->corrupt));
+    char *tasks = tasks_text(trace, prof, (size_t)top);
+    PyObject *result = tasks ? Py_BuildValue("(NNN)", PyUnicode_FromFormat("%U%s", text(rendered), tasks),
+                                             problem_list(prof), PyBool_FromLong(prof->corrupt))
+                             : PyErr_NoMemory();
+    free(tasks);
     free(rendered);
     tt_profile_free(prof);
     tt_trace_close(trace);
