@@ -55,6 +55,18 @@
 
   const canvas = $("tl-canvas"), scroller = $("tl-scroll"), spacer = $("tl-spacer"), tooltip = $("tooltip");
 
+  /* Sections that other files draw below the lanes (tasks.js), each {layout(y, labels) -> the y below it,
+   * draw(g, view), tip(x, y, view) -> {title, lines} or null}; window.tracetopSection(section) adds one. */
+  const sections = [];
+  function sectionView(height) {
+    return {t0: state.t0, t1: state.t1, xOf, left: GUTTER, width: plotWidth(), top: RULER, height,
+            scroll: scroller.scrollTop, meta: state.meta};
+  }
+  window.tracetopSection = (section) => {
+    sections.push(section);
+    section.start({api, relayout: () => { if (state.meta) buildLayout(); scheduleDraw(); }, redraw: scheduleDraw});
+  };
+
   /* ---- geometry ---- */
 
   /* A mouse event's point in the timeline's visible box. */
@@ -149,10 +161,11 @@
       tracks.push({index: i, top: y, height: TRACK});
       y += TRACK;
     });
-    state.layout = {lanes, tracks, processes, height: y + 10};
-    spacer.style.height = state.layout.height + "px";
     const labels = $("tl-labels");
     labels.textContent = "";
+    for (const section of sections) y = section.layout(y, labels);
+    state.layout = {lanes, tracks, processes, height: y + 10};
+    spacer.style.height = state.layout.height + "px";
     processes.forEach((p) => {
       const lane = state.meta.lanes[p.lane];
       const div = document.createElement("div");
@@ -344,6 +357,7 @@
     g.clip();
     drawLanes(g, scroll, height);
     drawTracks(g, scroll, height);
+    for (const section of sections) section.draw(g, sectionView(height));
     drawSelection(g, height);
     g.restore();
     drawRuler(g, width);
@@ -733,8 +747,8 @@
     }
   }
 
-  function showMarks(names, x, y) {
-    tooltip.innerHTML = '<div class="name">mark</div>' + names.map((n) => "<div>" + TT.escapeHtml(n) + "</div>").join("");
+  function showMarks(names, x, y, title) {
+    tooltip.innerHTML = '<div class="name">' + TT.escapeHtml(title || "mark") + "</div>" + names.map((n) => "<div>" + TT.escapeHtml(n) + "</div>").join("");
     tooltip.dataset.key = "";
     tooltip.hidden = false;
     tooltip.style.left = x + 14 + "px";
@@ -870,9 +884,11 @@
     if (drag) { tooltip.hidden = true; return; }
     const item = itemAt(p.x, p.y);
     const marks = item ? null : marksAt(p.x, p.y);
-    if (changed && !tooltip.hidden === !!(item || marks) && (!item || tooltip.dataset.key === item.lane + "/" + item.depth + "/" + item.start)) return;
+    const tip = item || marks ? null : sections.reduce((found, s) => found || s.tip(p.x, p.y, sectionView(canvas.clientHeight)), null);
+    if (changed && !tooltip.hidden === !!(item || marks || tip) && (!item || tooltip.dataset.key === item.lane + "/" + item.depth + "/" + item.start)) return;
     if (item) showTooltip(item, p.x, p.y);
     else if (marks) showMarks(marks, p.x, p.y);
+    else if (tip) showMarks(tip.lines, p.x, p.y, tip.title);
     else tooltip.hidden = true;
   }
 
