@@ -63,6 +63,7 @@ void tt_objects_forked(void);
 int tt_objects_counting(void);
 int tt_ext_add_gc(PyObject *module);     /* gc.c: garbage collections recorded */
 int tt_ext_add_tasks(PyObject *module);  /* tasksobj.c: TaskLanes, asyncio tasks as lanes */
+int tt_ext_add_task_recording(PyObject *module); /* tasks.c: tasks_unavailable */
 
 /* Garbage collections are recorded from tt_gc_start (-1 with an exception
  * when gc.callbacks cannot take ours) to tt_gc_stop: while calls are. */

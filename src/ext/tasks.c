@@ -146,3 +146,24 @@ void tt_task_resume(tt_stream *s, uint32_t region)
     PyErr_Restore(type, value, tb);
     if (id != TT_NO_ID) tt_stream_mark(s, tt_clock_now(), TT_EV_TASK_RESUME, id);
 }
+
+/* Where this Python keeps asyncio's running tasks elsewhere than the table
+ * read above (3.14: in each thread's state), tasks are not recorded. */
+static PyObject *tasks_unavailable(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+#if PY_VERSION_HEX >= 0x030E0000
+    return PyUnicode_FromString("asyncio tasks are not recorded: this Python keeps the running task in each "
+                                "thread's state, which tracetop does not read yet");
+#else
+    Py_RETURN_NONE;
+#endif
+}
+
+static PyMethodDef task_methods[] = {
+    {"tasks_unavailable", tasks_unavailable, METH_NOARGS,
+     "None when asyncio tasks are recorded on this Python, else one line why not."},
+    {NULL, NULL, 0, NULL},
+};
+
+int tt_ext_add_task_recording(PyObject *module) { return PyModule_AddFunctions(module, task_methods); }
