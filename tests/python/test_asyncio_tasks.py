@@ -103,6 +103,14 @@ def test_viewer_draws_a_lane_per_task(browser, experiment):  # noqa: F811
                                         "(d) => [d.getBoundingClientRect().top, d.getBoundingClientRect().height]")
             assert painted(page, box[0] + 8) > 0
             screenshot(page, "asyncio_task_lanes")
+            # the profile's per-task view and await time per coroutine
+            page.click("button[data-tab='profile']")
+            page.wait_for_selector("#tasks-table")
+            rows = page.eval_on_selector_all("#tasks-table tbody tr", "(rs) => rs.map((r) => r.cells[0].textContent)")
+            assert set(NAMES) <= set(rows)
+            awaited = page.eval_on_selector_all("#awaits-table tbody tr", "(rs) => rs.map((r) => r.textContent)")
+            assert any("nap" in row for row in awaited)
+            screenshot(page, "asyncio_task_profile")
             assert page.errors == []
     finally:
         server.close()

@@ -10,8 +10,28 @@
     host = h;
     host.api("tasks").then((r) => r.json()).then((data) => {
       lanes = data.lanes;
-      if (lanes.length) host.relayout();
+      if (!lanes.length) return;
+      host.relayout();
+      profilePanel(data);
     }).catch(() => {});
+  }
+
+  /* The profile tab's per-task view: a row per task, and the await time per coroutine. */
+  function profilePanel(data) {
+    const panel = document.createElement("div");
+    panel.className = "panel";
+    panel.id = "tasks-panel";
+    const cell = (text) => "<td>" + TT.escapeHtml(String(text)) + "</td>";
+    panel.innerHTML = '<div class="tasks"><h3>asyncio tasks</h3><table id="tasks-table"><thead><tr><th>Task</th>' +
+      "<th>Thread</th><th>Steps</th><th>Running</th><th>Suspended</th><th>First coroutine</th><th>Most time in</th></tr></thead><tbody>" +
+      data.lanes.map((l) => "<tr>" + cell(l.name) + cell(l.thread) + cell(TT.fmtCount(l.steps)) + cell(TT.fmtDuration(l.running_ns)) +
+        cell(TT.fmtDuration(l.suspended_ns)) + '<td class="name">' + TT.nameHtml(l.coroutine) + '</td><td class="name">' +
+        TT.nameHtml(l.top) + "</td></tr>").join("") + "</tbody></table></div>" +
+      '<div class="awaits"><h3>Await time per coroutine</h3><table id="awaits-table"><thead><tr><th>Coroutine</th><th>Suspended</th>' +
+      "<th>Suspensions</th></tr></thead><tbody>" +
+      data.awaits.map((a) => '<tr><td class="name">' + TT.nameHtml(a.coroutine) + "</td>" + cell(TT.fmtDuration(a.suspended_ns)) +
+        cell(TT.fmtCount(a.suspensions)) + "</tr>").join("") + "</tbody></table></div>";
+    document.getElementById("profile-tab").appendChild(panel);
   }
 
   function layout(y, labels) {
