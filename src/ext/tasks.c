@@ -27,6 +27,12 @@ static uint32_t awaiting_cap;
 static tt_ptrmap known;        /* task object -> task id, this session */
 static PyObject *references;   /* {address: weak reference}: keeps the references alive */
 static uint32_t task_count;    /* ids given this session */
+/* By task id: its name's string id, and whether it was looked at again at
+ * a later step (the name a task is created with may be set after its
+ * first step: asyncio's eager tasks run one before create_task names them). */
+static uint32_t *task_names;
+static uint8_t *task_named;
+static uint32_t task_cap;
 static PyObject *running_loop;  /* _asyncio._get_running_loop ... */
 static PyObject *current_tasks; /* ... and _current_tasks {loop: task}, once asyncio is imported */
 static PyObject *asyncio_name; /* "_asyncio" */
@@ -104,17 +110,44 @@ static PyObject *forget(PyObject *address, PyObject *reference)
 
 static PyMethodDef forget_def = {"_task_died", forget, METH_O, NULL};
 
-/* Remembers `task` under a new id and defines it (format.h: TASK), named
- * by its get_name(); TT_NO_ID when it cannot be. */
-static uint32_t define_task(PyObject *task)
+/* The string id of the task's get_name(), TT_NO_ID when it has none. */
+static uint32_t task_name(PyObject *task)
 {
-    if (!known.slots && tt_ptrmap_init(&known) < 0) return TT_NO_ID;
-    if (!references && !(references = PyDict_New())) return TT_NO_ID;
     PyObject *name = PyObject_CallMethod(task, "get_name", NULL);
     Py_ssize_t len = 0;
     const char *utf8 = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8AndSize(name, &len) : NULL;
     uint32_t name_id = utf8 ? tt_registry_string(&tt_definitions, utf8, (size_t)len) : TT_NO_ID;
     Py_XDECREF(name);
+    return name_id;
+}
+
+/* format.h: TASK, again for a task renamed. */
+static void name_task(uint32_t id, uint32_t name_id)
+{
+    uint8_t rec[TT_RECORD_MAX_FIXED], *p = rec;
+    *p++ = TT_DEF_TASK;
+    p = tt_put_varint(p, id);
+    p = tt_put_varint(p, name_id);
+    tt_session_define(tt_active, rec, (size_t)(p - rec));
+    task_names[id] = name_id;
+}
+
+/* Remembers `task` under a new id and defines it, named by its
+ * get_name(); TT_NO_ID when it cannot be. */
+static uint32_t define_task(PyObject *task)
+{
+    if (!known.slots && tt_ptrmap_init(&known) < 0) return TT_NO_ID;
+    if (!references && !(references = PyDict_New())) return TT_NO_ID;
+    if (task_count == task_cap) {
+        uint32_t cap = task_cap ? 2 * task_cap : 64;
+        uint32_t *names = realloc(task_names, cap * sizeof *names);
+        if (names) task_names = names;
+        uint8_t *named = realloc(task_named, cap);
+        if (named) task_named = named;
+        if (!names || !named) return TT_NO_ID;
+        task_cap = cap;
+    }
+    uint32_t name_id = task_name(task);
     PyObject *address = PyLong_FromVoidPtr(task);
     PyObject *callback = address ? PyCFunction_New(&forget_def, address) : NULL;
     PyObject *reference = callback ? PyWeakref_NewRef(task, callback) : NULL;
@@ -123,12 +156,17 @@ static uint32_t define_task(PyObject *task)
     Py_XDECREF(callback);
     Py_XDECREF(address);
     if (name_id == TT_NO_ID || !kept || tt_ptrmap_put(&known, task, task_count) < 0) return TT_NO_ID;
-    uint8_t rec[TT_RECORD_MAX_FIXED], *p = rec;
-    *p++ = TT_DEF_TASK;
-    p = tt_put_varint(p, task_count);
-    p = tt_put_varint(p, name_id);
-    tt_session_define(tt_active, rec, (size_t)(p - rec));
+    name_task(task_count, name_id);
+    task_named[task_count] = 0;
     return task_count++;
+}
+
+/* At a known task's later step, once: renamed since its first? */
+static void check_name(PyObject *task, uint32_t id)
+{
+    task_named[id] = 1;
+    uint32_t name_id = task_name(task);
+    if (name_id != TT_NO_ID && name_id != task_names[id]) name_task(id, name_id);
 }
 
 void tt_task_resume(tt_stream *s, uint32_t region)
@@ -141,6 +179,7 @@ void tt_task_resume(tt_stream *s, uint32_t region)
     PyObject *task = running_task();
     uint32_t id = TT_NO_ID;
     if (task && !(known.slots && tt_ptrmap_get(&known, task, &id))) id = define_task(task);
+    else if (task && !task_named[id]) check_name(task, id);
     Py_XDECREF(task);
     PyErr_Clear();
     PyErr_Restore(type, value, tb);

@@ -172,3 +172,15 @@ def test_perfetto_has_a_track_per_task(experiment):
     for name in NAMES:
         assert [n for n, _ in slices[name]] == ["__main__:worker", "suspended", "__main__:worker"]
         assert 0.09e9 < slices[name][1][1] < 0.5e9
+
+
+def test_loops_in_two_threads_and_eager_tasks(tmp_path):
+    plain = python(PROGRAMS / "asyncio_threads.py", cwd=tmp_path)
+    completed = tracetop("--output", "exp", PROGRAMS / "asyncio_threads.py", cwd=tmp_path)
+    assert completed.returncode == plain.returncode == 0, completed.stderr
+    assert sorted(completed.stdout.splitlines()) == sorted(plain.stdout.splitlines())
+    lanes = lanes_of(tmp_path / "exp")
+    for tag, thread in (("main", "MainThread"), ("thread", "looper")):
+        for k in range(3):
+            lane = lanes[f"{tag}-{k}"]  # named after its eager first step, too
+            assert lane["thread"] == thread and lane["steps"] == 2 and lane["suspended_ns"] > 0.015e9, lane
