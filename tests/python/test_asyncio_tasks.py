@@ -112,6 +112,12 @@ def test_viewer_draws_a_lane_per_task(browser, experiment):  # noqa: F811
             box = page.eval_on_selector(f".task-label[data-task='{NAMES[0]}']",
                                         "(d) => [d.getBoundingClientRect().top, d.getBoundingClientRect().height]")
             assert painted(page, box[0] + 8) > 0
+            # hovering the time between its steps says it was suspended, and for how long
+            gap = page.evaluate(f"tracetopTasks.suspensions({NAMES[0]!r})")[0]
+            point = page.evaluate(f"tracetopTasks.point({NAMES[0]!r}, {(gap[0] + gap[1]) // 2})")
+            page.mouse.move(point["x"], point["y"])
+            page.wait_for_selector("#tooltip:not([hidden])")
+            assert "suspended (awaiting)" in page.inner_text("#tooltip")
             screenshot(page, "asyncio_task_lanes")
             # the profile's per-task view and await time per coroutine
             page.click("button[data-tab='profile']")

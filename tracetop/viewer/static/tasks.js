@@ -4,7 +4,7 @@
  * thin dashed line. The server stitches the steps in C (TaskLanes) and joins those under a pixel apart. */
 (function () {
   const HEADER = 20, LANE = 16, MARGIN = 4;
-  let host = null, lanes = [], steps = null, shown = null, inflight = null, top = 0;
+  let host = null, lanes = [], steps = null, shown = null, inflight = null, top = 0, drawn = null;
 
   function start(h) {
     host = h;
@@ -83,6 +83,7 @@
 
   function draw(g, view) {
     if (!lanes.length) return;
+    drawn = view;
     if (!covers(view)) fetchFor(view);
     const headerTop = top - view.scroll;
     g.fillStyle = "#6b6b70";
@@ -141,6 +142,13 @@
   window.tracetopTasks = {
     lanes: () => lanes,
     ready: () => steps !== null,
+    /* Where time t of task `name`'s lane was last drawn: {x, y} in client coordinates. */
+    point(name, t) {
+      const i = lanes.findIndex((lane) => lane.name === name);
+      if (i < 0 || !drawn) return null;
+      const box = document.getElementById("tl-canvas").getBoundingClientRect();
+      return {x: box.left + drawn.xOf(t), y: box.top + laneTop(i, drawn) + LANE / 2};
+    },
     suspensions(name) {
       const i = lanes.findIndex((lane) => lane.name === name), s = i >= 0 && steps ? steps[i] : null;
       const out = [];
