@@ -26,6 +26,8 @@ import hook
 HERE = Path(__file__).resolve().parent
 # Beside the repository; BENCH_WORKLOADS names another place (a git worktree elsewhere).
 WORKLOADS = Path(os.environ.get("BENCH_WORKLOADS", HERE.parent.parent / "shared" / "workloads"))
+# bench's own workloads (workloads/ here), for what the shared ones do not exercise.
+OWN_WORKLOADS = HERE / "workloads"
 RESULTS = HERE / "results" / "latest.md"
 TOOLS = ("none", "floor", "tracetop", "tracetop+filter", "tracetop+summary", "tracetop+objects", "cprofile",
          "viztracer")
@@ -44,10 +46,17 @@ SIZES = {
     "exceptions": ((5000, 22000), (1000, 5000)),
     "threads": ((5000, 15000), (1000, 3000)),
     "allocations": ((10000, 45000), (2000, 10000)),
+    "asyncio_tasks": ((100, 500), (20, 100)),
 }
 TIMEOUT = 180  # seconds, for any one run
 # Fixed hash seed: the same events in every run of a size.
 ENV = {**os.environ, "PYTHONHASHSEED": "0"}
+
+
+def workload(name):
+    """The script of workload `name`: bench's own, or the shared one."""
+    own = OWN_WORKLOADS / f"{name}.py"
+    return own if own.is_file() else WORKLOADS / f"{name}.py"
 
 
 class Failed(Exception):
@@ -165,7 +174,7 @@ class Row:
 
 def measure(name, sizes, tools, runs, counter):
     """Measures each tool on one workload: ({tool: Row or "failed: reason"}, {size: events})."""
-    script = WORKLOADS / f"{name}.py"
+    script = workload(name)
     small, large = sizes
     progress(f"{name}: counting events")
     events, outputs = {}, {}

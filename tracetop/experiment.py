@@ -142,9 +142,9 @@ class Experiment:
             yield f"- recorded: {describe_stats(made.stats)}"
         if made.objects:
             yield f"- objects: {made.objects}"
-        unavailable = _tracetop.gil_unavailable()
-        if unavailable:
-            yield f"- not recorded: {unavailable}"
+        for unavailable in (_tracetop.gil_unavailable(), _tracetop.tasks_unavailable()):
+            if unavailable:
+                yield f"- not recorded: {unavailable}"
         yield "- configuration:"
         yield ""
         yield "  ```"

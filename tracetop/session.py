@@ -140,9 +140,9 @@ class Session:
             _tracetop.mpi_attach(mpi.LIBRARY)
         if configuration["objects"]:
             session._count_objects()
-        unavailable = _tracetop.gil_unavailable()
-        if unavailable:
-            messages.note(unavailable)
+        for unavailable in (_tracetop.gil_unavailable(), _tracetop.tasks_unavailable()):
+            if unavailable:
+                messages.note(unavailable)
         if configuration["live"]:
             _note_live_channel()
         session._measure_on_exit()

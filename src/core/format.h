@@ -87,6 +87,15 @@
  * before its LEAVE (duration: the ticks since the region's ENTER):
  *     GC             dt, u8 generation, v collected, v uncollectable, v duration
  *
+ * asyncio tasks (issue 11): a task runs in steps, each one resume of its
+ * outermost coroutine by the event loop; between two steps it is suspended
+ * (awaiting). The hook records, just before the ENTER of a coroutine that
+ * is not resumed by another coroutine (its caller is not one), which task
+ * asyncio says is running (a TASK definition):
+ *     TASK_RESUME    dt, v task
+ * The step is that ENTER's region, until its LEAVE. A coroutine outside any
+ * task (driven by hand, or by another framework) has no TASK_RESUME.
+ *
  * Definition records (in defs.tts); ids are dense from 0, per process, and a
  * definition always precedes any record that refers to it:
  *     STRING      v id, string
@@ -99,6 +108,11 @@
  *     MPI_RANK    v rank, v size           this process is rank `rank` of MPI_COMM_WORLD
  *     MPI_COMM    v id, u8 kind (TT_COMM_*), v parent + 1 (0: none), v seq, v size,
  *                 v listed, listed x v world rank
+ *     TASK        v task, v name           an asyncio task (ids dense from 0 per session of the
+ *                 process), named by its Task.get_name() at its first step
+ *     COROUTINE   v region                 the region is a coroutine's or an async generator's
+ *                 code: when a step ends, the regions of this kind its last returns leave are
+ *                 the coroutines that await (the other returns were calls finished before)
  *     OPEN_AT_START v stream, v count      the first `count` ENTER records of the stream are calls
  *                 that were already running when the measurement began (tracetop attach): they
  *                 stand at the measurement's start, their true start is unknown
@@ -184,7 +198,8 @@ enum tt_event_tag {
     TT_EV_MPI_COLLECTIVE_BEGIN = 17,
     TT_EV_MPI_COLLECTIVE_END = 18,
     TT_EV_GC = 19,
-    /* 20..25: reserved */
+    TT_EV_TASK_RESUME = 20,
+    /* 21..25: reserved */
     TT_EV_OBJECTS = 26,
     TT_EV_ENTER_SHORT = 32, /* .. 39 */
     TT_EV_LEAVE_SHORT = 40, /* .. 47 */
@@ -237,6 +252,8 @@ enum tt_def_tag {
     TT_DEF_MPI_RANK = 8,
     TT_DEF_MPI_COMM = 9,
     TT_DEF_THREAD_USAGE = 10,
+    TT_DEF_TASK = 11,
+    TT_DEF_COROUTINE = 12,
     TT_DEF_OPEN_AT_START = 18,
 };
 

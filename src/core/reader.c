@@ -360,6 +360,7 @@ static void process_free(tt_process *p)
     for (size_t i = 0; i < p->thread_count; i++) free(p->threads[i].usage);
     free(p->threads);
     free(p->attributes);
+    free(p->task_names);
 }
 
 /* ---- definitions: defs.tts -> tt_process ---- */
@@ -373,7 +374,7 @@ typedef struct clock_sync {
 typedef struct proc_loader {
     tt_trace *t;
     tt_process *p;
-    size_t string_cap, region_cap, thread_cap, attribute_cap, comm_cap;
+    size_t string_cap, region_cap, thread_cap, attribute_cap, comm_cap, task_cap;
     int have_process;
     unsigned syncs;
     clock_sync first_sync, last_sync;
@@ -534,6 +535,23 @@ static int apply_def(proc_loader *l, const tt_def_record *d)
         return LOAD_OK;
     case TT_DEF_MPI_COMM:
         return apply_comm(l, d);
+    case TT_DEF_TASK:
+        /* dense from 0; an id defined again is the task renamed */
+        if (d->task.id > p->task_count || d->task.id >= UINT32_MAX)
+            return damage(l, "task %" PRIu64 " defined out of order", d->task.id);
+        if (d->task.name >= p->string_count)
+            return damage(l, "task %" PRIu64 " refers to an undefined string", d->task.id);
+        if (d->task.id == p->task_count) {
+            if (TT_RESERVE(p->task_names, l->task_cap, p->task_count + 1) != 0) return LOAD_NOMEM;
+            p->task_count++;
+        }
+        p->task_names[d->task.id] = p->strings[d->task.name];
+        return LOAD_OK;
+    case TT_DEF_COROUTINE:
+        if (d->coroutine.region >= p->region_count)
+            return damage(l, "coroutine %" PRIu64 " is no region", d->coroutine.region);
+        p->regions[d->coroutine.region].awaits = 1;
+        return LOAD_OK;
     case TT_DEF_OPEN_AT_START: {
         if (d->open_at_start.stream >= MAX_STREAMS)
             return damage(l, "thread stream number %" PRIu64 " out of range", d->open_at_start.stream);
@@ -622,8 +640,10 @@ static int add_placeholders(proc_loader *l)
     tt_process *p = l->p;
     if (TT_RESERVE(p->strings, l->string_cap, p->string_count + 1) != 0 ||
         TT_RESERVE(p->regions, l->region_cap, p->region_count + 1) != 0 ||
-        TT_RESERVE(p->comms, l->comm_cap, p->comm_count + 1) != 0)
+        TT_RESERVE(p->comms, l->comm_cap, p->comm_count + 1) != 0 ||
+        TT_RESERVE(p->task_names, l->task_cap, p->task_count + 1) != 0)
         return LOAD_NOMEM;
+    p->task_names[p->task_count] = UNDEFINED;
     p->strings[p->string_count] = UNDEFINED;
     p->regions[p->region_count] = (tt_region){.name = UNDEFINED, .file = "", .line = 0, .kind = 0};
     p->comms[p->comm_count] = (tt_comm){.parent = UINT32_MAX};
@@ -1250,6 +1270,9 @@ static int read_event(tt_cursor *c, tt_event *ev)
         ev->bytes = r.objects.size;
         ev->created = r.objects.created;
         ev->destroyed = r.objects.destroyed;
+        break;
+    case TT_EV_TASK_RESUME:
+        if (map_id(c, r.id, c->p->task_count, &ev->task) != 0) return stop_damaged(c, "undefined task");
         break;
     case TT_EV_GC:
         ev->generation = r.gc.generation;

@@ -48,6 +48,7 @@ typedef struct tt_region {
     const char *file; /* "" when unknown */
     uint32_t line;    /* first line, 0 when unknown */
     uint8_t kind;     /* enum tt_region_kind */
+    uint8_t awaits;   /* 1: a coroutine's or an async generator's code (COROUTINE) */
 } tt_region;
 
 /* A thread's use of the CPU and the GIL up to a time (THREAD_USAGE in
@@ -105,6 +106,8 @@ typedef struct tt_process {
     tt_thread *threads; /* by stream number */
     size_t attribute_count;
     tt_attribute *attributes;
+    size_t task_count;
+    const char **task_names; /* asyncio tasks by id (TASK); [task_count] is "<undefined>" */
 
     /* From PROCESS_END; ended == 0 when the process did not end normally. */
     int ended;
@@ -208,6 +211,9 @@ typedef struct tt_event {
      * TT_REGION_GC) is; duration_ns from its start to this record. */
     uint8_t generation;
     uint64_t collected, uncollectable, duration_ns;
+    /* TASK_RESUME: the task (an index into task_names) whose step the next
+     * ENTER, of its outermost coroutine, begins and its LEAVE ends. */
+    uint32_t task;
 } tt_event;
 
 typedef struct tt_cursor tt_cursor;

@@ -76,6 +76,7 @@ int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
             GET_V(r->id);
         break;
     case TT_EV_MARK:
+    case TT_EV_TASK_RESUME:
         GET_V(r->id);
         break;
     case TT_EV_PARAM_INT: {
@@ -203,6 +204,13 @@ int tt_records_next_def(tt_records *it, tt_def_record *d, const char **why)
     case TT_DEF_MPI_RANK:
         GET_V(d->mpi_rank.rank);
         GET_V(d->mpi_rank.size);
+        break;
+    case TT_DEF_TASK:
+        GET_V(d->task.id);
+        GET_V(d->task.name);
+        break;
+    case TT_DEF_COROUTINE:
+        GET_V(d->coroutine.region);
         break;
     case TT_DEF_OPEN_AT_START:
         GET_V(d->open_at_start.stream);

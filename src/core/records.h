@@ -41,7 +41,7 @@ typedef struct tt_records {
 typedef struct tt_event_record {
     uint8_t tag;            /* enum tt_event_tag */
     uint64_t ticks;         /* absolute */
-    uint64_t id;            /* ENTER: region id; PARAM_*, COUNTER, MARK: name (string id) */
+    uint64_t id;            /* ENTER: region id; PARAM_*, COUNTER, MARK: name (string id); TASK_RESUME: task */
     int64_t int_value;      /* PARAM_INT */
     uint64_t uint_value;    /* PARAM_UINT */
     double double_value;    /* COUNTER */
@@ -97,6 +97,12 @@ typedef struct tt_def_record {
         struct {
             uint64_t stream, count;
         } open_at_start;
+        struct {
+            uint64_t id, name;
+        } task;
+        struct {
+            uint64_t region;
+        } coroutine;
         struct {
             uint64_t stream, ticks, cpu_ns, samples, gil_samples;
         } thread_usage;

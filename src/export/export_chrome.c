@@ -21,6 +21,7 @@
 #include "objects_series.h"
 #include "out.h"
 #include "registry.h"
+#include "tasklanes.h"
 
 typedef struct frame {
     uint64_t start;
@@ -215,11 +216,55 @@ static void objects(chrome *c, const tt_process *p)
     }
 }
 
+/* The asyncio tasks of process `index` (tasklanes.h): a track each, "task
+ * NAME", beside the threads; its steps X events named by their coroutine,
+ * the time between two an X event "suspended". */
+#define TASK_TID (UINT64_C(1) << 32) /* + the task id: above every thread id */
+
+static void task_tracks(chrome *c, const tt_tasks *tasks, size_t index, const tt_process *p)
+{
+    for (size_t i = 0; tasks && i < tasks->lane_count; i++) {
+        const tt_task_lane *l = &tasks->lanes[i];
+        if (l->process != index) continue;
+        uint64_t tid = TASK_TID + l->task;
+        size_t len = strlen(tt_task_lane_name(tasks, l));
+        char *name = malloc(len + 6);
+        if (!name) {
+            c->failed = 1;
+            return;
+        }
+        memcpy(name, "task ", 5);
+        memcpy(name + 5, tt_task_lane_name(tasks, l), len + 1);
+        metadata(c, "thread_name", p->pid, tid, name);
+        free(name);
+        for (size_t k = 0; k < l->step_count; k++) {
+            const tt_task_step *step = &l->steps[k];
+            if (k) {
+                begin_event(c, "X", p->pid, tid, l->steps[k - 1].end);
+                tt_out_str(&c->out, ",\"dur\":");
+                tt_out_micros(&c->out, step->begin - l->steps[k - 1].end);
+                tt_out_str(&c->out, ",\"cat\":\"await\",\"name\":\"suspended\"}");
+            }
+            begin_event(c, "X", p->pid, tid, step->begin);
+            tt_out_str(&c->out, ",\"dur\":");
+            tt_out_micros(&c->out, step->end - step->begin);
+            tt_out_str(&c->out, ",\"cat\":\"asyncio\"");
+            name_field(c, p->regions[step->region < p->region_count ? step->region : p->region_count].name);
+            tt_out_byte(&c->out, '}');
+        }
+    }
+}
+
 int tt_export_chrome(const tt_trace *t, const char *path, tt_export_result *r, tt_error *err)
 {
     chrome c = {.first = 1};
     if (tt_export_trace_problems(t, r) != 0) return tt_fail(err, "out of memory");
-    if (tt_out_open(&c.out, path, err) != 0) return -1;
+    tt_tasks *tasks = NULL;
+    if (tt_trace_has_tasks(t) && tt_tasks_build(t, &tasks, err) != 0) return -1;
+    if (tt_out_open(&c.out, path, err) != 0) {
+        tt_tasks_free(tasks);
+        return -1;
+    }
     tt_out_str(&c.out, "{\"traceEvents\":[");
     int rc = 0;
     for (size_t i = 0; rc == 0 && !c.failed && i < tt_trace_process_count(t); i++) {
@@ -236,7 +281,9 @@ int tt_export_chrome(const tt_trace *t, const char *path, tt_export_result *r, t
             tt_cursor_close(cur);
         }
         if (rc == 0 && !c.failed) objects(&c, p);
+        if (rc == 0) task_tracks(&c, tasks, i, p);
     }
+    tt_tasks_free(tasks);
     tt_out_str(&c.out, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"tracetop\"}}\n");
     free(c.stack);
     free(c.args);

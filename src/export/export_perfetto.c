@@ -26,6 +26,7 @@
 #include "objects_series.h"
 #include "out.h"
 #include "registry.h"
+#include "tasklanes.h"
 
 /* Field numbers, from perfetto_trace.proto. */
 enum {
@@ -442,11 +443,56 @@ static void objects(perfetto *c, size_t index, const tt_process *p)
     }
 }
 
+/* The asyncio tasks of process `index` (tasklanes.h): a track each, "task
+ * NAME", under the process, a sequence each; its steps slices named by
+ * their coroutine, the time between two a slice "suspended". */
+static void task_tracks(perfetto *c, const tt_tasks *tasks, size_t index, const tt_process *p, uint32_t *sequence)
+{
+    for (size_t i = 0; tasks && i < tasks->lane_count; i++) {
+        const tt_task_lane *l = &tasks->lanes[i];
+        if (l->process != index) continue;
+        uint64_t track = process_uuid(index) | 0x40000000u | l->task;
+        size_t len = strlen(tt_task_lane_name(tasks, l));
+        char *name = malloc(len + 6);
+        if (!name) {
+            c->packet.failed = 1;
+            return;
+        }
+        memcpy(name, "task ", 5);
+        memcpy(name + 5, tt_task_lane_name(tasks, l), len + 1);
+        descriptor(c, track, process_uuid(index), name, 0, NULL);
+        free(name);
+        c->sequence = ++*sequence;
+        c->first_packet = 1;
+        for (size_t k = 0; k < l->step_count; k++) {
+            const tt_task_step *step = &l->steps[k];
+            if (k) {
+                begin_event(c, SLICE_BEGIN, track);
+                pb_string(&c->event, EVENT_NAME, "suspended");
+                finish_event(c, l->steps[k - 1].end);
+                begin_event(c, SLICE_END, track);
+                finish_event(c, step->begin);
+            }
+            begin_event(c, SLICE_BEGIN, track);
+            pb_string(&c->event, EVENT_NAME,
+                      p->regions[step->region < p->region_count ? step->region : p->region_count].name);
+            finish_event(c, step->begin);
+            begin_event(c, SLICE_END, track);
+            finish_event(c, step->end);
+        }
+    }
+}
+
 int tt_export_perfetto(const tt_trace *t, const char *path, tt_export_result *r, tt_error *err)
 {
     perfetto c = {0};
     if (tt_export_trace_problems(t, r) != 0) return tt_fail(err, "out of memory");
-    if (tt_out_open(&c.out, path, err) != 0) return -1;
+    tt_tasks *tasks = NULL;
+    if (tt_trace_has_tasks(t) && tt_tasks_build(t, &tasks, err) != 0) return -1;
+    if (tt_out_open(&c.out, path, err) != 0) {
+        tt_tasks_free(tasks);
+        return -1;
+    }
     int rc = 0;
     uint32_t sequence = 0;
     for (size_t i = 0; rc == 0 && i < tt_trace_process_count(t); i++) {
@@ -471,8 +517,12 @@ int tt_export_perfetto(const tt_trace *t, const char *path, tt_export_result *r,
             objects(&c, i, p);
             if (c.packet.failed || c.event.failed || c.inner.failed) rc = tt_fail(err, "out of memory");
         }
+        if (rc == 0) task_tracks(&c, tasks, i, p, &sequence);
+        if (rc == 0 && (c.packet.failed || c.event.failed || c.inner.failed))
+            rc = tt_fail(err, "out of memory");
     }
     flush_batch(&c);
+    tt_tasks_free(tasks);
     pb *buffers[] = {&c.packet, &c.event, &c.inner, &c.interned, &c.annotations};
     for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++) free(buffers[i]->bytes);
     free(c.announced);

@@ -63,6 +63,8 @@ void tt_objects_end(void);
 void tt_objects_forked(void);
 int tt_objects_counting(void);
 int tt_ext_add_gc(PyObject *module);     /* gc.c: garbage collections recorded */
+int tt_ext_add_tasks(PyObject *module);  /* tasksobj.c: TaskLanes, asyncio tasks as lanes */
+int tt_ext_add_task_recording(PyObject *module); /* tasks.c: tasks_unavailable */
 
 /* Garbage collections are recorded from tt_gc_start (-1 with an exception
  * when gc.callbacks cannot take ours) to tt_gc_stop: while calls are. */
@@ -143,10 +145,12 @@ int tt_pyregions_init(PyObject *module);
  * never recorded. Replaces the previous list. */
 int tt_pyregions_exclude(PyObject *paths);
 
-/* The region of a code object that is starting to run (the current
- * frame's): TT_STACK_SKIP when it is not recorded; cached in the code
- * object, so only the first call pays. */
-uint32_t tt_code_region_slow(PyObject *code);
+/* The entry of a code object that is starting to run (the current
+ * frame's): its region in the low 32 bits (TT_STACK_SKIP when it is not
+ * recorded), TT_CODE_COROUTINE set when it is a coroutine's code (tasks.c).
+ * Cached in the code object as entry + 1, so only the first call pays. */
+#define TT_CODE_COROUTINE (UINT64_C(1) << 32)
+uint64_t tt_code_entry_slow(PyObject *code);
 extern Py_ssize_t tt_code_extra_index;
 
 /* CPython's _PyCodeObjectExtra (internal, the same from 3.11 to 3.13): the
@@ -157,25 +161,27 @@ typedef struct tt_code_extra {
     void *ce_extras[1];
 } tt_code_extra;
 
-/* 1 with *region set when the code object's region is known already. */
-static inline int tt_code_region_cached(PyObject *code, uint32_t *region)
+/* 1 with *entry set when the code object's entry is known already. */
+static inline int tt_code_entry_cached(PyObject *code, uint64_t *entry)
 {
     const tt_code_extra *e = (const tt_code_extra *)((PyCodeObject *)code)->co_extra;
     if (tt_likely(e != NULL && tt_code_extra_index < e->ce_size)) {
         uintptr_t extra = (uintptr_t)e->ce_extras[tt_code_extra_index];
         if (tt_likely(extra)) {
-            *region = (uint32_t)(extra - 1);
+            *entry = (uint64_t)(extra - 1);
             return 1;
         }
     }
     return 0;
 }
 
-static inline uint32_t tt_code_region(PyObject *code)
+static inline uint64_t tt_code_entry(PyObject *code)
 {
-    uint32_t region;
-    return tt_code_region_cached(code, &region) ? region : tt_code_region_slow(code);
+    uint64_t entry;
+    return tt_code_entry_cached(code, &entry) ? entry : tt_code_entry_slow(code);
 }
+
+static inline uint32_t tt_code_region(PyObject *code) { return (uint32_t)tt_code_entry(code); }
 
 /* The region of the code a frame runs, any thread's frame: its module is
  * named from the frame's globals, not from the current frame's. */
@@ -253,6 +259,20 @@ int tt_own_profile_wrap(void);
 void tt_own_profile_unwrap(void);
 /* Whether the C_RETURN of the C call running now reaches tracetop's hook. */
 int tt_hook_sees_c_return(void);
+
+/* ---- asyncio tasks (tasks.c) ---- */
+
+/* Marks `region` as the code of a coroutine, or an async generator, whose
+ * resumes by another one are not a task's steps; 0, or -1 out of memory. */
+int tt_tasks_mark_coroutine(uint32_t region);
+/* A coroutine's code (entry has TT_CODE_COROUTINE) is about to be entered
+ * in stream s: when no coroutine resumes it (the innermost open call is
+ * none) and asyncio runs a task now, records TASK_RESUME. Only ever called
+ * for coroutines: plain calls pay the test of the bit. */
+void tt_task_resume(tt_stream *s, uint32_t region);
+/* Forgets the tasks of the previous session (ids are per session) and
+ * defines in `session` the coroutines known so far. */
+void tt_tasks_reset(tt_session *session);
 
 /* ---- sys.monitoring (monitoring.c; Python 3.12 and later) ---- */
 

@@ -219,6 +219,7 @@ static PyObject *fork_continue(PyObject *self, PyObject *args, PyObject *kwargs)
         tt_region_filter_clear();
         return tt_raise(&err);
     }
+    tt_tasks_reset(session);
     tt_active = session;
     tt_stream *stream = from ? tt_thread_stream_slow() : NULL;
     if (stream) {

@@ -118,13 +118,13 @@ tt_stream *tt_thread_stream_slow(void)
 
 /* ---- the hook ---- */
 
-/* The region of the Python function a CALL event starts. */
-static inline uint32_t frame_region(PyFrameObject *frame)
+/* The entry (ext.h) of the Python function a CALL event starts. */
+static inline uint64_t frame_entry(PyFrameObject *frame)
 {
     PyCodeObject *code = PyFrame_GetCode(frame);
-    uint32_t region = tt_code_region((PyObject *)code);
+    uint64_t entry = tt_code_entry((PyObject *)code);
     Py_DECREF(code); /* the frame keeps it */
-    return region;
+    return entry;
 }
 
 /* Calls of Python functions and returns come first: they are nearly all
@@ -137,9 +137,16 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
     tt_stream *s = tt_thread_stream();
     if (tt_unlikely(!s)) return 0;
     uint32_t region;
+    uint64_t entry;
     switch (what) {
     case PyTrace_CALL:
-        region = tt_likely(tt_record_calls) ? frame_region(frame) : TT_STACK_SKIP;
+        if (tt_unlikely(!tt_record_calls)) {
+            region = TT_STACK_SKIP;
+            break;
+        }
+        entry = frame_entry(frame);
+        region = (uint32_t)entry;
+        if (tt_unlikely(entry & TT_CODE_COROUTINE)) tt_task_resume(s, region);
         break;
     case PyTrace_RETURN:
         tt_stream_leave(s, tt_clock_now());
@@ -494,6 +501,7 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     }
 
     hook_kind = kind;
+    tt_tasks_reset(session);
     tt_record_c_calls = c_calls && (kind == HOOK_PROFILE || kind == HOOK_MONITORING);
     instrumenter_enabled = enabled;
     tt_recording = 1;

@@ -92,9 +92,11 @@ static PyObject *enter(PyObject *const *args, Py_ssize_t nargs, int disabling)
     if (tt_likely(tt_active) && nargs >= 1) {
         tt_stream *s = event_stream(args[0]);
         if (s) {
-            uint32_t region =
-                tt_likely(tt_record_calls) || tt_region_filtered ? tt_code_region(args[0]) : TT_STACK_SKIP;
+            uint64_t entry =
+                tt_likely(tt_record_calls) || tt_region_filtered ? tt_code_entry(args[0]) : TT_STACK_SKIP;
+            uint32_t region = (uint32_t)entry;
             if (tt_region_is_filtered(region)) return ignored(disabling);
+            if (tt_unlikely(entry & TT_CODE_COROUTINE) && tt_likely(tt_record_calls)) tt_task_resume(s, region);
             tt_hook_enter(s, tt_likely(tt_record_calls) ? region : TT_STACK_SKIP);
         }
     }

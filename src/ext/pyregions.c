@@ -87,8 +87,13 @@ static uint32_t define_region(PyObject *name, PyObject *file, long line, uint8_t
     return region == TT_NO_ID ? TT_STACK_SKIP : tt_region_filter_defined(region);
 }
 
-/* The region of `code`, whose module is globals' __name__. */
-static uint32_t code_region_in(PyObject *code, PyObject *globals)
+/* Code whose resumes are awaits: a task's step begins with a coroutine's
+ * (TT_CODE_COROUTINE); one resumed from any of these is inside a step. */
+#define TASK_STEP_FLAGS (CO_COROUTINE | CO_ITERABLE_COROUTINE)
+#define AWAITING_FLAGS (TASK_STEP_FLAGS | CO_ASYNC_GENERATOR)
+
+/* The entry (ext.h) of `code`, whose module is globals' __name__. */
+static uint64_t code_entry_in(PyObject *code, PyObject *globals)
 {
     /* Naming may run Python code (attribute lookups); the exception state
      * of the traced program must come out as it went in. */
@@ -117,36 +122,41 @@ static uint32_t code_region_in(PyObject *code, PyObject *globals)
     }
     Py_XDECREF(filename);
     PyErr_Clear();
-    void *extra = (void *)((uintptr_t)region + 1);
+    uint64_t entry = region;
+    int flags = ((PyCodeObject *)code)->co_flags;
+    if (region < TT_STACK_OWN && (flags & AWAITING_FLAGS) && tt_tasks_mark_coroutine(region) == 0 &&
+        (flags & TASK_STEP_FLAGS))
+        entry |= TT_CODE_COROUTINE;
+    void *extra = (void *)(uintptr_t)(entry + 1);
 #if PY_VERSION_HEX >= 0x030C0000
     if (PyUnstable_Code_SetExtra(code, tt_code_extra_index, extra) < 0) PyErr_Clear();
 #else
     if (_PyCode_SetExtra(code, tt_code_extra_index, extra) < 0) PyErr_Clear();
 #endif
     PyErr_Restore(type, value, tb);
-    return region;
+    return entry;
 }
 
-uint32_t tt_code_region_slow(PyObject *code)
+uint64_t tt_code_entry_slow(PyObject *code)
 {
-    return code_region_in(code, PyEval_GetGlobals()); /* the starting frame's */
+    return code_entry_in(code, PyEval_GetGlobals()); /* the starting frame's */
 }
 
 uint32_t tt_frame_region(PyFrameObject *frame)
 {
     PyCodeObject *code = PyFrame_GetCode(frame);
-    uint32_t region;
-    if (!tt_code_region_cached((PyObject *)code, &region)) {
+    uint64_t entry;
+    if (!tt_code_entry_cached((PyObject *)code, &entry)) {
 #if PY_VERSION_HEX >= 0x030B0000
         PyObject *globals = PyFrame_GetGlobals(frame);
 #else
         PyObject *globals = Py_NewRef(frame->f_globals);
 #endif
-        region = code_region_in((PyObject *)code, globals);
+        entry = code_entry_in((PyObject *)code, globals);
         Py_XDECREF(globals);
     }
     Py_DECREF(code);
-    return region;
+    return (uint32_t)entry;
 }
 
 /* `Type.name` for a method: the qualified name of the descriptor found on

@@ -10,6 +10,7 @@
 #include <structmember.h>
 
 #include "profile.h"
+#include "tasklanes.h"
 #include "reader.h"
 
 /* Event kinds as Python sees them, by tag; interned once. */
@@ -34,6 +35,7 @@ static const char *const kind_names[] = {
     [TT_EV_MPI_COLLECTIVE_END] = "mpi_collective_end",
     [TT_EV_OBJECTS] = "objects",
     [TT_EV_GC] = "gc",
+    [TT_EV_TASK_RESUME] = "task_resume",
 };
 #define KIND_COUNT (sizeof kind_names / sizeof kind_names[0])
 static PyObject *kind_objects[KIND_COUNT];
@@ -160,17 +162,28 @@ static PyObject *comm_list(const tt_process *p)
     return list;
 }
 
+static PyObject *task_list(const tt_process *p)
+{
+    PyObject *list = PyList_New((Py_ssize_t)p->task_count);
+    for (size_t i = 0; list && i < p->task_count; i++) {
+        PyObject *name = text(p->task_names[i]);
+        if (!name) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, (Py_ssize_t)i, name);
+    }
+    return list;
+}
+
 static PyObject *process_dict(const tt_process *p)
 {
     PyObject *end_time = p->ended ? PyLong_FromUnsignedLongLong(p->end_time) : text_or_none(NULL);
     PyObject *rank = p->mpi_size ? PyLong_FromUnsignedLongLong(p->mpi_rank) : Py_NewRef(Py_None);
-    return Py_BuildValue("{s:K,s:K,s:N,s:N,s:K,s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:K,s:N}", "pid",
+    return Py_BuildValue("{s:K,s:K,s:N,s:N,s:K,s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:K,s:N,s:N}", "pid",
                          (unsigned long long)p->pid, "ppid", (unsigned long long)p->ppid, "name", text(p->name),
                          "ended", PyBool_FromLong(p->ended), "events", (unsigned long long)p->events, "waits",
                          (unsigned long long)p->waits, "wait_ns", (unsigned long long)p->wait_ns, "defs_cut",
                          text_or_none(p->defs_cut), "end_time", end_time, "threads", thread_list(p), "regions",
                          region_list(p), "attributes", attribute_dict(p), "mpi_rank", rank, "mpi_size",
-                         (unsigned long long)p->mpi_size, "comms", comm_list(p));
+                         (unsigned long long)p->mpi_size, "comms", comm_list(p), "tasks", task_list(p));
 }
 
 static PyObject *Trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -336,6 +349,9 @@ static PyObject *event_tuple(const tt_event *ev, name_cache *regions, name_cache
         break;
     case TT_EV_MARK:
         items[n++] = cached_name(strings, ev->name);
+        break;
+    case TT_EV_TASK_RESUME: /* the task's id: the process's "tasks" names it */
+        items[n++] = PyLong_FromUnsignedLong(ev->task);
         break;
     case TT_EV_PARAM_INT:
     case TT_EV_PARAM_UINT:
@@ -641,6 +657,26 @@ static PyObject *profile(PyObject *module, PyObject *args, PyObject *kwds)
     return result;
 }
 
+/* The summary's asyncio tasks (tasklanes.h), of the processes in prof;
+ * NULL when memory runs out. */
+static char *tasks_text(const tt_trace *trace, const tt_profile *prof, size_t top)
+{
+    if (!tt_trace_has_tasks(trace)) return strdup("");
+    tt_tasks *tasks;
+    tt_error err;
+    char *out = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tt_tasks_build(trace, &tasks, &err);
+    if (rc == 0) {
+        if (prof->process_count == 1) tt_tasks_keep_process(tasks, prof->processes[0].process);
+        out = tt_tasks_render_text(tasks, top);
+        tt_tasks_free(tasks);
+    }
+    Py_END_ALLOW_THREADS
+    return rc == 0 ? out : strdup(""); /* the summary stands without them */
+}
+
 static PyObject *summary(PyObject *module, PyObject *args, PyObject *kwds)
 {
     (void)module;
@@ -663,7 +699,11 @@ static PyObject *summary(PyObject *module, PyObject *args, PyObject *kwds)
     tt_profile *prof;
     char *rendered = NULL;
     if (build_profile(path, &choice, &trace, &prof, (size_t)top, &rendered) != 0) return NULL;
-    PyObject *result = Py_BuildValue("(NNN)", text(rendered), problem_list(prof), PyBool_FromLong(prof->corrupt));
+    char *tasks = tasks_text(trace, prof, (size_t)top);
+    PyObject *result = tasks ? Py_BuildValue("(NNN)", PyUnicode_FromFormat("%U%s", text(rendered), tasks),
+                                             problem_list(prof), PyBool_FromLong(prof->corrupt))
+                             : PyErr_NoMemory();
+    free(tasks);
     free(rendered);
     tt_profile_free(prof);
     tt_trace_close(trace);

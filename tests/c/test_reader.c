@@ -9,6 +9,7 @@
 #include "check.h"
 #include "format.h"
 #include "profile.h"
+#include "tasklanes.h"
 #include "reader.h"
 
 /* ---- a test writer: records into a payload, payloads into chunk files ---- */
@@ -1622,6 +1623,112 @@ static void test_gc_and_usage(void)
     tt_trace_close(t);
 }
 
+static void d_pair(rec *r, uint8_t tag, uint64_t a, uint64_t b)
+{
+    put_u8(r, tag);
+    put_v(r, a);
+    if (tag == TT_DEF_TASK) put_v(r, b);
+}
+
+/* Two asyncio tasks in one stream: alpha resumed twice (its first step
+ * ends awaiting sleep inside worker), beta once, renamed gamma: the
+ * reader's TASK_RESUME events and names, the lanes' steps, suspended time,
+ * await time per coroutine, top region, windows and the summary's text. */
+static void test_tasks(void)
+{
+    static rec r;
+    tfile tf;
+    const char *exp = "tasks";
+    tf_open(&tf, exp, 4242, "defs.tts", TT_FILE_DEFS);
+    std_defs(&r, 4242, 5000000000, TICK_NS);
+    d_string(&r, 8, "__main__:worker");
+    d_string(&r, 9, "asyncio.tasks:sleep");
+    d_string(&r, 10, "Context.run");
+    d_string(&r, 11, "alpha");
+    d_string(&r, 12, "beta");
+    d_string(&r, 13, "gamma");
+    d_region(&r, 3, 8, 1, 30, TT_REGION_PYTHON);
+    d_region(&r, 4, 9, 1, 40, TT_REGION_PYTHON);
+    d_region(&r, 5, 10, 0, 0, TT_REGION_C);
+    d_pair(&r, TT_DEF_COROUTINE, 3, 0);
+    d_pair(&r, TT_DEF_COROUTINE, 4, 0);
+    d_pair(&r, TT_DEF_TASK, 0, 11);
+    d_pair(&r, TT_DEF_TASK, 1, 12);
+    d_pair(&r, TT_DEF_TASK, 1, 13);
+    d_end(&r, 2000, 5, 0, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+
+    tf_open(&tf, exp, 4242, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 5); /* t = 1000: the loop's Context.run */
+    e_id(&r, TT_EV_TASK_RESUME, 0, 0);
+    e_enter(&r, 0, 3);  /* alpha's step: 1000 .. 1040 */
+    e_enter(&r, 10, 2); /* len 1010 .. 1020, finished before the await */
+    e_leave(&r, 10);
+    e_enter(&r, 10, 4); /* sleep 1030 .. 1040, suspends */
+    e_leave(&r, 10);
+    e_leave(&r, 0);
+    e_leave(&r, 10);
+    e_enter(&r, 50, 5); /* 1100 */
+    e_id(&r, TT_EV_TASK_RESUME, 0, 1);
+    e_enter(&r, 0, 3); /* beta's step: 1100 .. 1120 */
+    e_leave(&r, 20);
+    e_leave(&r, 10);
+    e_enter(&r, 70, 5); /* 1200 */
+    e_id(&r, TT_EV_TASK_RESUME, 0, 0);
+    e_enter(&r, 0, 3);  /* alpha again: 1200 .. 1240, 160 ns suspended */
+    e_enter(&r, 10, 1); /* b 1210 .. 1230 */
+    e_leave(&r, 20);
+    e_leave(&r, 10);
+    e_leave(&r, 10);
+    e_tag(&r, TT_EV_STREAM_END, 0);
+    tf_chunk(&tf, 1000, &r, 0);
+    tf_close(&tf);
+
+    tt_trace *t;
+    tt_error err;
+    if (!CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) return;
+    const tt_process *p = tt_trace_process(t, 0);
+    CHECK_U64(p->task_count, 2);
+    CHECK(strcmp(p->task_names[0], "alpha") == 0 && strcmp(p->task_names[1], "gamma") == 0);
+    CHECK(p->regions[3].awaits && p->regions[4].awaits && !p->regions[5].awaits);
+    static stream_read s;
+    if (CHECK(read_stream(exp, 0, 0, &s) == 0)) {
+        CHECK(well_nested(&s));
+        CHECK(s.ev[1].kind == TT_EV_TASK_RESUME && s.ev[1].task == 0 && s.ev[1].time == 1000);
+        CHECK(s.ev[2].kind == TT_EV_ENTER && s.ev[2].region == 3);
+    }
+    tt_tasks *tasks;
+    if (CHECK(tt_tasks_build(t, &tasks, &err) == 0)) {
+        CHECK_U64(tasks->lane_count, 2);
+        const tt_task_lane *a = &tasks->lanes[0], *b = &tasks->lanes[1];
+        CHECK(strcmp(tt_task_lane_name(tasks, a), "alpha") == 0 && strcmp(tt_task_lane_name(tasks, b), "gamma") == 0);
+        CHECK(a->step_count == 2 && a->steps[0].begin == 1000 && a->steps[0].end == 1040 && a->steps[1].begin == 1200 &&
+              a->steps[1].end == 1240 && a->steps[0].region == 3);
+        CHECK(a->running_ns == 80 && a->suspended_ns == 160 && a->top_region == 3 && a->top_ns == 40);
+        CHECK(b->step_count == 1 && b->running_ns == 20 && b->suspended_ns == 0);
+        /* the chain that awaited: worker and sleep, not len, which had returned */
+        CHECK_U64(tasks->await_count, 2);
+        CHECK(tasks->awaits[0].region == 3 && tasks->awaits[0].suspended_ns == 160 && tasks->awaits[0].suspensions == 1);
+        CHECK(tasks->awaits[1].region == 4 && tasks->awaits[1].suspended_ns == 160);
+        uint64_t pairs[4];
+        CHECK(tt_task_lane_window(a, 0, 5000, 0, pairs, 2) == 2 && pairs[0] == 1000 && pairs[1] == 1040 &&
+              pairs[2] == 1200 && pairs[3] == 1240);
+        CHECK(tt_task_lane_window(a, 0, 5000, 200, pairs, 2) == 1 && pairs[0] == 1000 && pairs[1] == 1240);
+        CHECK(tt_task_lane_window(a, 1100, 5000, 0, pairs, 2) == 1 && pairs[0] == 1200);
+        CHECK(tt_task_lane_window(a, 0, 5000, 0, pairs, 1) == 2 && pairs[0] == 1000);
+        char *text = tt_tasks_render_text(tasks, 25);
+        CHECK_CONTAINS(text, "Asyncio tasks: 2 tasks, 3 steps, 0.000 ms running, 0.000 ms suspended (awaiting)\n");
+        CHECK_CONTAINS(text, "  alpha  MainThread       2         0.000         0.000  __main__:worker  __main__:worker\n");
+        CHECK_CONTAINS(text, "  asyncio.tasks:sleep         0.000            1\n");
+        free(text);
+        tt_tasks_keep_process(tasks, 1);
+        CHECK(tasks->lane_count == 0 && tasks->await_count == 0);
+        tt_tasks_free(tasks);
+    }
+    tt_trace_close(t);
+}
+
 int main(void)
 {
     if (!mkdtemp(root)) {
@@ -1642,6 +1749,7 @@ int main(void)
     test_random_streams();
     test_profile_model();
     test_gc_and_usage();
+    test_tasks();
     nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     return check_report();
 }

@@ -85,6 +85,8 @@ class DataAPI:
         from tracetop.viewer.comm import CommAPI  # it imports this module
         self.index = index
         self.comm = CommAPI(experiment)
+        self.experiment = experiment
+        self.task_lanes = None  # TaskLanes, made at the first question about tasks
         self.activity = json.dumps(_activity(experiment, index.lanes)).encode()
         # The objects tracks come after every other (lod.h): the counters' and parameters' indices stay theirs.
         tracks = [track for track in index.tracks if track["kind"] != "objects"]
@@ -147,6 +149,22 @@ class DataAPI:
 
     def api_marks(self, query):
         return json.dumps(self.index.marks(_number(query, "lane"))).encode(), "application/json"
+
+    def _tasks(self):
+        if self.task_lanes is None:
+            self.task_lanes = _tracetop.TaskLanes(self.experiment)
+        return self.task_lanes
+
+    def api_tasks(self, query):
+        """The asyncio tasks as lanes (tasks.js), and the await time per coroutine."""
+        tasks = self._tasks()
+        return json.dumps({"lanes": tasks.lanes, "awaits": tasks.awaits}).encode(), "application/json"
+
+    def api_task_steps(self, query):
+        """Per task, its steps in the view as [begin, end, ...], those under a pixel apart joined."""
+        t0, t1, width = self._view(query)
+        gap = (t1 - t0) // width
+        return json.dumps(self._tasks().window(t0, t1, gap, 20000)).encode(), "application/json"
 
 
 class Handler(http.server.BaseHTTPRequestHandler):

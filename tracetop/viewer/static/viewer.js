@@ -56,6 +56,18 @@
   const canvas = $("tl-canvas"), scroller = $("tl-scroll"), spacer = $("tl-spacer"), tooltip = $("tooltip");
   const overlays = []; /* what other files draw over the lanes (comm.js): {draw(g, scroll, height)} each */
 
+  /* Sections that other files draw below the lanes (tasks.js), each {layout(y, labels) -> the y below it,
+   * draw(g, view), tip(x, y, view) -> {title, lines} or null}; window.tracetopSection(section) adds one. */
+  const sections = [];
+  function sectionView(height) {
+    return {t0: state.t0, t1: state.t1, xOf, left: GUTTER, width: plotWidth(), top: RULER, height,
+            scroll: scroller.scrollTop, meta: state.meta};
+  }
+  window.tracetopSection = (section) => {
+    sections.push(section);
+    section.start({api, relayout: () => { if (state.meta) buildLayout(); scheduleDraw(); }, redraw: scheduleDraw});
+  };
+
   /* ---- geometry ---- */
 
   /* A mouse event's point in the timeline's visible box. */
@@ -154,10 +166,11 @@
       tracks.push({index: i, top: y, height: TRACK});
       y += TRACK;
     });
-    state.layout = {lanes, tracks, processes, height: y + 10};
-    spacer.style.height = state.layout.height + "px";
     const labels = $("tl-labels");
     labels.textContent = "";
+    for (const section of sections) y = section.layout(y, labels);
+    state.layout = {lanes, tracks, processes, height: y + 10};
+    spacer.style.height = state.layout.height + "px";
     processes.forEach((p) => {
       const lane = state.meta.lanes[p.lane];
       const div = document.createElement("div");
@@ -354,6 +367,7 @@
     for (const overlay of overlays) overlay.draw(g, scroll, height);
     drawTracks(g, scroll, height);
     TTObjects.draw(g, scroll, height);
+    for (const section of sections) section.draw(g, sectionView(height));
     drawSelection(g, height);
     g.restore();
     drawRuler(g, width);
@@ -890,10 +904,12 @@
     const over = overlays.map((o) => o.tip && o.tip(p.x, p.y, !item && !marks)).find((html) => html);
     if (over) { showTip(over, p.x, p.y); return; }
     const objects = item || marks ? null : TTObjects.tip(p.x, p.y);
-    if (changed && !tooltip.hidden === !!(item || marks || objects) && (!item || tooltip.dataset.key === item.lane + "/" + item.depth + "/" + item.start)) return;
+    const tip = item || marks || objects ? null : sections.reduce((found, s) => found || s.tip(p.x, p.y, sectionView(canvas.clientHeight)), null);
+    if (changed && !tooltip.hidden === !!(item || marks || objects || tip) && (!item || tooltip.dataset.key === item.lane + "/" + item.depth + "/" + item.start)) return;
     if (item) showTooltip(item, p.x, p.y);
     else if (marks) showMarks(marks, p.x, p.y);
     else if (objects) showMarks(objects.lines, p.x, p.y, objects.title);
+    else if (tip) showMarks(tip.lines, p.x, p.y, tip.title);
     else tooltip.hidden = true;
   }
 
