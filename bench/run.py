@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 WORKLOADS = Path(os.environ.get("BENCH_WORKLOADS", HERE.parent.parent / "shared" / "workloads"))
 RESULTS = HERE / "results" / "latest.md"
 TOOLS = ("none", "floor", "tracetop", "tracetop+filter", "tracetop+summary", "tracetop+no-c-calls",
-         "tracetop+objects", "cprofile", "viztracer", "yappi")
+         "tracetop+objects", "tracetop+off", "cprofile", "viztracer", "yappi")
 # The whole table (issue 15), what runs without --tools: tracetop+summary is a default `tracetop run`.
 TABLE_TOOLS = ("none", "floor", "tracetop+summary", "tracetop+no-c-calls", "cprofile", "viztracer", "yappi")
 # Installed from PyPI into the venv that runs the bench when missing.
@@ -155,6 +155,10 @@ def command(tool, script, size, workdir, entries):
         return [py, "-m", "tracetop", "--output", str(workdir / "exp"), *program], workdir / "exp" / "trace"
     if tool == "tracetop+no-c-calls":
         return ([py, "-m", "tracetop", "--no-c-calls", "--output", str(workdir / "exp"), *program],
+                workdir / "exp" / "trace")
+    # Measuring, the instrumenter off from the start: no hook on any thread, only user regions recorded.
+    if tool == "tracetop+off":
+        return ([py, "-m", "tracetop", "--noinstrumenter", "--output", str(workdir / "exp"), *program],
                 workdir / "exp" / "trace")
     if tool == "tracetop+objects":
         return ([py, "-m", "tracetop", "--no-profile", "--objects", "--output", str(workdir / "exp"), *program],
