@@ -123,22 +123,48 @@ static int frames_of(PyThreadState *tstate, frames *out)
     return 0;
 }
 
-/* The region of a frame's code as the hooks know it; TT_NO_ID when no hook
- * has seen that code yet. */
-static uint32_t frame_region(const frames *f, uint32_t i)
-{
-    uint32_t region;
-    return tt_code_region_cached((PyObject *)f->code[i], &region) ? region : TT_NO_ID;
-}
-
-/* Whether a stack entry is a Python call: a Python function's region, or
- * TT_STACK_SKIP (a filtered call, tracetop's own code) when the frame's
- * code says so. */
+/* Whether a stack entry is frame i's call: its code's region, or
+ * TT_STACK_SKIP (a filtered call, tracetop's own code) when that region
+ * says so. Not for code no hook has seen. */
 static int entry_is_frame(uint32_t entry, const frames *f, uint32_t i)
 {
-    uint32_t region = frame_region(f, i);
+    uint32_t region;
+    if (!tt_code_region_cached((PyObject *)f->code[i], &region)) return 0;
     if (entry == TT_STACK_SKIP) return region == TT_STACK_SKIP || tt_region_is_filtered(region);
     return entry == region;
+}
+
+/* Every thread of the interpreter with its frames, gathered before the
+ * streams are locked: making frame objects may collect garbage, whose
+ * finalizers may record. */
+typedef struct thread_frames {
+    PyThreadState *tstate;
+    frames f;
+} thread_frames;
+
+static void threads_free(thread_frames *t, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++) frames_free(&t[i].f);
+    free(t);
+}
+
+static thread_frames *threads_gather(uint32_t *count)
+{
+    PyInterpreterState *interp = PyThreadState_GetInterpreter(PyThreadState_Get());
+    uint32_t n = 0;
+    for (PyThreadState *t = PyInterpreterState_ThreadHead(interp); t; t = PyThreadState_Next(t)) n++;
+    thread_frames *out = calloc(n ? n : 1, sizeof *out);
+    if (!out) return NULL;
+    *count = 0;
+    for (PyThreadState *t = PyInterpreterState_ThreadHead(interp); t && *count < n; t = PyThreadState_Next(t)) {
+        out[*count].tstate = t;
+        if (frames_of(t, &out[*count].f) < 0) {
+            threads_free(out, *count);
+            return NULL;
+        }
+        ++*count;
+    }
+    return out;
 }
 
 static int is_python_region(uint32_t entry)
@@ -163,10 +189,11 @@ static tt_stream *stream_of(const PyThreadState *tstate)
     return NULL;
 }
 
-static int park_one(parked *p, tt_stream *s, PyThreadState *tstate)
+/* Notes a stream's entries against its thread's frames, which it takes. */
+static int park_one(parked *p, tt_stream *s, frames *taken)
 {
-    *p = (parked){.stream = s, .depth = s->depth};
-    if (frames_of(tstate, &p->at_park) < 0) return -1;
+    *p = (parked){.stream = s, .depth = s->depth, .at_park = *taken};
+    *taken = (frames){0};
     uint32_t n = p->depth ? p->depth : 1;
     p->entry = malloc(n * sizeof *p->entry);
     p->owner = malloc(n * sizeof *p->owner);
@@ -215,11 +242,6 @@ void tt_park_forget(void)
     plans = NULL;
     plan_count = 0;
 }
-
-/* Every thread of the interpreter, by its thread state. */
-#define FOR_EACH_THREAD(t)                                                                                             \
-    for (PyThreadState *t = PyInterpreterState_ThreadHead(PyThreadState_GetInterpreter(PyThreadState_Get())); t;      \
-         t = PyThreadState_Next(t))
 
 /* Carries out a plan: what returned closed at plan_time, skips inserted.
  * Another thread's stream only when closing writes nothing or fits in its
@@ -270,24 +292,26 @@ void tt_park(void)
     tt_stream *mine = tt_tls_stream;
     if (mine && mine->session == tt_active && mine->depth && mine->stack[mine->depth - 1] == TT_STACK_OWN)
         mine->depth--;
+    /* Without memory, the switch on closes what is open, as at a measurement's end. */
     uint32_t threads = 0;
-    FOR_EACH_THREAD(t) threads++;
-    parks = calloc(threads ? threads : 1, sizeof *parks);
-    if (!parks) return; /* then the switch on closes what is open, as at a measurement's end */
-    tt_session_lock_streams();
-    FOR_EACH_THREAD(t)
-    {
-        tt_stream *s = stream_of(t);
-        if (!s || park_count == threads) continue;
-        const plan *pending = behind(s) ? plan_of(s) : NULL;
-        if (pending && !apply_plan(s, pending, 0)) continue;
-        if (park_one(&parks[park_count++], s, t) < 0) {
-            tt_session_unlock_streams();
-            parks_free();
-            return;
+    thread_frames *t = threads_gather(&threads);
+    parks = t ? calloc(threads ? threads : 1, sizeof *parks) : NULL;
+    if (parks) {
+        tt_session_lock_streams();
+        for (uint32_t i = 0; i < threads; i++) {
+            tt_stream *s = stream_of(t[i].tstate);
+            if (!s) continue;
+            const plan *pending = behind(s) ? plan_of(s) : NULL;
+            if (pending && !apply_plan(s, pending, 0)) continue;
+            if (park_one(&parks[park_count++], s, &t[i].f) < 0) {
+                tt_session_unlock_streams();
+                parks_free();
+                break;
+            }
         }
+        if (parks) tt_session_unlock_streams();
     }
-    tt_session_unlock_streams();
+    if (t) threads_free(t, threads);
     free(plans);
     plans = NULL;
     plan_count = 0;
@@ -300,18 +324,18 @@ static const parked *parked_stream(const tt_stream *s)
     return NULL;
 }
 
-/* Whether a frame entered while off pushes an entry as it returns: not a
+/* Whether a frame entered while off pops an entry as it returns: not a
  * filtered one under sys.monitoring, whose returns are not seen. */
 static int gets_entry(const frames *now, uint32_t i, int filtered_have_entries)
 {
-    if (filtered_have_entries) return 1;
-    return !tt_region_is_filtered(tt_code_region((PyObject *)now->code[i]));
+    uint32_t region;
+    if (filtered_have_entries || !tt_code_region_cached((PyObject *)now->code[i], &region)) return 1;
+    return !tt_region_is_filtered(region);
 }
 
-static int plan_one(plan *out, tt_stream *s, PyThreadState *tstate, int filtered_have_entries)
+static void plan_one(plan *out, tt_stream *s, const frames *frames_now, int filtered_have_entries)
 {
-    frames now;
-    if (frames_of(tstate, &now) < 0) return -1;
+    const frames now = *frames_now;
     const parked *p = parked_stream(s);
     static const parked none;
     if (!p) p = &none;
@@ -340,10 +364,8 @@ static int plan_one(plan *out, tt_stream *s, PyThreadState *tstate, int filtered
     }
     uint32_t skips = 0;
     for (uint32_t i = 0; i < now.count - shared; i++) skips += (uint32_t)gets_entry(&now, i, filtered_have_entries);
-    frames_free(&now);
     *out = (plan){.stream = s, .close_from = close_from < kept ? close_from : UINT32_MAX,
                   .insert_at = close_from < kept ? close_from : kept, .skips = skips};
-    return 0;
 }
 
 int tt_unpark(uint64_t now, int filtered_have_entries)
@@ -352,18 +374,17 @@ int tt_unpark(uint64_t now, int filtered_have_entries)
     plans = NULL;
     plan_count = 0;
     uint32_t threads = 0;
-    FOR_EACH_THREAD(t) threads++;
-    plans = calloc(threads ? threads : 1, sizeof *plans);
+    thread_frames *t = threads_gather(&threads);
+    plans = t ? calloc(threads ? threads : 1, sizeof *plans) : NULL;
     if (plans) {
         tt_session_lock_streams();
-        FOR_EACH_THREAD(t)
-        {
-            tt_stream *s = stream_of(t);
-            if (!s || plan_count == threads) continue;
-            if (plan_one(&plans[plan_count], s, t, filtered_have_entries) == 0) plan_count++;
+        for (uint32_t i = 0; i < threads; i++) {
+            tt_stream *s = stream_of(t[i].tstate);
+            if (s) plan_one(&plans[plan_count++], s, &t[i].f, filtered_have_entries);
         }
         tt_session_unlock_streams();
     }
+    if (t) threads_free(t, threads);
     parks_free();
     plan_time = now;
     /* Each stream carries out its plan at its thread's next record; one
