@@ -78,8 +78,15 @@ fuzz: $(VENV)/.installed
 		grep -E "stat::number_of_executed_units|stat::new_units_added" $(FUZZ_BUILD)/$$h.log; \
 	done
 
+# The whole table (bench/run.py) on each of $(PYTHONS), each run by its venv .venv-X.Y, into bench/results/latest.md.
+comma := ,
 bench: $(VENV)/.installed
-	$(VPY) bench/run.py
+	@for v in $(PYTHONS); do \
+		python=$$(pyenv prefix $$v 2>/dev/null)/bin/python$$v; [ -x "$$python" ] || python=$$(command -v python$$v) || \
+			{ echo "no Python $$v"; exit 1; }; \
+		$(MAKE) --no-print-directory PYTHON=$$python VENV=.venv-$$v .venv-$$v/.installed || exit 1; \
+	done
+	$(VPY) bench/run.py --pythons $(subst $() ,$(comma),$(strip $(PYTHONS)))
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

@@ -1,9 +1,12 @@
-"""Benchmarks tracetop against no tracing, CPython's own profiling floor, cProfile and VizTracer.
+"""Benchmarks tracetop against no tracing, CPython's own profiling floor, cProfile, VizTracer and yappi.
 
-    python bench/run.py [--quick] [--workloads fib,objects] [--tools none,floor,cprofile] [--runs 5]
+    python bench/run.py [--quick] [--pythons 3.11,3.12,3.13] [--workloads fib,objects] [--tools none,floor]
+                        [--runs 5]
 
 Prints a markdown table per workload on stdout (and writes them to bench/results/latest.md);
-progress goes to stderr. bench/README.md says what each number means.
+progress goes to stderr. With --pythons, the same for each Python version in turn, each run by its
+venv (.venv or .venv-X.Y beside bench/, with tracetop installed), all in one latest.md.
+bench/README.md says what each number means.
 """
 import argparse
 import concurrent.futures
@@ -29,8 +32,15 @@ WORKLOADS = Path(os.environ.get("BENCH_WORKLOADS", HERE.parent.parent / "shared"
 # bench's own workloads (workloads/ here), for what the shared ones do not exercise.
 OWN_WORKLOADS = HERE / "workloads"
 RESULTS = HERE / "results" / "latest.md"
-TOOLS = ("none", "floor", "tracetop", "tracetop+filter", "tracetop+summary", "tracetop+objects", "cprofile",
-         "viztracer")
+TOOLS = ("none", "floor", "tracetop", "tracetop+filter", "tracetop+summary", "tracetop+no-c-calls",
+         "tracetop+objects", "tracetop+off", "cprofile", "viztracer", "yappi")
+# The whole table (issue 15), what runs without --tools: tracetop+summary is a default `tracetop run`.
+TABLE_TOOLS = ("none", "floor", "tracetop+summary", "tracetop+no-c-calls", "cprofile", "viztracer", "yappi")
+# Installed from PyPI into the venv that runs the bench when missing.
+FROM_PYPI = {"viztracer": "viztracer", "yappi": "yappi"}
+# GNU time: the peak RSS of exactly the measured process. Waiting for it ourselves would not do: a
+# process started by this one inherits this one's peak RSS (Linux keeps the largest over exec).
+TIME = shutil.which("time", path="/usr/bin:/bin")
 # What tracetop+filter excludes (Score-P filter file syntax): fib.py's function; nothing in the other
 # workloads, where the row shows what a filter costs that matches nothing.
 FILTER = "SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE __main__:fib\nSCOREP_REGION_NAMES_END\n"
@@ -48,7 +58,7 @@ SIZES = {
     "allocations": ((10000, 45000), (2000, 10000)),
     "asyncio_tasks": ((100, 500), (20, 100)),
 }
-TIMEOUT = 180  # seconds, for any one run
+TIMEOUT = 600  # seconds, for any one run (valgrind on a shared, loaded machine can take minutes)
 # Fixed hash seed: the same events in every run of a size.
 ENV = {**os.environ, "PYTHONHASHSEED": "0"}
 
@@ -68,7 +78,7 @@ class Run:
     stdout: str
     stderr: str
     seconds: float
-    max_rss_kib: int
+    max_rss_kib: "int | None"
     instructions: "int | None" = None  # when run under the instruction counter
     trace_bytes: "int | None" = None  # when the tool writes a trace
 
@@ -77,14 +87,18 @@ def progress(message):
     print(message, file=sys.stderr, flush=True)
 
 
-def execute(argv, workdir):
-    """Runs argv in workdir. Waiting with wait4 gives the peak RSS of exactly this process."""
+def execute(argv, workdir, rss=False):
+    """Runs argv in workdir; with rss, under GNU time, which gives the peak RSS of exactly that process
+    (None without GNU time)."""
+    rss_file = workdir / "rss.txt"
+    if rss and TIME:
+        argv = [TIME, "-f", "%M", "-o", str(rss_file), *argv]
     with open(workdir / "stdout", "w+") as out, open(workdir / "stderr", "w+") as err:
         start = time.perf_counter()
         proc = subprocess.Popen(argv, cwd=workdir, env=ENV, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
         killer = threading.Timer(TIMEOUT, proc.kill)
         killer.start()
-        _, status, usage = os.wait4(proc.pid, 0)
+        _, status, _ = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
         killer.cancel()
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait for it
@@ -95,7 +109,8 @@ def execute(argv, workdir):
         raise Failed(f"timed out after {TIMEOUT} s")
     if proc.returncode:
         raise Failed(stderr.splitlines()[-1] if stderr else f"exit status {proc.returncode}")
-    return Run(stdout, stderr, seconds, usage.ru_maxrss)
+    max_rss = int(rss_file.read_text().split()[-1]) if rss and TIME else None
+    return Run(stdout, stderr, seconds, max_rss)
 
 
 def perf_instructions(report):
@@ -147,11 +162,23 @@ def command(tool, script, size, workdir, entries):
                  str(workdir / "exp"), *program], workdir / "exp" / "trace")
     if tool == "tracetop+summary":
         return [py, "-m", "tracetop", "--output", str(workdir / "exp"), *program], workdir / "exp" / "trace"
+    if tool == "tracetop+no-c-calls":
+        return ([py, "-m", "tracetop", "--no-c-calls", "--output", str(workdir / "exp"), *program],
+                workdir / "exp" / "trace")
+    # Measuring, the instrumenter off from the start: no hook on any thread, only user regions recorded.
+    if tool == "tracetop+off":
+        return ([py, "-m", "tracetop", "--noinstrumenter", "--output", str(workdir / "exp"), *program],
+                workdir / "exp" / "trace")
     if tool == "tracetop+objects":
         return ([py, "-m", "tracetop", "--no-profile", "--objects", "--output", str(workdir / "exp"), *program],
                 workdir / "exp" / "trace")
     if tool == "cprofile":
         return [py, "-m", "cProfile", "-o", str(workdir / "out.prof"), *program], workdir / "out.prof"
+    # yappi with builtins (C calls, as tracetop's default) and the wall clock (as tracetop; its CPU clock
+    # is a system call per event), every thread, its pstat file written at exit.
+    if tool == "yappi":
+        return ([py, "-m", "yappi", "-b", "-c", "wall", "-f", "pstat", "-o", str(workdir / "out.prof"), *program],
+                workdir / "out.prof")
     # VizTracer keeps one entry per call in a ring buffer and drops the oldest once it is full:
     # `entries` is its default or the number of events, whichever is more, so nothing is dropped.
     return ([py, "-m", "viztracer", "--quiet", "--tracer_entries", str(entries), "-o", str(workdir / "out.json"),
@@ -168,8 +195,9 @@ def size_of(path):
 class Row:
     instructions_per_event: float
     seconds: float  # median wall clock at the larger size
+    added_seconds: float  # median of the paired differences with none's runs
     trace_bytes: "int | None"
-    max_rss_kib: int
+    max_rss_kib: "int | None"
 
 
 def measure(name, sizes, tools, runs, counter):
@@ -190,7 +218,10 @@ def measure(name, sizes, tools, runs, counter):
         with tempfile.TemporaryDirectory(prefix="tracetop-bench-") as tmp:
             workdir = Path(tmp)
             argv, trace = command(tool, script, size, workdir, entries)
-            result = count_instructions(counter, argv, workdir) if instructions else execute(argv, workdir)
+            if instructions:
+                result = count_instructions(counter, argv, workdir)
+            else:
+                result = execute(argv, workdir, rss=True)
             if outputs[size] not in result.stdout.splitlines():
                 raise Failed("changed the program's output")
             if trace:
@@ -218,13 +249,18 @@ def measure(name, sizes, tools, runs, counter):
         try:
             low, high = (counted[tool, size].result().instructions for size in sizes)
             progress(f"{name}: wall clock: {tool}")
-            results = [run(tool, large) for _ in range(runs)]
+            # Paired: each run right after one of the program alone, so that both see the same load.
+            pairs = [(None, run(tool, large)) if tool == "none" else (run("none", large), run(tool, large))
+                     for _ in range(runs)]
         except Failed as failure:
             rows[tool] = f"failed: {failure}"
         else:
+            results = [r for _, r in pairs]
+            rss = [r.max_rss_kib for r in results if r.max_rss_kib is not None]
             rows[tool] = Row((high - low) / (events[large] - events[small]),
-                             statistics.median(r.seconds for r in results), results[-1].trace_bytes,
-                             max(r.max_rss_kib for r in results))
+                             statistics.median(r.seconds for r in results),
+                             statistics.median(r.seconds - alone.seconds if alone else 0.0 for alone, r in pairs),
+                             results[-1].trace_bytes, max(rss) if rss else None)
     return {tool: rows[tool] for tool in tools}, events
 
 
@@ -234,25 +270,58 @@ def table(rows, events):
     baseline = isinstance(none, Row) and isinstance(floor, Row)
     if baseline:
         base, span = none.instructions_per_event, floor.instructions_per_event - none.instructions_per_event
-    lines = ["| tool | instructions/event | ratio | wall median (s) | trace bytes/event | peak RSS (MiB) |",
-             "|---|---:|---:|---:|---:|---:|"]
+    lines = ["| tool | instructions/event | ratio | wall median (s) | paired wall over none (s) | trace bytes/event "
+             "| peak RSS (MiB) |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for tool, row in rows.items():
         if isinstance(row, str):
-            lines.append(f"| {tool} | {row.replace('|', '/')} | | | | |")
+            lines.append(f"| {tool} | {row.replace('|', '/')} | | | | | |")
             continue
         cost = row.instructions_per_event
         ratio = f"{(cost - base) / span:.2f}" if baseline else "–"
         trace = "–" if row.trace_bytes is None else f"{row.trace_bytes / events:.2f}"
-        lines.append(f"| {tool} | {cost:.1f} | {ratio} | {row.seconds:.3f} | {trace} | {row.max_rss_kib / 1024:.1f} |")
+        rss = "–" if row.max_rss_kib is None else f"{row.max_rss_kib / 1024:.1f}"
+        lines.append(f"| {tool} | {cost:.1f} | {ratio} | {row.seconds:.3f} | {row.added_seconds:+.3f} | {trace} "
+                     f"| {rss} |")
     return "\n".join(lines)
 
 
-def ensure_viztracer():
-    """VizTracer comes from PyPI: install it into the running venv when missing (outside a venv,
-    its rows say that it is missing)."""
-    if importlib.util.find_spec("viztracer") is None and sys.prefix != sys.base_prefix:
-        progress(f"installing viztracer into {sys.prefix}")
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "viztracer"], stdout=sys.stderr)
+def ensure_from_pypi(tools):
+    """VizTracer and yappi come from PyPI: installed into the running venv when missing (outside a
+    venv, their rows say that they are missing)."""
+    missing = [FROM_PYPI[t] for t in tools if t in FROM_PYPI and importlib.util.find_spec(FROM_PYPI[t]) is None]
+    if missing and sys.prefix != sys.base_prefix:
+        progress(f"installing {', '.join(missing)} into {sys.prefix}")
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *missing], stdout=sys.stderr)
+
+
+def venv_python(version):
+    """The python of the venv for a version ("3.12"): .venv-3.12 or .venv beside bench/; None when neither is."""
+    for venv in (f".venv-{version}", ".venv"):
+        python = HERE.parent / venv / "bin" / "python"
+        if python.exists():
+            found = subprocess.run([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                   capture_output=True, text=True).stdout.strip()
+            if found == version:
+                return python
+    return None
+
+
+def each_python(args, argv):
+    """Runs this script once per version of --pythons, each in its venv, into one latest.md."""
+    sections = []
+    for version in args.pythons:
+        python = venv_python(version)
+        if python is None:
+            sections.append(f"# Python {version}\n\nnot measured: no .venv-{version} with tracetop (make "
+                            f"PYTHON=$(pyenv prefix {version})/bin/python{version} VENV=.venv-{version} "
+                            f".venv-{version}/.installed)")
+            progress(sections[-1])
+            continue
+        out = RESULTS.with_name(f"python-{version}.md")
+        subprocess.run([str(python), __file__, *argv, "--results", str(out)], check=False)
+        sections.append(out.read_text() if out.exists() else f"# Python {version}\n\nfailed: no results")
+    RESULTS.write_text("\n\n".join(s.strip() for s in sections) + "\n")
 
 
 def names(allowed):
@@ -270,11 +339,23 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes: a quick look, less precise")
     parser.add_argument("--workloads", type=names(SIZES), default=list(SIZES), help="comma-separated")
-    parser.add_argument("--tools", type=names(TOOLS), default=list(TOOLS), help="comma-separated")
+    parser.add_argument("--tools", type=names(TOOLS), default=list(TABLE_TOOLS),
+                        help=f"comma-separated (default {','.join(TABLE_TOOLS)})")
     parser.add_argument("--runs", type=int, default=5, help="wall-clock runs per tool (default 5)")
+    parser.add_argument("--pythons", type=lambda text: text.split(","),
+                        help="comma-separated versions (3.11,3.12,3.13): each by its venv, one table each")
+    parser.add_argument("--results", type=Path, default=RESULTS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    if args.pythons:
+        argv = sys.argv[1:]
+        at = argv.index("--pythons") if "--pythons" in argv else None
+        argv = [a for i, a in enumerate(argv) if at is None or i not in (at, at + 1)]
+        argv = [a for a in argv if not a.startswith("--pythons=")]
+        RESULTS.parent.mkdir(exist_ok=True)
+        each_python(args, argv)
+        return
 
     if not WORKLOADS.is_dir():
         sys.exit(f"run.py: no workloads at {WORKLOADS} (../shared/workloads, beside the repository)")
@@ -285,12 +366,12 @@ def main():
         hook.build()
     except (OSError, subprocess.CalledProcessError) as error:
         sys.exit(f"run.py: cannot build {hook.SOURCE.name}: {error}")
-    if "viztracer" in args.tools:
-        ensure_viztracer()
+    ensure_from_pypi(args.tools)
 
-    report = [f"# tracetop benchmark\n\nPython {platform.python_version()} ({sys.executable}), "
-              f"instructions by {counter}, wall clock: median of {args.runs} runs, {os.cpu_count()} CPUs"
-              f"{', --quick' if args.quick else ''}."]
+    report = [f"# Python {platform.python_version()}\n\n{sys.executable}, instructions by {counter}, wall clock: "
+              f"median of {args.runs} runs paired with as many of none, peak RSS "
+              f"{'by GNU time' if TIME else 'not measured (no GNU time)'}, {os.cpu_count()} CPUs, load "
+              f"{os.getloadavg()[0]:.1f} at the start{', --quick' if args.quick else ''}."]
     print(report[0], flush=True)
     for name in args.workloads:
         sizes = SIZES[name][1 if args.quick else 0]
@@ -305,8 +386,8 @@ def main():
                        f"({high - low:,} between them)\n\n{table(rows, high)}")
         report.append(section)
         print(f"\n{section}", flush=True)
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text("\n\n".join(report) + "\n")
+    args.results.parent.mkdir(exist_ok=True)
+    args.results.write_text("\n\n".join(report) + "\n")
 
 
 if __name__ == "__main__":

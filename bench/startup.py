@@ -28,7 +28,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="tracetop-startup-") as tmp:
         work = Path(tmp)
         parent = work / "parent"  # the experiment a followed child joins
-        subprocess.run([TRACETOP, "run", "--output", str(parent), "-c", "pass"], check=True, capture_output=True)
+        # Run in the temporary directory: `python -m tracetop` in the repository would import its sources.
+        subprocess.run([TRACETOP, "run", "--output", str(parent), "-c", "pass"], check=True, capture_output=True,
+                       cwd=work)
         cases = {
             "tracetop run -c pass": lambda out: [TRACETOP, "run", "--output", str(out), "-c", "pass"],
             "python -m tracetop run -c pass": lambda out: [PY, "-m", "tracetop", "run", "--output", str(out), "-c",
@@ -55,11 +57,11 @@ def main():
             differences = []
             for r in range(args.runs):
                 start = time.perf_counter()
-                subprocess.run([PY, "-c", "pass"], check=True)
+                subprocess.run([PY, "-c", "pass"], check=True, cwd=work)
                 base = time.perf_counter() - start
                 argv, environ = argv_env(name, f"{n}-{r}")
                 start = time.perf_counter()
-                subprocess.run(argv, env=environ, check=True, capture_output=True)
+                subprocess.run(argv, env=environ, check=True, capture_output=True, cwd=work)
                 differences.append(time.perf_counter() - start - base)
             print(f"| {name} | +{extra / 1e6:.1f} M | {statistics.median(differences) * 1e3:+.1f} |", flush=True)
 

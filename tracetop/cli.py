@@ -1,7 +1,6 @@
 """The `tracetop` program, as console script and as `python -m tracetop`: picks the command and reports
 its failures in one line. `tracetop [run options] script.py ...` is short for `tracetop run ...`."""
 
-import importlib
 import os
 import sys
 
@@ -45,7 +44,8 @@ def _command(arguments, prog):
             return 2
     if name == arguments[0]:
         arguments = arguments[1:]
-    command = importlib.import_module(f"tracetop.commands.{name}")
+    __import__(f"tracetop.commands.{name}")  # importlib.import_module would import importlib: start-up
+    command = sys.modules[f"tracetop.commands.{name}"]
     return command.main(arguments, f"{prog} {name}")
 
 

@@ -1,7 +1,6 @@
 """The experiment directory: its name, and the files tracetop writes there beside the trace that the C
 core writes (config.txt, MANIFEST.md, profile.txt)."""
 
-import contextlib
 import os
 import sys
 import time
@@ -104,8 +103,10 @@ class Experiment:
         import shutil  # only here: it imports bz2, lzma ...
 
         shutil.rmtree(os.path.join(self.path, "trace"), ignore_errors=True)
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.remove(os.path.join(self.path, "view.idx"))
+        except FileNotFoundError:
+            pass
 
     def write(self, name, text):
         try:

@@ -2,7 +2,8 @@
 
 `tracetop.instrumenter.disable()` switches it off at once; used in a `with` statement it switches back
 to what it was at the end of the block; used as a decorator it switches for each call of the function.
-`enable()` likewise. User regions are recorded either way."""
+`enable()` likewise. User regions are recorded either way. Off, tracetop's hook leaves every thread, so that
+the program runs at its own speed; the calls running across a switch still end where they end."""
 
 import functools
 

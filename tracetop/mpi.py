@@ -15,9 +15,9 @@ program's calls reach it first.
 
 import os
 import time
-from collections import namedtuple
 
 from tracetop import _tracetop
+from tracetop.fields import Fields
 from tracetop.messages import CommandError
 
 # Where launchers put the rank, the number of ranks and the job's id, in the order they are looked for:
@@ -32,11 +32,11 @@ RANKS_TIMEOUT = 30.0
 LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libtracetop_mpi.so")
 
 
-class Job(namedtuple("Job", "rank size id")):
+class Job(Fields):
     """This process's place in its MPI job, as the launcher's environment says: rank, size, and id (None
     when the launcher says none)."""
 
-    __slots__ = ()
+    __slots__ = ("rank", "size", "id")
 
 
 def job(environ):

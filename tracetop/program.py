@@ -5,9 +5,12 @@ import builtins
 import os
 import sys
 import types
-from collections import namedtuple
-from importlib.machinery import BuiltinImporter, SourceFileLoader
+# importlib.machinery's: importing importlib itself (warnings ...) would be start-up every run pays
+from _frozen_importlib import BuiltinImporter
+from _frozen_importlib_external import SourceFileLoader
 
+from tracetop import _tracetop
+from tracetop.fields import Fields
 from tracetop.messages import CommandError
 
 
@@ -17,18 +20,18 @@ class ModuleNotRunnable(CommandError):
     exit_status = 1
 
 
-# Named tuples, not dataclasses: importing dataclasses (inspect, re, enum ...) would double the start-up of
-# every measured process.
-class Loaded(namedtuple("Loaded", "code main argv")):
+# Not dataclasses: importing dataclasses (inspect, re, enum ...) would double the start-up of every measured
+# process.
+class Loaded(Fields):
     """A program ready to run: evaluate `code` in the namespace of `main` with `argv` as sys.argv."""
 
-    __slots__ = ()
+    __slots__ = ("code", "main", "argv")
 
 
-class Script(namedtuple("Script", "path args")):
+class Script(Fields):
     """`python script.py args`"""
 
-    __slots__ = ()
+    __slots__ = ("path", "args")
 
     def describe(self):
         return self.path
@@ -44,13 +47,13 @@ class Script(namedtuple("Script", "path args")):
             raise CommandError(f"cannot open {self.path!r}: {problem.strerror}") from None
         filename = os.path.abspath(self.path)
         main = _fresh_main(__file__=filename, __cached__=None, __loader__=SourceFileLoader("__main__", filename))
-        return Loaded(compile(source, filename, "exec", dont_inherit=True), main, [self.path, *self.args])
+        return Loaded(_tracetop.compile_program(source, filename), main, [self.path, *self.args])
 
 
-class Module(namedtuple("Module", "name args")):
+class Module(Fields):
     """`python -m module args`"""
 
-    __slots__ = ()
+    __slots__ = ("name", "args")
 
     def describe(self):
         return f"-m {self.name}"
@@ -68,10 +71,10 @@ class Module(namedtuple("Module", "name args")):
         return Loaded(code, main, [spec.origin, *self.args])
 
 
-class Code(namedtuple("Code", "source args")):
+class Code(Fields):
     """`python -c code args`"""
 
-    __slots__ = ()
+    __slots__ = ("source", "args")
 
     def describe(self):
         return "-c"
@@ -81,7 +84,7 @@ class Code(namedtuple("Code", "source args")):
 
     def load(self):
         main = _fresh_main(__loader__=BuiltinImporter)
-        return Loaded(compile(self.source, "<string>", "exec", dont_inherit=True), main, ["-c", *self.args])
+        return Loaded(_tracetop.compile_program(self.source, "<string>"), main, ["-c", *self.args])
 
 
 def split_command_line(arguments, flags_with_value):

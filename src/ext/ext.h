@@ -86,6 +86,9 @@ extern tt_session *tt_active;
 
 /* Takes the hooks away from every thread, as when a measurement stops. */
 void tt_remove_hooks(void);
+/* In a forked child measuring on: the parent's notes of its threads (park.c)
+ * dropped; the child's noted afresh while its hook is away. */
+void tt_hooks_forked(void);
 
 /* The calling thread is tracetop's own: nothing it does is recorded. */
 void tt_own_thread(void);

@@ -230,6 +230,7 @@ static PyObject *fork_continue(PyObject *self, PyObject *args, PyObject *kwargs)
         uint32_t returns = frames_since(hook_frame) + (tt_record_c_calls ? 1 : 0);
         for (uint32_t i = 0; i < returns; i++) tt_stream_skip(stream, TT_STACK_OWN);
     }
+    tt_hooks_forked();
     Py_RETURN_TRUE;
 }
 

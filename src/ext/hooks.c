@@ -11,10 +11,12 @@
  * threads started later get it from threading's bootstrap, which calls
  * _thread_hook once and is then replaced by the C hook.
  *
- * With a live channel, `tracetop ctl` and `tracetop top` switch the
- * measurement off and on from outside: off takes the hook away from every
- * thread (the program runs at its own speed), on puts it back. The request
- * arrives on the writer thread, which takes the GIL to do it.
+ * Off takes the hook away from every thread, so that the program runs at
+ * its own speed (user regions are still recorded), on puts it back: the
+ * instrumenter switch (tracetop.instrumenter, --noinstrumenter), the
+ * recording switch, and with a live channel `tracetop ctl` and `tracetop
+ * top` from outside, whose request arrives on the writer thread, which
+ * takes the GIL to do it. park.c keeps each thread's open calls across.
  */
 #include "ext.h"
 
@@ -22,6 +24,7 @@
 
 #include "clock.h"
 #include "gil.h"
+#include "park.h"
 
 tt_session *tt_active;
 int tt_recording = 1;
@@ -91,7 +94,7 @@ tt_stream *tt_thread_stream_slow(void)
     if (!tt_active || control_thread || making_stream) return NULL;
     tt_stream *current = tt_tls_stream;
     if (current && current->session == tt_active) {
-        tt_session_resync(current);
+        tt_park_resync(current);
         return current;
     }
     making_stream = 1;
@@ -308,6 +311,13 @@ void tt_remove_hooks(void)
         remove_hooks();
     }
     hook_installed = 0;
+    tt_park_forget();
+}
+
+void tt_hooks_forked(void)
+{
+    tt_park_forget();
+    if (!hook_installed && hook_kind != HOOK_NONE) tt_park();
 }
 
 /* Whether calls are measured, as the live channel shows it. */
@@ -318,9 +328,10 @@ static void show_state(void)
     if (tt_active && tt_active->live) tt_live_answer(tt_active->live, 0, measuring());
 }
 
-/* Puts the hook in place or takes it away. Off closes, for each thread,
- * the calls it has open (when it next records), so that the calls it
- * returns from after on are not matched with calls it made before. */
+/* Puts the hook in place or takes it away; park.c notes each thread's open
+ * calls as it leaves, and as it comes back plans what to close of them (the
+ * calls that returned meanwhile) and what returns to drop (of the calls made
+ * meanwhile). */
 static int set_hook(int on)
 {
     if (on == hook_installed) return 0;
@@ -330,13 +341,23 @@ static int set_hook(int on)
             remove_hooks();
             return -1;
         }
+        /* Out of memory, the threads close what they had open instead. */
+        if (hook_kind != HOOK_NONE && tt_unpark(tt_clock_now(), hook_kind != HOOK_MONITORING) < 0) PyErr_Clear();
     } else {
         tt_gc_stop();
         remove_hooks();
-        tt_session_suspend(tt_active, tt_clock_now());
+        if (hook_kind != HOOK_NONE) tt_park();
     }
     hook_installed = on;
     return 0;
+}
+
+/* The hook in place exactly while calls are recorded: measuring, recording
+ * on, the instrumenter enabled. */
+static int follow_switches(void)
+{
+    update_switches();
+    return tt_active ? set_hook(tt_record_calls) : 0;
 }
 
 /* The live channel's request, on the writer thread. On also switches the
@@ -374,11 +395,8 @@ static void control(int request, uint64_t ticket)
         if (request & TT_LIVE_OBJECTS) {
             if (on ? tt_objects_start() : (tt_objects_stop(), 0)) PyErr_Clear(); /* it stays off */
         } else {
-            if (on) {
-                instrumenter_enabled = 1;
-                update_switches();
-            }
-            if (set_hook(on) < 0) PyErr_Clear(); /* e.g. sys.monitoring taken meanwhile: it stays off */
+            instrumenter_enabled = on;
+            if (follow_switches() < 0) PyErr_Clear(); /* e.g. sys.monitoring taken meanwhile: it stays off */
         }
         show_state();
         PyErr_Restore(type, value, tb);
@@ -508,11 +526,12 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     update_switches();
     tt_active = session;
     hook_other_threads = other_threads;
-    /* Started live with the instrumenter off, the program runs without the
-     * hook until it is switched on. The calls of an attached process are
-     * noted once the hook is everywhere, with the GIL held since: what the
+    /* Started with the instrumenter off, the program runs without the hook
+     * until it is switched on. The calls of an attached process are noted
+     * once the hook is everywhere, with the GIL held since: what the
      * threads are in then is what their first events return from. */
-    if (((enabled || !live) && set_hook(1) < 0) || (attached && tt_attach_capture() < 0)) {
+    tt_park_forget();
+    if (((enabled || attached) && set_hook(1) < 0) || (attached && tt_attach_capture() < 0)) {
         tt_session_stats stats;
         tt_remove_hooks();
         tt_attach_forget();
@@ -578,6 +597,37 @@ static PyObject *run_code(PyObject *self, PyObject *args)
     return PyEval_EvalCode(code, globals, globals);
 }
 
+/* compile(source, filename, "exec", dont_inherit=True) without builtins.compile, which first asks whether the
+ * source is an AST and so makes the ast module's types: 9 million instructions on 3.11, paid by every
+ * `tracetop run` (`python script.py` compiles without them). str is compiled as UTF-8 with coding cookies
+ * ignored, bytes as a file's contents; a source holding NUL goes to builtins.compile, for its error. */
+static PyObject *compile_program(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *source, *filename;
+    if (!PyArg_ParseTuple(args, "OU:compile_program", &source, &filename)) return NULL;
+    PyCompilerFlags flags = {.cf_flags = 0, .cf_feature_version = PY_MINOR_VERSION};
+    const char *text = NULL;
+    Py_ssize_t len = 0;
+    if (PyUnicode_Check(source)) {
+        text = PyUnicode_AsUTF8AndSize(source, &len);
+        flags.cf_flags = PyCF_IGNORE_COOKIE | PyCF_SOURCE_IS_UTF8;
+    } else if (PyBytes_Check(source)) {
+        text = PyBytes_AS_STRING(source);
+        len = PyBytes_GET_SIZE(source);
+    }
+    if (!text) {
+        if (PyErr_Occurred()) return NULL;
+        PyErr_SetString(PyExc_TypeError, "compile_program() takes str or bytes");
+        return NULL;
+    }
+    if ((size_t)len != strlen(text)) {
+        PyObject *compile = PyDict_GetItemString(PyEval_GetBuiltins(), "compile");
+        return compile ? PyObject_CallFunction(compile, "OOsii", source, filename, "exec", 0, 1) : NULL;
+    }
+    return Py_CompileStringObject(text, filename, Py_file_input, &flags, -1);
+}
+
 /* ---- switches ---- */
 
 static void record_switch(uint8_t tag)
@@ -591,8 +641,9 @@ static PyObject *enable_recording(PyObject *self, PyObject *unused)
     (void)self, (void)unused;
     if (!tt_recording) {
         tt_recording = 1;
-        update_switches();
+        if (follow_switches() < 0) return NULL;
         record_switch(TT_EV_RECORDING_ON);
+        show_state();
     }
     Py_RETURN_NONE;
 }
@@ -603,7 +654,8 @@ static PyObject *disable_recording(PyObject *self, PyObject *unused)
     if (tt_recording) {
         record_switch(TT_EV_RECORDING_OFF);
         tt_recording = 0;
-        update_switches();
+        if (follow_switches() < 0) return NULL;
+        show_state();
     }
     Py_RETURN_NONE;
 }
@@ -614,16 +666,14 @@ static PyObject *recording(PyObject *self, PyObject *unused)
     return PyBool_FromLong(tt_recording);
 }
 
-/* The instrumenter switch keeps the hook in place and records calls as not
- * recorded: their returns then match, so regions that were open when it
- * was switched off are closed at their true end. Switched on while the
- * hook is away (measurement off), it puts the hook back. */
+/* The instrumenter switch: off, the hook leaves every thread (park.c keeps
+ * the calls open then, so that those still running close at their true
+ * end); on, it comes back. */
 static PyObject *instrumenter_enable(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     instrumenter_enabled = 1;
-    update_switches();
-    if (tt_active && set_hook(1) < 0) return NULL;
+    if (follow_switches() < 0) return NULL;
     show_state();
     Py_RETURN_NONE;
 }
@@ -632,7 +682,7 @@ static PyObject *instrumenter_disable(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     instrumenter_enabled = 0;
-    update_switches();
+    if (follow_switches() < 0) return NULL;
     show_state();
     Py_RETURN_NONE;
 }
@@ -661,6 +711,8 @@ static PyMethodDef hook_methods[] = {
     {"gil_unavailable", gil_unavailable, METH_NOARGS,
      "None when this Python tells which thread holds the GIL (GIL shares are recorded), else one line why not."},
     {"run_code", run_code, METH_VARARGS, "run_code(code, globals)\n--\n\nexec() without an event of its own."},
+    {"compile_program", compile_program, METH_VARARGS,
+     "compile_program(source, filename)\n--\n\ncompile(source, filename, 'exec', dont_inherit=True), lighter at start-up."},
     {"enable_recording", enable_recording, METH_NOARGS, "Record events again."},
     {"disable_recording", disable_recording, METH_NOARGS, "Stop recording events until enable_recording()."},
     {"recording", recording, METH_NOARGS, "Whether events are recorded."},

@@ -5,9 +5,9 @@ a finder at the end of sys.meta_path, asked only once the usual ones found nothi
 of the same name, where installed, is found first and wins. `tracetop run` (unless
 --no-scorep-compat), tracetop.start() and the Jupyter magics call it."""
 
-import importlib.machinery
 import os
 import sys
+from _frozen_importlib_external import PathFinder  # importlib.machinery's; importlib's __init__ is start-up
 
 DIRECTORY = os.path.dirname(os.path.abspath(__file__))
 NAMES = ("scorep",)  # the top-level modules here
@@ -19,7 +19,7 @@ class _Finder:
 
     def find_spec(self, name, path=None, target=None):
         if name in NAMES:
-            return importlib.machinery.PathFinder.find_spec(name, [DIRECTORY], target)
+            return PathFinder.find_spec(name, [DIRECTORY], target)
         return None  # submodules are found by the usual finders, in their package's __path__
 
 
