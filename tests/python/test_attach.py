@@ -28,8 +28,11 @@ def attach(pid, *options, cwd):
 
 def attaching(pid, *options, cwd):
     """`tracetop attach` running in the background, once it has said it is attached."""
+    # With SIGINT's default action, as from a terminal: the tests may run in a background job, which starts
+    # with SIGINT ignored, and then the Ctrl-C test's SIGINT would never reach tracetop.
     process = subprocess.Popen([sys.executable, "-m", "tracetop", "attach", str(pid), *options], cwd=cwd,
-                               env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     line = process.stderr.readline()
     assert line.startswith(f"tracetop: attached to process {pid} in "), line + process.stderr.read()
     return process
