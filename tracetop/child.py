@@ -75,9 +75,21 @@ def _is_tracetop():
     return _module() == "tracetop" or os.path.basename(sys.argv[0]) == "tracetop"
 
 
+def _original_argv():
+    """The interpreter's own command line: sys.orig_argv, and before Python 3.10, which lacks it, the kernel's
+    copy (while site-packages are read, sys.argv of `python -m MODULE` is only ["-m"])."""
+    if hasattr(sys, "orig_argv"):
+        return sys.orig_argv
+    try:
+        with open("/proc/self/cmdline", "rb") as cmdline:
+            return [os.fsdecode(argument) for argument in cmdline.read().split(b"\0")[:-1]]
+    except OSError:
+        return None
+
+
 def _code():
     """The code of `python -c CODE`, else None."""
-    original = getattr(sys, "orig_argv", None)
+    original = _original_argv()
     if sys.argv[0] != "-c" or not original:
         return None
     return _value_of("-c", original)
@@ -85,7 +97,7 @@ def _code():
 
 def _module():
     """The module of `python -m MODULE`, else None."""
-    original = getattr(sys, "orig_argv", None)
+    original = _original_argv()
     if sys.argv[0] != "-m" or not original:
         return None
     return _value_of("-m", original)

@@ -171,7 +171,8 @@ typedef struct stream_state {
 
 struct tt_live {
     pid_t owner; /* the process that made it */
-    int fd;
+    int fd;      /* while it is made; -1 after: the program's descriptors stay its own (writer.c) */
+    ino_t ino;   /* its file's, so that growing it opens this file again by name, not another's */
     uint8_t *base;
     shared *sh;
     uint8_t *ring;
@@ -192,7 +193,11 @@ struct tt_live {
 
 static int grow_file(tt_live *l, uint64_t size)
 {
-    int rc = posix_fallocate(l->fd, 0, (off_t)size);
+    struct stat st;
+    int fd = l->fd >= 0 ? l->fd : shm_open(l->name, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int rc = fstat(fd, &st) < 0 ? errno : st.st_ino != l->ino ? ESTALE : posix_fallocate(fd, 0, (off_t)size);
+    if (fd != l->fd) close(fd);
     if (rc != 0) {
         errno = rc;
         return -1;
@@ -220,6 +225,8 @@ int tt_live_create(const char *name, const char *experiment, tt_live **out, tt_e
         free(l);
         return -1;
     }
+    struct stat st;
+    if (fstat(l->fd, &st) == 0) l->ino = st.st_ino;
     if (fchmod(l->fd, 0600) < 0 || grow_file(l, HEADER_SIZE + (uint64_t)TT_LIVE_RING_SIZE + DEFS_STEP) < 0) {
         tt_fail_errno(err, "cannot make the live channel %s%s", SHM_DIR, l->name);
         goto fail;
@@ -229,6 +236,8 @@ int tt_live_create(const char *name, const char *experiment, tt_live **out, tt_e
         tt_fail_errno(err, "cannot map the live channel %s%s", SHM_DIR, l->name);
         goto fail;
     }
+    close(l->fd);
+    l->fd = -1;
     l->sh = (shared *)l->base;
     l->ring = l->base + HEADER_SIZE;
     l->defs = l->ring + TT_LIVE_RING_SIZE;
@@ -264,7 +273,6 @@ void tt_live_close(tt_live *l)
         shm_unlink(l->name);
     }
     munmap(l->base, map_size());
-    close(l->fd);
     free(l->streams);
     free(l);
 }

@@ -26,6 +26,12 @@ static atomic_uint flush_asked, flush_done;
 static atomic_int writer_running;
 static pthread_t writer_thread;
 
+static void close_fd(tt_stream *s)
+{
+    close(s->fd);
+    s->fd = -1;
+}
+
 /* A chunk still being filled, as seen at the start of a pass. */
 typedef struct snapshot {
     tt_stream *stream;
@@ -33,6 +39,12 @@ typedef struct snapshot {
     uint32_t used;
 } snapshot;
 
+/* Opens a stream's file for one write, and the write closes it again:
+ * tracetop holds no descriptor while the program runs, so a program that
+ * counts or closes its descriptors (closerange, a daemon's start, a child's
+ * list of inherited ones) finds only its own, and one that closes them all
+ * cannot make the writer write into a file of its own that took the number.
+ * The first open creates the file and puts its header. */
 static int open_file(tt_writer *w, tt_stream *s)
 {
     char path[4096];
@@ -40,12 +52,17 @@ static int open_file(tt_writer *w, tt_stream *s)
         snprintf(path, sizeof path, "%s/defs.tts", w->session->trace_dir);
     else
         snprintf(path, sizeof path, "%s/%u.tts", w->session->trace_dir, s->index);
-    s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (s->fd < 0) return tt_fail_errno(&w->error, "cannot create %s", path);
+    int created = s->file_size != 0;
+    s->fd = open(path, O_WRONLY | O_CLOEXEC | (created ? 0 : O_CREAT | O_TRUNC), 0666);
+    if (s->fd < 0) return tt_fail_errno(&w->error, created ? "cannot open %s" : "cannot create %s", path);
+    if (created) return 0;
     uint8_t header[TT_FILE_HEADER_SIZE];
     tt_file_header_encode(header, s->kind);
-    if (pwrite(s->fd, header, sizeof header, 0) != (ssize_t)sizeof header)
-        return tt_fail_errno(&w->error, "cannot write %s", path);
+    if (pwrite(s->fd, header, sizeof header, 0) != (ssize_t)sizeof header) {
+        tt_fail_errno(&w->error, "cannot write %s", path);
+        close_fd(s);
+        return -1;
+    }
     s->file_end = s->file_size = TT_FILE_HEADER_SIZE;
     return 0;
 }
@@ -62,11 +79,10 @@ static int write_at(tt_writer *w, tt_stream *s, const uint8_t *header, const uin
     return 0;
 }
 
-/* Appends a full chunk to its stream's file. */
-static int write_chunk(tt_writer *w, tt_chunk *c)
+/* Appends a full chunk to its stream's file, open (open_file). */
+static int append_chunk(tt_writer *w, tt_chunk *c)
 {
     tt_stream *s = c->stream;
-    if (s->fd < 0 && open_file(w, s) < 0) return -1;
     uint32_t used = atomic_load_explicit(&c->used, memory_order_acquire);
     struct tt_chunk_header h = {.seq = c->seq, .base_ticks = c->base_ticks, .raw_size = used};
     const uint8_t *payload = c->data;
@@ -95,15 +111,21 @@ static int write_chunk(tt_writer *w, tt_chunk *c)
     return 0;
 }
 
+static int write_chunk(tt_writer *w, tt_chunk *c)
+{
+    if (open_file(w, c->stream) < 0) return -1;
+    int rc = append_chunk(w, c);
+    close_fd(c->stream);
+    return rc;
+}
+
 /* Puts the filled part of a chunk still being filled after the end of its
  * file, without moving the end: the full chunk will overwrite it. Only the
  * bytes added since the last pass are hashed and written, so a slow thread
  * costs the writer nothing per pass. */
-static int write_partial(tt_writer *w, const snapshot *snap)
+static int put_partial(tt_writer *w, const snapshot *snap)
 {
     tt_stream *s = snap->stream;
-    if (snap->chunk->seq != s->written_seq || snap->used <= s->partial_used) return 0;
-    if (s->fd < 0 && open_file(w, s) < 0) return -1;
     if (!s->partial_hash && !(s->partial_hash = XXH3_createState()))
         return tt_fail(&w->error, "out of memory");
     if (s->partial_used == 0) XXH3_64bits_reset(s->partial_hash);
@@ -127,6 +149,16 @@ static int write_partial(tt_writer *w, const snapshot *snap)
     if (data_at + added_len > s->file_size) s->file_size = data_at + added_len;
     s->partial_used = snap->used;
     return 0;
+}
+
+static int write_partial(tt_writer *w, const snapshot *snap)
+{
+    tt_stream *s = snap->stream;
+    if (snap->chunk->seq != s->written_seq || snap->used <= s->partial_used) return 0;
+    if (open_file(w, s) < 0) return -1;
+    int rc = put_partial(w, snap);
+    close_fd(s);
+    return rc;
 }
 
 static void fail(tt_writer *w)
@@ -395,11 +427,14 @@ static void close_file(tt_writer *w, tt_stream *s)
 {
     XXH3_freeState(s->partial_hash);
     s->partial_hash = NULL;
-    if (s->fd < 0) return;
-    if (!w->failed && s->file_size > s->file_end && ftruncate(s->fd, (off_t)s->file_end) < 0)
+    if (w->failed || s->file_size <= s->file_end) return;
+    if (open_file(w, s) < 0) {
+        fail(w);
+        return;
+    }
+    if (ftruncate(s->fd, (off_t)s->file_end) < 0)
         tt_fail_errno(&w->error, "cannot truncate the trace of stream %u", s->index), fail(w);
-    close(s->fd);
-    s->fd = -1;
+    close_fd(s);
 }
 
 int tt_writer_stop(tt_writer *w, tt_error *err)

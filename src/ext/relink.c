@@ -1,6 +1,6 @@
 /* relink.c -- points libpython's own calls of one of its functions at
  * another function (see relink.h). */
-#define _GNU_SOURCE /* dladdr, dl_iterate_phdr */
+#define _GNU_SOURCE 1 /* dladdr, dl_iterate_phdr; spelled as pyconfig.h of 3.9 and 3.10 defines it again */
 #include "relink.h"
 
 #include <dlfcn.h>

@@ -40,6 +40,12 @@ def tracetop(*arguments, **how):
     return python("-m", "tracetop", *arguments, **how)
 
 
+def region(module, qualname):
+    """A Python function's region name: MODULE:QUALNAME, and before Python 3.11, whose code objects carry no
+    qualified name, MODULE:NAME."""
+    return f"{module}:{qualname if sys.version_info >= (3, 11) else qualname.rpartition('.')[2]}"
+
+
 def program_stderr(stderr):
     """What the program wrote on stderr, without tracetop's own lines."""
     return "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith("tracetop: "))

@@ -5,7 +5,7 @@ import signal
 import pytest
 from tracetop import _tracetop
 
-from helpers import PROGRAMS, assert_complete, assert_well_nested, program_stderr, python, tracetop, tracetop_lines
+from helpers import PROGRAMS, assert_complete, assert_well_nested, program_stderr, python, region, tracetop, tracetop_lines
 
 
 def events(trace, process_index, name=None):
@@ -67,7 +67,8 @@ def test_a_fork_from_a_thread_continues_that_thread(tmp_path):
     trace = parent_and_child(tmp_path / "exp")
     assert [thread["name"] for thread in trace.processes[1]["threads"]] == ["forker"]
     child = events(trace, 1)
-    assert child[0][2] == "threading:Thread.run" and child[-2][::2] == ("leave", "threading:Thread.run")
+    run = region("threading", "Thread.run")
+    assert child[0][2] == run and child[-2][::2] == ("leave", run)
     assert "__main__:in_child" in entered(child)
     assert "__main__:main" not in entered(events(trace, 1))  # the main thread's stream stays the parent's
 

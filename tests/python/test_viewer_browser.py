@@ -1,6 +1,7 @@
 """The viewer in a real Chromium on real experiments: lanes, zoom and pan, hover, details, range selection,
 profile, flame graph, counters and search. Screenshots go to tests/artifacts/."""
 import re
+import sys
 
 import pytest
 
@@ -8,6 +9,8 @@ from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
 from helpers import PROGRAMS, tracetop
 from tracetop import _tracetop
 from tracetop.viewer.server import ViewerServer
+
+QUALIFIED = pytest.mark.skipif(sys.version_info < (3, 11), reason="the long names are qualified names: co_qualname is new in 3.11")
 
 READY = "window.tracetopViewer && window.tracetopViewer.ready()"
 
@@ -363,6 +366,7 @@ def long_names_url(tmp_path_factory):
     server.close()
 
 
+@QUALIFIED
 def test_a_narrow_box_shows_its_name_shortened_in_the_middle(browser, long_names_url):  # noqa: F811
     with page_of(browser) as page:
         page.add_init_script(RECORD_LABELS)

@@ -1,0 +1,43 @@
+"""What a program sees of its file descriptors while threads of its own run and tracetop's writer writes.
+
+    descriptors.py list        prints the descriptors open, as os.listdir("/proc/self/fd") lists them
+    descriptors.py closerange  closes every descriptor past stderr, as a daemon does, then writes a file of
+                               its own for a while and prints whether it holds what was written
+"""
+import os
+import sys
+import threading
+import time
+
+
+def busy(seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        sum(range(100))
+
+
+def open_descriptors():
+    listing = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        return sorted(int(fd) for fd in os.listdir(listing) if int(fd) != listing)
+    finally:
+        os.close(listing)
+
+
+threads = [threading.Thread(target=busy, args=(0.5,)) for _ in range(4)]
+for thread in threads:
+    thread.start()
+if sys.argv[1] == "list":
+    busy(0.3)  # several of the writer's passes, each thread's stream on disk by now
+    print(open_descriptors())
+else:
+    os.closerange(3, 1 << 16)
+    with open("own.txt", "w") as own:
+        for line in range(2000):
+            own.write(f"line {line}\n")
+            own.flush()
+            busy(0.0005)
+    with open("own.txt") as own:
+        print("intact" if own.read() == "".join(f"line {line}\n" for line in range(2000)) else "overwritten")
+for thread in threads:
+    thread.join()
