@@ -186,6 +186,15 @@ static inline uint64_t tt_code_entry(PyObject *code)
 
 static inline uint32_t tt_code_region(PyObject *code) { return (uint32_t)tt_code_entry(code); }
 
+/* 1 with *region set when the code object's region is known already. */
+static inline int tt_code_region_cached(PyObject *code, uint32_t *region)
+{
+    uint64_t entry;
+    if (!tt_code_entry_cached(code, &entry)) return 0;
+    *region = (uint32_t)entry;
+    return 1;
+}
+
 /* The region of the code a frame runs, any thread's frame: its module is
  * named from the frame's globals, not from the current frame's. */
 uint32_t tt_frame_region(PyFrameObject *frame);
