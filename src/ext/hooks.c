@@ -486,8 +486,12 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
      * (other_threads false) keeps the profile hook, which is per thread; so
      * does one with a filter, which sys.monitoring can only pair by defining
      * the region of every function that runs, recorded or not (monitoring.c),
-     * so that the trace would hold the definitions of tracetop's start-up. */
-    if (kind == HOOK_PROFILE && other_threads && !filter) kind = HOOK_MONITORING;
+     * so that the trace would hold the definitions of tracetop's start-up.
+     * An attach keeps it too: through sys.monitoring, with the hook put on
+     * as off-is-free puts it back (park.c), the calls the other threads were
+     * in when tracetop came are not yet recorded as open at the start
+     * (test_attach.py). */
+    if (kind == HOOK_PROFILE && other_threads && !filter && !attached) kind = HOOK_MONITORING;
 #endif
     if (exclude && tt_pyregions_exclude(exclude) < 0) return NULL;
     size_t attribute_count = 0;
@@ -701,7 +705,7 @@ static PyMethodDef hook_methods[] = {
      "Start measuring this process into directory/trace (and, with live, to `tracetop top`): the threads running\n"
      "now (only the calling one when other_threads is false; not with the monitoring instrumenter, which sees\n"
      "every thread) and those started later. On Python 3.12+ the profile instrumenter records through\n"
-     "sys.monitoring, as monitoring does, unless other_threads is false or a filter is given. filter: a Score-P\n"
+     "sys.monitoring, as monitoring does, unless other_threads is false, a filter is given or it attaches. filter: a Score-P\n"
      "filter file. attached: the calls the other threads are in now are recorded as running since an unknown\n"
      "time (tracetop attach)."},
     {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
