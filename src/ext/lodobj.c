@@ -241,40 +241,38 @@ static PyObject *Index_samples(IndexObject *self, PyObject *args, PyObject *kwds
     return buffer_bytes(&b, rc);
 }
 
-static PyObject *Index_tree(IndexObject *self, PyObject *args, PyObject *kwds)
+typedef int lane_range_query(const tt_lod *x, uint64_t t0, uint64_t t1, const uint32_t *lanes, size_t lane_count,
+                             tt_lod_buffer *out);
+
+/* A query of lanes over [t0, t1) (the call tree, the objects): its
+ * arguments (t0, t1, lanes) parsed by `format`, run without the GIL. */
+static PyObject *lane_range(IndexObject *self, PyObject *args, PyObject *kwds, const char *format,
+                            lane_range_query *query)
 {
     static char *kwlist[] = {"t0", "t1", "lanes", NULL};
     unsigned long long t0, t1;
     PyObject *lanes_seq;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KKO:tree", kwlist, &t0, &t1, &lanes_seq)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, format, kwlist, &t0, &t1, &lanes_seq)) return NULL;
     size_t count;
     uint32_t *lanes = index_array(lanes_seq, &count, "lanes");
     if (!lanes) return NULL;
     tt_lod_buffer b = {0};
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = tt_lod_query_tree(self->lod, t0, t1, lanes, count, &b);
+    rc = query(self->lod, t0, t1, lanes, count, &b);
     Py_END_ALLOW_THREADS
     PyMem_RawFree(lanes);
     return buffer_bytes(&b, rc);
 }
 
+static PyObject *Index_tree(IndexObject *self, PyObject *args, PyObject *kwds)
+{
+    return lane_range(self, args, kwds, "KKO:tree", tt_lod_query_tree);
+}
+
 static PyObject *Index_objects(IndexObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"t0", "t1", "lanes", NULL};
-    unsigned long long t0, t1;
-    PyObject *lanes_seq;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KKO:objects", kwlist, &t0, &t1, &lanes_seq)) return NULL;
-    size_t count;
-    uint32_t *lanes = index_array(lanes_seq, &count, "lanes");
-    if (!lanes) return NULL;
-    tt_lod_buffer b = {0};
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = tt_lod_query_objects(self->lod, t0, t1, lanes, count, &b);
-    Py_END_ALLOW_THREADS
-    PyMem_RawFree(lanes);
-    return buffer_bytes(&b, rc);
+    return lane_range(self, args, kwds, "KKO:objects", tt_lod_query_objects);
 }
 
 static PyObject *Index_tree_objects(IndexObject *self, PyObject *args, PyObject *kwds)
