@@ -198,6 +198,20 @@ def test_hover_shows_name_and_duration(threads_page):
     screenshot(page, "timeline-hover")
 
 
+@pytest.mark.parametrize("formatter, value, shown", [
+    ("fmtDuration", 999.4, "999 ns"),
+    ("fmtDuration", 999.7, "1.00 µs"),
+    ("fmtDuration", 12_345, "12.3 µs"),
+    ("fmtDuration", 999_700, "1.00 ms"),   # rounded before the unit is chosen: not "1.00e+3 µs"
+    ("fmtDuration", 999_700_000, "1.000 s"),
+    ("fmtBytes", 1000, "1000 B"),
+    ("fmtBytes", 1023.9 * 1024, "1024 KiB"),
+    ("fmtBytes", 1.5 * (1 << 20), "1.50 MiB"),
+])
+def test_numbers_are_said_without_exponents(threads_page, formatter, value, shown):
+    assert threads_page.evaluate(f"TT.{formatter}({value})") == shown
+
+
 def test_click_fills_the_details_panel(threads_page):
     page = threads_page
     assert "Click a call" in page.inner_text("#details-body")

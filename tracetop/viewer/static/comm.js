@@ -29,13 +29,6 @@
   const get = (name, params) => fetch("api/" + name + "?" + new URLSearchParams(params || {}))
     .then((r) => r.ok ? r.json() : r.text().then((text) => { throw new Error(text.trim()); }));
 
-  function fmtBytes(n) {
-    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let i = 0;
-    while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
-    return (i ? n.toFixed(n < 10 ? 1 : 0) : n) + " " + units[i];
-  }
-
   function commName(i) {
     const c = comm.meta.communicators[i];
     if (c.kind === "world") return "MPI_COMM_WORLD";
@@ -206,7 +199,7 @@
         messages += count;
         bytes += b;
       }
-      let html = "<div class='comm-sum'>" + TT.escapeHtml(rangeText() + ": " + TT.count(messages, "message") + ", " + fmtBytes(bytes)) +
+      let html = "<div class='comm-sum'>" + TT.escapeHtml(rangeText() + ": " + TT.count(messages, "message") + ", " + TT.fmtBytes(bytes)) +
         " <span class='hint'>sender ↓ receiver →; click a cell for its messages</span></div>";
       html += "<table class='comm-matrix'><thead><tr><th>from \\ to</th>";
       for (let r = 0; r < n; r++) html += "<th>" + r + "</th>";
@@ -218,7 +211,7 @@
           if (!cell) { html += "<td class='none'></td>"; continue; }
           html += "<td data-sender='" + s + "' data-receiver='" + r + "' data-messages='" + cell[0] + "' data-bytes='" + cell[1] +
             "' title='" + s + " → " + r + ": " +
-            TT.count(cell[0], "message") + ", " + cell[1] + " bytes'>" + TT.fmtCount(cell[0]) + "<small>" + fmtBytes(cell[1]) + "</small></td>";
+            TT.count(cell[0], "message") + ", " + cell[1] + " bytes'>" + TT.fmtCount(cell[0]) + "<small>" + TT.fmtBytes(cell[1]) + "</small></td>";
         }
         html += "</tr>";
       }
@@ -237,7 +230,7 @@
     stats.forEach((s, i) => {
       if (!s.messages && !s.collectives) return;
       html += "<tr data-comm='" + i + "'><td>" + TT.escapeHtml(commName(i)) + "</td><td>" + comm.meta.communicators[i].size +
-        "</td><td>" + TT.fmtCount(s.messages) + "</td><td>" + fmtBytes(s.bytes) + "</td><td>" + TT.fmtCount(s.collectives) +
+        "</td><td>" + TT.fmtCount(s.messages) + "</td><td>" + TT.fmtBytes(s.bytes) + "</td><td>" + TT.fmtCount(s.collectives) +
         "</td><td>" + TT.fmtDuration(s.collective_ns) + "</td></tr>";
     });
     return html + "</tbody></table>";

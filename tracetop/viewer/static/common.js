@@ -6,12 +6,26 @@
 const TT = (function () {
   const NO_PARENT = 0xffffffff;
 
+  /* Three significant digits, never in exponent notation (toPrecision writes 1.00e+3). */
+  function fmtThreeDigits(x) {
+    const a = Math.abs(x);
+    return x.toFixed(a >= 100 ? 0 : a >= 10 ? 1 : 2);
+  }
+
+  /* Rounded first, so that 999.7 µs reads "1.00 ms", not "1000 µs". */
   function fmtDuration(ns) {
-    const a = Math.abs(ns);
+    const r = Number(ns.toPrecision(3)), a = Math.abs(r);
     if (a < 1e3) return ns.toFixed(0) + " ns";
-    if (a < 1e6) return (ns / 1e3).toPrecision(3) + " µs";
-    if (a < 1e9) return (ns / 1e6).toPrecision(3) + " ms";
+    if (a < 1e6) return fmtThreeDigits(r / 1e3) + " µs";
+    if (a < 1e9) return fmtThreeDigits(r / 1e6) + " ms";
     return (ns / 1e9).toFixed(3) + " s";
+  }
+
+  function fmtBytes(n) {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let i = 0;
+    while (Math.abs(n) >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+    return (i ? fmtThreeDigits(n) : Math.round(n)) + " " + units[i];
   }
 
   /* A time on the experiment's axis, with a precision that suits `step`. */
@@ -325,7 +339,7 @@ const TT = (function () {
   }
 
   return {
-    NO_PARENT, fmtDuration, fmtTime, fmtCount, count, percent, moduleOf, displayName, middle, fitText, nameHtml, colourOf,
+    NO_PARENT, fmtDuration, fmtBytes, fmtTime, fmtCount, count, percent, moduleOf, displayName, middle, fitText, nameHtml, colourOf,
     escapeHtml, decodeSpans, sandwich,
     decodeSamples, decodeTree, flatProfile, location, niceStep, flameLayout, drawFlame, flameHit, FLAME_ROW,
   };

@@ -22,13 +22,6 @@ const TTObjects = (function () {
 
   const $ = (id) => document.getElementById(id);
 
-  function fmtBytes(n) {
-    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let i = 0;
-    while (Math.abs(n) >= 1024 && i < units.length - 1) { n /= 1024; i++; }
-    return (i ? n.toPrecision(3) : Math.round(n)) + " " + units[i];
-  }
-
   /* u32 count, u32 0, then per row u32 region, u32 track, f64 created, destroyed, bytes (lod.h) */
   function decodeObjects(buffer) {
     const view = new DataView(buffer), n = view.getUint32(0, true), rows = [];
@@ -167,7 +160,7 @@ const TTObjects = (function () {
         div.dataset.top = row.top + 3;
         div.dataset.type = t.name;
         div.innerHTML = '<span class="name">' + TT.escapeHtml(TT.displayName(t.name)) + '</span><small>' + TT.fmtCount(t.max) + "</small>";
-        div.title = t.name + ": at most " + TT.fmtCount(t.max) + " alive (" + fmtBytes(t.max * t.size) + " of " + t.size + " bytes each)" +
+        div.title = t.name + ": at most " + TT.fmtCount(t.max) + " alive (" + TT.fmtBytes(t.max * t.size) + " of " + t.size + " bytes each)" +
           (total ? "\ncreated " + TT.fmtCount(total.created) + ", destroyed " + TT.fmtCount(total.destroyed) + " in the run" : "");
         container.appendChild(div);
       }
@@ -268,7 +261,7 @@ const TTObjects = (function () {
   function tip(x, y) {
     const p = pointAt(x, y);
     if (!p) return null;
-    const lines = [TT.fmtCount(p.alive) + " alive (" + fmtBytes(p.alive * p.track.size) + ")",
+    const lines = [TT.fmtCount(p.alive) + " alive (" + TT.fmtBytes(p.alive * p.track.size) + ")",
       "at " + ((p.time - v.state.begin) / 1e6).toFixed(3) + " ms"];
     if (p.high > p.low) lines.push("from " + TT.fmtCount(p.low) + " to " + TT.fmtCount(p.high) + " at this zoom");
     lines.push("at most " + TT.fmtCount(p.track.max) + " in the run");
@@ -299,7 +292,7 @@ const TTObjects = (function () {
     const about = (n) => (paths > 1 && n > 0 ? '<span class="shared" title="made by a function that ran in ' + paths +
       ' call paths: its objects are shared among them by their time there">≈</span>' : "");
     return '<td class="objects">' + about(created) + TT.fmtCount(created) + '</td><td class="objects">' + about(destroyed) +
-      TT.fmtCount(destroyed) + '</td><td class="objects">' + about(bytes) + fmtBytes(bytes) + "</td>";
+      TT.fmtCount(destroyed) + '</td><td class="objects">' + about(bytes) + TT.fmtBytes(bytes) + "</td>";
   }
 
   function nodeCells(tree, node) {
@@ -340,7 +333,7 @@ const TTObjects = (function () {
       div.innerHTML = "<div>Objects recorded in the range (records come every 100 ms): " + TT.count(types.reduce((s, t) => s + t.created, 0), "object") +
         " created</div><table id=\"range-objects\"><thead><tr><th>Type</th><th>Created</th><th>Destroyed</th><th>Bytes</th></tr></thead><tbody>" +
         types.slice(0, 8).map((t) => '<tr data-type="' + TT.escapeHtml(t.name) + '"><td>' + TT.escapeHtml(t.name) + "</td><td>" + TT.fmtCount(t.created) +
-          "</td><td>" + TT.fmtCount(t.destroyed) + "</td><td>" + fmtBytes(t.bytes) + "</td></tr>").join("") + "</tbody></table>";
+          "</td><td>" + TT.fmtCount(t.destroyed) + "</td><td>" + TT.fmtBytes(t.bytes) + "</td></tr>").join("") + "</tbody></table>";
       body.insertBefore(div, body.querySelector("table"));
     }).catch((error) => v.setStatus(error.message, true));
   }
@@ -363,7 +356,7 @@ const TTObjects = (function () {
     }
     /* What no call path shown holds: made outside any recorded function, or by one that did not run here. */
     const outside = mode === "bytes" ? tree.objects.unplaced[2] : tree.objects.unplaced[0];
-    const say = (n) => (mode === "bytes" ? fmtBytes(n) : TT.fmtCount(n) + " objects");
+    const say = (n) => (mode === "bytes" ? TT.fmtBytes(n) : TT.fmtCount(n) + " objects");
     note.textContent = say(tree.flame.total) + " created in these call paths" +
       (outside > 0 ? "; " + say(outside) + " outside any of them" : "");
     return tree.flame;
@@ -376,9 +369,9 @@ const TTObjects = (function () {
     const o = tree.objects, name = v.state.meta.regions[tree.region[node]].name;
     const what = o.type ? o.type + " objects" : "objects";
     const lines = [
-      mode === "bytes" ? fmtBytes(f.inclusive[node]) + " created in " + what + " (" + TT.percent(f.inclusive[node], f.total) + ")"
+      mode === "bytes" ? TT.fmtBytes(f.inclusive[node]) + " created in " + what + " (" + TT.percent(f.inclusive[node], f.total) + ")"
         : TT.fmtCount(f.inclusive[node]) + " " + what + " created (" + TT.percent(f.inclusive[node], f.total) + ")",
-      "by the function itself: " + TT.fmtCount(o.created[node]) + " (" + fmtBytes(o.bytes[node]) + "), " + TT.fmtCount(o.destroyed[node]) + " of them destroyed",
+      "by the function itself: " + TT.fmtCount(o.created[node]) + " (" + TT.fmtBytes(o.bytes[node]) + "), " + TT.fmtCount(o.destroyed[node]) + " of them destroyed",
     ];
     if (o.paths[node] > 1) lines.push("≈ its objects shared among its " + o.paths[node] + " call paths by their time");
     return '<div class="name">' + TT.escapeHtml(TT.displayName(name)) + '</div><div class="sub">' + TT.escapeHtml(name) + "</div><div>" +
