@@ -392,5 +392,5 @@ const TTObjects = (function () {
   }
 
   return {init, height, place, labels, ensureData, draw, tip, attach, heads, nodeCells, addRows, rowCells, sortKeys, rangeSummary,
-    flameTree, flameTip, flameMode, scopeKey, pointOf, fmtBytes};
+    flameTree, flameTip, flameMode, scopeKey, pointOf};
 })();
