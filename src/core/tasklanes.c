@@ -8,65 +8,9 @@
 #include <string.h>
 
 #include "grow.h"
+#include "u64map.h"
 
 #define NONE UINT32_MAX
-
-/* A map from 64-bit keys to 64-bit values, open addressing, at most half
- * full: (lane, region) -> exclusive ns, (process, region) -> await index. */
-typedef struct u64map {
-    uint64_t *keys; /* key + 1; 0 is empty */
-    uint64_t *values;
-    size_t mask, count;
-} u64map;
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
-/* Where key is, or where it goes; NULL when memory runs out. */
-static uint64_t *map_slot(u64map *m, uint64_t key, int *fresh)
-{
-    if (2 * (m->count + 1) > m->mask + 1) {
-        size_t cap = m->mask ? 2 * (m->mask + 1) : 256;
-        uint64_t *keys = calloc(cap, sizeof *keys), *values = calloc(cap, sizeof *values);
-        if (!keys || !values) {
-            free(keys);
-            free(values);
-            return NULL;
-        }
-        for (size_t i = 0; m->keys && i <= m->mask; i++) {
-            if (!m->keys[i]) continue;
-            size_t j = mix(m->keys[i]) & (cap - 1);
-            while (keys[j]) j = (j + 1) & (cap - 1);
-            keys[j] = m->keys[i];
-            values[j] = m->values[i];
-        }
-        free(m->keys);
-        free(m->values);
-        m->keys = keys;
-        m->values = values;
-        m->mask = cap - 1;
-    }
-    size_t i = mix(key + 1) & m->mask;
-    while (m->keys[i] && m->keys[i] != key + 1) i = (i + 1) & m->mask;
-    *fresh = !m->keys[i];
-    if (*fresh) {
-        m->keys[i] = key + 1;
-        m->values[i] = 0;
-        m->count++;
-    }
-    return &m->values[i];
-}
-
-static void map_free(u64map *m)
-{
-    free(m->keys);
-    free(m->values);
-}
 
 typedef struct open_step {
     size_t lane;
@@ -78,8 +22,8 @@ typedef struct open_step {
 typedef struct builder {
     tt_tasks *tasks;
     size_t await_cap;
-    u64map exclusive; /* (lane, region) -> ns */
-    u64map awaited;   /* (process, region) -> index into awaits */
+    tt_u64map exclusive; /* (lane, region) -> ns */
+    tt_u64map awaited;   /* (process, region) -> index into awaits */
     uint32_t *regions; /* by depth: the region open there */
     size_t region_cap;
     open_step *open;
@@ -90,7 +34,7 @@ static int add_await(builder *b, size_t process, uint32_t region, uint64_t ns)
 {
     tt_tasks *t = b->tasks;
     int fresh;
-    uint64_t *index = map_slot(&b->awaited, (uint64_t)process << 32 | region, &fresh);
+    uint64_t *index = tt_u64map_slot(&b->awaited, tt_u64_pair((uint32_t)process, region), &fresh);
     if (!index) return -1;
     if (fresh) {
         if (TT_RESERVE(t->awaits, b->await_cap, t->await_count + 1) != 0) return -1;
@@ -152,8 +96,8 @@ static int read_stream(builder *b, size_t process, size_t stream, size_t first, 
     while (rc == 0 && tt_cursor_next(c, &ev)) {
         if (b->open_count && depth >= b->open[b->open_count - 1].depth && depth && depth <= b->region_cap) {
             int fresh;
-            uint64_t key = (uint64_t)b->open[b->open_count - 1].lane << 32 | b->regions[depth - 1];
-            uint64_t *ns = map_slot(&b->exclusive, key, &fresh);
+            uint64_t key = tt_u64_pair((uint32_t)b->open[b->open_count - 1].lane, b->regions[depth - 1]);
+            uint64_t *ns = tt_u64map_slot(&b->exclusive, key, &fresh);
             if (!ns) rc = -1;
             else *ns += ev.time - last;
         }
@@ -204,13 +148,14 @@ static int by_suspended(const void *x, const void *y)
 static void finish(builder *b)
 {
     tt_tasks *t = b->tasks;
-    for (size_t i = 0; b->exclusive.keys && i <= b->exclusive.mask; i++) {
-        if (!b->exclusive.keys[i]) continue;
-        uint64_t key = b->exclusive.keys[i] - 1;
+    uint64_t key, ns;
+    for (size_t at = 0; tt_u64map_next(&b->exclusive, &at, &key, &ns);) {
         tt_task_lane *lane = &t->lanes[key >> 32];
-        if (b->exclusive.values[i] > lane->top_ns || lane->top_region == NONE) {
-            lane->top_ns = b->exclusive.values[i];
-            lane->top_region = (uint32_t)key;
+        uint32_t region = (uint32_t)key;
+        /* ties go to the lower region id, so that the map's order never shows */
+        if (lane->top_region == NONE || ns > lane->top_ns || (ns == lane->top_ns && region < lane->top_region)) {
+            lane->top_ns = ns;
+            lane->top_region = region;
         }
     }
     size_t kept = 0;
@@ -251,8 +196,8 @@ int tt_tasks_build(const tt_trace *t, tt_tasks **out, tt_error *err)
             if (p->threads[s].present) rc = read_stream(&b, i, s, first, err);
     }
     if (rc == 0) finish(&b);
-    map_free(&b.exclusive);
-    map_free(&b.awaited);
+    tt_u64map_free(&b.exclusive);
+    tt_u64map_free(&b.awaited);
     free(b.regions);
     free(b.open);
     if (rc != 0) {
