@@ -140,6 +140,16 @@ static inline tt_stream *tt_thread_stream(void)
     return tt_thread_stream_slow();
 }
 
+/* The calling thread's stream when it has one already, else NULL: for what
+ * a thread may do before its first call (a garbage collection, objects made
+ * in threading's bootstrap), when threading does not know the thread by its
+ * name yet. A stream is made at a thread's first call, named then. */
+static inline tt_stream *tt_thread_stream_if_made(void)
+{
+    tt_stream *s = tt_tls_stream;
+    return tt_active && s && s->session == tt_active ? tt_thread_stream() : NULL;
+}
+
 /* ---- regions of Python and C functions (pyregions.c) ---- */
 
 int tt_pyregions_init(PyObject *module);

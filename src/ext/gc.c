@@ -8,10 +8,12 @@
  * that list; a collection is part of the calls' timeline, so it is
  * recorded while calls are (recording on, the instrumenter enabled): at the start it enters
  * the region "gc:collection(gen<N>)" in the calling thread's stream, at the
- * stop it records the result and leaves it. The collection thus nests in
- * the call it interrupted, which is charged its own time only (its
- * exclusive time leaves the collection out), and finalizers that the
- * collection runs nest inside it.
+ * stop it records the result and leaves it. Only in a thread that has its
+ * stream: a collection in a new thread's bootstrap, before its first call,
+ * would make it before threading knows the thread's name, and is left out.
+ * The collection thus nests in the call it interrupted, which is charged
+ * its own time only (its exclusive time leaves the collection out), and
+ * finalizers that the collection runs nest inside it.
  *
  * The collector never runs two collections at once, so one collection is
  * open at a time, process-wide; the stop closes the region only when it is
@@ -66,7 +68,7 @@ static void collection_start(PyObject *info)
     open_stream = NULL;
     uint64_t generation = info_number(info, key_generation);
     if (!tt_record_calls || generation >= GENERATIONS) return;
-    tt_stream *s = tt_thread_stream();
+    tt_stream *s = tt_thread_stream_if_made();
     uint32_t region = s ? region_of((unsigned)generation) : TT_NO_ID;
     if (region == TT_NO_ID || tt_region_is_filtered(region)) return;
     open_ticks = tt_clock_now();

@@ -112,19 +112,10 @@ static inline uint32_t type_name(PyTypeObject *tp)
     return tt_ptrmap_get(&types, tp, &id) ? id : type_name_slow(tp);
 }
 
-/* The calling thread's stream when it has one: a thread's stream is made
- * at its first call, never here, where the thread may not be known by its
- * name yet. */
-static inline tt_stream *existing_stream(void)
-{
-    tt_stream *s = tt_tls_stream;
-    return tt_active && s && s->session == tt_active ? tt_thread_stream() : NULL;
-}
-
 /* The innermost recorded region of the calling thread, + 1; 0 for none. */
 static inline uint32_t creating_region(void)
 {
-    tt_stream *s = existing_stream();
+    tt_stream *s = tt_thread_stream_if_made();
     if (!s) return 0;
     for (uint32_t i = s->depth; i > 0; i--)
         if (s->stack[i - 1] < TT_STACK_OWN) return s->stack[i - 1] + 1;
@@ -169,7 +160,7 @@ static inline void touch(uint32_t c)
 static void write_batch(int may_wait)
 {
     if (!dirty_count) return;
-    tt_stream *s = may_wait && tt_active ? tt_thread_stream() : existing_stream();
+    tt_stream *s = may_wait && tt_active ? tt_thread_stream() : tt_thread_stream_if_made();
     if (!s) return;
     uint64_t now = tt_clock_now();
     last_batch = now;

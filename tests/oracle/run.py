@@ -11,9 +11,12 @@ also read back: `tracetop summary` exits 0.
 
 A difference is looked at twice more before it counts: the tests that differ are run again alone (plain and
 measured): one whose result does not come back both times is reported as flaky (timing on a loaded machine),
-not as a difference. One that does is run under cProfile: a test that fails the same there inspects
-profiling itself (it asks for the profiler's hook or tool id) and is reported as "fails the same under
-cProfile"; every other one is a difference, and the exit status is 1."""
+not as a difference. One that does is run under the reference of its instrumenter, another tool that hooks
+the interpreter the same way: cProfile for profile and monitoring (the profile hook; sys.monitoring on 3.12+),
+a trace function that does nothing (notrace.py) for trace. A test that fails the same there inspects
+profiling or tracing itself (it asks for the hook, the tool id or the events seen while one is set) and is
+reported as "fails the same under cProfile" (or "under sys.settrace"); every other one is a difference, and
+the exit status is 1."""
 
 import argparse
 import concurrent.futures
@@ -32,6 +35,8 @@ MODULES = ["test_sys_setprofile", "test_sys_settrace", "test_generators", "test_
            "test_exceptions", "test_signal", "test_subprocess", "test_asyncio", "test_monitoring"]
 # A run of one module may take this long (test_subprocess under the trace hook on a loaded machine: minutes).
 TIMEOUT = 900
+# Each instrumenter's reference: a run that hooks the interpreter as it does, without tracetop.
+REFERENCE = {"profile": "cProfile", "monitoring": "cProfile", "trace": "sys.settrace"}
 
 
 def expand(modules):
@@ -68,7 +73,8 @@ def results(junit):
 
 
 class Run:
-    """One `python -m test` of one module: plain, under tracetop with an instrumenter, or under cProfile."""
+    """One `python -m test` of one module: plain, under tracetop with an instrumenter, or under a reference
+    (cProfile, or a no-op sys.settrace)."""
 
     def __init__(self, work, how):
         self.work, self.how = work, how
@@ -78,6 +84,8 @@ class Run:
             return []
         if self.how == "cProfile":
             return ["-m", "cProfile", "-o", str(directory / "cprofile.out")]
+        if self.how == "sys.settrace":
+            return [str(Path(__file__).with_name("notrace.py"))]
         return ["-m", "tracetop", "run", "--output", str(directory / "exp"), f"--instrumenter={self.how}"]
 
     def __call__(self, module, tests=None):
@@ -94,7 +102,7 @@ class Run:
         except subprocess.TimeoutExpired:
             status = "timed out"
         outcome, problem = results(junit) if junit.exists() else {}, None
-        if self.how not in ("plain", "cProfile") and not tests:
+        if self.how not in ("plain", *REFERENCE.values()) and not tests:
             summary = subprocess.run([sys.executable, "-m", "tracetop", "summary", str(directory / "exp")],
                                      cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             if summary.returncode:
@@ -111,7 +119,7 @@ def compare(module, plain, measured, run, label):
     if not before:
         return [f"{module}: no results plain (status {status})"], 1
     changed = sorted(t for t in before.keys() | after.keys() if before.get(t) != after.get(t))
-    flaky, same_as_cprofile = [], []
+    flaky, same_as_reference, reference = [], [], REFERENCE[label]
     if changed:
         # Alone, twice: a difference that is real comes back each time.
         for _ in range(2):
@@ -121,21 +129,21 @@ def compare(module, plain, measured, run, label):
             if not changed:
                 break
     if changed:
-        under_cprofile = run["cProfile"](module, changed)[0]
-        same_as_cprofile = [t for t in changed if under_cprofile.get(t) == after.get(t)]
-        changed = [t for t in changed if t not in same_as_cprofile]
+        under_reference = run[reference](module, changed)[0]
+        same_as_reference = [t for t in changed if under_reference.get(t) == after.get(t)]
+        changed = [t for t in changed if t not in same_as_reference]
     lines = [f"Python {sys.version.split()[0]} {module}: {len(before)} tests, {len(changed)} differ under "
              f"tracetop --instrumenter={label}" +
              (f", {len(flaky)} flaky" if flaky else "") +
-             (f", {len(same_as_cprofile)} fail the same under cProfile" if same_as_cprofile else "")]
+             (f", {len(same_as_reference)} fail the same under {reference}" if same_as_reference else "")]
     for kind, tests in (("differs", changed), ("flaky, not seen again alone", flaky),
-                        ("fails the same under cProfile", same_as_cprofile)):
+                        (f"fails the same under {reference}", same_as_reference)):
         lines += [f"    {t}: plain {before.get(t, 'absent')}, measured {after.get(t, 'absent')} ({kind})"
                   for t in tests]
     differences = len(changed)
     # The status says what the test results may not: libregrtest's "env changed" (a thread left running, a
     # signal handler or a file left behind). Only when the results agree: a changed result changes it anyway.
-    if not changed and not flaky and status != measured_status and not same_as_cprofile:
+    if not changed and not flaky and status != measured_status and not same_as_reference:
         lines.append(f"    the run's exit status: plain {status}, measured {measured_status}")
         differences += 1
     if problem:
@@ -160,7 +168,7 @@ def main():
     differences = 0
     with tempfile.TemporaryDirectory(prefix="tracetop-oracle-") as directory:
         work = Path(directory)
-        run = {how: Run(work, how) for how in ["plain", "cProfile", *instrumenters]}
+        run = {how: Run(work, how) for how in ["plain", *REFERENCE.values(), *instrumenters]}
 
         def one(module):
             start = time.monotonic()

@@ -52,11 +52,11 @@ def test_forced_collection_is_a_span_inside_the_call(instrumenter, tmp_path):
     assert thread["name"] == "MainThread"
     assert_well_nested(events)
     found = collections(events)
-    longest = max(found, key=lambda c: c[1])
-    generation, duration, collected, parent, span = longest
-    # The forced collection is a full one, inside `work` (C calls are not recorded), and it took what the
-    # program measured around gc.collect(), give or take the calls around it.
-    assert (generation, parent) == (2, "__main__:work")
+    # The forced collection is the last full one, inside `work` (C calls are not recorded), and it took what
+    # the program measured around gc.collect(), give or take the calls around it. (Full collections that
+    # the building of the cycles started may take as long: on a loaded machine, longer.)
+    generation, duration, collected, parent, span = [c for c in found if c[0] == 2][-1]
+    assert parent == "__main__:work"
     assert collected > 0
     assert span == duration
     assert 0.9 * pause <= duration <= pause
@@ -69,14 +69,15 @@ def test_forced_collection_is_a_span_inside_the_call(instrumenter, tmp_path):
     assert full["kind"] == "gc"
     in_work = sum(c[1] for c in found if c[3] == "__main__:work")
     assert work["exclusive_ns"] <= work["inclusive_ns"] - in_work
-    assert profile["gc"][2]["longest_ns"] == duration
+    longest = max(c[1] for c in found)
+    assert profile["gc"][2]["longest_ns"] == max(c[1] for c in found if c[0] == 2)
     assert sum(g["collections"] for g in profile["gc"]) == len(found)
 
     summary = tracetop("summary", "exp", cwd=tmp_path)
     line = next(line for line in summary.stdout.splitlines() if line.startswith("Garbage collection:"))
     gen = re.search(r"\(gen0 (\d+), gen1 (\d+), gen2 (\d+)\)", line)
     assert [int(n) for n in gen.groups()] == [g["collections"] for g in profile["gc"]]
-    assert f"longest pause {duration / 1e6:.3f} ms" in line
+    assert f"longest pause {longest / 1e6:.3f} ms" in line
 
 
 def test_collection_inside_the_c_call_that_forced_it(tmp_path):
@@ -104,3 +105,23 @@ def test_no_collection_recorded_while_measurement_is_off(tmp_path):
     # Collections belong to the calls' timeline: recorded while calls are.
     assert [e[2] for e in events if e[0] == "gc"].count(2) == 1
     assert enters(tmp_path / "exp")["gc:collection(gen2)"] == 1
+
+
+@pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
+def test_a_collection_as_a_thread_starts_leaves_its_name(instrumenter, tmp_path):
+    """A collection at each allocation: in new threads, some run before threading files the thread under its
+    name (in its bootstrap, before its first call); the thread's stream is made at its first call, named."""
+    source = ("import gc, threading\n"
+              "early = []\n"
+              "gc.callbacks.append(lambda phase, info: early.append(threading.get_ident() not in threading._active))\n"
+              "gc.set_threshold(1)\n"
+              "threads = [threading.Thread(target=sum, args=([1],), name=f'worker-{i}') for i in range(4)]\n"
+              "for thread in threads: thread.start()\n"
+              "for thread in threads: thread.join()\n"
+              "gc.set_threshold(700)\n"
+              "print(any(early))\n")
+    completed = tracetop("--output", "exp", f"--instrumenter={instrumenter}", "-c", source, cwd=tmp_path)
+    assert (completed.returncode, completed.stdout) == (0, "True\n"), completed.stderr  # the case looked at
+    names = sorted(thread["name"] for _, thread, _, _, _ in streams(tmp_path / "exp"))
+    assert names == ["MainThread"] + [f"worker-{i}" for i in range(4)]
+    assert_complete(tmp_path / "exp")

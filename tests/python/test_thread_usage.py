@@ -85,7 +85,11 @@ def test_viewer_draws_an_activity_band_per_thread(browser, experiment):  # noqa:
             assert sum(shown[name]["gil"] for name in CPU_THREADS) <= 1.05
             assert shown["sleeper"]["cpu"] < 0.05
             dark = {name: band_pixels(page, shown[name]["band"]) for name in rows}
-            assert all(dark[name] > 0.05 for name in CPU_THREADS), dark
+            # A pixel row of the band is drawn in the GIL's colour where the thread held the GIL for a sixth of
+            # the interval or more: on a loaded machine one of the four may seldom get that much, but the four
+            # shared it all, and each interval's shares (summing to one) lose less than a row each.
+            assert all(dark[name] > 0 for name in CPU_THREADS), dark
+            assert sum(dark[name] for name in CPU_THREADS) > 0.2, dark
             assert dark["sleeper"] == 0, dark
             assert page.errors == []
     finally:

@@ -22,6 +22,8 @@ needs_tmux = pytest.mark.skipif(TMUX is None, reason="needs tmux")
 # A row: %OWN, OWN s, TOTAL s, %DESC, CALLS, FUNCTION, FILE:LINE.
 ROW = re.compile(r"^\s*(\d+\.\d)\s+(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+\.\d)\s+(\d+)\s+(\S+)")
 FIRST_ROW_LINE = 4
+# A row goes above another only when its key leads by more than this share: TT_VIEW_STEADY (src/top/view.h).
+STEADY = 0.03
 
 
 @dataclass
@@ -142,19 +144,20 @@ def test_hottest_function_first_and_the_keys(tmp_path, screens):
                             lambda lines: first(lines) == "__main__:hot" and rows(lines)[0].own >= 1.0)
         assert f"pid {workload.pid}  live_workload.py  (measuring)" in lines[0]
         assert lines[1].startswith("threads 1  events/s ") and "measurement on  sort own  all threads" in lines[1]
-        shown_percent = rows(lines)[0].percent
         assert rows(lines)[0].descendants == 0.0
 
         # s: sort by total, calls, %desc, and back to own.
         screen.keys("s")
         lines = screen.wait("sorted by total", lambda lines: "sort total" in lines[1])
         assert first(lines) in ("__main__:<module>", "__main__:main")
+        # Rows are steady: once sorted, a row moves up only past a row it leads by more than the margin (hot()
+        # and cool() are called in turn, their calls neck and neck).
         screen.keys("s")
         lines = screen.wait("sorted by calls", lambda lines: "sort calls" in lines[1])
-        assert rows(lines)[0].calls >= max(row.calls for row in rows(lines))
+        assert max(row.calls for row in rows(lines)) <= rows(lines)[0].calls * (1 + STEADY)
         screen.keys("s")
         lines = screen.wait("sorted by %desc", lambda lines: "sort %desc" in lines[1])
-        assert rows(lines)[0].descendants >= max(row.descendants for row in rows(lines))
+        assert max(row.descendants for row in rows(lines)) <= rows(lines)[0].descendants * (1 + STEADY)
         screen.keys("s")
         screen.wait("sorted by own again", lambda lines: "sort own" in lines[1] and first(lines) == "__main__:hot")
 
@@ -207,6 +210,12 @@ def test_hottest_function_first_and_the_keys(tmp_path, screens):
         assert first(lines) == "__main__:hot"
         screen.resize(80, 24)
         screen.wait("80 columns", lambda lines: len(lines) == 24 and len(lines[0]) == 80)
+
+        # hot()'s share of the time, as on disk: over seconds of counting (since r), as a second's share on a
+        # loaded machine swings with where the program was descheduled.
+        lines = screen.wait("hot() first, with 4 s of it seen since r", lambda lines: first(lines) == "__main__:hot"
+                            and rows(lines)[0].own >= 4.0, timeout=60)
+        shown_percent = rows(lines)[0].percent
 
         # q: top ends.
         screen.keys("q")

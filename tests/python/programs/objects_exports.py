@@ -63,7 +63,10 @@ def churn(seconds):
 
 
 def leak(times):
-    return [Kept() for _ in times]
+    kept = []  # not a comprehension: before 3.12 its own function, before 3.11 named <listcomp> alone
+    for _ in times:
+        kept.append(Kept())
+    return kept
 
 
 def main():

@@ -12,9 +12,17 @@ import tracetop
 SETPROFILE = sys.setprofile  # sys's own: the hook is away at the start
 
 
+def threading_hooks():
+    """threading's hooks for new threads: threading.getprofile() and gettrace() came in 3.10, before them
+    threading's globals that these return."""
+    if sys.version_info >= (3, 10):
+        return threading.getprofile(), threading.gettrace()
+    return threading._profile_hook, threading._trace_hook
+
+
 def hooked():
     monitoring = getattr(sys, "monitoring", None)
-    return (threading.getprofile() is not None or threading.gettrace() is not None,
+    return (any(hook is not None for hook in threading_hooks()),
             sys.setprofile is not SETPROFILE,
             monitoring is not None and monitoring.get_tool(monitoring.PROFILER_ID) is not None)
 
