@@ -1,7 +1,7 @@
 """Benchmarks the viewer on a large experiment: index build and load, viewport queries, first paint, the profile
 tab and the frame times of a scripted pan in Chromium; and `convert` of a time range.
 
-    python bench/viewer.py [--events 10000000] [--queries 300]
+    python bench/viewer.py [--events 10000000] [--queries 300] [--cache DIR]
 
 Makes (once, in bench/.cache/) an experiment of about --events events: three threads calling nested Python
 functions and builtins. Prints a markdown table on stdout and writes it to bench/results/viewer.md; progress
@@ -68,13 +68,13 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def make_experiment(events):
-    """The experiment of about `events` events, made once and kept in bench/.cache/."""
-    experiment = CACHE / f"viewer-{events}"
+def make_experiment(events, cache=CACHE):
+    """The experiment of about `events` events, made once and kept in `cache` (bench/.cache/)."""
+    experiment = cache / f"viewer-{events}"
     if (experiment / "MANIFEST.md").exists() and (experiment / "trace").is_dir():
         return experiment
     shutil.rmtree(experiment, ignore_errors=True)
-    CACHE.mkdir(exist_ok=True)
+    cache.mkdir(exist_ok=True)
     iterations = max(1, events // (3 * 12))
     with tempfile.TemporaryDirectory() as where:
         script = Path(where) / "viewer_bench.py"
@@ -221,10 +221,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000_000)
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--cache", type=Path, default=CACHE, help="where the experiment is made once and kept")
     arguments = parser.parse_args()
 
     from tracetop.viewer.server import ViewerServer
-    experiment = make_experiment(arguments.events)
+    experiment = make_experiment(arguments.events, arguments.cache)
     progress("building and loading the index ...")
     index, build_s, load_s, index_size = measure_index(experiment)
     calls = sum(lane["calls"] for lane in index.lanes)
