@@ -100,7 +100,7 @@ static int decode_catalog(tt_lod *x)
     if (h->catalog_stored > UINT32_MAX || tt_payload_decode(&c, x->image + h->catalog_off, x->catalog, &why) != 0)
         return 0;
     x->catalog_size = h->catalog_raw;
-    return 1;
+    return lod_columns(x->catalog, x->catalog_size, h, 0) == 0;
 }
 
 static int string_ok(const tt_lod *x, uint32_t offset) { return offset < x->h->strings_size; }

@@ -939,6 +939,7 @@ static int write_records(builder *b, uint64_t signature)
     cat_put(&c, b->strings.data, b->strings.size);
     free(refs);
     int rc = c.size == raw ? 0 : -1; /* lay_out and this disagree: a bug */
+    if (rc == 0) rc = lod_columns(c.data, c.size, &h, 1);
     if (rc == 0) {
         size_t stored = tt_compress(b->zctx, packed, bound, c.data, c.size);
         h.catalog_codec = stored ? TT_CODEC_ZSTD : TT_CODEC_NONE;

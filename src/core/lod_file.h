@@ -142,6 +142,12 @@ typedef struct lod_track_rec {
     uint64_t refs_off; /* levels lod_ref */
 } lod_track_rec;
 
+/* The catalog's arrays (blocks' records, parameters, marks, call trees,
+ * samples, objects records) as columns, before it is compressed (`encode`)
+ * or after it is decoded (lod_columns.c): 0, or -1 when an array the lanes,
+ * tracks or header say is there does not fit or memory runs out. */
+int lod_columns(uint8_t *catalog, size_t size, const lod_header *h, int encode);
+
 /* Starts c on the spans of block b, whose bytes are `stored` (lod.c;
  * the builder reads its levels back with it): 0 when b is damaged. c then
  * reads the block's spans with tt_lod_peek, and no further block unless
