@@ -1,6 +1,8 @@
 """view.idx against the trace it indexes: at most half its size (lod_file.h: the spans in compressed blocks, every
 other record in one compressed catalog), on runs of nested calls in three threads and on one with --objects.
-(A trace of a few dozen calls is not held to it: see bench/README.md, "view.idx size".)"""
+A trace of a few calls has none on disk: made at each open, it costs less than keeping it (lod.c)."""
+import struct
+
 import pytest
 
 from helpers import PROGRAMS, tracetop
@@ -24,15 +26,35 @@ for t in threads:
 """
 
 def ratio(experiment):
+    """view.idx's size over the trace's (0 when it is not cached)."""
     _tracetop.Index(str(experiment))
     trace = sum(f.stat().st_size for f in (experiment / "trace").rglob("*") if f.is_file())
-    return (experiment / "view.idx").stat().st_size / trace
+    cache = experiment / "view.idx"
+    return cache.stat().st_size / trace if cache.exists() else 0
 
 
 def record(where, program, *arguments, options=()):
     completed = tracetop("run", *options, "--output", "exp", program, *arguments, cwd=where)
     assert completed.returncode == 0, completed.stderr
     return where / "exp"
+
+
+def test_a_few_calls(tmp_path):
+    """A trace of a few calls (some 200 events with the start-up's): its index, mostly the names and files of the
+    regions, would take more than half of it, and costs less to make than to keep: it is made at each open."""
+    (tmp_path / "few.py").write_text("def f(i):\n    return i\nfor i in range(3):\n    f(i)\n")
+    experiment = record(tmp_path, "few.py")
+    (experiment / "view.idx").write_bytes(b"an older index")
+    assert ratio(experiment) == 0
+    index = _tracetop.Index(str(experiment))
+    assert index.built and index.cache_problem is None and not (experiment / "view.idx").exists()
+    profile = {region["name"]: region["visits"] for region in _tracetop.profile(str(experiment))["regions"]}
+    data = index.tree(index.begin_ns, index.end_ns + 1, [0])
+    visits = {}
+    for parent, region, count, _, _ in struct.iter_unpack("IIddd", data[8:]):
+        name = index.regions[region]["name"]
+        visits[name] = visits.get(name, 0) + count
+    assert profile["__main__:f"] == 3 and visits == profile
 
 
 @pytest.mark.parametrize("calls", [20_000, 300_000])
