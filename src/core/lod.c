@@ -94,12 +94,18 @@ static int fits(const tt_lod *x, uint64_t off, uint64_t count, size_t size)
     return off % 8 == 0 && off <= x->catalog_size && count <= (x->catalog_size - off) / size;
 }
 
+/* A catalog decodes to at most this many times its stored size (a real
+ * one to some 15): a damaged header does not make its loader ask for
+ * gigabytes. */
+#define LOD_CATALOG_RATIO 4096u
+
 /* Decodes the catalog of the image: 1 when it decodes. */
 static int decode_catalog(tt_lod *x)
 {
     const lod_header *h = x->h;
     if (h->catalog_off > x->size || h->catalog_stored != x->size - h->catalog_off ||
-        h->catalog_codec > TT_CODEC_ZSTD || (h->catalog_codec == TT_CODEC_NONE && h->catalog_raw != h->catalog_stored))
+        h->catalog_codec > TT_CODEC_ZSTD || (h->catalog_codec == TT_CODEC_NONE && h->catalog_raw != h->catalog_stored) ||
+        h->catalog_raw > LOD_CATALOG_RATIO * h->catalog_stored)
         return 0;
     x->catalog = malloc(h->catalog_raw ? h->catalog_raw : 1);
     if (!x->catalog) return 0;

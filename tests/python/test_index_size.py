@@ -1,5 +1,6 @@
 """view.idx against the trace it indexes: at most half its size (lod_file.h: the spans in compressed blocks, every
-other record in one compressed catalog), on runs of nested calls in three threads and on one with --objects.
+other record in one compressed catalog), on runs of nested calls in three threads and a parameter-heavy one; with
+--objects, the objects records compressed with the catalog.
 A trace of a few calls has none on disk: made at each open, it costs less than keeping it (lod.c)."""
 import struct
 
@@ -63,10 +64,41 @@ def test_nested_calls_in_threads(tmp_path, calls):
     assert ratio(record(tmp_path, "nested.py", str(calls // 9))) <= 0.5
 
 
+def test_parameters_and_counters(tmp_path):
+    """A parameter or counter on most calls (each 32 bytes in the catalog, stored as columns)."""
+    experiment = record(tmp_path, PROGRAMS / "viewer_demo.py", "400")
+    index = _tracetop.Index(str(experiment))
+    assert sum(lane["params"] for lane in index.lanes) >= 2000
+    assert ratio(experiment) <= 0.5
+
+
+# 100 places making objects (an instance of a class of its own and a list each) for a second and a half: a record of
+# each every 100 ms (format.h: OBJECTS), as a program that allocates in many functions makes them.
+CHURN = """
+import sys, time
+for i in range(100):
+    exec(f"class C{i}: pass\\ndef f{i}(keep):\\n    keep.append((C{i}(), []))", globals())
+keep, makers = [], [globals()[f"f{i}"] for i in range(100)]
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    for make in makers:
+        make(keep)
+    if len(keep) > 20_000:
+        keep.clear()
+"""
+
+
 @needs_tracer
 def test_objects(tmp_path):
-    """The run of test_viewer_objects.py: 150,000 objects made, their counts recorded every 100 ms."""
-    experiment = record(tmp_path, PROGRAMS / "objects_viewer.py", options=("--objects",))
+    """With --objects, the objects records and the tracks of the objects alive (32 bytes each in view.idx 6, then a
+    sixth of the trace here) go with every record but the spans in the catalog, compressed: together under a
+    hundredth of the trace. (The spans of such a run take about half of its trace: bench/README.md.)"""
+    (tmp_path / "churn.py").write_text(CHURN)
+    experiment = record(tmp_path, "churn.py", "1.5", options=("--objects",))
     index = _tracetop.Index(str(experiment))
-    assert index.objects(index.begin_ns, index.end_ns + 1, [0])[:4] != b"\0\0\0\0"
-    assert ratio(experiment) <= 0.5
+    records = int.from_bytes(index.objects(index.begin_ns, index.end_ns + 1, [0])[:4], "little")
+    assert records >= 200  # places: region and type
+    trace = sum(f.stat().st_size for f in (experiment / "trace").rglob("*") if f.is_file())
+    header = (experiment / "view.idx").read_bytes()[:152]
+    catalog_stored, catalog_raw = struct.unpack_from("QI", header, 56)
+    assert catalog_raw > trace / 20 and catalog_stored <= trace / 50
