@@ -21,9 +21,11 @@
 #include "lod_file.h"
 
 struct tt_lod {
-    const uint8_t *image;
+    const uint8_t *image; /* the file */
     size_t size;
     int mapped; /* 1: mmap'd from the cache file; 0: malloc'd */
+    uint8_t *catalog; /* decoded (lod_file.h) */
+    size_t catalog_size;
     const lod_header *h;
     const lod_region_rec *regions;
     const lod_lane_rec *lanes;
@@ -41,7 +43,7 @@ struct tt_lod {
  * subdirectories, one level down) to *sum: their names relative to the
  * trace directory (`rel`), sizes and times. The order of the entries does
  * not matter, and neither does where the experiment is. */
-static void sign_directory(const char *dir, const char *rel, uint64_t *sum, int depth)
+static void sign_directory(const char *dir, const char *rel, uint64_t *sum, uint64_t *bytes, int depth)
 {
     DIR *d = opendir(dir);
     if (!d) return;
@@ -54,7 +56,7 @@ static void sign_directory(const char *dir, const char *rel, uint64_t *sum, int 
             (size_t)snprintf(name, sizeof name, "%s/%s", rel, e->d_name) >= sizeof name || stat(path, &st) != 0)
             continue;
         if (S_ISDIR(st.st_mode)) {
-            if (depth == 0) sign_directory(path, name, sum, 1);
+            if (depth == 0) sign_directory(path, name, sum, bytes, 1);
             continue;
         }
         struct {
@@ -62,25 +64,58 @@ static void sign_directory(const char *dir, const char *rel, uint64_t *sum, int 
         } key = {(uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec,
                  XXH3_64bits(name, strlen(name))};
         *sum += XXH3_64bits(&key, sizeof key);
+        *bytes += (uint64_t)st.st_size;
     }
     closedir(d);
 }
 
-static uint64_t trace_signature(const char *experiment_dir)
+/* The signature of the trace, and *bytes: the size of its files. */
+static uint64_t trace_signature(const char *experiment_dir, uint64_t *bytes)
 {
     char trace_dir[4096];
     snprintf(trace_dir, sizeof trace_dir, "%s/trace", experiment_dir);
     uint64_t sum = LOD_VERSION;
-    sign_directory(trace_dir, "trace", &sum, 0);
+    *bytes = 0;
+    sign_directory(trace_dir, "trace", &sum, bytes, 0);
     return sum;
 }
 
+/* The index of a trace below this size that would take more than half of
+ * it is not cached: the region names and file paths a few hundred events
+ * bring take that much, and such an index builds in a few ms (a 66 KiB
+ * trace: 2.9 ms, against 0.3 ms to load it; bench/README.md). */
+#define LOD_UNCACHED_BELOW (64u << 10)
+
 /* ---- checking an image ---- */
 
-/* 1 when [off, off + count * size) lies within the image, 8-byte aligned. */
+/* 1 when [off, off + count * size) lies within the catalog, 8-byte aligned. */
 static int fits(const tt_lod *x, uint64_t off, uint64_t count, size_t size)
 {
-    return off % 8 == 0 && off <= x->size && count <= (x->size - off) / size;
+    return off % 8 == 0 && off <= x->catalog_size && count <= (x->catalog_size - off) / size;
+}
+
+/* A catalog decodes to at most this many times its stored size (a real
+ * one to some 15): a damaged header does not make its loader ask for
+ * gigabytes. */
+#define LOD_CATALOG_RATIO 4096u
+
+/* Decodes the catalog of the image: 1 when it decodes. */
+static int decode_catalog(tt_lod *x)
+{
+    const lod_header *h = x->h;
+    if (h->catalog_off > x->size || h->catalog_stored != x->size - h->catalog_off ||
+        h->catalog_codec > TT_CODEC_ZSTD || (h->catalog_codec == TT_CODEC_NONE && h->catalog_raw != h->catalog_stored) ||
+        h->catalog_raw > LOD_CATALOG_RATIO * h->catalog_stored)
+        return 0;
+    x->catalog = malloc(h->catalog_raw ? h->catalog_raw : 1);
+    if (!x->catalog) return 0;
+    const char *why;
+    struct tt_chunk_header c = {.stored_size = (uint32_t)h->catalog_stored, .raw_size = h->catalog_raw,
+                                .codec = (uint8_t)h->catalog_codec};
+    if (h->catalog_stored > UINT32_MAX || tt_payload_decode(&c, x->image + h->catalog_off, x->catalog, &why) != 0)
+        return 0;
+    x->catalog_size = h->catalog_raw;
+    return lod_columns(x->catalog, x->catalog_size, h, 0) == 0;
 }
 
 static int string_ok(const tt_lod *x, uint32_t offset) { return offset < x->h->strings_size; }
@@ -94,20 +129,21 @@ static int check_image(tt_lod *x, uint64_t signature)
         h->signature != signature || h->size != x->size || h->levels == 0 || h->levels > TT_LOD_MAX_LEVELS)
         return 0;
     x->h = h;
-    if (h->strings_off > x->size || h->strings_size != x->size - h->strings_off || h->strings_size == 0 ||
-        x->image[x->size - 1] != '\0')
+    if (!decode_catalog(x)) return 0;
+    if (h->strings_off > x->catalog_size || h->strings_size != x->catalog_size - h->strings_off ||
+        h->strings_size == 0 || x->catalog[x->catalog_size - 1] != '\0')
         return 0;
-    x->strings = (const char *)x->image + h->strings_off;
+    x->strings = (const char *)x->catalog + h->strings_off;
     if (!fits(x, h->regions_off, h->region_count, sizeof(lod_region_rec)) ||
         !fits(x, h->lanes_off, h->lane_count, sizeof(lod_lane_rec)) ||
         !fits(x, h->tracks_off, h->track_count, sizeof(lod_track_rec)) ||
-        (h->problems_off % 4 != 0 || h->problems_off > x->size ||
-         h->problem_count > (x->size - h->problems_off) / 4))
+        (h->problems_off % 4 != 0 || h->problems_off > x->catalog_size ||
+         h->problem_count > (x->catalog_size - h->problems_off) / 4))
         return 0;
-    x->regions = (const lod_region_rec *)(x->image + h->regions_off);
-    x->lanes = (const lod_lane_rec *)(x->image + h->lanes_off);
-    x->tracks = (const lod_track_rec *)(x->image + h->tracks_off);
-    x->problems = (const uint32_t *)(x->image + h->problems_off);
+    x->regions = (const lod_region_rec *)(x->catalog + h->regions_off);
+    x->lanes = (const lod_lane_rec *)(x->catalog + h->lanes_off);
+    x->tracks = (const lod_track_rec *)(x->catalog + h->tracks_off);
+    x->problems = (const uint32_t *)(x->catalog + h->problems_off);
     for (uint32_t i = 0; i < h->problem_count; i++)
         if (!string_ok(x, x->problems[i])) return 0;
     for (uint32_t i = 0; i < h->region_count; i++)
@@ -117,31 +153,36 @@ static int check_image(tt_lod *x, uint64_t signature)
         if (!string_ok(x, l->name) || !string_ok(x, l->process) ||
             !fits(x, l->refs_off, (uint64_t)l->depths * h->levels, sizeof(lod_ref)) ||
             !fits(x, l->params_off, l->param_count, sizeof(tt_lod_param)) ||
-            !fits(x, l->marks_off, l->mark_count, sizeof(tt_lod_mark)))
+            !fits(x, l->marks_off, l->mark_count, sizeof(tt_lod_mark)) ||
+            !fits(x, l->tree_off, l->tree_count, sizeof(lod_tree_rec)))
             return 0;
-        const lod_ref *refs = (const lod_ref *)(x->image + l->refs_off);
+        const lod_ref *refs = (const lod_ref *)(x->catalog + l->refs_off);
         /* The spans themselves are not read here, so that a large index
          * loads in the time its metadata takes: a cursor checks each span
          * it decodes (tt_lod_peek). */
         for (uint64_t r = 0; r < (uint64_t)l->depths * h->levels; r++)
             if (!fits(x, refs[r].off, refs[r].count, sizeof(lod_block))) return 0;
-        const tt_lod_param *p = (const tt_lod_param *)(x->image + l->params_off);
+        const tt_lod_param *p = (const tt_lod_param *)(x->catalog + l->params_off);
         for (uint64_t j = 0; j < l->param_count; j++)
             if (!string_ok(x, p[j].name) || !string_ok(x, p[j].text)) return 0;
-        const tt_lod_mark *m = (const tt_lod_mark *)(x->image + l->marks_off);
+        const tt_lod_mark *m = (const tt_lod_mark *)(x->catalog + l->marks_off);
         for (uint64_t j = 0; j < l->mark_count; j++)
             if (!string_ok(x, m[j].name)) return 0;
+        /* Parents before their children: a merge of trees finds a node's parent made. */
+        const lod_tree_rec *t = (const lod_tree_rec *)(x->catalog + l->tree_off);
+        for (uint64_t j = 0; j < l->tree_count; j++)
+            if ((t[j].parent != UINT32_MAX && t[j].parent >= j) || t[j].region >= h->region_count) return 0;
     }
     for (uint32_t i = 0; i < h->track_count; i++) {
         const lod_track_rec *t = &x->tracks[i];
         if (!string_ok(x, t->name) || t->lane >= h->lane_count || !fits(x, t->refs_off, h->levels, sizeof(lod_ref)))
             return 0;
-        const lod_ref *refs = (const lod_ref *)(x->image + t->refs_off);
+        const lod_ref *refs = (const lod_ref *)(x->catalog + t->refs_off);
         for (unsigned k = 0; k < h->levels; k++)
             if (!fits(x, refs[k].off, refs[k].count, sizeof(tt_lod_sample))) return 0;
     }
     if (!fits(x, h->objects_off, h->object_count, sizeof(tt_lod_objects))) return 0;
-    x->objects = (const tt_lod_objects *)(x->image + h->objects_off);
+    x->objects = (const tt_lod_objects *)(x->catalog + h->objects_off);
     for (uint64_t i = 0; i < h->object_count; i++) {
         const tt_lod_objects *o = &x->objects[i];
         if (o->track >= h->track_count || x->tracks[o->track].kind != TT_LOD_TRACK_OBJECTS ||
@@ -168,6 +209,8 @@ static int load_file(tt_lod *x, const char *path, uint64_t signature)
     if (check_image(x, signature)) return 1;
     munmap(map, x->size);
     x->image = NULL;
+    free(x->catalog);
+    x->catalog = NULL;
     return 0;
 }
 
@@ -183,7 +226,8 @@ int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, const tt_l
         return tt_fail(err, "out of memory");
     }
     sprintf(path, "%s/%s", experiment_dir, TT_LOD_FILE);
-    uint64_t signature = trace_signature(experiment_dir);
+    uint64_t trace_bytes;
+    uint64_t signature = trace_signature(experiment_dir, &trace_bytes);
     int was_built = 0;
     if (!load_file(x, path, signature)) {
         char *temp = malloc(len + sizeof "/" TT_LOD_FILE + 32);
@@ -196,7 +240,14 @@ int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, const tt_l
         uint8_t *image;
         size_t size;
         int rc = tt_lod_build_image(experiment_dir, signature, temp, progress, &image, &size, &x->cache_problem, err);
-        if (rc == 0 && !image) {
+        struct stat st;
+        int uncached = rc == 0 && !image && trace_bytes < LOD_UNCACHED_BELOW && stat(temp, &st) == 0 &&
+                       (uint64_t)st.st_size * 2 > trace_bytes;
+        if (uncached) { /* made again, in memory only (LOD_UNCACHED_BELOW) */
+            remove(temp);
+            remove(path); /* an older one */
+            rc = tt_lod_build_image(experiment_dir, signature, NULL, progress, &image, &size, &x->cache_problem, err);
+        } else if (rc == 0 && !image) {
             if (rename(temp, path) != 0) {
                 tt_fail_errno(&x->cache_problem, "cannot write %s", path);
                 remove(temp);
@@ -211,7 +262,7 @@ int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, const tt_l
         }
         free(temp);
         if (rc == 0 && image) {
-            x->cache_failed = 1;
+            x->cache_failed = !uncached;
             x->image = image;
             x->size = size;
             if (!check_image(x, signature)) rc = tt_fail(err, "internal error: the index built is inconsistent");
@@ -236,6 +287,7 @@ void tt_lod_close(tt_lod *x)
         munmap((void *)x->image, x->size);
     else
         free((void *)x->image);
+    free(x->catalog);
     free(x);
 }
 
@@ -296,14 +348,17 @@ const tt_lod_objects *tt_lod_object_records(const tt_lod *x, size_t *count)
 static const lod_ref *span_ref(const tt_lod *x, size_t lane, uint32_t depth, unsigned level)
 {
     if (lane >= x->h->lane_count || depth >= x->lanes[lane].depths || level >= x->h->levels) return NULL;
-    return (const lod_ref *)(x->image + x->lanes[lane].refs_off) + (size_t)depth * x->h->levels + level;
+    return (const lod_ref *)(x->catalog + x->lanes[lane].refs_off) + (size_t)depth * x->h->levels + level;
 }
 
 int lod_block_decode(tt_lod_cursor *c, const lod_block *b, const uint8_t *stored)
 {
     const char *why;
     struct tt_chunk_header h = {.stored_size = b->stored, .raw_size = b->raw, .codec = (uint8_t)b->codec};
-    if (b->raw < 12 || b->raw > TT_LOD_BLOCK_BYTES || b->codec > TT_CODEC_ZSTD || b->spans == 0 ||
+    h.codec = (uint8_t)(b->codec & ~LOD_BLOCK_IN_CATALOG);
+    if (b->raw < 12 || b->raw > TT_LOD_BLOCK_BYTES || (b->codec & ~LOD_BLOCK_IN_CATALOG) > TT_CODEC_ZSTD ||
+        (h.codec == TT_CODEC_NONE && b->raw != b->stored) ||
+        ((b->codec & LOD_BLOCK_IN_CATALOG) && h.codec != TT_CODEC_NONE) || b->spans == 0 ||
         b->spans > TT_LOD_BLOCK_SPANS || tt_payload_decode(&h, stored, c->raw, &why) != 0)
         return 0;
     /* Zeros after the bytes: a varint read near their end stays in raw. */
@@ -327,7 +382,13 @@ static int load_block(tt_lod_cursor *c)
 {
     if (c->block >= c->block_count) return 0;
     const lod_block *b = &c->blocks[c->block];
-    return b->data <= c->x->size && b->stored <= c->x->size - b->data && lod_block_decode(c, b, c->x->image + b->data);
+    const uint8_t *base = c->x->image;
+    size_t size = c->x->size;
+    if (b->codec & LOD_BLOCK_IN_CATALOG) {
+        base = c->x->catalog;
+        size = c->x->catalog_size;
+    }
+    return b->data <= size && b->stored <= size - b->data && lod_block_decode(c, b, base + b->data);
 }
 
 void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t, tt_lod_cursor *c)
@@ -340,7 +401,7 @@ void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, u
     c->have = 0;
     const lod_ref *ref = span_ref(x, lane, depth, level);
     if (!ref) return;
-    c->blocks = (const lod_block *)(x->image + ref->off);
+    c->blocks = (const lod_block *)(x->catalog + ref->off);
     c->block_count = (size_t)ref->count;
     /* The first block that ends after t; then its first span that does. */
     size_t lo = 0, hi = c->block_count;
@@ -414,20 +475,26 @@ const tt_lod_span *tt_lod_peek(tt_lod_cursor *c)
 const tt_lod_param *tt_lod_params(const tt_lod *x, size_t lane, size_t *count)
 {
     *count = lane < x->h->lane_count ? (size_t)x->lanes[lane].param_count : 0;
-    return *count ? (const tt_lod_param *)(x->image + x->lanes[lane].params_off) : NULL;
+    return *count ? (const tt_lod_param *)(x->catalog + x->lanes[lane].params_off) : NULL;
 }
 
 const tt_lod_mark *tt_lod_marks(const tt_lod *x, size_t lane, size_t *count)
 {
     *count = lane < x->h->lane_count ? (size_t)x->lanes[lane].mark_count : 0;
-    return *count ? (const tt_lod_mark *)(x->image + x->lanes[lane].marks_off) : NULL;
+    return *count ? (const tt_lod_mark *)(x->catalog + x->lanes[lane].marks_off) : NULL;
 }
 
 const tt_lod_sample *tt_lod_samples(const tt_lod *x, size_t track, unsigned level, size_t *count)
 {
     *count = 0;
     if (track >= x->h->track_count || level >= x->h->levels) return NULL;
-    const lod_ref *ref = (const lod_ref *)(x->image + x->tracks[track].refs_off) + level;
+    const lod_ref *ref = (const lod_ref *)(x->catalog + x->tracks[track].refs_off) + level;
     *count = (size_t)ref->count;
-    return (const tt_lod_sample *)(x->image + ref->off);
+    return (const tt_lod_sample *)(x->catalog + ref->off);
+}
+
+const lod_tree_rec *lod_lane_tree(const tt_lod *x, size_t lane, size_t *count)
+{
+    *count = lane < x->h->lane_count ? (size_t)x->lanes[lane].tree_count : 0;
+    return *count ? (const lod_tree_rec *)(x->catalog + x->lanes[lane].tree_off) : NULL;
 }

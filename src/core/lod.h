@@ -13,8 +13,9 @@
  *    so their ends are in order too and a cursor finds the first span of a
  *    time range by binary search. Spans are kept compressed in blocks
  *    (lod_file.h), about a byte or two each: with its levels, the index
- *    takes well under half the size of the (compressed) trace
- *    (bench/viewer.py).
+ *    takes under half the size of the (compressed) trace (bench/viewer.py);
+ *    every other record is kept in one compressed catalog, decoded into
+ *    memory when the index is loaded.
  *  - Per lane and depth, coarser LEVELs k = 1, 2, ...: level k has the calls
  *    of level k-1 merged where they are too small to tell apart at its grain
  *    of tt_lod_grain(k) ns: a call at least one grain long stays as it is,
@@ -33,6 +34,9 @@
  *    last of the samples in each grain-sized bucket.
  *  - Per lane, the parameters (with the depth they were recorded at) and
  *    the marks.
+ *  - Per lane, its call tree of the whole run (a node per call path, made
+ *    from the reader's nesting as the trace is read): the whole run's
+ *    profile without a span read, whatever the trace's size.
  *  - Objects (--objects, OBJECTS in format.h): per process and object type,
  *    a track of the objects alive over time (created less destroyed, summed
  *    over the process's streams, a sample at each OBJECTS record), made
@@ -50,7 +54,7 @@
  *    index is then kept in memory only and tt_lod_cache_problem says why.
  *  - A loaded index is read-only: any number of threads may query it at once.
  *  - Queries allocate only their result (and scratch they free), read
- *    nothing but the index (mapped from its file), and never fail for a range or lane that is out of bounds: they
+ *    nothing but the index (its spans mapped from its file), and never fail for a range or lane that is out of bounds: they
  *    answer what lies within.
  *  - A damaged cache file is never trusted: every offset, count and string
  *    in it is checked when it is loaded, and one that does not fit makes a
@@ -253,7 +257,10 @@ int tt_lod_query_samples(const tt_lod *x, tt_lod_view v, const uint32_t *tracks,
 
 /* The call-path tree of `lanes` in [t0, t1), merged over the lanes: every
  * call that overlaps the range counts one visit and the part of its time
- * within the range (no node when t1 <= t0). As
+ * within the range (no node when t1 <= t0). A range that holds the whole
+ * run is answered from the lanes' trees the index keeps, without reading a
+ * span; any other from the spans, in time in proportion to the calls in
+ * it. As
  *     u32 count, u32 reserved, then per node (in depth-first order, parents
  *     first): u32 parent (UINT32_MAX for a root), u32 region,
  *     f64 visits, f64 inclusive_ns, f64 exclusive_ns

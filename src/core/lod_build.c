@@ -15,8 +15,9 @@
  * trace's span known, each level is derived from the one below it
  * (merge_spans, merge_samples), reading that one's blocks back from the
  * file, and written after it; a level not kept is cut off the file again.
- * The records that say where everything is follow the spans, then the
- * header goes in front.
+ * Each lane's call tree is made as its stream is read (a node per call
+ * path, found from the open call's). The catalog (lod_file.h), made in
+ * memory and compressed, follows the spans, then the header goes in front.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -64,6 +65,7 @@ typedef struct track_build {
 
 typedef struct lane_build {
     lod_lane_rec rec;
+    lod_tree tree; /* of the whole run */
     depth_levels *depths;
     size_t depth_cap;
     tt_lod_param *params;
@@ -75,6 +77,7 @@ typedef struct lane_build {
 typedef struct frame {
     uint64_t start;
     uint32_t region;
+    uint32_t node; /* in its lane's tree */
 } frame;
 
 /* An OBJECTS record as read, until its track is known. */
@@ -183,6 +186,8 @@ typedef struct builder {
     int io_errno;   /* the first write or read that failed; then nothing more is written */
     size_t pending; /* spans of the blocks being filled, over all lanes and depths */
     void *zctx;     /* compresses blocks (tt_compress) */
+    uint8_t *small;  /* the bytes of the blocks that go in the catalog */
+    size_t small_size, small_cap;
     uint8_t *raw;    /* a block's bytes: TT_LOD_BLOCK_BYTES of scratch */
     uint8_t *packed; /* and compressed: tt_compress_bound(TT_LOD_BLOCK_BYTES) */
     tt_lod_cursor *cursor; /* reads blocks back */
@@ -218,12 +223,6 @@ static uint64_t out_put(builder *b, const void *data, size_t len)
     }
     b->size += len;
     return at;
-}
-
-static void out_align8(builder *b)
-{
-    static const uint8_t zeros[8];
-    out_put(b, zeros, (size_t)(-b->size & 7));
 }
 
 /* The image back to its first `size` bytes. */
@@ -286,9 +285,14 @@ static uint32_t region_of(builder *b, const tt_process *p, uint32_t id)
  * cost in build time (its bytes to write shrink as much). */
 #define LOD_ZSTD_LEVEL 3
 
+/* The last block of a depth's level at most this big goes in the catalog
+ * (lod_file.h): alone, it would not compress. One per lane, depth and
+ * level: the memory they take is bounded as the blocks' records are. */
+#define LOD_SMALL_BLOCK 512u
+
 /* Encodes the spans of the block being filled (lod_file.h) and appends it
- * to the image. */
-static int flush_block(builder *b, span_vec *v)
+ * to the image; `last`: no span follows it at its depth and level. */
+static int flush_block(builder *b, span_vec *v, int last)
 {
     size_t n = v->n;
     if (n == 0) return 0;
@@ -314,6 +318,17 @@ static int flush_block(builder *b, span_vec *v)
     }
     size_t size = (size_t)(end - raw);
     if (TT_RESERVE(v->blocks, v->block_cap, v->block_count + 1) != 0) return -1;
+    if (last && size <= LOD_SMALL_BLOCK) {
+        if (TT_RESERVE(b->small, b->small_cap, b->small_size + size) != 0) return -1;
+        memcpy(b->small + b->small_size, raw, size);
+        v->blocks[v->block_count++] = (lod_block){v->v[0].start, v->v[n - 1].end, b->small_size, (uint32_t)n,
+                                                  TT_CODEC_NONE | LOD_BLOCK_IN_CATALOG, (uint32_t)size,
+                                                  (uint32_t)size};
+        b->small_size += size;
+        b->pending -= n;
+        v->n = 0;
+        return 0;
+    }
     uint8_t *stored = b->packed;
     size_t n_stored = tt_compress(b->zctx, stored, tt_compress_bound(size), raw, size);
     if (n_stored == 0) {
@@ -335,7 +350,7 @@ static int push_span(builder *b, span_vec *v, tt_lod_span s)
     v->v[v->n++] = s;
     v->count++;
     b->pending++;
-    return v->n == TT_LOD_BLOCK_SPANS ? flush_block(b, v) : 0;
+    return v->n == TT_LOD_BLOCK_SPANS ? flush_block(b, v, 0) : 0;
 }
 
 static int push_sample(sample_vec *v, tt_lod_sample s)
@@ -422,11 +437,11 @@ static int add_objects(builder *b, const tt_process *p, const tt_event *ev)
  * once. */
 #define LOD_PENDING_MAX (1u << 18)
 
-static int flush_all(builder *b)
+static int flush_all(builder *b, int last)
 {
     for (size_t i = 0; i < b->lane_count; i++)
         for (uint32_t d = 0; d < b->lanes[i].rec.depths; d++)
-            if (flush_block(b, &b->lanes[i].depths[d].level[0]) != 0) return -1;
+            if (flush_block(b, &b->lanes[i].depths[d].level[0], last) != 0) return -1;
     return 0;
 }
 
@@ -449,18 +464,26 @@ static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *
         case TT_EV_ENTER: {
             uint32_t region = region_of(b, p, ev.region);
             if (region == NONE || TT_RESERVE(b->stack, b->stack_cap, depth + 1) != 0) return -1;
-            b->stack[depth++] = (frame){ev.time, region};
+            uint32_t node = lod_tree_node_of(&l->tree, depth ? b->stack[depth - 1].node : NONE, region);
+            if (node == NONE) return -1;
+            b->stack[depth++] = (frame){ev.time, region, node};
             break;
         }
         case TT_EV_LEAVE: {
             frame f = b->stack[--depth]; /* the reader guarantees well nesting */
+            double took = (double)(ev.time - f.start);
+            lod_tree_node *node = &l->tree.nodes[f.node];
+            node->visits += 1;
+            node->inclusive += took;
+            node->exclusive += took;
+            if (depth) l->tree.nodes[b->stack[depth - 1].node].exclusive -= took;
             if (depth >= l->rec.depths) {
                 if (TT_RESERVE(l->depths, l->depth_cap, depth + 1) != 0) return -1;
                 memset(l->depths + l->rec.depths, 0, (depth + 1 - l->rec.depths) * sizeof *l->depths);
                 l->rec.depths = (uint32_t)depth + 1;
             }
             if (push_span(b, &l->depths[depth].level[0], (tt_lod_span){f.start, ev.time, f.region, 1}) != 0 ||
-                (b->pending > LOD_PENDING_MAX && flush_all(b) != 0))
+                (b->pending > LOD_PENDING_MAX && flush_all(b, 0) != 0))
                 return -1;
             l->rec.calls++;
             break;
@@ -515,6 +538,9 @@ static int read_process(builder *b, const tt_trace *t, const tt_process *p, uint
         l->rec.stream = (uint32_t)s;
         int rc = blob_add_str(&b->strings, th->name, &l->rec.name);
         if (rc == 0) rc = read_lane(b, p, lane, c);
+        l->rec.tree_count = l->tree.count;
+        free(l->tree.slots); /* complete: only its nodes are kept */
+        l->tree.slots = NULL;
         if (rc == 0 && tt_cursor_state(c) != TT_STREAM_COMPLETE) rc = add_problem(b, tt_cursor_problem(c));
         tt_cursor_close(c);
         if (rc != 0) return -1;
@@ -627,7 +653,10 @@ static int merge_level(builder *b, const span_vec *in, merger *m, size_t n)
     tt_lod_cursor *c = b->cursor;
     for (size_t i = 0; i < in->block_count; i++) {
         const lod_block *block = &in->blocks[i];
-        if (out_read(b, block->data, b->packed, block->stored) != 0) return -1;
+        if (block->codec & LOD_BLOCK_IN_CATALOG)
+            memcpy(b->packed, b->small + block->data, block->stored);
+        else if (out_read(b, block->data, b->packed, block->stored) != 0)
+            return -1;
         c->blocks = NULL; /* this block only */
         c->block_count = c->block = 0;
         c->have = 0;
@@ -639,7 +668,7 @@ static int merge_level(builder *b, const span_vec *in, merger *m, size_t n)
     }
     for (size_t k = 0; k < n; k++)
         if (m[k].open && merge_emit(b, &m[k], m[k].cur) != 0) return -1;
-    return m[0].out ? flush_block(b, m[0].out) : 0;
+    return m[0].out ? flush_block(b, m[0].out, 1) : 0;
 }
 
 /* Level k of a track: its samples in buckets of a grain. */
@@ -698,12 +727,14 @@ static int make_levels(builder *b)
                     break;
                 }
                 uint64_t enough = level[below].count / LOD_LEVEL_SHRINK, mark = b->size;
+                size_t small_mark = b->small_size;
                 size_t n = b->levels - next < LOD_LEVELS_COUNTED ? b->levels - next : LOD_LEVELS_COUNTED, first;
                 for (size_t k = 0; k < n; k++) m[k] = (merger){.grain = tt_lod_grain(next + (unsigned)k)};
                 m[0].out = &level[next];
                 if (merge_level(b, &level[below], m, n) != 0) return -1;
                 if (m[0].count > enough) {
                     out_cut(b, mark);
+                    b->small_size = small_mark;
                     free(level[next].v);
                     free(level[next].blocks);
                     level[next] = (span_vec){0};
@@ -756,12 +787,12 @@ static int make_levels(builder *b)
 
 static uint64_t align8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
 
-/* Where the records go after the spans' bytes (which end at b->size): the
- * records' offsets are set, and refs (per lane, then per track, as the
- * image holds them) filled. Returns the offset of the strings. */
-static uint64_t lay_out(builder *b, lod_header *h, lod_ref *refs)
+/* Where the records go in the catalog (lod_file.h): the records' offsets
+ * are set, and refs (per lane, then per track, as the catalog holds them)
+ * filled. Returns the offset of the strings. */
+static uint64_t lay_out(builder *b, lod_header *h, lod_ref *refs, uint64_t *small_off)
 {
-    uint64_t off = align8(b->size);
+    uint64_t off = 0;
     for (size_t i = 0; i < b->lane_count; i++)
         for (uint32_t d = 0; d < b->lanes[i].rec.depths; d++)
             for (unsigned k = 0; k < b->levels; k++) {
@@ -800,6 +831,8 @@ static uint64_t lay_out(builder *b, lod_header *h, lod_ref *refs)
         off += l->rec.param_count * sizeof(tt_lod_param);
         l->rec.marks_off = off;
         off += l->rec.mark_count * sizeof(tt_lod_mark);
+        l->rec.tree_off = off;
+        off += l->rec.tree_count * sizeof(lod_tree_rec);
     }
     r = 0;
     for (size_t i = 0; i < b->lane_count; i++) r += (size_t)b->lanes[i].rec.depths * b->levels;
@@ -816,10 +849,29 @@ static uint64_t lay_out(builder *b, lod_header *h, lod_ref *refs)
     h->objects_off = off;
     h->object_count = b->object_count;
     off += b->object_count * sizeof(tt_lod_objects);
-    return off;
+    *small_off = off;
+    return off + b->small_size;
 }
 
-/* Appends the records after the spans, then puts the header in front. */
+/* The catalog as it is assembled, in memory. */
+typedef struct catalog {
+    uint8_t *data;
+    size_t size;
+} catalog;
+
+static void cat_put(catalog *c, const void *data, size_t len)
+{
+    if (len) memcpy(c->data + c->size, data, len);
+    c->size += len;
+}
+
+static void cat_align8(catalog *c)
+{
+    static const uint8_t zeros[8];
+    cat_put(c, zeros, (size_t)(-c->size & 7));
+}
+
+/* Appends the catalog after the spans, then puts the header in front. */
 static int write_records(builder *b, uint64_t signature)
 {
     size_t ref_count = 0;
@@ -835,41 +887,70 @@ static int write_records(builder *b, uint64_t signature)
     h.lane_count = (uint32_t)b->lane_count;
     h.track_count = (uint32_t)b->track_count;
     h.problem_count = (uint32_t)b->problem_count;
-    h.strings_off = lay_out(b, &h, refs);
+    uint64_t small_off;
+    h.strings_off = lay_out(b, &h, refs, &small_off);
     h.strings_size = b->strings.size;
-    h.size = h.strings_off + h.strings_size;
-
-    out_align8(b);
+    uint64_t raw = h.strings_off + h.strings_size;
+    catalog c = {raw <= UINT32_MAX ? malloc(raw) : NULL, 0};
+    size_t bound = tt_compress_bound((size_t)raw);
+    uint8_t *packed = c.data ? malloc(bound) : NULL;
+    if (!packed) {
+        free(c.data);
+        free(refs);
+        return -1;
+    }
     for (size_t i = 0; i < b->lane_count; i++)
         for (uint32_t d = 0; d < b->lanes[i].rec.depths; d++)
             for (unsigned k = 0; k < b->levels; k++) {
-                const span_vec *v = &b->lanes[i].depths[d].level[k];
-                if (!v->same) out_put(b, v->blocks, v->block_count * sizeof *v->blocks);
+                span_vec *v = &b->lanes[i].depths[d].level[k];
+                if (v->same) continue;
+                for (size_t j = 0; j < v->block_count; j++)
+                    if (v->blocks[j].codec & LOD_BLOCK_IN_CATALOG) v->blocks[j].data += small_off;
+                cat_put(&c, v->blocks, v->block_count * sizeof *v->blocks);
             }
-    out_put(b, b->regions, b->region_count * sizeof *b->regions);
-    for (size_t i = 0; i < b->lane_count; i++) out_put(b, &b->lanes[i].rec, sizeof b->lanes[i].rec);
-    for (size_t i = 0; i < b->track_count; i++) out_put(b, &b->tracks[i].rec, sizeof b->tracks[i].rec);
-    out_put(b, b->problems, b->problem_count * sizeof *b->problems);
-    out_align8(b);
-    out_put(b, refs, ref_count * sizeof *refs);
+    cat_put(&c, b->regions, b->region_count * sizeof *b->regions);
+    for (size_t i = 0; i < b->lane_count; i++) cat_put(&c, &b->lanes[i].rec, sizeof b->lanes[i].rec);
+    for (size_t i = 0; i < b->track_count; i++) cat_put(&c, &b->tracks[i].rec, sizeof b->tracks[i].rec);
+    cat_put(&c, b->problems, b->problem_count * sizeof *b->problems);
+    cat_align8(&c);
+    cat_put(&c, refs, ref_count * sizeof *refs);
     for (size_t i = 0; i < b->lane_count; i++) {
         const lane_build *l = &b->lanes[i];
-        out_put(b, l->params, l->rec.param_count * sizeof *l->params);
-        out_put(b, l->marks, l->rec.mark_count * sizeof *l->marks);
+        cat_put(&c, l->params, l->rec.param_count * sizeof *l->params);
+        cat_put(&c, l->marks, l->rec.mark_count * sizeof *l->marks);
+        for (size_t j = 0; j < l->rec.tree_count; j++) {
+            const lod_tree_node *n = &l->tree.nodes[j];
+            lod_tree_rec rec = {n->parent, n->region, (uint64_t)n->visits, (uint64_t)n->inclusive,
+                                n->exclusive > 0 ? (uint64_t)n->exclusive : 0};
+            cat_put(&c, &rec, sizeof rec);
+        }
     }
     for (size_t i = 0; i < b->track_count; i++)
         for (unsigned k = 0; k < b->levels; k++) {
             const sample_vec *v = &b->tracks[i].level[k];
-            if (!v->same) out_put(b, v->v, v->n * sizeof *v->v);
+            if (!v->same) cat_put(&c, v->v, v->n * sizeof *v->v);
         }
     for (size_t i = 0; i < b->object_count; i++) {
         const object_read *o = &b->objects[i];
         tt_lod_objects rec = {o->time, o->track, o->region, o->created, o->destroyed};
-        out_put(b, &rec, sizeof rec);
+        cat_put(&c, &rec, sizeof rec);
     }
-    out_put(b, b->strings.data, b->strings.size);
+    cat_put(&c, b->small, b->small_size);
+    cat_put(&c, b->strings.data, b->strings.size);
     free(refs);
-    if (b->size != h.size && !b->io_errno) return -1; /* lay_out and this disagree: a bug */
+    int rc = c.size == raw ? 0 : -1; /* lay_out and this disagree: a bug */
+    if (rc == 0) rc = lod_columns(c.data, c.size, &h, 1);
+    if (rc == 0) {
+        size_t stored = tt_compress(b->zctx, packed, bound, c.data, c.size);
+        h.catalog_codec = stored ? TT_CODEC_ZSTD : TT_CODEC_NONE;
+        h.catalog_raw = (uint32_t)raw;
+        h.catalog_stored = stored ? stored : raw;
+        h.catalog_off = out_put(b, stored ? packed : c.data, (size_t)h.catalog_stored);
+        h.size = b->size;
+    }
+    free(c.data);
+    free(packed);
+    if (rc != 0) return -1;
     out_flush(b);
     if (!b->io_errno && pwrite(b->fd, &h, sizeof h, 0) != (ssize_t)sizeof h) b->io_errno = errno ? errno : ENOSPC;
     return b->io_errno ? -1 : 0;
@@ -885,6 +966,7 @@ static void builder_free(builder *b)
                 free(l->depths[d].level[k].blocks);
             }
         free(l->depths);
+        lod_tree_free(&l->tree);
         free(l->params);
         free(l->marks);
     }
@@ -901,6 +983,7 @@ static void builder_free(builder *b)
     free(b->strings.data);
     free(b->strings.slots);
     free(b->out);
+    free(b->small);
     free(b->raw);
     free(b->packed);
     free(b->cursor);
@@ -937,7 +1020,7 @@ static int build(builder *b, const char *experiment_dir, uint64_t signature, tt_
     tt_trace_close(t);
     if (rc == 0) rc = make_object_tracks(b);
     if (b->begin > b->end) b->begin = b->end = 0;
-    if (rc == 0) rc = flush_all(b);
+    if (rc == 0) rc = flush_all(b, 1);
     if (rc == 0) rc = make_levels(b);
     if (rc == 0) rc = write_records(b, signature);
     if (rc != 0 && !b->io_errno) return tt_fail(err, "out of memory building the index of %s", experiment_dir);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "grow.h"
-#include "lod.h"
+#include "lod_file.h"
 
 #define NONE UINT32_MAX
 
@@ -201,27 +201,13 @@ nomem:
 
 /* ---- call-path tree of a range ---- */
 
-typedef struct tree_node {
-    uint32_t parent, region;
-    double visits, inclusive, exclusive;
-} tree_node;
-
-typedef struct tree {
-    tree_node *nodes;
-    size_t count, cap;
-    uint32_t *slots; /* open addressing by (parent, region): node + 1 */
-    size_t mask;
-} tree;
-
 static uint64_t node_hash(uint32_t parent, uint32_t region)
 {
     uint64_t h = ((uint64_t)parent << 32 | region) * 0x9e3779b97f4a7c15ULL;
     return h ^ (h >> 29);
 }
 
-/* The node for `region` under `parent`, made on first use; NONE when memory
- * runs out. */
-static uint32_t tree_node_of(tree *t, uint32_t parent, uint32_t region)
+uint32_t lod_tree_node_of(lod_tree *t, uint32_t parent, uint32_t region)
 {
     if ((t->count + 1) * 2 > (t->slots ? t->mask + 1 : 0)) {
         size_t size = t->slots ? (t->mask + 1) * 2 : 256;
@@ -238,13 +224,20 @@ static uint32_t tree_node_of(tree *t, uint32_t parent, uint32_t region)
     }
     size_t j = node_hash(parent, region) & t->mask;
     for (; t->slots[j]; j = (j + 1) & t->mask) {
-        const tree_node *n = &t->nodes[t->slots[j] - 1];
+        const lod_tree_node *n = &t->nodes[t->slots[j] - 1];
         if (n->parent == parent && n->region == region) return t->slots[j] - 1;
     }
     if (t->count >= NONE - 1 || TT_RESERVE(t->nodes, t->cap, t->count + 1) != 0) return NONE;
-    t->nodes[t->count] = (tree_node){.parent = parent, .region = region};
+    t->nodes[t->count] = (lod_tree_node){.parent = parent, .region = region};
     t->slots[j] = (uint32_t)t->count + 1;
     return (uint32_t)t->count++;
+}
+
+void lod_tree_free(lod_tree *t)
+{
+    free(t->nodes);
+    free(t->slots);
+    *t = (lod_tree){0};
 }
 
 typedef struct open_call {
@@ -256,7 +249,7 @@ typedef struct open_call {
  * position per depth: the callees of successive calls at depth d are
  * successive at depth d + 1, so each position only moves forward and every
  * span in range is read once. */
-static int tree_lane(const tt_lod *x, uint32_t lane, uint64_t t0, uint64_t t1, tree *t)
+static int tree_lane(const tt_lod *x, uint32_t lane, uint64_t t0, uint64_t t1, lod_tree *t)
 {
     uint32_t depths = tt_lod_lane(x, lane).depths;
     if (depths == 0) return 0;
@@ -276,7 +269,7 @@ static int tree_lane(const tt_lod *x, uint32_t lane, uint64_t t0, uint64_t t1, t
         }
         tt_lod_advance(&at[d]);
         uint32_t parent = top ? stack[top - 1].node : NONE;
-        uint32_t node = tree_node_of(t, parent, s->region);
+        uint32_t node = lod_tree_node_of(t, parent, s->region);
         if (node == NONE) {
             rc = -1;
             break;
@@ -293,27 +286,47 @@ static int tree_lane(const tt_lod *x, uint32_t lane, uint64_t t0, uint64_t t1, t
     return rc;
 }
 
+/* Adds the whole run's tree of one lane, as the index stores it, to t. */
+static int tree_stored(const tt_lod *x, uint32_t lane, lod_tree *t)
+{
+    size_t n;
+    const lod_tree_rec *nodes = lod_lane_tree(x, lane, &n);
+    uint32_t *to = malloc((n ? n : 1) * sizeof *to); /* its nodes' in t */
+    if (!to) return -1;
+    for (size_t i = 0; i < n; i++) {
+        const lod_tree_rec *s = &nodes[i];
+        uint32_t node = lod_tree_node_of(t, s->parent == NONE ? NONE : to[s->parent], s->region);
+        if (node == NONE) {
+            free(to);
+            return -1;
+        }
+        to[i] = node;
+        t->nodes[node].visits += (double)s->visits;
+        t->nodes[node].inclusive += (double)s->inclusive;
+        t->nodes[node].exclusive += (double)s->exclusive;
+    }
+    free(to);
+    return 0;
+}
+
 int tt_lod_query_tree(const tt_lod *x, uint64_t t0, uint64_t t1, const uint32_t *lanes, size_t lane_count,
                       tt_lod_buffer *out)
 {
-    tree t = {0};
+    /* A range that holds the whole run is every call whole: the trees the
+     * index keeps, merged, without reading a span. */
+    int whole = t0 <= tt_lod_begin(x) && t1 > tt_lod_end(x);
+    lod_tree t = {0};
     int rc = 0;
     for (size_t i = 0; rc == 0 && t0 < t1 && i < lane_count; i++)
-        if (lanes[i] < tt_lod_lane_count(x)) rc = tree_lane(x, lanes[i], t0, t1, &t);
-    if (rc == 0 && buffer_size(out, 8 + t.count * 32) != 0) rc = -1;
+        if (lanes[i] < tt_lod_lane_count(x))
+            rc = whole ? tree_stored(x, lanes[i], &t) : tree_lane(x, lanes[i], t0, t1, &t);
+    if (rc == 0 && buffer_size(out, 8 + t.count * sizeof(lod_tree_node)) != 0) rc = -1;
     if (rc == 0) {
         uint32_t head[2] = {(uint32_t)t.count, 0};
         memcpy(out->data, head, sizeof head);
-        for (size_t i = 0; i < t.count; i++) {
-            uint8_t *p = out->data + 8 + i * 32;
-            double values[3] = {t.nodes[i].visits, t.nodes[i].inclusive, t.nodes[i].exclusive};
-            memcpy(p, &t.nodes[i].parent, 4);
-            memcpy(p + 4, &t.nodes[i].region, 4);
-            memcpy(p + 8, values, sizeof values);
-        }
+        if (t.count) memcpy(out->data + 8, t.nodes, t.count * sizeof(lod_tree_node));
     }
-    free(t.nodes);
-    free(t.slots);
+    lod_tree_free(&t);
     return rc;
 }
 

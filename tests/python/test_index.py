@@ -322,25 +322,31 @@ def test_damaged_spans_end_the_reading_there(experiment, index, tmp_path):
     copy = copy_experiment(experiment, tmp_path)
     cache = copy / "view.idx"
     data = bytearray(cache.read_bytes())
-    lanes_off, = struct.unpack_from("Q", data, 72)
-    worker = 96 * 1  # lane 1's record: worker-0
-    depths, = struct.unpack_from("I", data, lanes_off + worker + 28)
-    refs_off, = struct.unpack_from("Q", data, lanes_off + worker + 56)
-    blocks_off, blocks = struct.unpack_from("QQ", data, refs_off)  # depth 0, level 0
-    start, end, bytes_off, spans = struct.unpack_from("QQQQ", data, blocks_off)
-    assert depths > 1 and blocks > 0 and spans > 0
-    data[bytes_off:bytes_off + 11] = b"\xff" * 11  # no varint is 11 bytes long
+    header_size = 152  # lod_file.h: lod_header; its catalog_off at 48
+    catalog, = struct.unpack_from("Q", data, 48)
+    assert catalog > header_size  # the first block written outside the catalog starts right after the header
+    data[header_size:header_size + 11] = b"\xff" * 11  # no varint is 11 bytes long, no zstd frame starts so
     cache.write_bytes(bytes(data))
-    index = _tracetop.Index(str(copy))
-    assert not index.built and index.lanes[1]["name"] == "worker-0"
-    assert raw_spans(index, 1, 0, 0) == []
-    assert len(raw_spans(index, 1, 1, 0)) > 0
-    _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 1000, all_lanes(index)))
-    assert all(s["region"] < len(index.regions) for s in spans)
-    assert not any(s["lane"] == 1 and s["depth"] == 0 for s in spans)
-    nodes = decode_tree(index.tree(index.begin_ns, index.end_ns + 1, all_lanes(index)))
-    assert all(node["region"] < len(index.regions) for node in nodes)
-    assert index.call_at(1, 0, (start + end) // 2) is None
+    damaged = _tracetop.Index(str(copy))
+    assert not damaged.built and damaged.lanes[1]["name"] == "worker-0"
+    read = {(lane, depth): len(raw_spans(damaged, lane, depth, 0))
+            for lane, info in enumerate(damaged.lanes) for depth in range(info["depths"])}
+    whole = {(lane, depth): len(raw_spans(index, lane, depth, 0))
+             for lane, info in enumerate(index.lanes) for depth in range(info["depths"])}
+    cut = [place for place in read if read[place] < whole[place]]
+    assert len(cut) == 1 and read[cut[0]] == 0  # the reading of one depth ends at its first block
+    _, spans = decode_spans(damaged.spans(damaged.begin_ns, damaged.end_ns + 1, 1000, all_lanes(damaged)))
+    assert all(s["region"] < len(damaged.regions) for s in spans)
+    assert not any((s["lane"], s["depth"]) == cut[0] for s in spans)
+    nodes = decode_tree(damaged.tree(damaged.begin_ns + 1, damaged.end_ns + 1, all_lanes(damaged)))
+    assert all(node["region"] < len(damaged.regions) for node in nodes)
+    # The whole run's tree is the index's own, made as the trace was read: whole.
+    assert damaged.tree(damaged.begin_ns, damaged.end_ns + 1, all_lanes(damaged)) == \
+        index.tree(index.begin_ns, index.end_ns + 1, all_lanes(index))
+    lane, depth = cut[0]
+    start, end, _, _ = raw_spans(index, lane, depth, 0)[0]
+    assert damaged.call_at(lane, depth, (start + end) // 2) is None
+
 
 def test_a_long_build_says_how_it_goes(tmp_path):
     """With progress=0 (any build is long), a line on stderr says how many events were read; without, nothing."""

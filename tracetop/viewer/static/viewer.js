@@ -1103,6 +1103,7 @@
         }
       }
       state.tree = tree;
+      if (!performance.getEntriesByName("tracetop-tree").length) performance.mark("tracetop-tree"); /* for the bench */
       state.treeRows = TREE_PAGE;
       state.flatRows = FLAT_PAGE;
       $("scope-info").textContent = TT.fmtDuration(t1 - t0) + " · " + TT.fmtCount(tree.count) + " call paths";

@@ -1,0 +1,104 @@
+"""view.idx against the trace it indexes: at most half its size (lod_file.h: the spans in compressed blocks, every
+other record in one compressed catalog), on runs of nested calls in three threads and a parameter-heavy one; with
+--objects, the objects records compressed with the catalog.
+A trace of a few calls has none on disk: made at each open, it costs less than keeping it (lod.c)."""
+import struct
+
+import pytest
+
+from helpers import PROGRAMS, tracetop
+from test_objects import needs_tracer
+from tracetop import _tracetop
+
+NESTED = """
+import sys, threading
+def leaf(x):
+    return abs(x) + len(str(x & 7))
+def middle(x):
+    return leaf(x) + min(x, 3)
+def work(n):
+    return sum(middle(i) + 1 for i in range(n))
+threads = [threading.Thread(target=work, args=(int(sys.argv[1]),)) for _ in range(2)]
+for t in threads:
+    t.start()
+work(int(sys.argv[1]))
+for t in threads:
+    t.join()
+"""
+
+def ratio(experiment):
+    """view.idx's size over the trace's (0 when it is not cached)."""
+    _tracetop.Index(str(experiment))
+    trace = sum(f.stat().st_size for f in (experiment / "trace").rglob("*") if f.is_file())
+    cache = experiment / "view.idx"
+    return cache.stat().st_size / trace if cache.exists() else 0
+
+
+def record(where, program, *arguments, options=()):
+    completed = tracetop("run", *options, "--output", "exp", program, *arguments, cwd=where)
+    assert completed.returncode == 0, completed.stderr
+    return where / "exp"
+
+
+def test_a_few_calls(tmp_path):
+    """A trace of a few calls (some 200 events with the start-up's): its index, mostly the names and files of the
+    regions, would take more than half of it, and costs less to make than to keep: it is made at each open."""
+    (tmp_path / "few.py").write_text("def f(i):\n    return i\nfor i in range(3):\n    f(i)\n")
+    experiment = record(tmp_path, "few.py")
+    (experiment / "view.idx").write_bytes(b"an older index")
+    assert ratio(experiment) == 0
+    index = _tracetop.Index(str(experiment))
+    assert index.built and index.cache_problem is None and not (experiment / "view.idx").exists()
+    profile = {region["name"]: region["visits"] for region in _tracetop.profile(str(experiment))["regions"]}
+    data = index.tree(index.begin_ns, index.end_ns + 1, [0])
+    visits = {}
+    for parent, region, count, _, _ in struct.iter_unpack("IIddd", data[8:]):
+        name = index.regions[region]["name"]
+        visits[name] = visits.get(name, 0) + count
+    assert profile["__main__:f"] == 3 and visits == profile
+
+
+@pytest.mark.parametrize("calls", [20_000, 300_000])
+def test_nested_calls_in_threads(tmp_path, calls):
+    (tmp_path / "nested.py").write_text(NESTED)
+    assert ratio(record(tmp_path, "nested.py", str(calls // 9))) <= 0.5
+
+
+def test_parameters_and_counters(tmp_path):
+    """A parameter or counter on most calls (each 32 bytes in the catalog, stored as columns)."""
+    experiment = record(tmp_path, PROGRAMS / "viewer_demo.py", "400")
+    index = _tracetop.Index(str(experiment))
+    assert sum(lane["params"] for lane in index.lanes) >= 2000
+    assert ratio(experiment) <= 0.5
+
+
+# 100 places making objects (an instance of a class of its own and a list each) for a second and a half: a record of
+# each every 100 ms (format.h: OBJECTS), as a program that allocates in many functions makes them.
+CHURN = """
+import sys, time
+for i in range(100):
+    exec(f"class C{i}: pass\\ndef f{i}(keep):\\n    keep.append((C{i}(), []))", globals())
+keep, makers = [], [globals()[f"f{i}"] for i in range(100)]
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    for make in makers:
+        make(keep)
+    if len(keep) > 20_000:
+        keep.clear()
+"""
+
+
+@needs_tracer
+def test_objects(tmp_path):
+    """With --objects, the objects records and the tracks of the objects alive (32 bytes each in view.idx 6, then a
+    sixth of the trace here) go with every record but the spans in the catalog, compressed: together under a
+    hundredth of the trace. (The spans of such a run take about half of its trace: bench/README.md.)"""
+    (tmp_path / "churn.py").write_text(CHURN)
+    experiment = record(tmp_path, "churn.py", "1.5", options=("--objects",))
+    index = _tracetop.Index(str(experiment))
+    records = int.from_bytes(index.objects(index.begin_ns, index.end_ns + 1, [0])[:4], "little")
+    assert records >= 200  # places: region and type
+    trace = sum(f.stat().st_size for f in (experiment / "trace").rglob("*") if f.is_file())
+    header = (experiment / "view.idx").read_bytes()[:152]
+    catalog_stored, catalog_raw = struct.unpack_from("QI", header, 56)
+    assert catalog_raw > trace / 20 and catalog_stored <= trace / 50

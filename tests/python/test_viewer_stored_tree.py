@@ -1,0 +1,77 @@
+"""The whole run's call tree is kept in view.idx when it is built: the profile tab shows it, equal to what
+`tracetop summary` says, without a span read (the spans of the index are damaged here, and the browser's
+requests for spans refused); a range is still computed from the spans."""
+import struct
+
+import pytest
+
+from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
+from helpers import PROGRAMS, tracetop
+from tracetop import _tracetop
+from tracetop.viewer.server import ViewerServer
+
+HEADER_SIZE = 152  # lod_file.h: lod_header
+CATALOG_OFF = 48   # its catalog_off: the spans' blocks lie between the header and the catalog
+
+
+def tree_visits(index, t0, t1):
+    data = index.tree(t0, t1, list(range(len(index.lanes))))
+    count, = struct.unpack_from("I", data)
+    return sum(visits for _, _, visits, _, _ in struct.iter_unpack("IIddd", data[8:8 + 32 * count]))
+
+
+@pytest.fixture(scope="module")
+def damaged(tmp_path_factory):
+    """An experiment of three threads whose view.idx has every span block outside its catalog overwritten."""
+    where = tmp_path_factory.mktemp("stored_tree")
+    completed = tracetop("--output", "exp", PROGRAMS / "viewer_demo.py", "3000", cwd=where)
+    assert completed.returncode == 0, completed.stderr
+    experiment = where / "exp"
+    index = _tracetop.Index(str(experiment))
+    calls = sum(lane["calls"] for lane in index.lanes)
+    whole = tree_visits(index, index.begin_ns, index.end_ns + 1)
+    inner = tree_visits(index, index.begin_ns + 1, index.end_ns + 1)  # a range: from the spans
+    assert whole == calls and inner == calls
+    del index
+    cache = experiment / "view.idx"
+    data = bytearray(cache.read_bytes())
+    catalog, = struct.unpack_from("Q", data, CATALOG_OFF)
+    assert catalog > HEADER_SIZE + 1000, "no span block outside the catalog: the damage would test nothing"
+    data[HEADER_SIZE:catalog] = b"\xff" * (catalog - HEADER_SIZE)
+    cache.write_bytes(bytes(data))
+    index = _tracetop.Index(str(experiment))
+    assert not index.built  # the damage is where loading does not look
+    # The spans are gone for a range; the whole run's tree is the index's own.
+    assert tree_visits(index, index.begin_ns + 1, index.end_ns + 1) < calls / 2
+    assert tree_visits(index, index.begin_ns, index.end_ns + 1) == calls
+    server = ViewerServer(str(experiment), index).start()
+    yield server, experiment
+    server.close()
+
+
+def test_profile_tab_shows_the_stored_tree_without_spans(browser, damaged):  # noqa: F811
+    server, experiment = damaged
+    summary = {region["name"]: (region["visits"], region["exclusive_ns"], region["inclusive_ns"])
+               for region in _tracetop.profile(str(experiment))["regions"]}
+    asked = []
+    with page_of(browser) as page:
+        page.on("request", lambda request: asked.append(request.url.split("/api/")[-1].split("?")[0]))
+        page.route("**/api/spans*", lambda route: route.abort())
+        page.goto(server.url)
+        page.wait_for_function("window.tracetopViewer && window.tracetopViewer.state.meta")
+        page.click("#tabs button[data-tab=profile]")
+        page.wait_for_selector("#flat-table")
+        shown = page.evaluate("""() => {
+            const s = tracetopViewer.state, rows = {};
+            for (const r of TT.flatProfile(s.tree, s.meta.regions)) rows[r.name] = [r.visits, r.exclusive, r.inclusive];
+            return rows;
+        }""")
+        visits = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('#flat-table tbody tr')]
+            .map((tr) => [tr.querySelector('.fn').title, +tr.cells[4].textContent.replace(/,/g, '')]))""")
+        no_spans = page.evaluate("tracetopViewer.state.spans === null")
+        screenshot(page, "profile-stored-tree")
+    assert shown.keys() == summary.keys()
+    for name, (count, exclusive, inclusive) in summary.items():
+        assert shown[name] == [count, exclusive, inclusive], name
+    assert visits and all(visits[name] == summary[name][0] for name in visits)
+    assert "tree" in asked and "spans" in asked and no_spans, asked  # the timeline asked for spans and got none
