@@ -291,6 +291,8 @@ void tt_tasks_reset(tt_session *session);
 #if PY_VERSION_HEX >= 0x030C0000
 int tt_monitoring_start(void);
 void tt_monitoring_stop(void);
+/* The program has imported threading since tt_monitoring_start. */
+void tt_monitoring_threading_imported(void);
 #endif
 
 /* ---- compatibility ---- */

@@ -65,7 +65,10 @@ static void collection_start(PyObject *info)
 {
     open_stream = NULL;
     uint64_t generation = info_number(info, key_generation);
-    if (!tt_record_calls || generation >= GENERATIONS) return;
+    /* Only in a thread that has its stream already: one that threading is
+     * still starting is recorded from its run() on, under the name it has
+     * by then (hooks.c, monitoring.c), and its bootstrap is not recorded. */
+    if (!tt_record_calls || generation >= GENERATIONS || !tt_tls_stream) return;
     tt_stream *s = tt_thread_stream();
     uint32_t region = s ? region_of((unsigned)generation) : TT_NO_ID;
     if (region == TT_NO_ID || tt_region_is_filtered(region)) return;

@@ -9,7 +9,9 @@
  *
  * Threads running when the measurement starts get the hook directly;
  * threads started later get it from threading's bootstrap, which calls
- * _thread_hook once and is then replaced by the C hook.
+ * _thread_hook once and is then replaced by the C hook. threading is not
+ * imported for it: a program that imports it later is seen doing so
+ * (tracetop/threadingwatch.py calls threading_imported).
  *
  * Off takes the hook away from every thread, so that the program runs at
  * its own speed (user regions are still recorded), on puts it back: the
@@ -43,7 +45,7 @@ int tt_record_calls;
 int tt_record_c_calls;
 static pthread_key_t stream_key;
 static PyObject *thread_hook;          /* _thread_hook, given to threading */
-static PyObject *saved_threading_hook; /* what threading had before start */
+static PyObject *saved_threading_hook; /* what threading had before _thread_hook, while that is there */
 
 static void update_switches(void) { tt_record_calls = tt_recording && instrumenter_enabled; }
 
@@ -51,19 +53,25 @@ static void update_switches(void) { tt_record_calls = tt_recording && instrument
 
 static void on_thread_exit(void *stream) { tt_session_close_stream(stream); }
 
+/* The threading module if the program has imported it (new reference),
+ * else NULL, without an exception either way. */
+static PyObject *imported_threading(void)
+{
+    PyObject *modname = PyUnicode_FromString("threading");
+    PyObject *threading = modname ? PyImport_GetModule(modname) : NULL;
+    Py_XDECREF(modname);
+    PyErr_Clear();
+    return threading;
+}
+
 /* The Python name of the calling thread, without side effects: looked up in
  * threading's table rather than through current_thread(), which would make
  * a dummy Thread for threads that threading did not start. Before
  * threading is imported, only the main thread runs Python. */
 static PyObject *thread_name(void)
 {
-    PyObject *modname = PyUnicode_FromString("threading");
-    PyObject *threading = modname ? PyImport_GetModule(modname) : NULL;
-    Py_XDECREF(modname);
-    if (!threading) {
-        PyErr_Clear();
-        return PyUnicode_FromString("MainThread");
-    }
+    PyObject *threading = imported_threading();
+    if (!threading) return PyUnicode_FromString("MainThread");
     PyObject *name = NULL;
     PyObject *table = PyObject_GetAttrString(threading, "_active");
     PyObject *ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
@@ -201,21 +209,41 @@ static void install_everywhere(Py_tracefunc func)
 
 /* threading.setprofile / settrace for threads started from now on;
  * returns the previous hook (new reference), or NULL on error. */
-static PyObject *set_threading_hook(PyObject *fn)
+static PyObject *set_threading_hook(PyObject *threading, PyObject *fn)
 {
-    PyObject *threading = PyImport_ImportModule("threading");
-    if (!threading) return NULL;
     const char *attr = hook_kind == HOOK_PROFILE ? "_profile_hook" : "_trace_hook";
     const char *setter = hook_kind == HOOK_PROFILE ? "setprofile" : "settrace";
     PyObject *previous = PyObject_GetAttrString(threading, attr);
     PyObject *r = previous ? PyObject_CallMethod(threading, setter, "O", fn) : NULL;
-    Py_DECREF(threading);
     if (!r) {
         Py_XDECREF(previous);
         return NULL;
     }
     Py_DECREF(r);
     return previous;
+}
+
+/* Gives threading _thread_hook for the threads it starts from now on, once
+ * the program has imported it; 0, or -1 with an exception. */
+static int hook_threading(void)
+{
+    if (saved_threading_hook) return 0;
+    PyObject *threading = imported_threading();
+    if (!threading) return 0; /* threading_imported comes back */
+    saved_threading_hook = set_threading_hook(threading, thread_hook);
+    Py_DECREF(threading);
+    return saved_threading_hook ? 0 : -1;
+}
+
+/* Gives threading back the hook it had before hook_threading. */
+static void unhook_threading(void)
+{
+    if (!saved_threading_hook) return;
+    PyObject *threading = imported_threading();
+    if (threading) Py_XDECREF(set_threading_hook(threading, saved_threading_hook));
+    Py_XDECREF(threading);
+    Py_CLEAR(saved_threading_hook);
+    PyErr_Clear();
 }
 
 /* _thread_hook(frame, event, arg): threading's bootstrap calls it as the
@@ -268,8 +296,7 @@ static int install_hooks(void)
     case HOOK_PROFILE:
     case HOOK_TRACE:
         if (hook_kind == HOOK_PROFILE && tt_own_profile_wrap() < 0) return -1;
-        saved_threading_hook = set_threading_hook(thread_hook);
-        if (!saved_threading_hook) {
+        if (hook_threading() < 0) {
             tt_own_profile_unwrap();
             return -1;
         }
@@ -297,9 +324,7 @@ static void remove_hooks(void)
     case HOOK_TRACE:
         tt_own_profile_unwrap();
         install_everywhere(NULL);
-        Py_XDECREF(set_threading_hook(saved_threading_hook));
-        Py_CLEAR(saved_threading_hook);
-        PyErr_Clear();
+        unhook_threading();
         return;
     }
 }
@@ -697,6 +722,24 @@ static PyObject *instrumenter_is_enabled(PyObject *self, PyObject *unused)
     return PyBool_FromLong(instrumenter_enabled);
 }
 
+/* The program has just imported threading: the threads it starts are
+ * recorded as those started while it was there when the hook was put in
+ * place (the profile and trace hooks through _thread_hook, sys.monitoring
+ * from their run()). */
+static PyObject *threading_imported(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    if (!hook_installed) Py_RETURN_NONE;
+#if PY_VERSION_HEX >= 0x030C0000
+    if (hook_kind == HOOK_MONITORING) {
+        tt_monitoring_threading_imported();
+        Py_RETURN_NONE;
+    }
+#endif
+    if ((hook_kind == HOOK_PROFILE || hook_kind == HOOK_TRACE) && hook_threading() < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef hook_methods[] = {
     {"start", (PyCFunction)(void (*)(void))start, METH_VARARGS | METH_KEYWORDS,
      "start(directory, *, instrumenter='profile', c_calls=True, instrumenter_enabled=True, memory=64 MiB, "
@@ -723,6 +766,8 @@ static PyMethodDef hook_methods[] = {
     {"instrumenter_enable", instrumenter_enable, METH_NOARGS, "Record function calls again."},
     {"instrumenter_disable", instrumenter_disable, METH_NOARGS, "Stop recording function calls."},
     {"instrumenter_enabled", instrumenter_is_enabled, METH_NOARGS, "Whether function calls are recorded."},
+    {"threading_imported", threading_imported, METH_NOARGS,
+     "The program has imported threading (tracetop/threadingwatch.py): the threads it starts are measured."},
     {NULL, NULL, 0, NULL},
 };
 
