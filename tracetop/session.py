@@ -1,7 +1,7 @@
 """A measurement of this process, from _tracetop.start() to _tracetop.stop(), with the experiment directory
 it fills. `tracetop run` and tracetop.start() both make one."""
 
-import _thread  # not threading: it is imported when the program imports it (tracetop/threadingwatch.py)
+import _thread  # not threading: it is imported when the program imports it (src/ext/threadwatch.c)
 import atexit
 import os
 import sys
@@ -9,7 +9,7 @@ import time
 from _signal import SIGTERM  # signal's C half: signal itself imports enum, start-up that every run would pay
 
 import tracetop
-from tracetop import _tracetop, compat, messages, mpi, threadingwatch
+from tracetop import _tracetop, compat, messages, mpi
 from tracetop.commands import EXPERIMENT_VIEWS
 from tracetop.experiment import Experiment, Provenance, convert, describe_problems, describe_stats, python_version
 from tracetop.options import from_keywords
@@ -333,40 +333,16 @@ join_forked = None
 
 
 def _after_fork_in_child():
-    """Last of the at-fork hooks in a forked child, after threading's, whose work is not the program's: from here
-    on the child's calls are recorded."""
+    """After threading's at-fork hook in a forked child, whose work is not the program's: from here on the child's
+    calls are recorded."""
     if _measuring is not None:
         _measuring._after_fork(sys._getframe())
     elif join_forked is not None:
         join_forked()
 
 
-# Whether threading has been imported since this module was: _after_fork_in_child is then registered again,
-# after threading's own hook, and the first registration does nothing.
-_threading_came_later = False
-
-
-def _after_fork_in_child_until_threading():
-    if not _threading_came_later:
-        _after_fork_in_child()
-
-
-def _threading_imported():
-    global _threading_came_later
-    _threading_came_later = True
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-    try:
-        _tracetop.threading_imported()  # the threads it starts get the hook
-    except Exception as failure:  # in the program's import statement, which must go on as without tracetop
-        messages.warning(f"the threads that threading starts are not measured: {failure}")
-
-
 os.register_at_fork(before=_tracetop.fork_prepare, after_in_parent=_after_fork_in_parent)
-if "threading" in sys.modules:
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-else:
-    os.register_at_fork(after_in_child=_after_fork_in_child_until_threading)
-    threadingwatch.when_imported(_threading_imported)
+_tracetop.after_fork_in_child(_after_fork_in_child)
 
 
 def _forked_to_exec():

@@ -10,8 +10,8 @@
  * Threads running when the measurement starts get the hook directly;
  * threads started later get it from threading's bootstrap, which calls
  * _thread_hook once and is then replaced by the C hook. threading is not
- * imported for it: a program that imports it later is seen doing so
- * (tracetop/threadingwatch.py calls threading_imported).
+ * imported for it: once the program imports it, threadwatch.c calls
+ * tt_hooks_threading_imported.
  *
  * Off takes the hook away from every thread, so that the program runs at
  * its own speed (user regions are still recorded), on puts it back: the
@@ -64,23 +64,35 @@ static PyObject *imported_threading(void)
     return threading;
 }
 
+/* Whether the calling thread is the main one: its thread state is the
+ * interpreter's oldest, the last of its list (a new one goes first). */
+static int in_main_thread(void)
+{
+    PyThreadState *oldest = PyThreadState_Get(), *next;
+    while ((next = PyThreadState_Next(oldest))) oldest = next;
+    return oldest == PyThreadState_Get();
+}
+
 /* The Python name of the calling thread, without side effects: looked up in
  * threading's table rather than through current_thread(), which would make
- * a dummy Thread for threads that threading did not start. Before
- * threading is imported, only the main thread runs Python. */
+ * a dummy Thread for threads that threading did not start. Those, and the
+ * threads started with _thread before the program imports threading, are
+ * named by their native id. */
 static PyObject *thread_name(void)
 {
     PyObject *threading = imported_threading();
-    if (!threading) return PyUnicode_FromString("MainThread");
+    if (!threading && in_main_thread()) return PyUnicode_FromString("MainThread");
     PyObject *name = NULL;
-    PyObject *table = PyObject_GetAttrString(threading, "_active");
-    PyObject *ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
-    PyObject *thread = table && ident && PyDict_Check(table) ? PyDict_GetItemWithError(table, ident) : NULL;
-    if (thread) name = PyObject_GetAttrString(thread, "name");
-    Py_XDECREF(ident);
-    Py_XDECREF(table);
-    Py_DECREF(threading);
-    PyErr_Clear();
+    if (threading) {
+        PyObject *table = PyObject_GetAttrString(threading, "_active");
+        PyObject *ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+        PyObject *thread = table && ident && PyDict_Check(table) ? PyDict_GetItemWithError(table, ident) : NULL;
+        if (thread) name = PyObject_GetAttrString(thread, "name");
+        Py_XDECREF(ident);
+        Py_XDECREF(table);
+        Py_DECREF(threading);
+        PyErr_Clear();
+    }
     if (name && PyUnicode_Check(name)) return name;
     Py_XDECREF(name);
     return PyUnicode_FromFormat("Thread-%lu", PyThread_get_thread_native_id());
@@ -207,19 +219,14 @@ static void install_everywhere(Py_tracefunc func)
     PyErr_Clear(); /* an audit hook refusing it leaves that thread unmeasured */
 }
 
-/* threading.setprofile / settrace for threads started from now on;
- * returns the previous hook (new reference), or NULL on error. */
+/* What threading.setprofile / settrace do, for threads started from now
+ * on, without a call the hook would see; returns the previous hook (new
+ * reference), or NULL on error. */
 static PyObject *set_threading_hook(PyObject *threading, PyObject *fn)
 {
     const char *attr = hook_kind == HOOK_PROFILE ? "_profile_hook" : "_trace_hook";
-    const char *setter = hook_kind == HOOK_PROFILE ? "setprofile" : "settrace";
     PyObject *previous = PyObject_GetAttrString(threading, attr);
-    PyObject *r = previous ? PyObject_CallMethod(threading, setter, "O", fn) : NULL;
-    if (!r) {
-        Py_XDECREF(previous);
-        return NULL;
-    }
-    Py_DECREF(r);
+    if (previous && PyObject_SetAttrString(threading, attr, fn) < 0) Py_CLEAR(previous);
     return previous;
 }
 
@@ -229,7 +236,7 @@ static int hook_threading(void)
 {
     if (saved_threading_hook) return 0;
     PyObject *threading = imported_threading();
-    if (!threading) return 0; /* threading_imported comes back */
+    if (!threading) return 0; /* tt_hooks_threading_imported comes back */
     saved_threading_hook = set_threading_hook(threading, thread_hook);
     Py_DECREF(threading);
     return saved_threading_hook ? 0 : -1;
@@ -361,9 +368,12 @@ static int set_hook(int on)
 {
     if (on == hook_installed) return 0;
     if (on) {
-        if (install_hooks() < 0) return -1;
-        if (hook_kind != HOOK_NONE && tt_gc_start() < 0) {
-            remove_hooks();
+        /* gc.callbacks first: importing gc runs Python code, and from the
+         * hook on none may run before an attach notes where the threads are
+         * (attach.c). */
+        if (hook_kind != HOOK_NONE && tt_gc_start() < 0) return -1;
+        if (install_hooks() < 0) {
+            tt_gc_stop();
             return -1;
         }
         /* Out of memory, the threads close what they had open instead. */
@@ -722,22 +732,16 @@ static PyObject *instrumenter_is_enabled(PyObject *self, PyObject *unused)
     return PyBool_FromLong(instrumenter_enabled);
 }
 
-/* The program has just imported threading: the threads it starts are
- * recorded as those started while it was there when the hook was put in
- * place (the profile and trace hooks through _thread_hook, sys.monitoring
- * from their run()). */
-static PyObject *threading_imported(PyObject *self, PyObject *unused)
+void tt_hooks_threading_imported(void)
 {
-    (void)self, (void)unused;
-    if (!hook_installed) Py_RETURN_NONE;
+    if (!hook_installed) return;
 #if PY_VERSION_HEX >= 0x030C0000
     if (hook_kind == HOOK_MONITORING) {
         tt_monitoring_threading_imported();
-        Py_RETURN_NONE;
+        return;
     }
 #endif
-    if ((hook_kind == HOOK_PROFILE || hook_kind == HOOK_TRACE) && hook_threading() < 0) return NULL;
-    Py_RETURN_NONE;
+    if (hook_kind == HOOK_PROFILE || hook_kind == HOOK_TRACE) hook_threading();
 }
 
 static PyMethodDef hook_methods[] = {
@@ -766,8 +770,6 @@ static PyMethodDef hook_methods[] = {
     {"instrumenter_enable", instrumenter_enable, METH_NOARGS, "Record function calls again."},
     {"instrumenter_disable", instrumenter_disable, METH_NOARGS, "Stop recording function calls."},
     {"instrumenter_enabled", instrumenter_is_enabled, METH_NOARGS, "Whether function calls are recorded."},
-    {"threading_imported", threading_imported, METH_NOARGS,
-     "The program has imported threading (tracetop/threadingwatch.py): the threads it starts are measured."},
     {NULL, NULL, 0, NULL},
 };
 
