@@ -16,7 +16,7 @@ server runs none either, but forks the workers, which are measured each from its
 import os
 import sys
 
-from tracetop import _tracetop, messages
+from tracetop import _tracetop, messages, session
 from tracetop.experiment import Experiment
 from tracetop.options import from_keywords
 from tracetop.session import FOLLOW_VARIABLE, Session, command_line
@@ -50,7 +50,7 @@ def _start(directory):
     experiment = Experiment(directory, directory, created=False)
     program, command = _program(), command_line()
     if code is not None and code.startswith(_FORK_SERVER):
-        os.register_at_fork(after_in_child=lambda: _join_forked(experiment, configuration, command))
+        session.join_forked = lambda: _join_forked(experiment, configuration, command)
         return
     Session.join(experiment, configuration, program, command)
 

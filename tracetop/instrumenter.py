@@ -5,8 +5,6 @@ to what it was at the end of the block; used as a decorator it switches for each
 `enable()` likewise. User regions are recorded either way. Off, tracetop's hook leaves every thread, so that
 the program runs at its own speed; the calls running across a switch still end where they end."""
 
-import functools
-
 from tracetop import _tracetop
 
 
@@ -39,6 +37,7 @@ class _Switch:
     def __call__(self, function):
         _set(self._previous)  # as a decorator it switches during calls, not now
         enabled = self._enabled
+        import functools  # here, when a function is decorated: not start-up that every measured process pays
 
         @functools.wraps(function)
         def switched(*args, **kwargs):

@@ -6,8 +6,6 @@ in here reaches C directly: region_begin/region_end are the C functions, and a r
 __exit__ are C methods. A Python function that returned while its region was still open would close
 that region with it."""
 
-import functools
-
 from tracetop import _tracetop
 
 region_begin = _tracetop.region_begin  # region_begin("x") opens user:x
@@ -32,13 +30,23 @@ class _FunctionRegion:
         return _recorded(function, f"{function.__module__}:{function.__qualname__}")
 
 
-# A region object holds nothing but its name, so one per name is made and shared.
-@functools.lru_cache(maxsize=1024)
+# A region object holds nothing but its name, so one per name is made and shared (up to _SHARED_MAX names).
+# A dict rather than functools.lru_cache: functools is start-up that every measured process would pay.
+_shared = {}
+_SHARED_MAX = 1024
+
+
 def region(name=None):
     """A user region. `with region("load"):` records the block as `user:load`. As a decorator,
     `@region()` records each call of the function as `module:qualname`, `@region("x")` as `user:x`, both
     with the function's file and first line."""
-    return _FunctionRegion() if name is None else _Region("user:" + name)
+    made = _shared.get(name)
+    if made is None:
+        made = _FunctionRegion() if name is None else _Region("user:" + name)
+        if len(_shared) >= _SHARED_MAX:
+            _shared.clear()
+        _shared[name] = made
+    return made
 
 
 def _recorded(function, name):
@@ -46,6 +54,7 @@ def _recorded(function, name):
     code = getattr(function, "__code__", None)
     file, line = (code.co_filename, code.co_firstlineno) if code else ("", 0)
     span = _tracetop.Region(name, file, line)
+    import functools  # here, when a function is decorated: not start-up that every measured process pays
 
     @functools.wraps(function)
     def in_region(*args, **kwargs):

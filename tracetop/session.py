@@ -1,11 +1,10 @@
 """A measurement of this process, from _tracetop.start() to _tracetop.stop(), with the experiment directory
 it fills. `tracetop run` and tracetop.start() both make one."""
 
+import _thread  # not threading: it is imported when the program imports it (src/ext/threadwatch.c)
 import atexit
-import functools
 import os
 import sys
-import threading  # before os.register_at_fork below: a forked child runs threading's at-fork hook before ours
 import time
 from _signal import SIGTERM  # signal's C half: signal itself imports enum, start-up that every run would pay
 
@@ -47,7 +46,7 @@ class Session:
         self._joined = False  # measured into an experiment another process made (a parent, MPI rank 0)
         self._job = None  # the MPI job of an MPI rank (mpi.Job)
         self._stopped = False
-        self._stopping = threading.Lock()
+        self._stopping = _thread.allocate_lock()
         self._real_exit = os._exit
         self._exit = _exit_stopping(self, self._real_exit)
         # os.execv and os.execve (which os.execl ... call): the new program replaces this one.
@@ -322,19 +321,28 @@ def _after_fork_in_parent():
     # Python 3.13 counts the process's threads for its fork warning after these hooks: tracetop's threads start
     # again once os.fork has returned. A fork from another thread is warned of anyway (the program has two).
     # Before 3.13 the warning comes first, and a C call's return need not be a point where pending calls run.
-    if sys.version_info >= (3, 13) and threading.current_thread() is threading.main_thread():
+    if sys.version_info >= (3, 13) and _thread.get_ident() == _thread._get_main_thread_ident():
         _tracetop.fork_resume_later(_resume_after_fork)
     else:
         _resume_after_fork()
 
 
+# In a process that does not measure itself, what measures each child it forks (tracetop/child.py: the workers
+# of multiprocessing's fork server), or None.
+join_forked = None
+
+
 def _after_fork_in_child():
+    """After threading's at-fork hook in a forked child, whose work is not the program's: from here on the child's
+    calls are recorded."""
     if _measuring is not None:
         _measuring._after_fork(sys._getframe())
+    elif join_forked is not None:
+        join_forked()
 
 
-os.register_at_fork(before=_tracetop.fork_prepare, after_in_parent=_after_fork_in_parent,
-                    after_in_child=_after_fork_in_child)
+os.register_at_fork(before=_tracetop.fork_prepare, after_in_parent=_after_fork_in_parent)
+_tracetop.after_fork_in_child(_after_fork_in_child)
 
 
 def _forked_to_exec():
@@ -364,7 +372,6 @@ def _exec_stopping(session, real_exec):
     """os.execv()/os.execve() while measuring: the trace ends complete where this program ends, and a Python
     program exec'd is measured on as a child of the experiment (tracetop/child.py). Should the exec fail, the
     rest of the program runs unmeasured."""
-    @functools.wraps(real_exec)
     def _exec(path, *arguments):
         followed = os.environ.get(FOLLOW_VARIABLE)
         session._stop_at_exit()
@@ -372,15 +379,22 @@ def _exec_stopping(session, real_exec):
             os.environ[FOLLOW_VARIABLE] = followed
         return real_exec(path, *arguments)
 
-    return _exec
+    return _wraps(_exec, real_exec)
 
 
 def _exit_stopping(session, real_exit):
     """os._exit() while measuring: stops the measurement first, so that the trace is complete."""
-    @functools.wraps(real_exit)
     def _exit(status):
         session.exit_status = status
         session._stop_at_exit()
         real_exit(status)
 
-    return _exit
+    return _wraps(_exit, real_exit)
+
+
+def _wraps(wrapper, real):
+    """What functools.wraps(real)(wrapper) makes of a builtin, without importing functools at every start."""
+    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(wrapper, name, getattr(real, name))
+    wrapper.__wrapped__ = real
+    return wrapper

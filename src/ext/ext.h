@@ -63,6 +63,7 @@ void tt_objects_end(void);
 void tt_objects_forked(void);
 int tt_objects_counting(void);
 int tt_ext_add_gc(PyObject *module);     /* gc.c: garbage collections recorded */
+int tt_ext_add_threadwatch(PyObject *module); /* threadwatch.c: threading, imported when the program does */
 int tt_ext_add_tasks(PyObject *module);  /* tasksobj.c: TaskLanes, asyncio tasks as lanes */
 int tt_ext_add_task_recording(PyObject *module); /* tasks.c: tasks_unavailable */
 
@@ -296,11 +297,18 @@ void tt_task_resume(tt_stream *s, uint32_t region);
  * defines in `session` the coroutines known so far. */
 void tt_tasks_reset(tt_session *session);
 
+/* The program has just imported threading (threadwatch.c): the threads it
+ * starts are measured as if it had been there when the hook was put in
+ * place. May leave an exception set. */
+void tt_hooks_threading_imported(void);
+
 /* ---- sys.monitoring (monitoring.c; Python 3.12 and later) ---- */
 
 #if PY_VERSION_HEX >= 0x030C0000
 int tt_monitoring_start(void);
 void tt_monitoring_stop(void);
+/* The program has imported threading since tt_monitoring_start. */
+void tt_monitoring_threading_imported(void);
 #endif
 
 /* ---- compatibility ---- */

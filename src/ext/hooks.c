@@ -9,7 +9,9 @@
  *
  * Threads running when the measurement starts get the hook directly;
  * threads started later get it from threading's bootstrap, which calls
- * _thread_hook once and is then replaced by the C hook.
+ * _thread_hook once and is then replaced by the C hook. threading is not
+ * imported for it: once the program imports it, threadwatch.c calls
+ * tt_hooks_threading_imported.
  *
  * Off takes the hook away from every thread, so that the program runs at
  * its own speed (user regions are still recorded), on puts it back: the
@@ -43,7 +45,7 @@ int tt_record_calls;
 int tt_record_c_calls;
 static pthread_key_t stream_key;
 static PyObject *thread_hook;          /* _thread_hook, given to threading */
-static PyObject *saved_threading_hook; /* what threading had before start */
+static PyObject *saved_threading_hook; /* what threading had before _thread_hook, while that is there */
 
 static void update_switches(void) { tt_record_calls = tt_recording && instrumenter_enabled; }
 
@@ -51,28 +53,46 @@ static void update_switches(void) { tt_record_calls = tt_recording && instrument
 
 static void on_thread_exit(void *stream) { tt_session_close_stream(stream); }
 
-/* The Python name of the calling thread, without side effects: looked up in
- * threading's table rather than through current_thread(), which would make
- * a dummy Thread for threads that threading did not start. Before
- * threading is imported, only the main thread runs Python. */
-static PyObject *thread_name(void)
+/* The threading module if the program has imported it (new reference),
+ * else NULL, without an exception either way. */
+static PyObject *imported_threading(void)
 {
     PyObject *modname = PyUnicode_FromString("threading");
     PyObject *threading = modname ? PyImport_GetModule(modname) : NULL;
     Py_XDECREF(modname);
-    if (!threading) {
-        PyErr_Clear();
-        return PyUnicode_FromString("MainThread");
-    }
-    PyObject *name = NULL;
-    PyObject *table = PyObject_GetAttrString(threading, "_active");
-    PyObject *ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
-    PyObject *thread = table && ident && PyDict_Check(table) ? PyDict_GetItemWithError(table, ident) : NULL;
-    if (thread) name = PyObject_GetAttrString(thread, "name");
-    Py_XDECREF(ident);
-    Py_XDECREF(table);
-    Py_DECREF(threading);
     PyErr_Clear();
+    return threading;
+}
+
+/* Whether the calling thread is the main one: its thread state is the
+ * interpreter's oldest, the last of its list (a new one goes first). */
+static int in_main_thread(void)
+{
+    PyThreadState *oldest = PyThreadState_Get(), *next;
+    while ((next = PyThreadState_Next(oldest))) oldest = next;
+    return oldest == PyThreadState_Get();
+}
+
+/* The Python name of the calling thread, without side effects: looked up in
+ * threading's table rather than through current_thread(), which would make
+ * a dummy Thread for threads that threading did not start. Those, and the
+ * threads started with _thread before the program imports threading, are
+ * named by their native id. */
+static PyObject *thread_name(void)
+{
+    PyObject *threading = imported_threading();
+    if (!threading && in_main_thread()) return PyUnicode_FromString("MainThread");
+    PyObject *name = NULL;
+    if (threading) {
+        PyObject *table = PyObject_GetAttrString(threading, "_active");
+        PyObject *ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+        PyObject *thread = table && ident && PyDict_Check(table) ? PyDict_GetItemWithError(table, ident) : NULL;
+        if (thread) name = PyObject_GetAttrString(thread, "name");
+        Py_XDECREF(ident);
+        Py_XDECREF(table);
+        Py_DECREF(threading);
+        PyErr_Clear();
+    }
     if (name && PyUnicode_Check(name)) return name;
     Py_XDECREF(name);
     return PyUnicode_FromFormat("Thread-%lu", PyThread_get_thread_native_id());
@@ -199,23 +219,38 @@ static void install_everywhere(Py_tracefunc func)
     PyErr_Clear(); /* an audit hook refusing it leaves that thread unmeasured */
 }
 
-/* threading.setprofile / settrace for threads started from now on;
- * returns the previous hook (new reference), or NULL on error. */
-static PyObject *set_threading_hook(PyObject *fn)
+/* What threading.setprofile / settrace do, for threads started from now
+ * on, without a call the hook would see; returns the previous hook (new
+ * reference), or NULL on error. */
+static PyObject *set_threading_hook(PyObject *threading, PyObject *fn)
 {
-    PyObject *threading = PyImport_ImportModule("threading");
-    if (!threading) return NULL;
     const char *attr = hook_kind == HOOK_PROFILE ? "_profile_hook" : "_trace_hook";
-    const char *setter = hook_kind == HOOK_PROFILE ? "setprofile" : "settrace";
     PyObject *previous = PyObject_GetAttrString(threading, attr);
-    PyObject *r = previous ? PyObject_CallMethod(threading, setter, "O", fn) : NULL;
-    Py_DECREF(threading);
-    if (!r) {
-        Py_XDECREF(previous);
-        return NULL;
-    }
-    Py_DECREF(r);
+    if (previous && PyObject_SetAttrString(threading, attr, fn) < 0) Py_CLEAR(previous);
     return previous;
+}
+
+/* Gives threading _thread_hook for the threads it starts from now on, once
+ * the program has imported it; 0, or -1 with an exception. */
+static int hook_threading(void)
+{
+    if (saved_threading_hook) return 0;
+    PyObject *threading = imported_threading();
+    if (!threading) return 0; /* tt_hooks_threading_imported comes back */
+    saved_threading_hook = set_threading_hook(threading, thread_hook);
+    Py_DECREF(threading);
+    return saved_threading_hook ? 0 : -1;
+}
+
+/* Gives threading back the hook it had before hook_threading. */
+static void unhook_threading(void)
+{
+    if (!saved_threading_hook) return;
+    PyObject *threading = imported_threading();
+    if (threading) Py_XDECREF(set_threading_hook(threading, saved_threading_hook));
+    Py_XDECREF(threading);
+    Py_CLEAR(saved_threading_hook);
+    PyErr_Clear();
 }
 
 /* _thread_hook(frame, event, arg): threading's bootstrap calls it as the
@@ -268,8 +303,7 @@ static int install_hooks(void)
     case HOOK_PROFILE:
     case HOOK_TRACE:
         if (hook_kind == HOOK_PROFILE && tt_own_profile_wrap() < 0) return -1;
-        saved_threading_hook = set_threading_hook(thread_hook);
-        if (!saved_threading_hook) {
+        if (hook_threading() < 0) {
             tt_own_profile_unwrap();
             return -1;
         }
@@ -297,9 +331,7 @@ static void remove_hooks(void)
     case HOOK_TRACE:
         tt_own_profile_unwrap();
         install_everywhere(NULL);
-        Py_XDECREF(set_threading_hook(saved_threading_hook));
-        Py_CLEAR(saved_threading_hook);
-        PyErr_Clear();
+        unhook_threading();
         return;
     }
 }
@@ -336,9 +368,12 @@ static int set_hook(int on)
 {
     if (on == hook_installed) return 0;
     if (on) {
-        if (install_hooks() < 0) return -1;
-        if (hook_kind != HOOK_NONE && tt_gc_start() < 0) {
-            remove_hooks();
+        /* gc.callbacks first: importing gc runs Python code, and from the
+         * hook on none may run before an attach notes where the threads are
+         * (attach.c). */
+        if (hook_kind != HOOK_NONE && tt_gc_start() < 0) return -1;
+        if (install_hooks() < 0) {
+            tt_gc_stop();
             return -1;
         }
         /* Out of memory, the threads close what they had open instead. */
@@ -695,6 +730,18 @@ static PyObject *instrumenter_is_enabled(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     return PyBool_FromLong(instrumenter_enabled);
+}
+
+void tt_hooks_threading_imported(void)
+{
+    if (!hook_installed) return;
+#if PY_VERSION_HEX >= 0x030C0000
+    if (hook_kind == HOOK_MONITORING) {
+        tt_monitoring_threading_imported();
+        return;
+    }
+#endif
+    if (hook_kind == HOOK_PROFILE || hook_kind == HOOK_TRACE) hook_threading();
 }
 
 static PyMethodDef hook_methods[] = {

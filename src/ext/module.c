@@ -33,7 +33,7 @@ PyMODINIT_FUNC PyInit__tracetop(void)
         tt_ext_add_index(module) < 0 || tt_ext_add_mpi_view(module) < 0 ||
         tt_ext_add_fork(module) < 0 || tt_ext_add_terminate(module) < 0 ||
         tt_ext_add_mpi(module) < 0 || tt_ext_add_attach(module) < 0 || tt_ext_add_objects(module) < 0 ||
-        tt_ext_add_gc(module) < 0 || tt_ext_add_tasks(module) < 0 ||
+        tt_ext_add_gc(module) < 0 || tt_ext_add_threadwatch(module) < 0 || tt_ext_add_tasks(module) < 0 ||
         tt_ext_add_task_recording(module) < 0) {
         Py_DECREF(module);
         return NULL;

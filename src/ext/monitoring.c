@@ -233,9 +233,13 @@ static PyObject *thread_method_code(PyObject *thread_type, const char *name)
     return code;
 }
 
+/* Not imported for it: before the program imports threading no thread of
+ * its runs, and tt_monitoring_threading_imported comes once it has. */
 static void find_bootstrap(void)
 {
-    PyObject *threading = PyImport_ImportModule("threading");
+    PyObject *modname = PyUnicode_FromString("threading");
+    PyObject *threading = modname ? PyImport_GetModule(modname) : NULL;
+    Py_XDECREF(modname);
     PyObject *thread_type = threading ? PyObject_GetAttrString(threading, "Thread") : NULL;
     Py_XDECREF(threading);
     if (thread_type) {
@@ -249,6 +253,11 @@ static void find_bootstrap(void)
         Py_CLEAR(bootstrap_inner_code);
     }
     PyErr_Clear();
+}
+
+void tt_monitoring_threading_imported(void)
+{
+    if (monitoring && !bootstrap_code) find_bootstrap();
 }
 
 /* Takes the first free tool id of tool_ids: 0, or -1 with TraceError. */
