@@ -297,8 +297,12 @@ static int install_hooks(void)
         return 0;
     case HOOK_MONITORING:
 #if PY_VERSION_HEX >= 0x030C0000
-        if (tt_monitoring_start() < 0) return -1;
-        return tt_own_profile_wrap();
+        if (tt_own_profile_wrap() < 0) return -1;
+        if (tt_monitoring_start() < 0) {
+            tt_own_profile_unwrap();
+            return -1;
+        }
+        return 0;
 #endif
     case HOOK_PROFILE:
     case HOOK_TRACE:
@@ -363,14 +367,18 @@ static void show_state(void)
 /* Puts the hook in place or takes it away; park.c notes each thread's open
  * calls as it leaves, and as it comes back plans what to close of them (the
  * calls that returned meanwhile) and what returns to drop (of the calls made
- * meanwhile). */
+ * meanwhile).
+ *
+ * Whatever may run Python code comes before the hook goes on (gc.callbacks,
+ * whose `import gc` runs importlib's Python code in a program that has not
+ * imported gc; install_hooks runs its own first): Python code on this thread
+ * may let the GIL go, and an attach (start) notes the other threads' calls
+ * as the hook found them, which they must not have left, nor made their
+ * streams, before. */
 static int set_hook(int on)
 {
     if (on == hook_installed) return 0;
     if (on) {
-        /* gc.callbacks first: importing gc runs Python code, and from the
-         * hook on none may run before an attach notes where the threads are
-         * (attach.c). */
         if (hook_kind != HOOK_NONE && tt_gc_start() < 0) return -1;
         if (install_hooks() < 0) {
             tt_gc_stop();
@@ -521,12 +529,8 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
      * (other_threads false) keeps the profile hook, which is per thread; so
      * does one with a filter, which sys.monitoring can only pair by defining
      * the region of every function that runs, recorded or not (monitoring.c),
-     * so that the trace would hold the definitions of tracetop's start-up.
-     * An attach keeps it too: through sys.monitoring, with the hook put on
-     * as off-is-free puts it back (park.c), the calls the other threads were
-     * in when tracetop came are not yet recorded as open at the start
-     * (test_attach.py). */
-    if (kind == HOOK_PROFILE && other_threads && !filter && !attached) kind = HOOK_MONITORING;
+     * so that the trace would hold the definitions of tracetop's start-up. */
+    if (kind == HOOK_PROFILE && other_threads && !filter) kind = HOOK_MONITORING;
 #endif
     if (exclude && tt_pyregions_exclude(exclude) < 0) return NULL;
     size_t attribute_count = 0;
@@ -568,9 +572,19 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     /* Started with the instrumenter off, the program runs without the hook
      * until it is switched on. The calls of an attached process are noted
      * once the hook is everywhere, with the GIL held since: what the
-     * threads are in then is what their first events return from. */
+     * threads are in then is what their first events return from. So no
+     * Python code runs in between (set_hook); nor garbage collected, which
+     * making frame objects may start before 3.12, and whose finalizers and
+     * gc.callbacks would run Python code. */
     tt_park_forget();
-    if (((enabled || attached) && set_hook(1) < 0) || (attached && tt_attach_capture() < 0)) {
+#if PY_VERSION_HEX >= 0x030A0000
+    int collecting = attached && PyGC_Disable();
+#endif
+    int failed = ((enabled || attached) && set_hook(1) < 0) || (attached && tt_attach_capture() < 0);
+#if PY_VERSION_HEX >= 0x030A0000
+    if (collecting) PyGC_Enable();
+#endif
+    if (failed) {
         tt_session_stats stats;
         tt_remove_hooks();
         tt_attach_forget();
@@ -752,7 +766,7 @@ static PyMethodDef hook_methods[] = {
      "Start measuring this process into directory/trace (and, with live, to `tracetop top`): the threads running\n"
      "now (only the calling one when other_threads is false; not with the monitoring instrumenter, which sees\n"
      "every thread) and those started later. On Python 3.12+ the profile instrumenter records through\n"
-     "sys.monitoring, as monitoring does, unless other_threads is false, a filter is given or it attaches. filter: a Score-P\n"
+     "sys.monitoring, as monitoring does, unless other_threads is false or a filter is given. filter: a Score-P\n"
      "filter file. attached: the calls the other threads are in now are recorded as running since an unknown\n"
      "time (tracetop attach)."},
     {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
