@@ -10,6 +10,7 @@
 
 #include "grow.h"
 #include "lod.h"
+#include "u64map.h"
 
 #define NONE UINT32_MAX
 
@@ -59,41 +60,21 @@ typedef struct object_row { /* as the answer lays it out: 32 bytes */
 typedef struct row_table {
     object_row *rows;
     size_t count, cap;
-    uint32_t *slots; /* open addressing by (region, track): row + 1 */
-    size_t mask;
+    tt_u64map row_of; /* (region, track) -> index in rows */
 } row_table;
-
-static uint64_t row_hash(uint32_t region, uint32_t track)
-{
-    uint64_t h = ((uint64_t)region << 32 | track) * 0x9e3779b97f4a7c15ULL;
-    return h ^ (h >> 29);
-}
 
 /* The row of (region, track), made on first use; NULL when memory runs out. */
 static object_row *row_of(row_table *t, uint32_t region, uint32_t track)
 {
-    if ((t->count + 1) * 2 > (t->slots ? t->mask + 1 : 0)) {
-        size_t size = t->slots ? (t->mask + 1) * 2 : 64;
-        uint32_t *slots = calloc(size, sizeof *slots);
-        if (!slots) return NULL;
-        for (size_t i = 0; i < t->count; i++) {
-            size_t j = row_hash(t->rows[i].region, t->rows[i].track) & (size - 1);
-            while (slots[j]) j = (j + 1) & (size - 1);
-            slots[j] = (uint32_t)i + 1;
-        }
-        free(t->slots);
-        t->slots = slots;
-        t->mask = size - 1;
+    int fresh;
+    uint64_t *row = tt_u64map_slot(&t->row_of, tt_u64_pair(region, track), &fresh);
+    if (!row) return NULL;
+    if (fresh) {
+        if (TT_RESERVE(t->rows, t->cap, t->count + 1) != 0) return NULL;
+        t->rows[t->count] = (object_row){.region = region, .track = track};
+        *row = t->count++;
     }
-    size_t j = row_hash(region, track) & t->mask;
-    for (; t->slots[j]; j = (j + 1) & t->mask) {
-        object_row *r = &t->rows[t->slots[j] - 1];
-        if (r->region == region && r->track == track) return r;
-    }
-    if (t->count >= NONE - 1 || TT_RESERVE(t->rows, t->cap, t->count + 1) != 0) return NULL;
-    t->rows[t->count] = (object_row){.region = region, .track = track};
-    t->slots[j] = (uint32_t)t->count + 1;
-    return &t->rows[t->count++];
+    return &t->rows[*row];
 }
 
 int tt_lod_query_objects(const tt_lod *x, uint64_t t0, uint64_t t1, const uint32_t *lanes, size_t lane_count,
@@ -130,7 +111,7 @@ int tt_lod_query_objects(const tt_lod *x, uint64_t t0, uint64_t t1, const uint32
         }
     }
     free(t.rows);
-    free(t.slots);
+    tt_u64map_free(&t.row_of);
     return rc;
 }
 

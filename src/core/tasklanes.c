@@ -8,67 +8,9 @@
 #include <string.h>
 
 #include "grow.h"
+#include "u64map.h"
 
 #define NONE UINT32_MAX
-
-/* A map from 64-bit keys to 64-bit values, open addressing, at most half
- * full: (lane, region) -> exclusive ns, (process, region) -> await index. */
-typedef struct u64map {
-    uint64_t *keys; /* key + 1; 0 is empty */
-    uint64_t *values;
-    size_t mask, count;
-    unsigned grown; /* times the slots moved: a slot's index is good while it stays */
-} u64map;
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
-/* Where key is, or where it goes; NULL when memory runs out. */
-static uint64_t *map_slot(u64map *m, uint64_t key, int *fresh)
-{
-    if (2 * (m->count + 1) > m->mask + 1) {
-        size_t cap = m->mask ? 2 * (m->mask + 1) : 256;
-        uint64_t *keys = calloc(cap, sizeof *keys), *values = calloc(cap, sizeof *values);
-        if (!keys || !values) {
-            free(keys);
-            free(values);
-            return NULL;
-        }
-        for (size_t i = 0; m->keys && i <= m->mask; i++) {
-            if (!m->keys[i]) continue;
-            size_t j = mix(m->keys[i]) & (cap - 1);
-            while (keys[j]) j = (j + 1) & (cap - 1);
-            keys[j] = m->keys[i];
-            values[j] = m->values[i];
-        }
-        free(m->keys);
-        free(m->values);
-        m->keys = keys;
-        m->values = values;
-        m->mask = cap - 1;
-        m->grown++;
-    }
-    size_t i = mix(key + 1) & m->mask;
-    while (m->keys[i] && m->keys[i] != key + 1) i = (i + 1) & m->mask;
-    *fresh = !m->keys[i];
-    if (*fresh) {
-        m->keys[i] = key + 1;
-        m->values[i] = 0;
-        m->count++;
-    }
-    return &m->values[i];
-}
-
-static void map_free(u64map *m)
-{
-    free(m->keys);
-    free(m->values);
-}
 
 typedef struct open_step {
     size_t lane;
@@ -80,19 +22,20 @@ typedef struct open_step {
 typedef struct builder {
     tt_tasks *tasks;
     size_t await_cap;
-    u64map exclusive; /* (lane, region) -> ns */
-    u64map awaited;   /* (process, region) -> index into awaits */
+    tt_u64map exclusive; /* (lane, region) -> ns */
+    tt_u64map awaited;   /* (process, region) -> index into awaits */
     uint32_t *regions; /* by depth: the region open there */
     size_t region_cap;
-    /* By depth: the slot of `exclusive` that the region open there adds to
-     * (key: its lane and region), good while the map has not grown since
-     * (grown + 1 then; 0: none yet). Every event in a step adds to one: a
-     * lookup only when the region at a depth or the map changed, not per
-     * event nor per call of a loop. The first place_count are set. */
+    /* By depth: the value in `exclusive` that the region open there adds to
+     * (key: its lane and region), good while the map has as many keys as
+     * then (u64map.h: a value stays where it is until a new key; NULL:
+     * none yet). Every event in a step adds to one: a lookup only when the
+     * region at a depth changed, or a key was added, not per event nor per
+     * call of a loop. The first place_count are set. */
     struct {
         uint64_t key;
-        size_t slot;
-        unsigned grown;
+        uint64_t *value;
+        size_t keys;
     } *places;
     size_t place_cap, place_count;
     open_step *open;
@@ -103,7 +46,7 @@ static int add_await(builder *b, size_t process, uint32_t region, uint64_t ns)
 {
     tt_tasks *t = b->tasks;
     int fresh;
-    uint64_t *index = map_slot(&b->awaited, (uint64_t)process << 32 | region, &fresh);
+    uint64_t *index = tt_u64map_slot(&b->awaited, tt_u64_pair((uint32_t)process, region), &fresh);
     if (!index) return -1;
     if (fresh) {
         if (TT_RESERVE(t->awaits, b->await_cap, t->await_count + 1) != 0) return -1;
@@ -156,13 +99,13 @@ static int end_step(builder *b, const tt_process *p, const tt_event *ev, uint32_
 static uint64_t *__attribute__((noinline)) exclusive_found(builder *b, uint32_t depth, uint64_t key)
 {
     if (TT_RESERVE(b->places, b->place_cap, (size_t)depth) != 0) return NULL;
-    for (; b->place_count < depth; b->place_count++) b->places[b->place_count].grown = 0;
+    for (; b->place_count < depth; b->place_count++) b->places[b->place_count].value = NULL;
     int fresh;
-    uint64_t *ns = map_slot(&b->exclusive, key, &fresh);
+    uint64_t *ns = tt_u64map_slot(&b->exclusive, key, &fresh);
     if (!ns) return NULL;
     b->places[depth - 1].key = key;
-    b->places[depth - 1].slot = (size_t)(ns - b->exclusive.values);
-    b->places[depth - 1].grown = b->exclusive.grown + 1;
+    b->places[depth - 1].value = ns;
+    b->places[depth - 1].keys = b->exclusive.count;
     return ns;
 }
 
@@ -176,7 +119,7 @@ typedef struct inner_step {
 static inner_step innermost(const builder *b)
 {
     if (!b->open_count) return (inner_step){UINT32_MAX, 0};
-    return (inner_step){b->open[b->open_count - 1].depth, (uint64_t)b->open[b->open_count - 1].lane << 32};
+    return (inner_step){b->open[b->open_count - 1].depth, tt_u64_pair((uint32_t)b->open[b->open_count - 1].lane, 0)};
 }
 
 /* The ns since the last event, at `depth` (the depth before this event):
@@ -187,9 +130,9 @@ static inline int add_exclusive(builder *b, inner_step step, uint32_t depth, uin
     if (depth < step.depth || !depth || depth > b->region_cap) return 0;
     uint64_t key = step.lane | b->regions[depth - 1];
     uint64_t *at;
-    if (depth <= b->place_count && b->places[depth - 1].key == key &&
-        b->places[depth - 1].grown == b->exclusive.grown + 1)
-        at = &b->exclusive.values[b->places[depth - 1].slot];
+    if (depth <= b->place_count && b->places[depth - 1].value && b->places[depth - 1].key == key &&
+        b->places[depth - 1].keys == b->exclusive.count)
+        at = b->places[depth - 1].value;
     else if (!(at = exclusive_found(b, depth, key)))
         return -1;
     *at += ns;
@@ -297,13 +240,14 @@ static int by_suspended(const void *x, const void *y)
 static void finish(builder *b)
 {
     tt_tasks *t = b->tasks;
-    for (size_t i = 0; b->exclusive.keys && i <= b->exclusive.mask; i++) {
-        if (!b->exclusive.keys[i]) continue;
-        uint64_t key = b->exclusive.keys[i] - 1;
+    uint64_t key, ns;
+    for (size_t at = 0; tt_u64map_next(&b->exclusive, &at, &key, &ns);) {
         tt_task_lane *lane = &t->lanes[key >> 32];
-        if (b->exclusive.values[i] > lane->top_ns || lane->top_region == NONE) {
-            lane->top_ns = b->exclusive.values[i];
-            lane->top_region = (uint32_t)key;
+        uint32_t region = (uint32_t)key;
+        /* ties go to the lower region id, so that the map's order never shows */
+        if (lane->top_region == NONE || ns > lane->top_ns || (ns == lane->top_ns && region < lane->top_region)) {
+            lane->top_ns = ns;
+            lane->top_region = region;
         }
     }
     size_t kept = 0;
@@ -344,8 +288,8 @@ int tt_tasks_build(const tt_trace *t, tt_tasks **out, tt_error *err)
             if (p->threads[s].present) rc = read_stream(&b, i, s, first, err);
     }
     if (rc == 0) finish(&b);
-    map_free(&b.exclusive);
-    map_free(&b.awaited);
+    tt_u64map_free(&b.exclusive);
+    tt_u64map_free(&b.awaited);
     free(b.regions);
     free(b.places);
     free(b.open);

@@ -41,6 +41,7 @@
 #include "grow.h"
 #include "out.h"
 #include "registry.h"
+#include "u64map.h"
 
 #define NONE UINT32_MAX
 #define OBJECT_METRICS 3 /* the last metrics: objects_created, bytes_created, objects_alive */
@@ -58,44 +59,24 @@ typedef struct cube {
     int frozen;      /* the call tree is complete: child() finds, never adds */
     cnode *cnodes;
     size_t count, cap;
-    uint32_t *slots; /* cnodes by (parent, region): index + 1 */
-    size_t mask;
+    tt_u64map cnode_of; /* (parent, region) -> index in cnodes */
     uint32_t *thread_cnodes; /* the thread being merged: its node -> cnode */
     size_t thread_cap;
     const uint32_t *map;
     size_t metrics; /* the metrics written: without objects counted, not the object metrics */
 } cube;
 
-static uint64_t hash_pair(uint32_t a, uint32_t b)
-{
-    uint64_t x = (uint64_t)a << 32 | b;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    return x ^ (x >> 33);
-}
-
 /* The cnode for region under parent, made on first sight; NONE when out of memory. */
 static uint32_t child(cube *c, uint32_t parent, uint32_t region)
 {
-    if ((c->count + 1) * 2 > (c->slots ? c->mask + 1 : 0)) {
-        size_t size = c->slots ? (c->mask + 1) * 2 : 256;
-        uint32_t *slots = calloc(size, sizeof *slots);
-        if (!slots) return NONE;
-        for (size_t i = 0; i < c->count; i++) {
-            size_t j = hash_pair(c->cnodes[i].parent, c->cnodes[i].region) & (size - 1);
-            while (slots[j]) j = (j + 1) & (size - 1);
-            slots[j] = (uint32_t)i + 1;
-        }
-        free(c->slots);
-        c->slots = slots;
-        c->mask = size - 1;
-    }
-    size_t j = hash_pair(parent, region) & c->mask;
-    for (; c->slots[j]; j = (j + 1) & c->mask) {
-        const cnode *n = &c->cnodes[c->slots[j] - 1];
-        if (n->parent == parent && n->region == region) return c->slots[j] - 1;
-    }
-    if (c->frozen || c->count >= NONE - 1 || TT_RESERVE(c->cnodes, c->cap, c->count + 1) != 0) return NONE;
+    uint64_t key = tt_u64_pair(parent, region);
+    uint64_t *found = tt_u64map_find(&c->cnode_of, key);
+    if (found) return (uint32_t)*found;
+    int fresh;
+    uint64_t *slot;
+    if (c->frozen || c->count >= NONE - 1 || TT_RESERVE(c->cnodes, c->cap, c->count + 1) != 0 ||
+        !(slot = tt_u64map_slot(&c->cnode_of, key, &fresh)))
+        return NONE;
     uint32_t id = (uint32_t)c->count++;
     c->cnodes[id] = (cnode){region, parent, NONE, NONE, NONE, 0};
     if (parent != NONE) {
@@ -106,7 +87,7 @@ static uint32_t child(cube *c, uint32_t parent, uint32_t region)
             c->cnodes[p->last_child].next_sibling = id;
         p->last_child = id;
     }
-    c->slots[j] = id + 1;
+    *slot = id;
     return id;
 }
 
@@ -583,7 +564,7 @@ int tt_export_cubex(const tt_trace *t, const char *path, tt_export_result *r, tt
     for (size_t m = 0; m < METRICS; m++) free(values[m]);
     free(order);
     free(c.cnodes);
-    free(c.slots);
+    tt_u64map_free(&c.cnode_of);
     free(c.thread_cnodes);
     free(c.order);
     free(c.columns);

@@ -49,6 +49,7 @@
 #include "mpi_comms.h"
 #include "objects_series.h"
 #include "registry.h"
+#include "u64map.h"
 
 #define NONE UINT32_MAX
 #define EVENT_CHUNK (1u << 20)
@@ -124,59 +125,6 @@ static void free_chunks(void *data, OTF2_FileType type, OTF2_LocationRef locatio
 static const OTF2_MemoryCallbacks memory_callbacks = {.otf2_allocate = allocate_chunk,
                                                       .otf2_free_all = free_chunks};
 
-/* ---- maps: uint64 key -> uint32 id, open addressing ---- */
-
-typedef struct idmap {
-    uint64_t *keys;
-    uint32_t *ids; /* NONE: empty */
-    size_t mask, used;
-} idmap;
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return x;
-}
-
-static uint32_t *idmap_slot(idmap *m, uint64_t key)
-{
-    if ((m->used + 1) * 2 > (m->ids ? m->mask + 1 : 0)) {
-        size_t size = m->ids ? (m->mask + 1) * 2 : 64;
-        uint64_t *keys = malloc(size * sizeof *keys);
-        uint32_t *ids = malloc(size * sizeof *ids);
-        if (!keys || !ids) {
-            free(keys);
-            free(ids);
-            return NULL;
-        }
-        memset(ids, 0xff, size * sizeof *ids);
-        for (size_t i = 0; m->ids && i <= m->mask; i++) {
-            if (m->ids[i] == NONE) continue;
-            size_t j = mix(m->keys[i]) & (size - 1);
-            while (ids[j] != NONE) j = (j + 1) & (size - 1);
-            keys[j] = m->keys[i];
-            ids[j] = m->ids[i];
-        }
-        free(m->keys);
-        free(m->ids);
-        m->keys = keys;
-        m->ids = ids;
-        m->mask = size - 1;
-    }
-    size_t j = mix(key) & m->mask;
-    while (m->ids[j] != NONE && m->keys[j] != key) j = (j + 1) & m->mask;
-    m->keys[j] = key;
-    return &m->ids[j];
-}
-
-static void idmap_free(idmap *m)
-{
-    free(m->keys);
-    free(m->ids);
-}
-
 /* ---- the export ---- */
 
 typedef struct location {
@@ -224,18 +172,18 @@ typedef struct otf2_export {
     uint32_t *region_map;      /* the process being written: region id -> global region */
     global_region *regions;
     size_t region_count, region_cap;
-    idmap region_ids; /* name (global string) -> global region */
+    tt_u64map region_ids; /* name (global string) -> global region */
     location *locations;
     size_t location_count, location_cap;
     parameter *parameters;
     size_t parameter_count, parameter_cap;
-    idmap parameter_ids; /* (name << 2 | type) -> parameter */
+    tt_u64map parameter_ids; /* (name << 2 | type) -> parameter */
     metric *metrics;
     size_t metric_count, metric_cap;
-    idmap metric_ids;   /* name -> metric */
-    idmap objects_ids;  /* type name -> metric */
+    tt_u64map metric_ids;   /* name -> metric */
+    tt_u64map objects_ids;  /* type name -> metric */
     tt_objects_series objects; /* of the process being written */
-    idmap marker_ids;   /* name -> marker */
+    tt_u64map marker_ids;   /* name -> marker */
     uint32_t marker_count;
     uint64_t last_time;
     int nomem;
@@ -304,15 +252,15 @@ static uint32_t process_string(otf2_export *x, const tt_process *p, uint32_t id)
 static uint32_t parameter_of(otf2_export *x, const tt_process *p, uint32_t name, OTF2_ParameterType type)
 {
     uint32_t global = process_string(x, p, name);
-    uint32_t *id = global == NONE ? NULL : idmap_slot(&x->parameter_ids, (uint64_t)global << 8 | type);
-    if (!id || (*id == NONE && TT_RESERVE(x->parameters, x->parameter_cap, x->parameter_count + 1) != 0))
+    int fresh = 0;
+    uint64_t *id = global == NONE ? NULL : tt_u64map_slot(&x->parameter_ids, (uint64_t)global << 8 | type, &fresh);
+    if (!id || (fresh && TT_RESERVE(x->parameters, x->parameter_cap, x->parameter_count + 1) != 0))
         return x->nomem = 1, NONE;
-    if (*id == NONE) {
+    if (fresh) {
         x->parameters[x->parameter_count] = (parameter){global, type};
-        *id = (uint32_t)x->parameter_count++;
-        x->parameter_ids.used++;
+        *id = x->parameter_count++;
     }
-    return *id;
+    return (uint32_t)*id;
 }
 
 /* The metric of counter `name` (objects 0), or of the objects of type
@@ -320,11 +268,11 @@ static uint32_t parameter_of(otf2_export *x, const tt_process *p, uint32_t name,
 static uint32_t metric_of(otf2_export *x, const tt_process *p, uint32_t name, int objects)
 {
     uint32_t global = process_string(x, p, name);
-    idmap *ids = objects ? &x->objects_ids : &x->metric_ids;
-    uint32_t *id = global == NONE ? NULL : idmap_slot(ids, global);
-    if (!id || (*id == NONE && TT_RESERVE(x->metrics, x->metric_cap, x->metric_count + 1) != 0))
+    int fresh = 0;
+    uint64_t *id = global == NONE ? NULL : tt_u64map_slot(objects ? &x->objects_ids : &x->metric_ids, global, &fresh);
+    if (!id || (fresh && TT_RESERVE(x->metrics, x->metric_cap, x->metric_count + 1) != 0))
         return x->nomem = 1, NONE;
-    if (*id == NONE) {
+    if (fresh) {
         metric *m = &x->metrics[x->metric_count];
         *m = (metric){{global}, objects};
         if (objects) {
@@ -335,27 +283,27 @@ static uint32_t metric_of(otf2_export *x, const tt_process *p, uint32_t name, in
                 m->names[i] = string(x, text);
             }
         }
-        *id = (uint32_t)x->metric_count++;
-        ids->used++;
+        *id = x->metric_count++;
     }
-    return *id;
+    return (uint32_t)*id;
 }
 
 /* A mark: a marker on the location, of a marker definition per name. */
 static OTF2_ErrorCode mark(otf2_export *x, const tt_process *p, uint32_t name, uint64_t time, uint64_t location)
 {
     uint32_t global = process_string(x, p, name);
-    uint32_t *id = global == NONE ? NULL : idmap_slot(&x->marker_ids, global);
+    int fresh = 0;
+    uint64_t *id = global == NONE ? NULL : tt_u64map_slot(&x->marker_ids, global, &fresh);
     if (!id) return x->nomem = 1, OTF2_SUCCESS;
     OTF2_ErrorCode rc = OTF2_SUCCESS;
-    if (*id == NONE) {
+    if (fresh) {
         *id = x->marker_count++;
-        x->marker_ids.used++;
-        rc = OTF2_MarkerWriter_WriteDefMarker(x->markers, *id, "tracetop", p->strings[name], OTF2_SEVERITY_NONE);
+        rc = OTF2_MarkerWriter_WriteDefMarker(x->markers, (OTF2_MarkerRef)*id, "tracetop", p->strings[name],
+                                              OTF2_SEVERITY_NONE);
     }
     if (rc == OTF2_SUCCESS)
-        rc = OTF2_MarkerWriter_WriteMarker(x->markers, time, 0, *id, OTF2_MARKER_SCOPE_LOCATION, location,
-                                           p->strings[name]);
+        rc = OTF2_MarkerWriter_WriteMarker(x->markers, time, 0, (OTF2_MarkerRef)*id, OTF2_MARKER_SCOPE_LOCATION,
+                                           location, p->strings[name]);
     return rc;
 }
 
@@ -465,19 +413,19 @@ static void map_regions(otf2_export *x, const tt_process *p)
     for (size_t id = 0; !x->nomem && id <= p->region_count; id++) {
         const tt_region *r = &p->regions[id];
         uint32_t name = string(x, r->name);
-        uint32_t *global = name == NONE ? NULL : idmap_slot(&x->region_ids, name);
-        if (!global || (*global == NONE && TT_RESERVE(x->regions, x->region_cap, x->region_count + 1) != 0)) {
+        int fresh = 0;
+        uint64_t *global = name == NONE ? NULL : tt_u64map_slot(&x->region_ids, name, &fresh);
+        if (!global || (fresh && TT_RESERVE(x->regions, x->region_cap, x->region_count + 1) != 0)) {
             x->nomem = 1;
             return;
         }
-        if (*global == NONE) {
+        if (fresh) {
             x->regions[x->region_count] = (global_region){name, optional_string(x, r->file),
                                                           string(x, region_kinds[r->kind].description), r->line,
                                                           r->kind};
-            *global = (uint32_t)x->region_count++;
-            x->region_ids.used++;
+            *global = x->region_count++;
         }
-        x->region_map[id] = *global;
+        x->region_map[id] = (uint32_t)*global;
     }
 }
 
@@ -635,7 +583,7 @@ static OTF2_ErrorCode write_definitions(otf2_export *x)
     uint32_t ranks_name = string(x, "MPI ranks");
     uint32_t *group_names = malloc(nproc * sizeof *group_names), *group_nodes = malloc(nproc * sizeof *group_nodes);
     uint32_t *node_names = malloc(nproc * sizeof *node_names), node_count = 0;
-    idmap node_ids = {0}; /* host (global string) -> its node's index among the hosts */
+    tt_u64map node_ids = {0}; /* host (global string) -> its node's index among the hosts */
     if (!group_names || !group_nodes || !node_names) x->nomem = 1;
     for (size_t k = 0; !x->nomem && k < nproc; k++) {
         const tt_process *p = tt_trace_process(t, x->order[k]);
@@ -647,19 +595,19 @@ static OTF2_ErrorCode write_definitions(otf2_export *x)
         group_names[k] = string(x, name);
         const char *host = tt_export_host(p);
         uint32_t host_name = string(x, *host ? host : "unknown host");
-        uint32_t *node = host_name == NONE ? NULL : idmap_slot(&node_ids, host_name);
+        int fresh = 0;
+        uint64_t *node = host_name == NONE ? NULL : tt_u64map_slot(&node_ids, host_name, &fresh);
         if (!node) {
             x->nomem = 1;
             break;
         }
-        if (*node == NONE) {
+        if (fresh) {
             node_names[node_count] = host_name;
             *node = node_count++;
-            node_ids.used++;
         }
-        group_nodes[k] = *node + 1;
+        group_nodes[k] = (uint32_t)*node + 1;
     }
-    idmap_free(&node_ids);
+    tt_u64map_free(&node_ids);
     OTF2_ErrorCode rc = OTF2_SUCCESS;
     OTF2_GlobalDefWriter *w = x->nomem ? NULL : OTF2_Archive_GetGlobalDefWriter(x->archive);
     if (!w && !x->nomem) rc = OTF2_ERROR_MEM_FAULT;
@@ -778,15 +726,15 @@ static void export_free(otf2_export *x)
     free(x->order);
     free(x->region_map);
     free(x->regions);
-    idmap_free(&x->region_ids);
+    tt_u64map_free(&x->region_ids);
     free(x->locations);
     free(x->parameters);
-    idmap_free(&x->parameter_ids);
+    tt_u64map_free(&x->parameter_ids);
     free(x->metrics);
-    idmap_free(&x->metric_ids);
-    idmap_free(&x->objects_ids);
+    tt_u64map_free(&x->metric_ids);
+    tt_u64map_free(&x->objects_ids);
     tt_objects_series_free(&x->objects);
-    idmap_free(&x->marker_ids);
+    tt_u64map_free(&x->marker_ids);
     tt_mpi_comms_free(&x->comms);
     free(x->comm_names);
     free(x->rank_location);

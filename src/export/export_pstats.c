@@ -23,6 +23,7 @@
 #include "converters.h"
 #include "grow.h"
 #include "out.h"
+#include "u64map.h"
 
 #define NONE UINT32_MAX
 
@@ -43,46 +44,20 @@ typedef struct pstats {
     uint32_t *active;    /* by merged region: its nodes open on the walk's path */
     edge *edges;
     size_t edge_count, edge_cap;
-    uint32_t *slots; /* hash of edges by (caller, callee): index + 1 */
-    size_t slot_mask;
+    tt_u64map edge_of; /* (caller, callee) -> index in edges */
 } pstats;
-
-static uint64_t hash_pair(uint32_t a, uint32_t b)
-{
-    uint64_t x = (uint64_t)a << 32 | b;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    return x ^ (x >> 33);
-}
-
-static int grow_slots(pstats *ps)
-{
-    size_t size = ps->slots ? (ps->slot_mask + 1) * 2 : 256;
-    uint32_t *slots = calloc(size, sizeof *slots);
-    if (!slots) return -1;
-    for (size_t i = 0; i < ps->edge_count; i++) {
-        size_t j = hash_pair(ps->edges[i].caller, ps->edges[i].callee) & (size - 1);
-        while (slots[j]) j = (j + 1) & (size - 1);
-        slots[j] = (uint32_t)i + 1;
-    }
-    free(ps->slots);
-    ps->slots = slots;
-    ps->slot_mask = size - 1;
-    return 0;
-}
 
 static edge *find_edge(pstats *ps, uint32_t caller, uint32_t callee)
 {
-    if ((ps->edge_count + 1) * 2 > (ps->slots ? ps->slot_mask + 1 : 0) && grow_slots(ps) != 0) return NULL;
-    size_t j = hash_pair(caller, callee) & ps->slot_mask;
-    for (; ps->slots[j]; j = (j + 1) & ps->slot_mask) {
-        edge *e = &ps->edges[ps->slots[j] - 1];
-        if (e->caller == caller && e->callee == callee) return e;
+    int fresh;
+    uint64_t *index = tt_u64map_slot(&ps->edge_of, tt_u64_pair(caller, callee), &fresh);
+    if (!index) return NULL;
+    if (fresh) {
+        if (TT_RESERVE(ps->edges, ps->edge_cap, ps->edge_count + 1) != 0) return NULL;
+        ps->edges[ps->edge_count] = (edge){caller, callee, {0}};
+        *index = ps->edge_count++;
     }
-    if (TT_RESERVE(ps->edges, ps->edge_cap, ps->edge_count + 1) != 0) return NULL;
-    ps->edges[ps->edge_count] = (edge){caller, callee, {0}};
-    ps->slots[j] = (uint32_t)++ps->edge_count;
-    return &ps->edges[ps->edge_count - 1];
+    return &ps->edges[*index];
 }
 
 static void add(stats *s, const tt_profile_node *n, int primitive)
@@ -232,7 +207,7 @@ int tt_export_pstats(const tt_trace *t, const char *path, tt_export_result *r, t
     free(ps.functions);
     free(ps.active);
     free(ps.edges);
-    free(ps.slots);
+    tt_u64map_free(&ps.edge_of);
     tt_profile_free(prof);
     if (rc != 0) return rc;
     r->bytes = tt_out_size(&o);
