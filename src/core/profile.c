@@ -325,9 +325,15 @@ static void __attribute__((noinline)) count_gc(tt_profile *prof, const tt_event 
     g->uncollectable += ev->uncollectable;
 }
 
+/* Calls read at a time (tt_cursor_next_calls): enough that the loop's
+ * set-up weighs nothing, few enough to stay in the cache. */
+#define CALLS 256
+
 /* Reads the events of cursor c into b->th's tree: 0, or -1 when memory
  * runs out. The loop every event goes through: what it uses is in locals,
- * which the calls to the cursor cannot change, and only path_node can. */
+ * which the calls to the cursor cannot change, and only path_node can.
+ * ENTER and LEAVE come in bulk; another event, or one the cursor reads
+ * with care, one at a time through the same loop. */
 static int __attribute__((noinline)) read_events(builder *b, tt_cursor *c)
 {
     tt_profile_thread *th = b->th;
@@ -335,38 +341,54 @@ static int __attribute__((noinline)) read_events(builder *b, tt_cursor *c)
     child_link *links = b->links;
     uint64_t *visits = b->visits;
     uint32_t cur = NONE;
+    tt_call calls[CALLS];
     tt_event ev;
-    if (!tt_cursor_next(c, &ev)) return 0;
-    th->begin_ns = ev.time;
-    uint64_t time;
-    do {
-        time = ev.time;
-        if (ev.kind == TT_EV_ENTER) {
-            child_link *link = &links[(uint32_t)(cur + 1)];
-            uint32_t node = link->node;
-            if (link->region != ev.region) {
-                node = next_in_turn(nodes, cur, node);
-                if (node == NONE || nodes[node].region != ev.region) {
-                    if ((node = path_node(b, cur, ev.region)) == NONE) return -1;
-                    nodes = th->nodes;
-                    links = b->links;
-                    visits = b->visits;
-                    link = &links[(uint32_t)(cur + 1)];
-                }
-                *link = (child_link){ev.region, node};
+    int begun = 0;
+    uint64_t time = 0;
+    for (;;) {
+        size_t n = tt_cursor_next_calls(c, calls, CALLS);
+        if (!n) {
+            if (!tt_cursor_next(c, &ev)) break;
+            time = ev.time;
+            if (!begun) th->begin_ns = time;
+            begun = 1;
+            if (ev.kind == TT_EV_ENTER || ev.kind == TT_EV_LEAVE) {
+                calls[0] = (tt_call){.time = ev.time, .region = ev.region, .depth = ev.depth, .kind = ev.kind};
+                n = 1;
+            } else if (ev.kind == TT_EV_GC) {
+                count_gc(b->prof, &ev);
+            } else if (ev.kind >= TT_EV_MPI_SEND && count_other(b, &ev) != 0) {
+                return -1;
             }
-            visits[node]++;
-            nodes[node].inclusive_ns -= time;
-            cur = node;
-        } else if (ev.kind == TT_EV_LEAVE) {
-            nodes[cur].inclusive_ns += time;
-            cur = nodes[cur].parent;
-        } else if (ev.kind == TT_EV_GC) {
-            count_gc(b->prof, &ev);
-        } else if (ev.kind >= TT_EV_MPI_SEND && count_other(b, &ev) != 0) {
-            return -1;
+        } else if (!begun) {
+            th->begin_ns = calls[0].time;
+            begun = 1;
         }
-    } while (tt_cursor_next(c, &ev));
+        for (const tt_call *call = calls; call < calls + n; call++) {
+            time = call->time;
+            if (call->kind == TT_EV_ENTER) {
+                child_link *link = &links[(uint32_t)(cur + 1)];
+                uint32_t node = link->node;
+                if (link->region != call->region) {
+                    node = next_in_turn(nodes, cur, node);
+                    if (node == NONE || nodes[node].region != call->region) {
+                        if ((node = path_node(b, cur, call->region)) == NONE) return -1;
+                        nodes = th->nodes;
+                        links = b->links;
+                        visits = b->visits;
+                        link = &links[(uint32_t)(cur + 1)];
+                    }
+                    *link = (child_link){call->region, node};
+                }
+                visits[node]++;
+                nodes[node].inclusive_ns -= time;
+                cur = node;
+            } else {
+                nodes[cur].inclusive_ns += time;
+                cur = nodes[cur].parent;
+            }
+        }
+    }
     th->end_ns = time;
     return 0;
 }

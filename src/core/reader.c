@@ -956,11 +956,14 @@ uint64_t tt_process_time(const tt_process *p, uint64_t ticks)
 #define FAST_DT_LIMIT ((uint64_t)1 << 28)
 
 /* A cursor's clock: for ticks in [lo, hi], tt_process_time without the
- * clamping and the sign: (offset + ticks * mult) mod 2^128, shifted. */
+ * clamping and the sign: (offset + ticks * mult) mod 2^128, shifted right
+ * by shift. Held with the shift made 64 (offset and mult scaled by 2^(64 -
+ * shift), mult as two words), so that a time is the high word of one
+ * product and sum, plus a product of words (mult_hi is 0 when a tick is
+ * shorter than a ns, as a TSC's): see clock_time. */
 typedef struct tick_clock {
     unsigned __int128 offset;
-    uint64_t mult;
-    unsigned shift;
+    uint64_t mult_lo, mult_hi;
     uint64_t lo, hi; /* lo > hi when no ticks qualify */
 } tick_clock;
 
@@ -972,10 +975,16 @@ static int fits_time(__int128 v, unsigned shift) { return v >= 0 && (unsigned __
 static tick_clock tick_clock_of(const tt_process *p)
 {
     tick_scale k = tick_scale_of(p->ns_per_tick);
+    /* The shift to 64: mult below 2^63, k.shift at least 0, so the scaled
+     * mult stays below 2^127. The offset's bits shifted out above 2^128
+     * are those the modular sum drops anyway. */
+    unsigned up = 64 - k.shift;
+    unsigned __int128 offset = (unsigned __int128)scaled_time(p, k, 0) - (unsigned __int128)p->sync_ticks * k.mult;
+    unsigned __int128 mult = (unsigned __int128)k.mult << up;
     tick_clock clock = {
-        .offset = (unsigned __int128)scaled_time(p, k, 0) - (unsigned __int128)p->sync_ticks * k.mult,
-        .mult = k.mult,
-        .shift = k.shift,
+        .offset = offset << up,
+        .mult_lo = (uint64_t)mult,
+        .mult_hi = (uint64_t)(mult >> 64),
         .lo = 1,
         .hi = 0,
     };
@@ -1010,19 +1019,24 @@ static tick_clock tick_clock_of(const tt_process *p)
     return clock;
 }
 
-/* The time of ticks in [clock->lo, clock->hi]. */
+/* The time of ticks in [clock->lo, clock->hi]. There the value v = (offset
+ * + ticks * mult) mod 2^128 of tick_scale's units is below 2^(64 + shift),
+ * so v * 2^(64 - shift) is below 2^128: the sum of the scaled terms mod
+ * 2^128 is exactly that, and its high word is v >> shift, the time. Of
+ * ticks * mult, the part mult_hi * 2^64 adds ticks * mult_hi to the high
+ * word (mod 2^64, as the time is below 2^64). */
 static inline uint64_t clock_time(const tick_clock *clock, uint64_t ticks)
 {
-    /* The mask tells the compiler what it cannot know: a shift below 64. */
-    return (uint64_t)((clock->offset + (unsigned __int128)ticks * clock->mult) >> (clock->shift & 63));
+    return (uint64_t)((clock->offset + (unsigned __int128)ticks * clock->mult_lo) >> 64) + ticks * clock->mult_hi;
 }
 
 /* ---- cursor: a stream file -> well-nested events ----
  *
- * Two paths. tt_cursor_next decodes ENTER and LEAVE records itself while
- * nothing about them needs care: a record well inside its chunk (no bounds
- * checks), short fields, a defined region, room on the stack, a time that
- * needs no clamping. Everything else, and every record while any of this is
+ * Two paths. read_calls (for tt_cursor_next, and tt_cursor_next_calls in
+ * bulk) decodes ENTER and LEAVE records itself while nothing about them
+ * needs care: a record well inside its chunk (no bounds checks), short
+ * fields, a defined region, room on the stack, a time that needs no
+ * clamping. Everything else, and every record while any of this is
  * in doubt, goes through read_event, which handles all records, damage and
  * chunk changes, and decides after each record whether the fast path may go
  * on (allow_fast). Both yield the same events. */
@@ -1319,30 +1333,87 @@ static int __attribute__((noinline)) next_slow(tt_cursor *c, tt_event *ev)
     return 1;
 }
 
+/* The fast path: up to max ENTER and LEAVE records decoded into out, while
+ * allow_fast lets it go on. Its state lives in locals, the predictor's too
+ * (format.h: its last region and the leaves since), which the compiler
+ * could not keep in registers across the stores to out and to the stack
+ * were they the cursor's fields, and goes back to the cursor once. Returns
+ * how many; 0 when the next record is another one, or needs the slow path. */
+static inline __attribute__((always_inline)) size_t read_calls_with(tt_cursor *c, tt_call *restrict out, size_t max,
+                                                                   int ticks_over_ns)
+{
+    /* Every record takes 2 bytes at least: stopping 2 * max bytes on, it
+     * writes max calls at most, with one test a record. */
+    const uint8_t *p = c->records.pos, *end = c->fast_end;
+    if (p < end && (size_t)(end - p) > 2 * max) end = p + 2 * max;
+    uint64_t ticks = c->records.ticks;
+    size_t depth = c->depth;
+    uint32_t *restrict stack = c->stack;
+    uint32_t *restrict slots = c->predict.slot;
+    uint32_t last = c->predict.last, leaves = c->predict.leaves;
+    const uint64_t region_count = c->region_count;
+    tick_clock clock = c->clock;
+    if (!ticks_over_ns) clock.mult_hi = 0;
+    tt_call *o = out;
+    while (p < end) {
+        uint8_t tag;
+        uint64_t dt, id;
+        const uint8_t *next = tt_records_peek(p, &tag, &dt, &id);
+        if (!next) break;
+        if (tag == TT_EV_LEAVE) {
+            if (depth == 0) break;
+            id = stack[--depth];
+            leaves++;
+        } else {
+            uint32_t *slot = &slots[(last ^ leaves << 5) & (TT_PREDICT_SLOTS - 1)];
+            if (tag == TT_EV_ENTER_PREDICTED) id = *slot;
+            if (id >= region_count) break;
+            *slot = last = (uint32_t)id;
+            leaves = 0;
+            stack[depth++] = (uint32_t)id;
+            tag = TT_EV_ENTER;
+        }
+        p = next;
+        ticks += dt;
+        *o++ = (tt_call){.time = clock_time(&clock, ticks), .region = (uint32_t)id, .depth = (uint32_t)depth,
+                         .kind = tag};
+    }
+    size_t n = (size_t)(o - out);
+    if (n) {
+        c->records.pos = p;
+        c->records.ticks = ticks;
+        c->depth = depth;
+        c->predict.last = last;
+        c->predict.leaves = leaves;
+        c->events += n;
+        c->last_time = o[-1].time;
+    }
+    return n;
+}
+
+/* The loop made twice: for the clocks whose tick is shorter than a ns (the
+ * TSC), the compiler then knows that mult_hi is 0, and saves a register and
+ * a product per event. */
+static inline size_t read_calls(tt_cursor *c, tt_call *out, size_t max)
+{
+    return c->clock.mult_hi ? read_calls_with(c, out, max, 1) : read_calls_with(c, out, max, 0);
+}
+
+size_t tt_cursor_next_calls(tt_cursor *c, tt_call *out, size_t max)
+{
+    if (c->windowed || c->left_out) return 0;
+    return read_calls(c, out, max);
+}
+
 static inline int next_event(tt_cursor *c, tt_event *ev)
 {
-    const uint8_t *p = c->records.pos;
-    uint8_t tag;
-    uint64_t dt, id;
-    if (p >= c->fast_end || !(p = tt_records_peek_call(p, &c->predict, &tag, &dt, &id))) return next_slow(c, ev);
-    size_t depth = c->depth;
-    if (tag == TT_EV_ENTER) {
-        if (id >= c->region_count) return next_slow(c, ev);
-        c->stack[depth++] = (uint32_t)id;
-    } else {
-        if (depth == 0) return next_slow(c, ev);
-        id = c->stack[--depth];
-    }
-    tt_records_took_call(&c->predict, tag, id);
-    c->records.pos = p;
-    c->depth = depth;
-    c->events++;
-    ev->kind = tag;
-    ev->region = (uint32_t)id;
-    ev->depth = (uint32_t)depth;
+    tt_call call;
+    if (!read_calls(c, &call, 1)) return next_slow(c, ev);
+    ev->kind = call.kind;
+    ev->region = call.region;
+    ev->depth = call.depth;
     ev->synthesized = 0;
-    uint64_t ticks = c->records.ticks += dt;
-    ev->time = c->last_time = clock_time(&c->clock, ticks);
+    ev->time = call.time;
     return 1;
 }
 

@@ -229,6 +229,25 @@ int tt_cursor_open(const tt_trace *t, const tt_process *p, size_t stream, tt_cur
  * STREAM_END when the stream has one. */
 int tt_cursor_next(tt_cursor *c, tt_event *ev);
 
+/* An ENTER or a LEAVE read from the data, as tt_cursor_next_calls gives it:
+ * the fields of tt_event that such an event has (synthesized: 0). */
+typedef struct tt_call {
+    uint64_t time;   /* ns since epoch */
+    uint32_t region; /* the region entered or left */
+    uint32_t depth;  /* open regions after it */
+    uint8_t kind;    /* TT_EV_ENTER or TT_EV_LEAVE */
+} tt_call;
+
+/* The next events in bulk, for readers that go through every call (the
+ * profile, the tasks): up to `max` of them into out, as long as they are
+ * ENTER and LEAVE events read from the data. Returns how many; 0 when the
+ * next event is of another kind or needs care (damage, a chunk's end, a
+ * synthesized LEAVE, the end): read that one with tt_cursor_next, then go
+ * on with either. Both give the same events, in the same order; this one
+ * without a call per event. A cursor of a trace that keeps a range or
+ * leaves regions out gives 0 here: everything comes from tt_cursor_next. */
+size_t tt_cursor_next_calls(tt_cursor *c, tt_call *out, size_t max);
+
 /* Valid once tt_cursor_next returned 0. */
 tt_stream_state tt_cursor_state(const tt_cursor *c);
 /* NULL when complete, else one line: what was cut and where, e.g.

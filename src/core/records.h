@@ -185,40 +185,56 @@ static inline const uint8_t *tt_short_varint(const uint8_t *p, uint64_t *out)
 }
 
 /* The record at p when it is an ENTER or a LEAVE (any form) with fields of
- * at most 4 bytes: the byte after it, with *tag (TT_EV_ENTER or
- * TT_EV_LEAVE), *dt and *id (ENTER: the region) set; NULL for any other
- * record. Reads at most 9 bytes. The predictor is read, not updated: once
- * the caller takes the record, tt_records_took_call does that. */
-static inline const uint8_t *tt_records_peek_call(const uint8_t *p, tt_predictor *predict, uint8_t *tag,
-                                                  uint64_t *dt, uint64_t *id)
+ * at most 4 bytes: the byte after it, with *tag, *dt and *id set; NULL for
+ * any other record. *tag is TT_EV_LEAVE, TT_EV_ENTER (*id: the region), or
+ * TT_EV_ENTER_PREDICTED: an ENTER whose region the predictor names, which
+ * the caller reads (a reader that holds the predictor's state in locals).
+ * Reads at most 9 bytes. */
+static inline const uint8_t *tt_records_peek(const uint8_t *p, uint8_t *tag, uint64_t *dt, uint64_t *id)
 {
+    /* The forms in the order they are most common: a return, a predicted
+     * call, then the rest. */
     uint8_t first = p[0];
-    if (first >= TT_EV_ENTER_SHORT) {
-        if (first <= TT_EV_SHORT_LAST) {
-            *dt = (uint64_t)((first - TT_EV_ENTER_SHORT) % TT_EV_SHORT_FORMS) << 8 | p[1];
-            if (first >= TT_EV_LEAVE_SHORT) {
-                *tag = TT_EV_LEAVE;
-                return p + 2;
-            }
-            *tag = TT_EV_ENTER;
-            return tt_short_varint(p + 2, id);
-        }
-        if (first >= TT_EV_LEAVE_MEDIUM) {
-            if (first > TT_EV_LAST) return NULL;
-            *dt = (uint64_t)(first - TT_EV_LEAVE_MEDIUM) << 16 | (uint64_t)p[2] << 8 | p[1];
-            *tag = TT_EV_LEAVE;
-            return p + 3;
-        }
-        if (first < TT_EV_ENTER_PREDICTED) return NULL;
-        *dt = (uint64_t)(first - TT_EV_ENTER_PREDICTED) << 8 | p[1];
-        *id = *tt_predict_slot(predict);
-        *tag = TT_EV_ENTER;
+    if ((uint8_t)(first - TT_EV_LEAVE_SHORT) < TT_EV_SHORT_FORMS) {
+        *dt = ((uint64_t)first - TT_EV_LEAVE_SHORT) << 8 | p[1];
+        *tag = TT_EV_LEAVE;
         return p + 2;
+    }
+    if (first >= TT_EV_ENTER_PREDICTED) {
+        if (first < TT_EV_LEAVE_MEDIUM) {
+            *dt = ((uint64_t)first - TT_EV_ENTER_PREDICTED) << 8 | p[1];
+            *tag = TT_EV_ENTER_PREDICTED;
+            return p + 2;
+        }
+        if (first > TT_EV_LAST) return NULL;
+        *dt = ((uint64_t)first - TT_EV_LEAVE_MEDIUM) << 16 | (uint64_t)p[2] << 8 | p[1];
+        *tag = TT_EV_LEAVE;
+        return p + 3;
+    }
+    if (first >= TT_EV_ENTER_SHORT) {
+        if (first >= TT_EV_LEAVE_SHORT) return NULL;
+        *dt = ((uint64_t)first - TT_EV_ENTER_SHORT) << 8 | p[1];
+        *tag = TT_EV_ENTER;
+        return tt_short_varint(p + 2, id);
     }
     *tag = first;
     if (*tag == TT_EV_LEAVE) return tt_short_varint(p + 1, dt);
     if (*tag != TT_EV_ENTER || !(p = tt_short_varint(p + 1, dt))) return NULL;
     return tt_short_varint(p, id);
+}
+
+/* The same, with the predicted region read: *tag is TT_EV_ENTER or
+ * TT_EV_LEAVE. The predictor is read, not updated: once the caller takes
+ * the record, tt_records_took_call does that. */
+static inline const uint8_t *tt_records_peek_call(const uint8_t *p, tt_predictor *predict, uint8_t *tag,
+                                                  uint64_t *dt, uint64_t *id)
+{
+    p = tt_records_peek(p, tag, dt, id);
+    if (p && *tag == TT_EV_ENTER_PREDICTED) {
+        *id = *tt_predict_slot(predict);
+        *tag = TT_EV_ENTER;
+    }
+    return p;
 }
 
 /* Updates the predictor for a record tt_records_peek_call gave, once taken. */

@@ -26,6 +26,18 @@ typedef struct builder {
     tt_u64map awaited;   /* (process, region) -> index into awaits */
     uint32_t *regions; /* by depth: the region open there */
     size_t region_cap;
+    /* By depth: the value in `exclusive` that the region open there adds to
+     * (key: its lane and region), good while the map has as many keys as
+     * then (u64map.h: a value stays where it is until a new key; NULL:
+     * none yet). Every event in a step adds to one: a lookup only when the
+     * region at a depth changed, or a key was added, not per event nor per
+     * call of a loop. The first place_count are set. */
+    struct {
+        uint64_t key;
+        uint64_t *value;
+        size_t keys;
+    } *places;
+    size_t place_cap, place_count;
     open_step *open;
     size_t open_count, open_cap;
 } builder;
@@ -81,42 +93,122 @@ static int end_step(builder *b, const tt_process *p, const tt_event *ev, uint32_
     return 0;
 }
 
-/* Reads one stream of process `process`, whose tasks' lanes start at `first`. */
+/* The exclusive ns of the region open at `depth` (1 ..) in the innermost
+ * open step, found in the map: key is (its lane, the region). NULL when
+ * memory runs out. */
+static uint64_t *__attribute__((noinline)) exclusive_found(builder *b, uint32_t depth, uint64_t key)
+{
+    if (TT_RESERVE(b->places, b->place_cap, (size_t)depth) != 0) return NULL;
+    for (; b->place_count < depth; b->place_count++) b->places[b->place_count].value = NULL;
+    int fresh;
+    uint64_t *ns = tt_u64map_slot(&b->exclusive, key, &fresh);
+    if (!ns) return NULL;
+    b->places[depth - 1].key = key;
+    b->places[depth - 1].value = ns;
+    b->places[depth - 1].keys = b->exclusive.count;
+    return ns;
+}
+
+/* The innermost open step, as the loop keeps it at hand: its depth
+ * (UINT32_MAX for none) and its lane, shifted as in the keys. */
+typedef struct inner_step {
+    uint32_t depth;
+    uint64_t lane;
+} inner_step;
+
+static inner_step innermost(const builder *b)
+{
+    if (!b->open_count) return (inner_step){UINT32_MAX, 0};
+    return (inner_step){b->open[b->open_count - 1].depth, tt_u64_pair((uint32_t)b->open[b->open_count - 1].lane, 0)};
+}
+
+/* The ns since the last event, at `depth` (the depth before this event):
+ * exclusive time of the region open there when it is in a step. 0, or -1
+ * when memory runs out. */
+static inline int add_exclusive(builder *b, inner_step step, uint32_t depth, uint64_t ns)
+{
+    if (depth < step.depth || !depth || depth > b->region_cap) return 0;
+    uint64_t key = step.lane | b->regions[depth - 1];
+    uint64_t *at;
+    if (depth <= b->place_count && b->places[depth - 1].value && b->places[depth - 1].key == key &&
+        b->places[depth - 1].keys == b->exclusive.count)
+        at = b->places[depth - 1].value;
+    else if (!(at = exclusive_found(b, depth, key)))
+        return -1;
+    *at += ns;
+    return 0;
+}
+
+/* Calls read at a time (tt_cursor_next_calls). */
+#define CALLS 256
+
+/* Reads one stream of process `process`, whose tasks' lanes start at `first`.
+ * ENTER and LEAVE come in bulk, other events one at a time, all through the
+ * same steps. */
 static int read_stream(builder *b, size_t process, size_t stream, size_t first, tt_error *err)
 {
     const tt_trace *t = b->tasks->trace;
     const tt_process *p = tt_trace_process(t, process);
     tt_cursor *c;
     if (tt_cursor_open(t, p, stream, &c, err) != 0) return -1;
+    tt_call calls[CALLS];
     tt_event ev;
     uint32_t pending = NONE, returns = 0, depth = 0;
     uint64_t last = 0;
     int rc = 0;
     b->open_count = 0;
-    while (rc == 0 && tt_cursor_next(c, &ev)) {
-        if (b->open_count && depth >= b->open[b->open_count - 1].depth && depth && depth <= b->region_cap) {
-            int fresh;
-            uint64_t key = tt_u64_pair((uint32_t)b->open[b->open_count - 1].lane, b->regions[depth - 1]);
-            uint64_t *ns = tt_u64map_slot(&b->exclusive, key, &fresh);
-            if (!ns) rc = -1;
-            else *ns += ev.time - last;
+    inner_step step = innermost(b);
+    while (rc == 0) {
+        size_t n = tt_cursor_next_calls(c, calls, CALLS);
+        if (!n) {
+            if (!tt_cursor_next(c, &ev)) break;
+            if (ev.kind == TT_EV_ENTER || ev.kind == TT_EV_LEAVE) {
+                calls[0] = (tt_call){.time = ev.time, .region = ev.region, .depth = ev.depth, .kind = ev.kind};
+                n = 1;
+            } else {
+                rc = add_exclusive(b, step, depth, ev.time - last);
+                last = ev.time;
+                if (ev.kind == TT_EV_TASK_RESUME) {
+                    pending = ev.task < p->task_count ? ev.task : NONE; /* the placeholder has no lane */
+                    if (pending != NONE && b->tasks->lanes[first + pending].step_count == 0)
+                        b->tasks->lanes[first + pending].stream = stream;
+                }
+                continue;
+            }
         }
-        last = ev.time;
-        if (ev.kind == TT_EV_ENTER) {
-            returns = 0;
-            if (TT_RESERVE(b->regions, b->region_cap, (size_t)ev.depth) != 0) rc = -1;
-            else b->regions[ev.depth - 1] = ev.region;
-            if (rc == 0 && pending != NONE) rc = begin_step(b, first + pending, &ev);
-            pending = NONE;
-            depth = ev.depth;
-        } else if (ev.kind == TT_EV_LEAVE) {
-            returns++;
-            if (b->open_count && b->open[b->open_count - 1].depth == ev.depth + 1) rc = end_step(b, p, &ev, returns);
-            depth = ev.depth;
-        } else if (ev.kind == TT_EV_TASK_RESUME) {
-            pending = ev.task < p->task_count ? ev.task : NONE; /* the placeholder has no lane */
-            if (pending != NONE && b->tasks->lanes[first + pending].step_count == 0)
-                b->tasks->lanes[first + pending].stream = stream;
+        if (!b->open_count && pending == NONE) {
+            /* Outside every step, with none about to begin: the calls matter
+             * only for the depth they leave (and the time). A step begins
+             * with an ENTER, which sets what these would have (returns, the
+             * regions from its depth on). */
+            depth = calls[n - 1].depth;
+            last = calls[n - 1].time;
+            continue;
+        }
+        for (const tt_call *call = calls; rc == 0 && call < calls + n; call++) {
+            if ((rc = add_exclusive(b, step, depth, call->time - last)) != 0) break;
+            last = call->time;
+            /* What begin_step and end_step read of it. */
+            ev.time = call->time;
+            ev.region = call->region;
+            ev.depth = call->depth;
+            if (call->kind == TT_EV_ENTER) {
+                returns = 0;
+                if (TT_RESERVE(b->regions, b->region_cap, (size_t)call->depth) != 0) rc = -1;
+                else b->regions[call->depth - 1] = call->region;
+                if (rc == 0 && pending != NONE) {
+                    rc = begin_step(b, first + pending, &ev);
+                    step = innermost(b);
+                }
+                pending = NONE;
+            } else {
+                returns++;
+                if (step.depth == call->depth + 1) {
+                    rc = end_step(b, p, &ev, returns);
+                    step = innermost(b);
+                }
+            }
+            depth = call->depth;
         }
     }
     tt_cursor_close(c);
@@ -199,6 +291,7 @@ int tt_tasks_build(const tt_trace *t, tt_tasks **out, tt_error *err)
     tt_u64map_free(&b.exclusive);
     tt_u64map_free(&b.awaited);
     free(b.regions);
+    free(b.places);
     free(b.open);
     if (rc != 0) {
         tt_tasks_free(tasks);

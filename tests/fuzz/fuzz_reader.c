@@ -1,5 +1,6 @@
 /* fuzz_reader.c -- the reader (reader.h) and the record decoders behind it
- * (records.h, format.h) on a fuzzed trace: every event of every stream, and
+ * (records.h, format.h) on a fuzzed trace: every event of every stream (calls
+ * in bulk and one at a time), and
  * what the reader says was cut or damaged; then the MPI communication
  * matched from it (mpi_view.h) and its queries. */
 #include <stdint.h>
@@ -28,8 +29,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (!p->threads[s].present) continue;
             tt_cursor *c;
             if (tt_cursor_open(t, p, s, &c, &err) != 0) continue;
+            /* Calls in bulk where the cursor gives them so, as the profile reads. */
             tt_event ev;
-            while (tt_cursor_next(c, &ev)) {
+            tt_call calls[5];
+            for (size_t round = 0;; round++) {
+                size_t n = tt_cursor_next_calls(c, calls, 1 + round % 5);
+                for (size_t k = 0; k < n; k++) fuzz_sink += strlen(p->regions[calls[k].region].name);
+                if (n) continue;
+                if (!tt_cursor_next(c, &ev)) break;
                 if (ev.kind == TT_EV_ENTER || ev.kind == TT_EV_LEAVE) fuzz_sink += strlen(p->regions[ev.region].name);
                 if (ev.kind == TT_EV_PARAM_STRING && ev.str_len) fuzz_sink += (uint8_t)ev.str[ev.str_len - 1];
             }
