@@ -83,12 +83,16 @@ def test_forced_collection_is_a_span_inside_the_call(instrumenter, tmp_path):
 def test_collection_inside_the_c_call_that_forced_it(tmp_path):
     completed = tracetop("--output", "exp", PROGRAMS / "gc_pause.py", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
+    pause = program_pause_ns(completed.stdout)
     [(_, _, events, _, _)] = list(streams(tmp_path / "exp"))
-    longest = max(collections(events), key=lambda c: c[1])
-    assert longest[3] == "gc:collect"
+    # The forced collection that took the pause the program measured is inside gc.collect(). (Full
+    # collections that the building of the cycles started, inside `work`, may take as long on a loaded
+    # machine: they are not the one looked for.)
+    forced = [c for c in collections(events) if c[3] == "gc:collect" and 0.9 * pause <= c[1] <= pause]
+    assert forced, collections(events)
     profile = _tracetop.profile(str(tmp_path / "exp"))
     collect = next(r for r in profile["regions"] if r["name"] == "gc:collect")
-    assert collect["exclusive_ns"] <= collect["inclusive_ns"] - longest[1]
+    assert collect["exclusive_ns"] <= collect["inclusive_ns"] - max(c[1] for c in forced)
 
 
 def test_no_collection_recorded_while_measurement_is_off(tmp_path):
