@@ -3,8 +3,10 @@ pass` and a followed child (TRACETOP_FOLLOW_INTO set, `python -c pass`), against
 
     python bench/startup.py [--runs 15]
 
-Prints, for each, the instructions over `python -c pass` (perf or valgrind, as run.py counts them) and
-the median of paired wall-clock differences (each run of it right after one of `python -c pass`)."""
+Prints, for each, the instructions over `python -c pass` (perf or valgrind, as run.py counts them), the
+median of paired wall-clock differences (each run of it right after one of `python -c pass`) and the median
+of the paired differences in CPU time (user + system, of the process and its threads), which a loaded
+machine disturbs less than the wall clock."""
 import argparse
 import os
 import statistics
@@ -49,21 +51,31 @@ def main():
 
         plain = instructions([PY, "-c", "pass"], os.environ)
         print(f"Python {sys.version.split()[0]}; `python -c pass`: {plain / 1e6:.1f} M instructions ({counter})\n")
-        print("| what | instructions over python -c pass | paired wall median (ms) |")
-        print("|---|---:|---:|")
+        print("| what | instructions over python -c pass | paired wall median (ms) | paired CPU median (ms) |")
+        print("|---|---:|---:|---:|")
         for n, name in enumerate(cases):
             argv, environ = argv_env(name, n)
             extra = instructions(argv, environ) - plain
-            differences = []
+            walls, cpus = [], []
             for r in range(args.runs):
-                start = time.perf_counter()
-                subprocess.run([PY, "-c", "pass"], check=True, cwd=work)
-                base = time.perf_counter() - start
-                argv, environ = argv_env(name, f"{n}-{r}")
-                start = time.perf_counter()
-                subprocess.run(argv, env=environ, check=True, capture_output=True, cwd=work)
-                differences.append(time.perf_counter() - start - base)
-            print(f"| {name} | +{extra / 1e6:.1f} M | {statistics.median(differences) * 1e3:+.1f} |", flush=True)
+                base_wall, base_cpu = timed([PY, "-c", "pass"], os.environ, work)
+                wall, cpu = timed(*argv_env(name, f"{n}-{r}"), work)
+                walls.append(wall - base_wall)
+                cpus.append(cpu - base_cpu)
+            print(f"| {name} | +{extra / 1e6:.1f} M | {statistics.median(walls) * 1e3:+.1f} | "
+                  f"{statistics.median(cpus) * 1e3:+.1f} |", flush=True)
+
+
+def timed(argv, environ, cwd):
+    """Runs argv; returns (wall-clock seconds, CPU seconds of the process)."""
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, env=environ, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise run.Failed(f"{' '.join(argv)} exited with {process.returncode}")
+    return wall, usage.ru_utime + usage.ru_stime
 
 
 if __name__ == "__main__":

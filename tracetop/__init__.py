@@ -14,7 +14,6 @@ measurement every call is a cheap no-op, so annotated code runs unchanged withou
     with tracetop.start(output="exp"): ...     # or session = tracetop.start(...); session.stop()
 """
 
-from tracetop import instrumenter, objects
 from tracetop._tracetop import (
     TraceError,
     __version__,
@@ -25,8 +24,9 @@ from tracetop._tracetop import (
     parameter_int,
     parameter_string,
     parameter_uint,
+    region_begin,
+    region_end,
 )
-from tracetop.regions import region, region_begin, region_end
 
 __all__ = [
     "Session", "TraceError", "counter", "disable_recording", "enable_recording", "instrumenter", "mark", "objects",
@@ -41,10 +41,18 @@ def load_ipython_extension(ipython):
     jupyter.load_ipython_extension(ipython)
 
 
-# Loaded when first asked for, so that `import tracetop` stays light for programs that are not measured.
+# Loaded when first asked for, so that `import tracetop` stays light: for programs that are not measured, and
+# at the start of every measured one (each module is start-up that every run would pay).
 def __getattr__(name):
     if name in ("Session", "start"):
         from tracetop import session
 
         return getattr(session, name)
+    if name == "region":
+        from tracetop.regions import region
+
+        return region
+    if name in ("instrumenter", "objects"):
+        __import__(f"tracetop.{name}")  # sets the attribute: `from tracetop import` would ask for it again, here
+        return globals()[name]
     raise AttributeError(f"module 'tracetop' has no attribute {name!r}")

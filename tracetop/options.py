@@ -5,7 +5,7 @@ Where several give a value: command line (or start() keyword) > TRACETOP_<NAME> 
 """
 
 import os
-import types
+import sys
 
 from tracetop import _tracetop
 from tracetop.messages import CommandError
@@ -264,7 +264,7 @@ def parse_plainly(arguments):
             return None
         given[option.key] = value  # kept as written, as argparse keeps it: _resolve parses it, and notes it
         index += 1
-    return types.SimpleNamespace(**given)
+    return type(sys.implementation)(**given)  # types.SimpleNamespace: types is start-up every run would pay
 
 
 def add_arguments(parser):

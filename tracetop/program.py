@@ -4,7 +4,6 @@ would present it to the program: its code object, its fresh __main__ module, sys
 import builtins
 import os
 import sys
-import types
 # importlib.machinery's: importing importlib itself (warnings ...) would be start-up every run pays
 from _frozen_importlib import BuiltinImporter
 from _frozen_importlib_external import SourceFileLoader
@@ -116,7 +115,7 @@ def _script(arguments):
 
 def _fresh_main(**attributes):
     """A new __main__ module as the interpreter makes one, with `attributes` set."""
-    main = types.ModuleType("__main__")
+    main = type(sys)("__main__")  # types.ModuleType: types is start-up every run would pay
     # Before Python 3.14 the interpreter gives __main__ an empty __annotations__; our own __main__, which
     # has none of its own, shows whether this one does.
     if "__annotations__" in vars(sys.modules["__main__"]):

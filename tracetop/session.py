@@ -9,7 +9,7 @@ import time
 from _signal import SIGTERM  # signal's C half: signal itself imports enum, start-up that every run would pay
 
 import tracetop
-from tracetop import _tracetop, compat, messages, mpi
+from tracetop import _tracetop, compat, messages
 from tracetop.commands import EXPERIMENT_VIEWS
 from tracetop.experiment import Experiment, Provenance, convert, describe_problems, describe_stats, python_version
 from tracetop.options import from_keywords
@@ -65,10 +65,10 @@ class Session:
         messages.verbose = configuration["verbose"]
         if configuration["scorep_compat"]:
             compat.install()
-        job = mpi.job(os.environ) if configuration["mpp"] == "mpi" else None
-        requested = configuration["output"] or (job and mpi.default_directory(job))
+        job = _mpi().job(os.environ) if configuration["mpp"] == "mpi" else None
+        requested = configuration["output"] or (job and _mpi().default_directory(job))
         if job and job.rank > 0:  # rank 0 makes the experiment, and says what there is to say about it
-            experiment = Experiment.join(mpi.wait_for_experiment(requested, job))
+            experiment = Experiment.join(_mpi().wait_for_experiment(requested, job))
             session = cls._start(experiment, configuration.replace("output", experiment.path), None, program,
                                  command, job)
             session._joined = True
@@ -78,7 +78,7 @@ class Session:
         experiment = Experiment.create(requested, shared=job is not None and job.size > 1,
                                        overwrite=configuration["overwrite"], program=program)
         if job and job.size > 1:
-            mpi.made_experiment(experiment.path, job)
+            _mpi().made_experiment(experiment.path, job)
         configuration = configuration.replace("output", experiment.path)
         provenance = Provenance(command=command, program=program, working_directory=os.getcwd(),
                                 configuration=configuration.lines(), started=time.time())
@@ -108,7 +108,7 @@ class Session:
     @classmethod
     def _start(cls, experiment, configuration, provenance, program, command, job=None):
         if job:
-            mpi.check()
+            _mpi().check()
         # host: the node of the system tree in OTF2 and CUBE.
         attributes = {"command": command, "tracetop_version": tracetop.__version__,
                       "python_version": python_version(), "host": os.uname().nodename}
@@ -136,7 +136,7 @@ class Session:
             _tracetop.release_sigterm()
             raise
         if job:
-            _tracetop.mpi_attach(mpi.LIBRARY)
+            _tracetop.mpi_attach(_mpi().LIBRARY)
         if configuration["objects"]:
             session._count_objects()
         for unavailable in (_tracetop.gil_unavailable(), _tracetop.tasks_unavailable()):
@@ -209,7 +209,7 @@ class Session:
     def _finish(self):
         """What the process that made the experiment writes at the end: profile.txt, MANIFEST.md."""
         if self._job and self._job.size > 1 and self.exit_status != -SIGTERM:
-            mpi.wait_for_ranks(self.directory, self._job.size)  # those that have not ended are cut in profile.txt
+            _mpi().wait_for_ranks(self.directory, self._job.size)  # those that have not ended are cut in profile.txt
         made = self._provenance
         made.ended, made.exit_status, made.stats = time.time(), self.exit_status, self.stats
         try:
@@ -299,6 +299,13 @@ def start(output=None, **options):
     TRACETOP_ and SCOREP_ environment variables apply as for `tracetop run`. Returns the Session."""
     configuration = from_keywords({"output": output, **options}, os.environ)
     return Session.begin(configuration, program=sys.argv[0] or "python", command=command_line())
+
+
+def _mpi():
+    """tracetop.mpi, imported for an MPI job only: start-up that every other run would pay."""
+    from tracetop import mpi
+
+    return mpi
 
 
 def command_line():

@@ -21,8 +21,8 @@
 /* Chosen once by tt_clock_init; read on every event. */
 extern int tt_clock_tsc;
 
-/* Picks the clock and measures its rate (about 2 ms on first call;
- * later calls return at once). */
+/* Picks the clock and measures its rate (0.25 ms on first call; later
+ * calls return at once). */
 void tt_clock_init(void);
 
 /* enum tt_clock_kind of the chosen clock, and its nominal rate. */

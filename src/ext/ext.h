@@ -297,6 +297,10 @@ void tt_task_resume(tt_stream *s, uint32_t region);
  * defines in `session` the coroutines known so far. */
 void tt_tasks_reset(tt_session *session);
 
+/* The threading module if the program has imported it (new reference),
+ * else NULL, without an exception either way (threadwatch.c). */
+PyObject *tt_imported_threading(void);
+
 /* The program has just imported threading (threadwatch.c): the threads it
  * starts are measured as if it had been there when the hook was put in
  * place. May leave an exception set. */

@@ -53,17 +53,6 @@ static void update_switches(void) { tt_record_calls = tt_recording && instrument
 
 static void on_thread_exit(void *stream) { tt_session_close_stream(stream); }
 
-/* The threading module if the program has imported it (new reference),
- * else NULL, without an exception either way. */
-static PyObject *imported_threading(void)
-{
-    PyObject *modname = PyUnicode_FromString("threading");
-    PyObject *threading = modname ? PyImport_GetModule(modname) : NULL;
-    Py_XDECREF(modname);
-    PyErr_Clear();
-    return threading;
-}
-
 /* Whether the calling thread is the main one: its thread state is the
  * interpreter's oldest, the last of its list (a new one goes first). */
 static int in_main_thread(void)
@@ -80,7 +69,7 @@ static int in_main_thread(void)
  * named by their native id. */
 static PyObject *thread_name(void)
 {
-    PyObject *threading = imported_threading();
+    PyObject *threading = tt_imported_threading();
     if (!threading && in_main_thread()) return PyUnicode_FromString("MainThread");
     PyObject *name = NULL;
     if (threading) {
@@ -235,7 +224,7 @@ static PyObject *set_threading_hook(PyObject *threading, PyObject *fn)
 static int hook_threading(void)
 {
     if (saved_threading_hook) return 0;
-    PyObject *threading = imported_threading();
+    PyObject *threading = tt_imported_threading();
     if (!threading) return 0; /* tt_hooks_threading_imported comes back */
     saved_threading_hook = set_threading_hook(threading, thread_hook);
     Py_DECREF(threading);
@@ -246,7 +235,7 @@ static int hook_threading(void)
 static void unhook_threading(void)
 {
     if (!saved_threading_hook) return;
-    PyObject *threading = imported_threading();
+    PyObject *threading = tt_imported_threading();
     if (threading) Py_XDECREF(set_threading_hook(threading, saved_threading_hook));
     Py_XDECREF(threading);
     Py_CLEAR(saved_threading_hook);

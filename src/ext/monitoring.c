@@ -237,9 +237,7 @@ static PyObject *thread_method_code(PyObject *thread_type, const char *name)
  * its runs, and tt_monitoring_threading_imported comes once it has. */
 static void find_bootstrap(void)
 {
-    PyObject *modname = PyUnicode_FromString("threading");
-    PyObject *threading = modname ? PyImport_GetModule(modname) : NULL;
-    Py_XDECREF(modname);
+    PyObject *threading = tt_imported_threading();
     PyObject *thread_type = threading ? PyObject_GetAttrString(threading, "Thread") : NULL;
     Py_XDECREF(threading);
     if (thread_type) {

@@ -25,6 +25,15 @@ static PyObject *finder;          /* the one in sys.meta_path, made once */
 static PyObject *child_hook;      /* session.py's after-fork hook, or NULL */
 static int child_hook_registered_again;
 
+PyObject *tt_imported_threading(void)
+{
+    PyObject *modname = PyUnicode_FromString("threading");
+    PyObject *threading = modname ? PyImport_GetModule(modname) : NULL;
+    Py_XDECREF(modname);
+    PyErr_Clear();
+    return threading;
+}
+
 /* ---- the loader ---- */
 
 typedef struct {
@@ -210,10 +219,7 @@ static PyObject *after_fork_in_child(PyObject *self, PyObject *hook)
         PyErr_SetString(PyExc_TypeError, "after_fork_in_child: the hook must be callable");
         return NULL;
     }
-    PyObject *modname = PyUnicode_FromString("threading");
-    PyObject *threading = modname ? PyImport_GetModule(modname) : NULL;
-    Py_XDECREF(modname);
-    if (PyErr_Occurred()) return NULL;
+    PyObject *threading = tt_imported_threading();
     child_hook = Py_NewRef(hook);
     child_hook_registered_again = threading != NULL; /* its own hook is registered already */
     Py_XDECREF(threading);
