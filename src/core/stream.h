@@ -100,6 +100,16 @@ static inline uint8_t *tt_record_reserve(tt_stream *s, uint32_t extra)
     return c->data + used;
 }
 
+/* Where the next record goes when one of up to TT_RECORD_MAX_FIXED bytes
+ * fits in the current chunk, else NULL (tt_record_reserve hands it on):
+ * for the hooks' paths that make no call. */
+static inline uint8_t *tt_record_room(tt_stream *s)
+{
+    tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
+    uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
+    return tt_likely(used <= TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED) ? c->data + used : NULL;
+}
+
 /* The ticks from the stream's last record to `now`, which becomes the
  * last (0, and the last stays, should the clock go back). */
 static inline uint64_t tt_stream_dt(tt_stream *s, uint64_t now)
@@ -129,12 +139,10 @@ static inline void tt_record_commit(tt_stream *s, uint8_t *end)
     s->events++;
 }
 
-/* A region entered: pushed and recorded, in the shortest form (format.h). */
-static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
+/* The record of a region entered, already pushed, at p (reserved), in the
+ * shortest form (format.h). */
+static inline void tt_stream_enter_at(tt_stream *s, uint8_t *p, uint64_t now, uint32_t region)
 {
-    if (tt_unlikely(s->depth == s->stack_cap) && tt_stream_grow_stack(s) < 0) return;
-    s->stack[s->depth++] = region;
-    uint8_t *p = tt_record_reserve(s, 0); /* first: a fresh chunk resets the predictor */
     uint64_t dt = tt_stream_dt(s, now);
     uint32_t *slot = tt_predict_slot(&s->predict);
     uint32_t predicted = *slot;
@@ -156,6 +164,15 @@ static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
     tt_record_commit(s, tt_put_varint(p, region));
 }
 
+/* A region entered: pushed and recorded. */
+static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
+{
+    if (tt_unlikely(s->depth == s->stack_cap) && tt_stream_grow_stack(s) < 0) return;
+    s->stack[s->depth++] = region;
+    /* Reserved first: a fresh chunk resets the predictor. */
+    tt_stream_enter_at(s, tt_record_reserve(s, 0), now, region);
+}
+
 /* A call that is not recorded (TT_STACK_SKIP or TT_STACK_OWN): pushed so
  * that its return is dropped too. */
 static inline void tt_stream_skip(tt_stream *s, uint32_t entry)
@@ -164,12 +181,9 @@ static inline void tt_stream_skip(tt_stream *s, uint32_t entry)
     s->stack[s->depth++] = entry;
 }
 
-/* The innermost call returned. */
-static inline void tt_stream_leave(tt_stream *s, uint64_t now)
+/* The record of the innermost call's return, already popped, at p (reserved). */
+static inline void tt_stream_leave_at(tt_stream *s, uint8_t *p, uint64_t now)
 {
-    if (tt_unlikely(s->depth == 0)) return; /* entered before measurement began */
-    if (s->stack[--s->depth] >= TT_STACK_OWN) return;
-    uint8_t *p = tt_record_reserve(s, 0);
     uint64_t dt = tt_stream_dt(s, now);
     tt_predict_leave(&s->predict);
     if (tt_likely(dt < TT_EV_SHORT_DT_LIMIT)) {
@@ -186,6 +200,14 @@ static inline void tt_stream_leave(tt_stream *s, uint64_t now)
         p = tt_put_varint(p, dt);
     }
     tt_record_commit(s, p);
+}
+
+/* The innermost call returned. */
+static inline void tt_stream_leave(tt_stream *s, uint64_t now)
+{
+    if (tt_unlikely(s->depth == 0)) return; /* entered before measurement began */
+    if (s->stack[--s->depth] >= TT_STACK_OWN) return;
+    tt_stream_leave_at(s, tt_record_reserve(s, 0), now);
 }
 
 /* The innermost stack entry: a region id, TT_STACK_SKIP or TT_STACK_OWN;

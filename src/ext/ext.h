@@ -217,11 +217,20 @@ uint32_t tt_frame_region(PyFrameObject *frame);
 extern tt_ptrmap tt_cfunction_regions;
 uint32_t tt_cfunction_region_slow(PyObject *func, PyMethodDef *def);
 
-static inline PyMethodDef *tt_method_def(PyObject *func)
+/* tt_method_def for the two exact types that nearly all are, without a
+ * call: NULL for any other. */
+static inline PyMethodDef *tt_method_def_exact(PyObject *func)
 {
-    if (tt_likely(PyCFunction_Check(func))) return ((PyCFunctionObject *)func)->m_ml;
+    if (tt_likely(Py_IS_TYPE(func, &PyCFunction_Type))) return ((PyCFunctionObject *)func)->m_ml;
     if (Py_IS_TYPE(func, &PyMethodDescr_Type)) return ((PyMethodDescrObject *)func)->d_method;
     return NULL;
+}
+
+static inline PyMethodDef *tt_method_def(PyObject *func)
+{
+    PyMethodDef *def = tt_method_def_exact(func);
+    if (tt_likely(def != NULL)) return def;
+    return PyCFunction_Check(func) ? ((PyCFunctionObject *)func)->m_ml : NULL;
 }
 
 static inline uint32_t tt_cfunction_region(PyObject *func)
@@ -276,12 +285,69 @@ static inline void tt_hook_enter(tt_stream *s, uint32_t region)
  * setting (0, or -1 with the setter's exception). */
 extern __thread PyObject *tt_pending_setter __attribute__((tls_model("initial-exec")));
 int tt_own_profile_apply(void);
+
 /* sys.setprofile stood in for while the hook is in place; unwrap puts it
  * back. */
 int tt_own_profile_wrap(void);
 void tt_own_profile_unwrap(void);
 /* Whether the C_RETURN of the C call running now reaches tracetop's hook. */
 int tt_hook_sees_c_return(void);
+
+/* ---- the hooks' paths without a call ----
+ *
+ * Nearly every event is a call of a function whose region is known and
+ * recorded, or a return, on a thread whose stream is current. The hooks
+ * (hooks.c, monitoring.c) record those with no call (so saving no register
+ * for one) when the clock is the TSC and the chunk and the stack have room;
+ * for every other event, and these when they cannot, they take the general
+ * way, which does it all again from the start. */
+
+/* The calling thread's stream when the event can be recorded so, with the
+ * time and where its record goes; NULL otherwise. */
+static inline tt_stream *tt_fast_stream(uint64_t *now, uint8_t **record)
+{
+    tt_stream *s = tt_tls_stream;
+    if (tt_likely(s && !tt_pending_setter && tt_active &&
+                  s->epoch == atomic_load_explicit(&tt_active->epoch, memory_order_relaxed) &&
+                  tt_clock_now_inline(now) && (*record = tt_record_room(s))))
+        return s;
+    return NULL;
+}
+
+/* A call of the region `entry` names (ext.h: tt_code_entry): 1 when it was
+ * recorded so, 0 when it is not a region recorded so (none, a coroutine's,
+ * filtered, recording off) or the stack has no room. */
+static inline int tt_fast_enter(tt_stream *s, uint64_t now, uint8_t *record, uint64_t entry)
+{
+    uint32_t depth = s->depth;
+    if (tt_unlikely(entry >= TT_STACK_OWN || !tt_record_calls || tt_region_filtered || depth == s->stack_cap))
+        return 0;
+    s->stack[depth] = (uint32_t)entry;
+    s->depth = depth + 1;
+    tt_stream_enter_at(s, record, now, (uint32_t)entry);
+    return 1;
+}
+
+/* A call of the C function func (tt_cfunction_region): 1 when it was
+ * recorded so, 0 as tt_fast_enter, or when its region is not known yet. */
+static inline int tt_fast_enter_c(tt_stream *s, uint64_t now, uint8_t *record, PyObject *func)
+{
+    PyMethodDef *def = tt_method_def_exact(func);
+    uint32_t region;
+    return def && tt_record_c_calls && tt_ptrmap_get(&tt_cfunction_regions, def, &region) &&
+           tt_fast_enter(s, now, record, region);
+}
+
+/* A return: 1 when it was recorded so, 0 when the innermost entry is not a
+ * recorded call. */
+static inline int tt_fast_leave(tt_stream *s, uint64_t now, uint8_t *record)
+{
+    uint32_t depth = s->depth;
+    if (tt_unlikely(!depth || s->stack[depth - 1] >= TT_STACK_OWN)) return 0;
+    s->depth = depth - 1;
+    tt_stream_leave_at(s, record, now);
+    return 1;
+}
 
 /* ---- asyncio tasks (tasks.c) ---- */
 

@@ -130,18 +130,37 @@ tt_stream *tt_thread_stream_slow(void)
 
 /* ---- the hook ---- */
 
-/* The entry (ext.h) of the Python function a CALL event starts. */
-static inline uint64_t frame_entry(PyFrameObject *frame)
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+/* CPython 3.11's frame object and the start of its _PyInternalFrame
+ * (internal/pycore_frame.h, the same in every 3.11 release): the code a
+ * frame runs, read as PyFrame_GetCode reads it, without a call into the
+ * interpreter and a reference taken and given back on every Python call. */
+typedef struct tt_frame_data {
+    PyObject *f_func, *f_globals, *f_builtins, *f_locals;
+    PyCodeObject *f_code;
+} tt_frame_data;
+
+typedef struct tt_frame_object {
+    PyObject_HEAD
+    PyFrameObject *f_back;
+    tt_frame_data *f_frame;
+} tt_frame_object;
+
+static inline PyObject *frame_code(PyFrameObject *frame)
+{
+    return (PyObject *)((tt_frame_object *)frame)->f_frame->f_code;
+}
+#else
+static inline PyObject *frame_code(PyFrameObject *frame)
 {
     PyCodeObject *code = PyFrame_GetCode(frame);
-    uint64_t entry = tt_code_entry((PyObject *)code);
     Py_DECREF(code); /* the frame keeps it */
-    return entry;
+    return (PyObject *)code;
 }
+#endif
 
-/* Calls of Python functions and returns come first: they are nearly all
- * the events. */
-static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+/* Every event but the two that nearly all are (hook, below). */
+static int __attribute__((noinline)) hook_general(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
     (void)obj;
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return -1;
@@ -156,7 +175,7 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
             region = TT_STACK_SKIP;
             break;
         }
-        entry = frame_entry(frame);
+        entry = tt_code_entry(frame_code(frame));
         region = (uint32_t)entry;
         if (tt_unlikely(entry & TT_CODE_COROUTINE)) tt_task_resume(s, region);
         break;
@@ -177,6 +196,37 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
     }
     tt_hook_enter(s, region);
     return 0;
+}
+
+/* The hook's C events, as hook does the others. Apart, so that the hook's
+ * registers suffice without saving any. */
+static int __attribute__((noinline)) hook_c(tt_stream *s, uint64_t now, uint8_t *record, PyFrameObject *frame,
+                                            int what, PyObject *arg)
+{
+    if (what == PyTrace_C_CALL ? tt_fast_enter_c(s, now, record, arg) : tt_record_c_calls && tt_fast_leave(s, now, record))
+        return 0;
+    return hook_general(NULL, frame, what, arg);
+}
+
+/* The hook: the events nearly all are recorded without a call (ext.h,
+ * tt_fast_stream), the rest by hook_general. */
+static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+    uint64_t now, entry;
+    uint8_t *record;
+    tt_stream *s = tt_fast_stream(&now, &record);
+    if (tt_likely(s != NULL)) {
+        if (what == PyTrace_CALL) {
+            if (tt_code_entry_cached(frame_code(frame), &entry) && tt_fast_enter(s, now, record, entry)) return 0;
+        } else if (what == PyTrace_RETURN) {
+            if (tt_fast_leave(s, now, record)) return 0;
+        } else if (what == PyTrace_C_CALL || what == PyTrace_C_RETURN || what == PyTrace_C_EXCEPTION) {
+            return hook_c(s, now, record, frame, what, arg);
+        } else {
+            return 0; /* line, opcode and exception events of the trace hook */
+        }
+    }
+    return hook_general(obj, frame, what, arg);
 }
 
 int tt_hook_sees_c_return(void)

@@ -86,7 +86,7 @@ static PyObject *ignored(int disabling)
     return disabling ? Py_NewRef(disable) : Py_NewRef(Py_None);
 }
 
-static PyObject *enter(PyObject *const *args, Py_ssize_t nargs, int disabling)
+static PyObject *__attribute__((noinline)) enter(PyObject *const *args, Py_ssize_t nargs, int disabling)
 {
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
     if (tt_likely(tt_active) && nargs >= 1) {
@@ -103,7 +103,7 @@ static PyObject *enter(PyObject *const *args, Py_ssize_t nargs, int disabling)
     Py_RETURN_NONE;
 }
 
-static PyObject *leave(PyObject *const *args, Py_ssize_t nargs, int disabling)
+static PyObject *__attribute__((noinline)) leave(PyObject *const *args, Py_ssize_t nargs, int disabling)
 {
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
     if (tt_likely(tt_active)) {
@@ -116,9 +116,16 @@ static PyObject *leave(PyObject *const *args, Py_ssize_t nargs, int disabling)
     Py_RETURN_NONE;
 }
 
+/* Most events are recorded without a call (ext.h,
+ * tt_fast_stream), the rest by enter, leave and the C calls' general way. */
 static PyObject *enter_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
+    uint64_t now, entry;
+    uint8_t *record;
+    tt_stream *s = tt_fast_stream(&now, &record);
+    if (tt_likely(s && nargs >= 1) && tt_code_entry_cached(args[0], &entry) && tt_fast_enter(s, now, record, entry))
+        Py_RETURN_NONE;
     return enter(args, nargs, 1);
 }
 
@@ -131,6 +138,10 @@ static PyObject *throw_python(PyObject *self, PyObject *const *args, Py_ssize_t 
 static PyObject *leave_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
+    uint64_t now;
+    uint8_t *record;
+    tt_stream *s = tt_fast_stream(&now, &record);
+    if (tt_likely(s && !tt_region_filtered) && tt_fast_leave(s, now, record)) Py_RETURN_NONE;
     return leave(args, nargs, 1);
 }
 
@@ -143,9 +154,8 @@ static PyObject *unwind_python(PyObject *self, PyObject *const *args, Py_ssize_t
 /* CALL fires for every callable, C_RETURN and C_RAISE for every one that is
  * not a Python function; both sides keep to the callables that name a C
  * function, so they pair. */
-static PyObject *enter_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *__attribute__((noinline)) enter_c_general(PyObject *const *args, Py_ssize_t nargs)
 {
-    (void)self;
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
     if (tt_likely(tt_active) && nargs >= 3 && tt_method_def(args[2])) {
         tt_stream *s = event_stream(NULL);
@@ -158,15 +168,40 @@ static PyObject *enter_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     Py_RETURN_NONE;
 }
 
-static PyObject *leave_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *__attribute__((noinline)) leave_c_general(PyObject *const *args, Py_ssize_t nargs)
 {
-    (void)self;
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
     if (tt_likely(tt_active) && nargs >= 3 && tt_method_def(args[2])) {
         tt_stream *s = event_stream(NULL);
         if (s) tt_stream_leave(s, tt_clock_now());
     }
     Py_RETURN_NONE;
+}
+
+static PyObject *enter_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (tt_likely(nargs >= 3)) {
+        /* A Python function's call is entered by its PY_START. */
+        if (Py_IS_TYPE(args[2], &PyFunction_Type) && tt_likely(!tt_pending_setter)) Py_RETURN_NONE;
+        uint64_t now;
+        uint8_t *record;
+        tt_stream *s = tt_fast_stream(&now, &record);
+        if (tt_likely(s != NULL) && tt_fast_enter_c(s, now, record, args[2])) Py_RETURN_NONE;
+    }
+    return enter_c_general(args, nargs);
+}
+
+static PyObject *leave_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    uint64_t now;
+    uint8_t *record;
+    tt_stream *s = tt_fast_stream(&now, &record);
+    if (tt_likely(s && nargs >= 3 && tt_record_c_calls) && tt_method_def_exact(args[2]) &&
+        tt_fast_leave(s, now, record))
+        Py_RETURN_NONE;
+    return leave_c_general(args, nargs);
 }
 
 static PyMethodDef callbacks[] = {

@@ -201,6 +201,9 @@ def test_killing_the_attaching_command_detaches(tmp_path, server):
 def test_ctl_detach(tmp_path, server):
     process = attaching(server.pid, "--output", "exp", cwd=tmp_path)
     server.get("/work?n=5")
+    # Measured as `tracetop run` measures: through sys.monitoring on 3.12+, which leaves threading's profile
+    # hook alone; before, with the profile hook, which threading hands to new threads.
+    assert (server.get("/hooks") == "(None, None)") == (sys.version_info >= (3, 12))
     detached = tracetop("ctl", str(server.pid), "detach", cwd=tmp_path)
     assert detached.returncode == 0, detached.stderr
     assert detached.stderr == f"tracetop: process {server.pid}: detached\n"
