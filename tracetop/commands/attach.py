@@ -67,8 +67,7 @@ def main(arguments, prog):
     namespace = parser.parse_args(arguments)
     attached = begin(namespace.pid, namespace.output, namespace.duration, namespace.objects, namespace.verbose)
     until = f" for {namespace.duration:g} s" if namespace.duration else ""
-    try:
-        # Ctrl-C from the moment it is announced detaches, even while the announcement is still being written.
+    try:  # from the line that says how to detach on: a Ctrl-C right after it detaches too
         messages.say(f"attached to process {attached.pid} in {attached.attach_seconds:.2f} s; measuring into "
                      f"{os.path.join(attached.experiment.shown, '')}{until} (Ctrl-C or `tracetop ctl "
                      f"{attached.pid} detach` to detach)")
