@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,9 +27,20 @@ static atomic_uint flush_asked, flush_done;
 static atomic_int writer_running;
 static pthread_t writer_thread;
 
+/* Whether s->fd still opens the stream's file. A program that closes every
+ * descriptor (closerange) while the writer has one open, and then opens a
+ * file of its own, gets the same number: the writer must neither write into
+ * that file nor close it. Checked right before each use, which leaves the
+ * window between the check and the call. */
+static int held(const tt_stream *s)
+{
+    struct stat st;
+    return fstat(s->fd, &st) == 0 && (uint64_t)st.st_dev == s->file_dev && (uint64_t)st.st_ino == s->file_ino;
+}
+
 static void close_fd(tt_stream *s)
 {
-    close(s->fd);
+    if (held(s)) close(s->fd);
     s->fd = -1;
 }
 
@@ -55,9 +67,19 @@ static int open_file(tt_writer *w, tt_stream *s)
     int created = s->file_size != 0;
     s->fd = open(path, O_WRONLY | O_CLOEXEC | (created ? 0 : O_CREAT | O_TRUNC), 0666);
     if (s->fd < 0) return tt_fail_errno(&w->error, created ? "cannot open %s" : "cannot create %s", path);
+    struct stat st;
+    if (fstat(s->fd, &st) < 0) {
+        tt_fail_errno(&w->error, "cannot open %s", path);
+        close(s->fd);
+        s->fd = -1;
+        return -1;
+    }
+    s->file_dev = (uint64_t)st.st_dev;
+    s->file_ino = (uint64_t)st.st_ino;
     if (created) return 0;
     uint8_t header[TT_FILE_HEADER_SIZE];
     tt_file_header_encode(header, s->kind);
+    if (!held(s)) return open_file(w, s); /* taken at once: made again */
     if (pwrite(s->fd, header, sizeof header, 0) != (ssize_t)sizeof header) {
         tt_fail_errno(&w->error, "cannot write %s", path);
         close_fd(s);
@@ -67,8 +89,18 @@ static int open_file(tt_writer *w, tt_stream *s)
     return 0;
 }
 
+/* Makes sure s->fd opens the stream's file (held), opening it again if the
+ * program took the number. */
+static int reclaim(tt_writer *w, tt_stream *s)
+{
+    if (held(s)) return 0;
+    s->fd = -1;
+    return open_file(w, s);
+}
+
 static int write_at(tt_writer *w, tt_stream *s, const uint8_t *header, const uint8_t *payload, uint32_t len)
 {
+    if (reclaim(w, s) < 0) return -1;
     struct iovec iov[2] = {{(void *)header, TT_CHUNK_HEADER_SIZE}, {(void *)payload, len}};
     ssize_t want = (ssize_t)(TT_CHUNK_HEADER_SIZE + len);
     ssize_t n = pwritev(s->fd, iov, 2, (off_t)s->file_end);
@@ -79,42 +111,54 @@ static int write_at(tt_writer *w, tt_stream *s, const uint8_t *header, const uin
     return 0;
 }
 
-/* Appends a full chunk to its stream's file, open (open_file). */
-static int append_chunk(tt_writer *w, tt_chunk *c)
+/* A full chunk as it goes on disk: its header in w->scratch, the payload
+ * (compressed after the header there, or the chunk's own data) in *payload;
+ * the payload's size. */
+static uint32_t encode_chunk(tt_writer *w, tt_chunk *c, const uint8_t **payload)
 {
-    tt_stream *s = c->stream;
     uint32_t used = atomic_load_explicit(&c->used, memory_order_acquire);
     struct tt_chunk_header h = {.seq = c->seq, .base_ticks = c->base_ticks, .raw_size = used};
-    const uint8_t *payload = c->data;
     uint8_t *stored = w->scratch + TT_CHUNK_HEADER_SIZE;
     size_t n = w->zctx ? tt_compress(w->zctx, stored, w->scratch_cap - TT_CHUNK_HEADER_SIZE, c->data, used) : 0;
     if (n) {
         h.codec = TT_CODEC_ZSTD;
         h.stored_size = (uint32_t)n;
-        payload = stored;
+        *payload = stored;
     } else {
         h.codec = TT_CODEC_NONE;
         h.stored_size = used;
+        *payload = c->data;
     }
-    tt_chunk_header_encode(w->scratch, &h, payload);
-    if (write_at(w, s, w->scratch, payload, h.stored_size) < 0) return -1;
-    s->file_end += TT_CHUNK_HEADER_SIZE + h.stored_size;
+    tt_chunk_header_encode(w->scratch, &h, *payload);
+    return h.stored_size;
+}
+
+/* Appends a full chunk, encoded (encode_chunk), to its stream's file, open
+ * (open_file). */
+static int append_chunk(tt_writer *w, tt_chunk *c, const uint8_t *payload, uint32_t stored_size)
+{
+    tt_stream *s = c->stream;
+    if (write_at(w, s, w->scratch, payload, stored_size) < 0) return -1;
+    s->file_end += TT_CHUNK_HEADER_SIZE + stored_size;
     /* A longer partial copy of this chunk may lie beyond: cut it off so a
      * reader after a crash never mistakes it for data. */
-    if (s->file_size > s->file_end && ftruncate(s->fd, (off_t)s->file_end) < 0)
+    if (s->file_size > s->file_end && (reclaim(w, s) < 0 || ftruncate(s->fd, (off_t)s->file_end) < 0))
         return tt_fail_errno(&w->error, "cannot truncate the trace of stream %u", s->index);
     s->file_size = s->file_end;
     s->written_seq = c->seq + 1;
     s->partial_used = 0;
-    w->bytes += TT_CHUNK_HEADER_SIZE + h.stored_size;
+    w->bytes += TT_CHUNK_HEADER_SIZE + stored_size;
     w->chunks++;
     return 0;
 }
 
 static int write_chunk(tt_writer *w, tt_chunk *c)
 {
+    /* Compressed first: the file is open for the writes alone. */
+    const uint8_t *payload;
+    uint32_t stored_size = encode_chunk(w, c, &payload);
     if (open_file(w, c->stream) < 0) return -1;
-    int rc = append_chunk(w, c);
+    int rc = append_chunk(w, c, payload, stored_size);
     close_fd(c->stream);
     return rc;
 }
@@ -143,8 +187,8 @@ static int put_partial(tt_writer *w, const snapshot *snap)
     /* The new bytes first, then the header that covers them: a crash in
      * between leaves the previous header, which still matches its bytes. */
     uint64_t data_at = s->file_end + TT_CHUNK_HEADER_SIZE + s->partial_used;
-    if (pwrite(s->fd, added, added_len, (off_t)data_at) != (ssize_t)added_len ||
-        pwrite(s->fd, header, sizeof header, (off_t)s->file_end) != (ssize_t)sizeof header)
+    if (reclaim(w, s) < 0 || pwrite(s->fd, added, added_len, (off_t)data_at) != (ssize_t)added_len ||
+        reclaim(w, s) < 0 || pwrite(s->fd, header, sizeof header, (off_t)s->file_end) != (ssize_t)sizeof header)
         return tt_fail_errno(&w->error, "cannot write the trace of stream %u", s->index);
     if (data_at + added_len > s->file_size) s->file_size = data_at + added_len;
     s->partial_used = snap->used;
@@ -432,7 +476,7 @@ static void close_file(tt_writer *w, tt_stream *s)
         fail(w);
         return;
     }
-    if (ftruncate(s->fd, (off_t)s->file_end) < 0)
+    if (reclaim(w, s) < 0 || ftruncate(s->fd, (off_t)s->file_end) < 0)
         tt_fail_errno(&w->error, "cannot truncate the trace of stream %u", s->index), fail(w);
     close_fd(s);
 }

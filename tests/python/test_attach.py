@@ -144,15 +144,16 @@ def test_server_measured_then_serving_unhooked(tmp_path, server):
     requests = [name for name in threads if "process_request_thread" in name]
     assert requests, threads
     # One request per thread: whole, but for those under way when tracetop came (their calls open at the
-    # start) or left. The client sends one request at a time, but a loaded machine may let several handler
-    # threads linger on their way out, so which were under way at the attach is read from the trace; the
-    # ones under way at the detach are the newest (thread names count up as they are made).
+    # start) or left (the newest threads: names count up as they are made). The client sends one request at a
+    # time, but a loaded machine may let several handler threads linger on their way out: those past their
+    # do_GET when tracetop came record the rest of their way out only.
     recorded = {name: enters(experiment, name) for name in requests}
     whole = [name for name in requests
              if recorded[name]["__main__:Handler.do_GET"] == 1 and recorded[name]["__main__:compute"] == 1]
     assert all(recorded[name]["__main__:Handler.do_GET"] <= 1 for name in requests), recorded
     newest = sorted(requests, key=lambda name: int(re.match(r"Thread-(\d+)", name).group(1)))[-2:]
-    cut = {name: (threads[name]["open_at_start"], recorded[name]) for name in requests if name not in whole}
+    cut = {name: (threads[name]["open_at_start"], recorded[name]) for name in requests
+           if recorded[name]["__main__:Handler.do_GET"] and name not in whole}
     assert whole and all(at_start or name in newest for name, (at_start, _) in cut.items()), cut
     # compute's share of the time is what its fib calls cost: among the top 25 rows only while each call
     # cost a frame object (the profile hook on 3.12+), so all rows are asked for.

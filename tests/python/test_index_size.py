@@ -101,4 +101,6 @@ def test_objects(tmp_path):
     trace = sum(f.stat().st_size for f in (experiment / "trace").rglob("*") if f.is_file())
     header = (experiment / "view.idx").read_bytes()[:152]
     catalog_stored, catalog_raw = struct.unpack_from("QI", header, 56)
-    assert catalog_raw > trace / 20 and catalog_stored <= trace / 50
+    # (How much the catalog holds before compression depends on how fast the churn ran: a loaded machine makes
+    # fewer objects records per event.)
+    assert catalog_raw >= 8 * catalog_stored and catalog_stored <= trace / 50, (catalog_raw, catalog_stored, trace)

@@ -1,11 +1,12 @@
 """What a program sees of its file descriptors while threads of its own run and tracetop's writer writes.
 
-    descriptors.py list        prints the descriptors open, as os.listdir("/proc/self/fd") lists them: those
+    descriptors.py list        prints the descriptors open, asked of each number: those
                                open at each of five listings, 50 ms apart (tracetop's writer has a trace
                                file open for the moment of a write, which a listing may catch; it holds none)
     descriptors.py closerange  closes every descriptor past stderr, as a daemon does, then writes a file of
                                its own for a while and prints whether it holds what was written
 """
+import fcntl
 import os
 import sys
 import threading
@@ -19,11 +20,16 @@ def busy(seconds):
 
 
 def open_descriptors():
-    listing = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        return sorted(int(fd) for fd in os.listdir(listing) if int(fd) != listing)
-    finally:
-        os.close(listing)
+    """Asked of each number, which opens nothing (a listing of /proc/self/fd would open a descriptor of its
+    own, whose number moves with the writer's)."""
+    open_ = []
+    for fd in range(1024):
+        try:
+            fcntl.fcntl(fd, fcntl.F_GETFD)
+        except OSError:
+            continue
+        open_.append(fd)
+    return open_
 
 
 threads = [threading.Thread(target=busy, args=(0.5,)) for _ in range(4)]
