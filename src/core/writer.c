@@ -44,6 +44,13 @@ static void close_fd(tt_stream *s)
     s->fd = -1;
 }
 
+/* How often a call on a trace file is made again after the program took
+ * its descriptor away: a program closes all its descriptors once in a while,
+ * not in a loop. */
+#define RETAKES 3
+
+static int retake(tt_writer *w, tt_stream *s, int *tries);
+
 /* A chunk still being filled, as seen at the start of a pass. */
 typedef struct snapshot {
     tt_stream *stream;
@@ -65,22 +72,28 @@ static int open_file(tt_writer *w, tt_stream *s)
     else
         snprintf(path, sizeof path, "%s/%u.tts", w->session->trace_dir, s->index);
     int created = s->file_size != 0;
-    s->fd = open(path, O_WRONLY | O_CLOEXEC | (created ? 0 : O_CREAT | O_TRUNC), 0666);
-    if (s->fd < 0) return tt_fail_errno(&w->error, created ? "cannot open %s" : "cannot create %s", path);
     struct stat st;
-    if (fstat(s->fd, &st) < 0) {
-        tt_fail_errno(&w->error, "cannot open %s", path);
-        close(s->fd);
-        s->fd = -1;
-        return -1;
+    for (int tries = 0;; tries++) {
+        s->fd = open(path, O_WRONLY | O_CLOEXEC | (created ? 0 : O_CREAT | O_TRUNC), 0666);
+        if (s->fd < 0) return tt_fail_errno(&w->error, created ? "cannot open %s" : "cannot create %s", path);
+        if (fstat(s->fd, &st) == 0) break;
+        if (errno != EBADF || tries == RETAKES) { /* EBADF: closed by the program at once */
+            tt_fail_errno(&w->error, "cannot open %s", path);
+            if (errno != EBADF) close(s->fd);
+            s->fd = -1;
+            return -1;
+        }
     }
     s->file_dev = (uint64_t)st.st_dev;
     s->file_ino = (uint64_t)st.st_ino;
     if (created) return 0;
     uint8_t header[TT_FILE_HEADER_SIZE];
     tt_file_header_encode(header, s->kind);
-    if (!held(s)) return open_file(w, s); /* taken at once: made again */
-    if (pwrite(s->fd, header, sizeof header, 0) != (ssize_t)sizeof header) {
+    ssize_t n;
+    int tries = 0;
+    do n = held(s) ? pwrite(s->fd, header, sizeof header, 0) : (errno = EBADF, -1);
+    while (n < 0 && retake(w, s, &tries));
+    if (n != (ssize_t)sizeof header) {
         tt_fail_errno(&w->error, "cannot write %s", path);
         close_fd(s);
         return -1;
@@ -89,26 +102,37 @@ static int open_file(tt_writer *w, tt_stream *s)
     return 0;
 }
 
-/* Makes sure s->fd opens the stream's file (held), opening it again if the
- * program took the number. */
-static int reclaim(tt_writer *w, tt_stream *s)
+/* After a call on s->fd failed: whether to make it again, on the file opened
+ * anew, because the program closed the descriptor or took its number (EBADF,
+ * as held() says it too); *tries counts the retakes. */
+static int retake(tt_writer *w, tt_stream *s, int *tries)
 {
-    if (held(s)) return 0;
+    if (errno != EBADF || ++*tries > RETAKES) return 0;
     s->fd = -1;
-    return open_file(w, s);
+    return open_file(w, s) == 0;
 }
 
 static int write_at(tt_writer *w, tt_stream *s, const uint8_t *header, const uint8_t *payload, uint32_t len)
 {
-    if (reclaim(w, s) < 0) return -1;
     struct iovec iov[2] = {{(void *)header, TT_CHUNK_HEADER_SIZE}, {(void *)payload, len}};
     ssize_t want = (ssize_t)(TT_CHUNK_HEADER_SIZE + len);
-    ssize_t n = pwritev(s->fd, iov, 2, (off_t)s->file_end);
+    ssize_t n;
+    int tries = 0;
+    do n = held(s) ? pwritev(s->fd, iov, 2, (off_t)s->file_end) : (errno = EBADF, -1);
+    while (n < 0 && retake(w, s, &tries));
     if (n != want) {
         if (n >= 0) errno = ENOSPC;
         return tt_fail_errno(&w->error, "cannot write the trace of stream %u", s->index);
     }
     return 0;
+}
+
+static int truncate_at_end(tt_writer *w, tt_stream *s)
+{
+    int rc, tries = 0;
+    do rc = held(s) ? ftruncate(s->fd, (off_t)s->file_end) : (errno = EBADF, -1);
+    while (rc < 0 && retake(w, s, &tries));
+    return rc;
 }
 
 /* A full chunk as it goes on disk: its header in w->scratch, the payload
@@ -142,7 +166,7 @@ static int append_chunk(tt_writer *w, tt_chunk *c, const uint8_t *payload, uint3
     s->file_end += TT_CHUNK_HEADER_SIZE + stored_size;
     /* A longer partial copy of this chunk may lie beyond: cut it off so a
      * reader after a crash never mistakes it for data. */
-    if (s->file_size > s->file_end && (reclaim(w, s) < 0 || ftruncate(s->fd, (off_t)s->file_end) < 0))
+    if (s->file_size > s->file_end && truncate_at_end(w, s) < 0)
         return tt_fail_errno(&w->error, "cannot truncate the trace of stream %u", s->index);
     s->file_size = s->file_end;
     s->written_seq = c->seq + 1;
@@ -187,8 +211,14 @@ static int put_partial(tt_writer *w, const snapshot *snap)
     /* The new bytes first, then the header that covers them: a crash in
      * between leaves the previous header, which still matches its bytes. */
     uint64_t data_at = s->file_end + TT_CHUNK_HEADER_SIZE + s->partial_used;
-    if (reclaim(w, s) < 0 || pwrite(s->fd, added, added_len, (off_t)data_at) != (ssize_t)added_len ||
-        reclaim(w, s) < 0 || pwrite(s->fd, header, sizeof header, (off_t)s->file_end) != (ssize_t)sizeof header)
+    ssize_t data, head;
+    int tries = 0;
+    do data = held(s) ? pwrite(s->fd, added, added_len, (off_t)data_at) : (errno = EBADF, -1);
+    while (data < 0 && retake(w, s, &tries));
+    do head = data != (ssize_t)added_len ? -1 : held(s) ? pwrite(s->fd, header, sizeof header, (off_t)s->file_end)
+                                                          : (errno = EBADF, -1);
+    while (data == (ssize_t)added_len && head < 0 && retake(w, s, &tries));
+    if (data != (ssize_t)added_len || head != (ssize_t)sizeof header)
         return tt_fail_errno(&w->error, "cannot write the trace of stream %u", s->index);
     if (data_at + added_len > s->file_size) s->file_size = data_at + added_len;
     s->partial_used = snap->used;
@@ -476,7 +506,7 @@ static void close_file(tt_writer *w, tt_stream *s)
         fail(w);
         return;
     }
-    if (reclaim(w, s) < 0 || ftruncate(s->fd, (off_t)s->file_end) < 0)
+    if (truncate_at_end(w, s) < 0)
         tt_fail_errno(&w->error, "cannot truncate the trace of stream %u", s->index), fail(w);
     close_fd(s);
 }

@@ -25,5 +25,5 @@ def test_a_program_that_closes_every_descriptor(tmp_path):
     traced = tracetop("--output", "exp", PROGRAMS / "descriptors.py", "closerange", cwd=tmp_path)
     assert (traced.returncode, traced.stdout) == (0, "intact\n"), traced.stderr
     summary = tracetop("summary", "exp", cwd=tmp_path)
-    assert summary.returncode == 0 and "warning" not in summary.stderr, summary.stderr
+    assert summary.returncode == 0 and "warning" not in summary.stderr, (summary.stderr, traced.stderr)
     assert "descriptors.py:busy" in summary.stdout or "__main__:busy" in summary.stdout

@@ -205,9 +205,8 @@ def test_hottest_function_first_and_the_keys(tmp_path, screens):
 
         # A larger window, then 80x24 again.
         screen.resize(120, 30)
-        lines = screen.wait("120 columns", lambda lines: len(lines) == 30 and lines[0].endswith("? help") and
-                            len(lines[0]) == 120)
-        assert first(lines) == "__main__:hot"
+        screen.wait("120 columns, hot() first", lambda lines: len(lines) == 30 and lines[0].endswith("? help") and
+                    len(lines[0]) == 120 and first(lines) == "__main__:hot")
         screen.resize(80, 24)
         screen.wait("80 columns", lambda lines: len(lines) == 24 and len(lines[0]) == 80)
 
