@@ -263,7 +263,7 @@ static void finish(builder *b)
         t->lanes[kept++] = *lane;
     }
     t->lane_count = kept;
-    qsort(t->awaits, t->await_count, sizeof *t->awaits, by_suspended);
+    if (t->await_count) qsort(t->awaits, t->await_count, sizeof *t->awaits, by_suspended); /* NULL when none */
 }
 
 int tt_tasks_build(const tt_trace *t, tt_tasks **out, tt_error *err)
