@@ -36,20 +36,6 @@ static inline uint64_t tt_monotonic_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The clock read without a call, where it is the TSC: 1 with *now set;
- * else 0, and tt_clock_now reads it. */
-static inline int tt_clock_now_inline(uint64_t *now)
-{
-#if defined(__x86_64__)
-    if (__builtin_expect(tt_clock_tsc, 1)) {
-        *now = __rdtsc();
-        return 1;
-    }
-#endif
-    (void)now;
-    return 0;
-}
-
 static inline uint64_t tt_clock_now(void)
 {
 #if defined(__x86_64__)

@@ -88,27 +88,35 @@ tt_chunk *tt_stream_try_rotate(tt_stream *s);
 /* Grows the stack of open regions; 0, or -1 when out of memory. */
 int tt_stream_grow_stack(tt_stream *s);
 
-/* Room in the current chunk for a record of TT_RECORD_MAX_FIXED + extra
- * bytes (a full chunk is handed on first): where the record goes. */
-static inline uint8_t *tt_record_reserve(tt_stream *s, uint32_t extra)
+/* The current chunk with room for a record of TT_RECORD_MAX_FIXED + extra
+ * bytes (a full chunk is handed on first), *used where the record goes. */
+static inline tt_chunk *tt_record_chunk(tt_stream *s, uint32_t extra, uint32_t *used)
 {
     tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
-    uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
-    if (tt_unlikely(used + extra > TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED)) {
+    *used = atomic_load_explicit(&c->used, memory_order_relaxed);
+    if (tt_unlikely(*used + extra > TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED)) {
         c = tt_stream_rotate(s);
-        used = 0;
+        *used = 0;
     }
+    return c;
+}
+
+/* The same as a pointer: where the record goes. */
+static inline uint8_t *tt_record_reserve(tt_stream *s, uint32_t extra)
+{
+    uint32_t used;
+    tt_chunk *c = tt_record_chunk(s, extra, &used);
     return c->data + used;
 }
 
-/* Where the next record goes when one of up to TT_RECORD_MAX_FIXED bytes
- * fits in the current chunk, else NULL (tt_record_reserve hands it on):
- * for the hooks' paths that make no call. */
-static inline uint8_t *tt_record_room(tt_stream *s)
+/* 1 when a record of up to TT_RECORD_MAX_FIXED bytes fits in the current
+ * chunk, with *chunk and *used where it goes; else 0 (tt_record_chunk hands
+ * it on): for the hooks' paths that make no call. */
+static inline int tt_record_room(tt_stream *s, tt_chunk **chunk, uint32_t *used)
 {
-    tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
-    uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
-    return tt_likely(used <= TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED) ? c->data + used : NULL;
+    *chunk = atomic_load_explicit(&s->chunk, memory_order_relaxed);
+    *used = atomic_load_explicit(&(*chunk)->used, memory_order_relaxed);
+    return tt_likely(*used <= TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED);
 }
 
 /* The ticks from the stream's last record to `now`, which becomes the
@@ -140,20 +148,29 @@ static inline void tt_record_commit(tt_stream *s, uint8_t *end)
     s->events++;
 }
 
-/* The record of a region entered, already pushed, at p (reserved), in the
- * shortest form (format.h). */
-static inline void tt_stream_enter_at(tt_stream *s, uint8_t *p, uint64_t now, uint32_t region)
+/* Publishes the record of `length` bytes written at `used` in chunk c. */
+static inline void tt_record_commit_at(tt_stream *s, tt_chunk *c, uint32_t used, uint32_t length)
+{
+    atomic_store_explicit(&c->used, used + length, memory_order_release);
+    s->events++;
+}
+
+/* The record of a region entered, already pushed, at `used` in chunk c
+ * (reserved), in the shortest form (format.h). */
+static inline void tt_stream_enter_at(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t now, uint32_t region)
 {
     uint64_t dt = tt_stream_dt(s, now);
     uint32_t *slot = tt_predict_slot(&s->predict);
     uint32_t predicted = *slot;
     tt_predict_enter(&s->predict, slot, region);
+    uint8_t *p = c->data + used;
     if (tt_likely(dt < TT_EV_PREDICTED_DT_LIMIT) && predicted == region) {
         p[0] = (uint8_t)(TT_EV_ENTER_PREDICTED + (dt >> 8));
         p[1] = (uint8_t)dt;
-        tt_record_commit(s, p + 2);
+        tt_record_commit_at(s, c, used, 2);
         return;
     }
+    uint8_t *start = p;
     if (tt_likely(dt < TT_EV_SHORT_DT_LIMIT)) {
         p[0] = (uint8_t)(TT_EV_ENTER_SHORT + (dt >> 8));
         p[1] = (uint8_t)dt;
@@ -162,7 +179,7 @@ static inline void tt_stream_enter_at(tt_stream *s, uint8_t *p, uint64_t now, ui
         *p++ = TT_EV_ENTER;
         p = tt_put_varint(p, dt);
     }
-    tt_record_commit(s, tt_put_varint(p, region));
+    tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(p, region) - start));
 }
 
 /* A region entered: pushed and recorded. */
@@ -171,7 +188,9 @@ static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
     if (tt_unlikely(s->depth == s->stack_cap) && tt_stream_grow_stack(s) < 0) return;
     s->stack[s->depth++] = region;
     /* Reserved first: a fresh chunk resets the predictor. */
-    tt_stream_enter_at(s, tt_record_reserve(s, 0), now, region);
+    uint32_t used;
+    tt_chunk *c = tt_record_chunk(s, 0, &used);
+    tt_stream_enter_at(s, c, used, now, region);
 }
 
 /* A call that is not recorded (TT_STACK_SKIP or TT_STACK_OWN): pushed so
@@ -182,25 +201,26 @@ static inline void tt_stream_skip(tt_stream *s, uint32_t entry)
     s->stack[s->depth++] = entry;
 }
 
-/* The record of the innermost call's return, already popped, at p (reserved). */
-static inline void tt_stream_leave_at(tt_stream *s, uint8_t *p, uint64_t now)
+/* The record of the innermost call's return, already popped, at `used` in
+ * chunk c (reserved). */
+static inline void tt_stream_leave_at(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t now)
 {
     uint64_t dt = tt_stream_dt(s, now);
     tt_predict_leave(&s->predict);
+    uint8_t *p = c->data + used;
     if (tt_likely(dt < TT_EV_SHORT_DT_LIMIT)) {
         p[0] = (uint8_t)(TT_EV_LEAVE_SHORT + (dt >> 8));
         p[1] = (uint8_t)dt;
-        p += 2;
+        tt_record_commit_at(s, c, used, 2);
     } else if (dt < TT_EV_MEDIUM_DT_LIMIT) {
         p[0] = (uint8_t)(TT_EV_LEAVE_MEDIUM + (dt >> 16));
         p[1] = (uint8_t)dt;
         p[2] = (uint8_t)(dt >> 8);
-        p += 3;
+        tt_record_commit_at(s, c, used, 3);
     } else {
-        *p++ = TT_EV_LEAVE;
-        p = tt_put_varint(p, dt);
+        *p = TT_EV_LEAVE;
+        tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(p + 1, dt) - p));
     }
-    tt_record_commit(s, p);
 }
 
 /* The innermost call returned. */
@@ -208,7 +228,9 @@ static inline void tt_stream_leave(tt_stream *s, uint64_t now)
 {
     if (tt_unlikely(s->depth == 0)) return; /* entered before measurement began */
     if (s->stack[--s->depth] >= TT_STACK_OWN) return;
-    tt_stream_leave_at(s, tt_record_reserve(s, 0), now);
+    uint32_t used;
+    tt_chunk *c = tt_record_chunk(s, 0, &used);
+    tt_stream_leave_at(s, c, used, now);
 }
 
 /* The innermost stack entry: a region id, TT_STACK_SKIP or TT_STACK_OWN;

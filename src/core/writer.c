@@ -135,6 +135,17 @@ static int truncate_at_end(tt_writer *w, tt_stream *s)
     return rc;
 }
 
+/* The hash of a full chunk's first `used` bytes: what its partial copies
+ * hashed already (put_partial) is not hashed again. */
+static uint64_t payload_hash(tt_chunk *c, uint32_t used)
+{
+    tt_stream *s = c->stream;
+    if (!s->partial_used || c->seq != s->written_seq) return XXH3_64bits(c->data, used);
+    XXH3_64bits_update(s->partial_hash, c->data + s->partial_used, used - s->partial_used);
+    s->partial_used = used;
+    return XXH3_64bits_digest(s->partial_hash);
+}
+
 /* A full chunk as it goes on disk: its header in w->scratch, the payload
  * (compressed after the header there, or the chunk's own data) in *payload;
  * the payload's size. */
@@ -148,12 +159,13 @@ static uint32_t encode_chunk(tt_writer *w, tt_chunk *c, const uint8_t **payload)
         h.codec = TT_CODEC_ZSTD;
         h.stored_size = (uint32_t)n;
         *payload = stored;
+        tt_chunk_header_encode(w->scratch, &h, *payload);
     } else {
         h.codec = TT_CODEC_NONE;
         h.stored_size = used;
         *payload = c->data;
+        tt_chunk_header_encode_hashed(w->scratch, &h, payload_hash(c, used));
     }
-    tt_chunk_header_encode(w->scratch, &h, *payload);
     return h.stored_size;
 }
 

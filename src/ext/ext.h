@@ -19,6 +19,11 @@
 #include "session.h"
 #include "stream.h"
 
+/* Everything declared from here on is the extension's own (meson builds it
+ * with hidden visibility): its variables are then read without a detour
+ * through the global offset table, as the hooks do on every event. */
+#pragma GCC visibility push(hidden)
+
 /* tracetop._tracetop.TraceError: every failure the core reports reaches
  * Python as this exception, carrying the core's one-line message. */
 extern PyObject *tt_TraceError;
@@ -82,8 +87,19 @@ void tt_terminate_resume(void);
 /* ---- the running measurement (hooks.c) ---- */
 
 /* The session being recorded, NULL when none: every entry point checks it
- * first, so outside a measurement each is a no-op. */
+ * first, so outside a measurement each is a no-op. Set by tt_set_active. */
 extern tt_session *tt_active;
+void tt_set_active(tt_session *session);
+
+/* The active session's epoch while the hooks may record an event without a
+ * call (below, tt_fast_stream): measuring, calls recorded, the clock the
+ * TSC and no sys.setprofile of the program waiting (ownprofile.c); else 0,
+ * which no session's epoch is. One compare with a stream's epoch so stands
+ * for all of them on every event. tt_fast_update recomputes it after any of
+ * them changes (with the GIL held); switching calls off from the writer
+ * thread stores 0 at once. */
+extern uint64_t tt_fast_epoch;
+void tt_fast_update(void);
 
 /* Takes the hooks away from every thread, as when a measurement stops. */
 void tt_remove_hooks(void);
@@ -175,18 +191,22 @@ typedef struct tt_code_extra {
     void *ce_extras[1];
 } tt_code_extra;
 
+/* The code object's entry when it is known already, else UINT64_MAX, which
+ * no entry is (tt_fast_enter declines it as it does any that is not a
+ * recorded region's). */
+static inline uint64_t tt_code_entry_known(PyObject *code)
+{
+    const tt_code_extra *e = (const tt_code_extra *)((PyCodeObject *)code)->co_extra;
+    if (tt_likely(e != NULL && tt_code_extra_index < e->ce_size))
+        return (uint64_t)((uintptr_t)e->ce_extras[tt_code_extra_index] - 1); /* cached as entry + 1; 0: none */
+    return UINT64_MAX;
+}
+
 /* 1 with *entry set when the code object's entry is known already. */
 static inline int tt_code_entry_cached(PyObject *code, uint64_t *entry)
 {
-    const tt_code_extra *e = (const tt_code_extra *)((PyCodeObject *)code)->co_extra;
-    if (tt_likely(e != NULL && tt_code_extra_index < e->ce_size)) {
-        uintptr_t extra = (uintptr_t)e->ce_extras[tt_code_extra_index];
-        if (tt_likely(extra)) {
-            *entry = (uint64_t)(extra - 1);
-            return 1;
-        }
-    }
-    return 0;
+    *entry = tt_code_entry_known(code);
+    return *entry != UINT64_MAX;
 }
 
 static inline uint64_t tt_code_entry(PyObject *code)
@@ -285,6 +305,9 @@ static inline void tt_hook_enter(tt_stream *s, uint32_t region)
  * setting (0, or -1 with the setter's exception). */
 extern __thread PyObject *tt_pending_setter __attribute__((tls_model("initial-exec")));
 int tt_own_profile_apply(void);
+/* One thread more (1) or fewer (-1) with a setting waiting: none may take
+ * the hooks' paths without a call meanwhile (tt_fast_epoch). */
+void tt_fast_pending_setter(int change);
 
 /* sys.setprofile stood in for while the hook is in place; unwrap puts it
  * back. */
@@ -302,50 +325,58 @@ int tt_hook_sees_c_return(void);
  * for every other event, and these when they cannot, they take the general
  * way, which does it all again from the start. */
 
-/* The calling thread's stream when the event can be recorded so, with the
- * time and where its record goes; NULL otherwise. */
-static inline tt_stream *tt_fast_stream(uint64_t *now, uint8_t **record)
+/* The calling thread's stream when the event can be recorded so, with
+ * where its record goes (the chunk, and the offset in it); NULL otherwise.
+ * The time is read as the record is made (tt_fast_now): after the branches
+ * on the event, whose arguments it would otherwise displace. */
+static inline tt_stream *tt_fast_stream(tt_chunk **chunk, uint32_t *used)
 {
     tt_stream *s = tt_tls_stream;
-    if (tt_likely(s && !tt_pending_setter && tt_active &&
-                  s->epoch == atomic_load_explicit(&tt_active->epoch, memory_order_relaxed) &&
-                  tt_clock_now_inline(now) && (*record = tt_record_room(s))))
-        return s;
+    if (tt_likely(s && s->epoch == tt_fast_epoch && tt_record_room(s, chunk, used))) return s;
     return NULL;
+}
+
+/* The clock, which is the TSC wherever tt_fast_epoch is not 0. */
+static inline uint64_t tt_fast_now(void)
+{
+#if defined(__x86_64__)
+    return __rdtsc();
+#else
+    return tt_clock_now();
+#endif
 }
 
 /* A call of the region `entry` names (ext.h: tt_code_entry): 1 when it was
  * recorded so, 0 when it is not a region recorded so (none, a coroutine's,
- * filtered, recording off) or the stack has no room. */
-static inline int tt_fast_enter(tt_stream *s, uint64_t now, uint8_t *record, uint64_t entry)
+ * filtered) or the stack has no room. */
+static inline int tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used, uint64_t entry)
 {
     uint32_t depth = s->depth;
-    if (tt_unlikely(entry >= TT_STACK_OWN || !tt_record_calls || tt_region_filtered || depth == s->stack_cap))
-        return 0;
+    if (tt_unlikely(entry >= TT_STACK_OWN || tt_region_filtered || depth == s->stack_cap)) return 0;
     s->stack[depth] = (uint32_t)entry;
     s->depth = depth + 1;
-    tt_stream_enter_at(s, record, now, (uint32_t)entry);
+    tt_stream_enter_at(s, chunk, used, tt_fast_now(), (uint32_t)entry);
     return 1;
 }
 
 /* A call of the C function func (tt_cfunction_region): 1 when it was
  * recorded so, 0 as tt_fast_enter, or when its region is not known yet. */
-static inline int tt_fast_enter_c(tt_stream *s, uint64_t now, uint8_t *record, PyObject *func)
+static inline int tt_fast_enter_c(tt_stream *s, tt_chunk *chunk, uint32_t used, PyObject *func)
 {
     PyMethodDef *def = tt_method_def_exact(func);
     uint32_t region;
     return def && tt_record_c_calls && tt_ptrmap_get(&tt_cfunction_regions, def, &region) &&
-           tt_fast_enter(s, now, record, region);
+           tt_fast_enter(s, chunk, used, region);
 }
 
 /* A return: 1 when it was recorded so, 0 when the innermost entry is not a
  * recorded call. */
-static inline int tt_fast_leave(tt_stream *s, uint64_t now, uint8_t *record)
+static inline int tt_fast_leave(tt_stream *s, tt_chunk *chunk, uint32_t used)
 {
     uint32_t depth = s->depth;
     if (tt_unlikely(!depth || s->stack[depth - 1] >= TT_STACK_OWN)) return 0;
     s->depth = depth - 1;
-    tt_stream_leave_at(s, record, now);
+    tt_stream_leave_at(s, chunk, used, tt_fast_now());
     return 1;
 }
 
@@ -407,5 +438,7 @@ static inline int tt_module_add(PyObject *module, const char *name, PyObject *va
     return 0;
 #endif
 }
+
+#pragma GCC visibility pop
 
 #endif

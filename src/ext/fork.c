@@ -50,7 +50,7 @@ static void in_child(void)
     tt_objects_forked();
     forked = tt_active;
     if (!forked) return;
-    tt_active = NULL;
+    tt_set_active(NULL);
     /* Definitions made from here on must not reach the parent's defs. */
     tt_registry_set_sink(&tt_definitions, NULL, NULL);
 }
@@ -104,7 +104,7 @@ static PyObject *fork_resume(PyObject *self, PyObject *unused)
     /* No writer, no measurement: what was recorded is written here. */
     tt_remove_hooks();
     tt_session *session = tt_active;
-    tt_active = NULL;
+    tt_set_active(NULL);
     tt_session_stats stats;
     tt_session_stop(session, &stats, NULL);
     tt_region_filter_clear();
@@ -220,7 +220,7 @@ static PyObject *fork_continue(PyObject *self, PyObject *args, PyObject *kwargs)
         return tt_raise(&err);
     }
     tt_tasks_reset(session);
-    tt_active = session;
+    tt_set_active(session);
     tt_stream *stream = from ? tt_thread_stream_slow() : NULL;
     if (stream) {
         tt_fork_continue_stream(stream, from, tt_clock_now());

@@ -47,7 +47,34 @@ static pthread_key_t stream_key;
 static PyObject *thread_hook;          /* _thread_hook, given to threading */
 static PyObject *saved_threading_hook; /* what threading had before _thread_hook, while that is there */
 
-static void update_switches(void) { tt_record_calls = tt_recording && instrumenter_enabled; }
+uint64_t tt_fast_epoch;
+/* Threads whose sys.setprofile waits for their next event (ownprofile.c). */
+static int pending_setters;
+
+void tt_fast_update(void)
+{
+    tt_fast_epoch = tt_active && tt_record_calls && tt_clock_tsc && !pending_setters
+                        ? atomic_load_explicit(&tt_active->epoch, memory_order_relaxed)
+                        : 0;
+}
+
+void tt_set_active(tt_session *session)
+{
+    tt_active = session;
+    tt_fast_update();
+}
+
+void tt_fast_pending_setter(int change)
+{
+    pending_setters += change;
+    tt_fast_update();
+}
+
+static void update_switches(void)
+{
+    tt_record_calls = tt_recording && instrumenter_enabled;
+    tt_fast_update();
+}
 
 /* ---- per-thread streams ---- */
 
@@ -159,8 +186,10 @@ static inline PyObject *frame_code(PyFrameObject *frame)
 }
 #endif
 
-/* Every event but the two that nearly all are (hook, below). */
-static int __attribute__((noinline)) hook_general(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+/* Every event but the two that nearly all are (hook, below). Not cloned,
+ * so that the hook hands an event on with its arguments where they came. */
+static int __attribute__((noinline, noclone)) hook_general(PyObject *obj, PyFrameObject *frame, int what,
+                                                           PyObject *arg)
 {
     (void)obj;
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return -1;
@@ -200,28 +229,32 @@ static int __attribute__((noinline)) hook_general(PyObject *obj, PyFrameObject *
 
 /* The hook's C events, as hook does the others. Apart, so that the hook's
  * registers suffice without saving any. */
-static int __attribute__((noinline)) hook_c(tt_stream *s, uint64_t now, uint8_t *record, PyFrameObject *frame,
-                                            int what, PyObject *arg)
+static int __attribute__((noinline, noclone)) hook_c(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg,
+                                                     tt_stream *s)
 {
-    if (what == PyTrace_C_CALL ? tt_fast_enter_c(s, now, record, arg) : tt_record_c_calls && tt_fast_leave(s, now, record))
+    tt_chunk *chunk;
+    uint32_t used;
+    tt_record_room(s, &chunk, &used); /* room there is: hook looked */
+    if (what == PyTrace_C_CALL ? tt_fast_enter_c(s, chunk, used, arg)
+                               : tt_record_c_calls && tt_fast_leave(s, chunk, used))
         return 0;
-    return hook_general(NULL, frame, what, arg);
+    return hook_general(obj, frame, what, arg);
 }
 
 /* The hook: the events nearly all are recorded without a call (ext.h,
  * tt_fast_stream), the rest by hook_general. */
 static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
-    uint64_t now, entry;
-    uint8_t *record;
-    tt_stream *s = tt_fast_stream(&now, &record);
+    tt_chunk *chunk;
+    uint32_t used;
+    tt_stream *s = tt_fast_stream(&chunk, &used);
     if (tt_likely(s != NULL)) {
         if (what == PyTrace_CALL) {
-            if (tt_code_entry_cached(frame_code(frame), &entry) && tt_fast_enter(s, now, record, entry)) return 0;
+            if (tt_fast_enter(s, chunk, used, tt_code_entry_known(frame_code(frame)))) return 0;
         } else if (what == PyTrace_RETURN) {
-            if (tt_fast_leave(s, now, record)) return 0;
+            if (tt_fast_leave(s, chunk, used)) return 0;
         } else if (what == PyTrace_C_CALL || what == PyTrace_C_RETURN || what == PyTrace_C_EXCEPTION) {
-            return hook_c(s, now, record, frame, what, arg);
+            return hook_c(obj, frame, what, arg, s);
         } else {
             return 0; /* line, opcode and exception events of the trace hook */
         }
@@ -461,6 +494,7 @@ static void control(int request, uint64_t ticket)
     }
     int on = request & TT_LIVE_ON;
     if (!on && !(request & TT_LIVE_OBJECTS) && tt_active && tt_active->live) {
+        tt_fast_epoch = 0;
         tt_record_calls = 0;
         tt_live_answer(tt_active->live, ticket, 0);
     }
@@ -606,7 +640,7 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     instrumenter_enabled = enabled;
     tt_recording = 1;
     update_switches();
-    tt_active = session;
+    tt_set_active(session);
     hook_other_threads = other_threads;
     /* Started with the instrumenter off, the program runs without the hook
      * until it is switched on. The calls of an attached process are noted
@@ -627,7 +661,7 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
         tt_session_stats stats;
         tt_remove_hooks();
         tt_attach_forget();
-        tt_active = NULL;
+        tt_set_active(NULL);
         tt_session_stop(session, &stats, NULL);
         tt_region_filter_clear();
         return NULL;
@@ -643,7 +677,7 @@ static PyObject *stop(PyObject *self, PyObject *unused)
     tt_objects_end();
     tt_remove_hooks();
     tt_session *session = tt_active;
-    tt_active = NULL;
+    tt_set_active(NULL);
     tt_session_stats stats;
     tt_error err;
     int rc;

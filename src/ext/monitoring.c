@@ -121,10 +121,10 @@ static PyObject *__attribute__((noinline)) leave(PyObject *const *args, Py_ssize
 static PyObject *enter_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    uint64_t now, entry;
-    uint8_t *record;
-    tt_stream *s = tt_fast_stream(&now, &record);
-    if (tt_likely(s && nargs >= 1) && tt_code_entry_cached(args[0], &entry) && tt_fast_enter(s, now, record, entry))
+    tt_chunk *chunk;
+    uint32_t used;
+    tt_stream *s = tt_fast_stream(&chunk, &used);
+    if (tt_likely(s && nargs >= 1) && tt_fast_enter(s, chunk, used, tt_code_entry_known(args[0])))
         Py_RETURN_NONE;
     return enter(args, nargs, 1);
 }
@@ -138,10 +138,10 @@ static PyObject *throw_python(PyObject *self, PyObject *const *args, Py_ssize_t 
 static PyObject *leave_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    uint64_t now;
-    uint8_t *record;
-    tt_stream *s = tt_fast_stream(&now, &record);
-    if (tt_likely(s && !tt_region_filtered) && tt_fast_leave(s, now, record)) Py_RETURN_NONE;
+    tt_chunk *chunk;
+    uint32_t used;
+    tt_stream *s = tt_fast_stream(&chunk, &used);
+    if (tt_likely(s && !tt_region_filtered) && tt_fast_leave(s, chunk, used)) Py_RETURN_NONE;
     return leave(args, nargs, 1);
 }
 
@@ -184,10 +184,10 @@ static PyObject *enter_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     if (tt_likely(nargs >= 3)) {
         /* A Python function's call is entered by its PY_START. */
         if (Py_IS_TYPE(args[2], &PyFunction_Type) && tt_likely(!tt_pending_setter)) Py_RETURN_NONE;
-        uint64_t now;
-        uint8_t *record;
-        tt_stream *s = tt_fast_stream(&now, &record);
-        if (tt_likely(s != NULL) && tt_fast_enter_c(s, now, record, args[2])) Py_RETURN_NONE;
+        tt_chunk *chunk;
+        uint32_t used;
+        tt_stream *s = tt_fast_stream(&chunk, &used);
+        if (tt_likely(s != NULL) && tt_fast_enter_c(s, chunk, used, args[2])) Py_RETURN_NONE;
     }
     return enter_c_general(args, nargs);
 }
@@ -195,11 +195,11 @@ static PyObject *enter_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 static PyObject *leave_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    uint64_t now;
-    uint8_t *record;
-    tt_stream *s = tt_fast_stream(&now, &record);
+    tt_chunk *chunk;
+    uint32_t used;
+    tt_stream *s = tt_fast_stream(&chunk, &used);
     if (tt_likely(s && nargs >= 3 && tt_record_c_calls) && tt_method_def_exact(args[2]) &&
-        tt_fast_leave(s, now, record))
+        tt_fast_leave(s, chunk, used))
         Py_RETURN_NONE;
     return leave_c_general(args, nargs);
 }

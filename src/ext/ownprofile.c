@@ -32,6 +32,7 @@ static PyObject *originals[WRAPPED];
 static PyObject *defer(PyObject *real, PyObject *arg)
 {
     if (!tt_hook_sees_c_return()) return PyObject_CallOneArg(real, arg);
+    if (!tt_pending_setter) tt_fast_pending_setter(1);
     Py_XSETREF(tt_pending_setter, Py_NewRef(real));
     Py_XSETREF(pending_arg, Py_NewRef(arg));
     Py_RETURN_NONE;
@@ -50,6 +51,7 @@ int tt_own_profile_apply(void)
 {
     PyObject *setter = tt_pending_setter, *arg = pending_arg;
     tt_pending_setter = pending_arg = NULL;
+    tt_fast_pending_setter(-1);
     PyObject *r = PyObject_CallOneArg(setter, arg);
     Py_DECREF(setter);
     Py_DECREF(arg);

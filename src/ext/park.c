@@ -390,6 +390,7 @@ int tt_unpark(uint64_t now, int filtered_have_entries)
     /* Each stream carries out its plan at its thread's next record; one
      * without (its thread gone, or no memory) closes everything then. */
     tt_session_suspend(tt_active, now);
+    tt_fast_update(); /* the new epoch */
     return plans ? 0 : -1;
 }
 
