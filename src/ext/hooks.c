@@ -227,17 +227,15 @@ static int __attribute__((noinline, noclone)) hook_general(PyObject *obj, PyFram
     return 0;
 }
 
-/* The hook's C events, as hook does the others. Apart, so that the hook's
- * registers suffice without saving any. */
-static int __attribute__((noinline, noclone)) hook_c(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg,
-                                                     tt_stream *s)
+/* A call of a C function, as hook does the others. Apart, so that the
+ * hook's registers suffice without saving any. */
+static int __attribute__((noinline, noclone)) hook_c_call(PyObject *obj, PyFrameObject *frame, int what,
+                                                          PyObject *arg, tt_stream *s)
 {
     tt_chunk *chunk;
     uint32_t used;
     tt_record_room(s, &chunk, &used); /* room there is: hook looked */
-    if (what == PyTrace_C_CALL ? tt_fast_enter_c(s, chunk, used, arg)
-                               : tt_record_c_calls && tt_fast_leave(s, chunk, used))
-        return 0;
+    if (tt_fast_enter_c(s, chunk, used, arg)) return 0;
     return hook_general(obj, frame, what, arg);
 }
 
@@ -253,8 +251,10 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
             if (tt_fast_enter(s, chunk, used, tt_code_entry_known(frame_code(frame)))) return 0;
         } else if (what == PyTrace_RETURN) {
             if (tt_fast_leave(s, chunk, used)) return 0;
-        } else if (what == PyTrace_C_CALL || what == PyTrace_C_RETURN || what == PyTrace_C_EXCEPTION) {
-            return hook_c(obj, frame, what, arg, s);
+        } else if (what == PyTrace_C_CALL) {
+            return hook_c_call(obj, frame, what, arg, s);
+        } else if (what == PyTrace_C_RETURN || what == PyTrace_C_EXCEPTION) {
+            if (tt_record_c_calls && tt_fast_leave(s, chunk, used)) return 0;
         } else {
             return 0; /* line, opcode and exception events of the trace hook */
         }
