@@ -118,9 +118,10 @@ static PyObject *__attribute__((noinline)) leave(PyObject *const *args, Py_ssize
 
 /* Most events are recorded without a call (ext.h,
  * tt_fast_stream), the rest by enter, leave and the C calls' general way. */
-static PyObject *enter_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *enter_python(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    (void)self;
+    (void)self, (void)kwnames;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     tt_chunk *chunk;
     uint32_t used;
     tt_stream *s = tt_fast_stream(&chunk, &used);
@@ -129,15 +130,17 @@ static PyObject *enter_python(PyObject *self, PyObject *const *args, Py_ssize_t 
     return enter(args, nargs, 1);
 }
 
-static PyObject *throw_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *throw_python(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    (void)self;
+    (void)self, (void)kwnames;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     return enter(args, nargs, 0);
 }
 
-static PyObject *leave_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *leave_python(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    (void)self;
+    (void)self, (void)kwnames;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     tt_chunk *chunk;
     uint32_t used;
     tt_stream *s = tt_fast_stream(&chunk, &used);
@@ -145,9 +148,10 @@ static PyObject *leave_python(PyObject *self, PyObject *const *args, Py_ssize_t 
     return leave(args, nargs, 1);
 }
 
-static PyObject *unwind_python(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *unwind_python(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    (void)self;
+    (void)self, (void)kwnames;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     return leave(args, nargs, 0);
 }
 
@@ -178,9 +182,10 @@ static PyObject *__attribute__((noinline)) leave_c_general(PyObject *const *args
     Py_RETURN_NONE;
 }
 
-static PyObject *enter_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *enter_c(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    (void)self;
+    (void)self, (void)kwnames;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (tt_likely(nargs >= 3)) {
         /* A Python function's call is entered by its PY_START. */
         if (Py_IS_TYPE(args[2], &PyFunction_Type) && tt_likely(!tt_pending_setter)) Py_RETURN_NONE;
@@ -192,9 +197,10 @@ static PyObject *enter_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return enter_c_general(args, nargs);
 }
 
-static PyObject *leave_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *leave_c(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    (void)self;
+    (void)self, (void)kwnames;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     tt_chunk *chunk;
     uint32_t used;
     tt_stream *s = tt_fast_stream(&chunk, &used);
@@ -204,14 +210,35 @@ static PyObject *leave_c(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return leave_c_general(args, nargs);
 }
 
-static PyMethodDef callbacks[] = {
-    {"enter_python", (PyCFunction)(void (*)(void))enter_python, METH_FASTCALL, NULL},
-    {"leave_python", (PyCFunction)(void (*)(void))leave_python, METH_FASTCALL, NULL},
-    {"enter_c", (PyCFunction)(void (*)(void))enter_c, METH_FASTCALL, NULL},
-    {"leave_c", (PyCFunction)(void (*)(void))leave_c, METH_FASTCALL, NULL},
-    {"throw_python", (PyCFunction)(void (*)(void))throw_python, METH_FASTCALL, NULL},
-    {"unwind_python", (PyCFunction)(void (*)(void))unwind_python, METH_FASTCALL, NULL},
+static const vectorcallfunc callbacks[] = {enter_python, leave_python, enter_c, leave_c, throw_python, unwind_python};
+
+/* A callback as sys.monitoring calls it: a vectorcall straight into one of
+ * the functions above. A builtin function would add, on every event, its
+ * own call: the thread state looked up (a call for the thread-local
+ * variable, from an extension) and the recursion counted. */
+typedef struct callback_object {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+} callback_object;
+
+static void callback_dealloc(PyObject *self) { PyObject_Free(self); }
+
+static PyTypeObject callback_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._tracetop.monitoring_callback",
+    .tp_basicsize = sizeof(callback_object),
+    .tp_dealloc = callback_dealloc,
+    .tp_vectorcall_offset = offsetof(callback_object, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
 };
+
+static PyObject *callback_new(vectorcallfunc fn)
+{
+    if (PyType_Ready(&callback_type) < 0) return NULL;
+    callback_object *cb = PyObject_New(callback_object, &callback_type);
+    if (cb) cb->vectorcall = fn;
+    return (PyObject *)cb;
+}
 
 static const struct {
     const char *event;
@@ -243,7 +270,7 @@ static long wire(int register_them)
     for (size_t i = 0; i < WIRES; i++) {
         if (wiring[i].c_call && !tt_record_c_calls) continue;
         long bit = event_bit(events, wiring[i].event);
-        PyObject *fn = register_them ? PyCFunction_New(&callbacks[wiring[i].callback], NULL) : Py_NewRef(Py_None);
+        PyObject *fn = register_them ? callback_new(callbacks[wiring[i].callback]) : Py_NewRef(Py_None);
         PyObject *r = bit >= 0 && fn ? PyObject_CallMethod(monitoring, "register_callback", "ilO", tool_id, bit, fn)
                                      : NULL;
         Py_XDECREF(fn);
