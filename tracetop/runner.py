@@ -39,9 +39,10 @@ def run(program, configuration):
         return 1
     sys.argv = loaded.argv
     sys.modules["__main__"] = loaded.main
+    namespace = vars(loaded.main)  # before measuring: a call of tracetop's, not the program's
     session = Session.begin(configuration, program=program.describe(), command=command)
     try:
-        _tracetop.run_code(loaded.code, vars(loaded.main))
+        _tracetop.run_code(loaded.code, namespace)
     except SystemExit as exit:
         status = exit.code
     except BaseException as failure:
