@@ -16,6 +16,7 @@ from test_top import COUNTING_OBJECTS, Gated, Workload, drain
 from tracetop import _tracetop
 from tracetop.viewer.live import LiveServer
 
+COLUMN_WIDTHS = "[...document.querySelectorAll('#top thead th')].map((th) => th.getBoundingClientRect().width)"
 HOT_CALLS = ("window.ttLive.state.rows.find((r) => window.ttLive.state.functions[r[0]][0] === '__main__:hot')[1]")
 
 
@@ -82,6 +83,8 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noq
             assert "MainThread" in stacks and "worker" in stacks and "__main__:main" in stacks
             labels = page.inner_text("#tl-labels")
             assert f"pid {program.pid}" in labels and "MainThread" in labels and "queue_len" in labels
+            # FUNCTION and FILE:LINE both in view.
+            assert page.evaluate(COLUMN_WIDTHS)[5:] > [100, 100], page.evaluate(COLUMN_WIDTHS)
             screenshot(page, "live_running")
 
             # Pause: the view stands still while time goes on; scrolled back, it shows the past.
@@ -206,6 +209,10 @@ def test_objects_bars_and_the_dial(browser, live_server, tmp_path):  # noqa: F81
                                    f"window.ttLive.nova.angle !== {first['angle']}")
             assert page.evaluate("window.ttLive.nova.perSecond") > 0
             assert "lists: " in page.inner_text("#nova-text")
+            # Beside the objects panel, top's FUNCTION keeps its room (FILE:LINE goes to its hover).
+            page.wait_for_selector("#top tbody tr")
+            assert page.evaluate(COLUMN_WIDTHS)[5] > 100, page.evaluate(COLUMN_WIDTHS)
+            assert "live_objects.py:" in page.get_attribute("#top tbody tr td:nth-child(6)", "title")
             screenshot(page, "live_objects")
         finally:
             assert_complete(workload.stop())

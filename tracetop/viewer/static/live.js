@@ -219,7 +219,7 @@
       const text = [r[4].toFixed(1), r[2].toFixed(3), r[3].toFixed(3), r[5].toFixed(1), String(r[1]), fn[0],
                     fn[1] ? baseName(fn[1]) + ":" + fn[2] : "-"];
       for (let c = 0; c < 7; c++) if (cells[c].textContent !== text[c]) cells[c].textContent = text[c];
-      cells[5].title = fn[0];
+      cells[5].title = fn[1] ? `${fn[0]} (${fn[1]}:${fn[2]})` : fn[0];
       cells[6].title = fn[1] ? fn[1] + ":" + fn[2] : "";
     });
   }
