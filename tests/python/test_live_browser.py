@@ -17,6 +17,9 @@ from tracetop import _tracetop
 from tracetop.viewer.live import LiveServer
 
 COLUMN_WIDTHS = "[...document.querySelectorAll('#top thead th')].map((th) => th.getBoundingClientRect().width)"
+SPANS_IN_AND_AFTER_THE_VIEW = """(() => { const s = window.ttLive.state, t0 = s.viewEnd - s.viewSpan;
+    const spans = [...s.lanes.values()].flatMap((lane) => lane.spans);
+    return [spans.some((x) => x[5] > t0 && x[4] < s.viewEnd), spans.some((x) => x[4] > s.viewEnd)]; })()"""
 HOT_CALLS = ("window.ttLive.state.rows.find((r) => window.ttLive.state.functions[r[0]][0] === '__main__:hot')[1]")
 
 
@@ -95,9 +98,11 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noq
             assert still[0] == paused[0] and still[1] > paused[1]
             page.mouse.move(700, 300)
             page.mouse.down()
-            page.mouse.move(1100, 300)
+            page.mouse.move(760, 300)  # half a second of the ten shown
             page.mouse.up()
             assert page.evaluate("window.ttLive.state.viewEnd") < paused[0]
+            # The past is drawn: calls in the view, and calls after it, out of the view.
+            assert page.evaluate(SPANS_IN_AND_AFTER_THE_VIEW) == [True, True]
             assert "ago" in page.inner_text("#view-range")
             screenshot(page, "live_paused_scrolled_back")
             page.click("#pause")
