@@ -12,7 +12,7 @@ import pytest
 
 from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
 from helpers import PROGRAMS, assert_complete, environment
-from test_top import COUNTING_OBJECTS, Gated, Workload, drain
+from test_top import COUNTING_OBJECTS, Gated, Screen, Workload, drain, needs_tmux, rows, top_command
 from tracetop import _tracetop
 from tracetop.viewer.live import LiveServer
 
@@ -84,6 +84,7 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noq
             assert page.is_hidden("#objects-panel")  # it counts no objects
             stacks = page.inner_text("#stacks")
             assert "MainThread" in stacks and "worker" in stacks and "__main__:main" in stacks
+            page.wait_for_selector("#stacks .changed")  # how a stack changed since the last frame is marked
             labels = page.inner_text("#tl-labels")
             assert f"pid {program.pid}" in labels and "MainThread" in labels and "queue_len" in labels
             # FUNCTION and FILE:LINE both in view.
@@ -93,7 +94,7 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noq
             # Pause: the view stands still while time goes on; scrolled back, it shows the past.
             page.click("#pause")
             paused = page.evaluate("[window.ttLive.state.viewEnd, window.ttLive.state.serverNow]")
-            page.wait_for_timeout(300)
+            page.wait_for_function(f"window.ttLive.state.serverNow > {paused[1]} + 300")  # frames go on
             still = page.evaluate("[window.ttLive.state.viewEnd, window.ttLive.state.serverNow]")
             assert still[0] == paused[0] and still[1] > paused[1]
             page.mouse.move(700, 300)
@@ -133,10 +134,14 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noq
     assert_complete(experiment)
 
 
+@needs_tmux
 def test_the_page_and_top_each_read_every_event(browser, tmp_path):  # noqa: F811
+    """Three readers at once: the page, `top --drain` (the count of what it read) and top on its screen in tmux."""
     program = Gated(tmp_path, "--noinstrumenter", PROGRAMS / "gated_fib.py", "24")
     server = LiveServer([program.pid]).start()
     top = drain(program.pid, tmp_path)
+    (tmp_path / "tmux").mkdir()
+    screen = Screen(tmp_path / "tmux", top_command(program.pid), width=120)
     try:
         with page_of(browser, server.url) as page:
             page.wait_for_function("window.ttLive && window.ttLive.state.serverNow > 0")
@@ -151,15 +156,18 @@ def test_the_page_and_top_each_read_every_event(browser, tmp_path):  # noqa: F81
                                     ".find((text) => text.includes('__main__:fib'))")
             screenshot(page, "live_fib_ended")
             assert page.errors == []
+        traced = _tracetop.profile(str(tmp_path / "exp"))
+        fib_calls = next(region["visits"] for region in traced["regions"] if region["name"] == "__main__:fib")
+        screen.wait(f"fib's {fib_calls} calls", lambda lines: [row.calls for row in rows(lines)
+                                                               if row.function == "__main__:fib"] == [fib_calls])
     finally:
+        screen.close()
         server.close()
-    traced = _tracetop.profile(str(tmp_path / "exp"))
     out, err = top.communicate(timeout=60)
     read = re.fullmatch(r"processes 1 events (\d+) bytes \d+ dropped_bytes 0 resyncs 0 seconds \S+\n", out)
     assert read, (out, err)
     assert int(read.group(1)) == traced["events"]
     assert shown == [traced["events"], 0]
-    fib_calls = next(region["visits"] for region in traced["regions"] if region["name"] == "__main__:fib")
     assert re.search(rf"\b{fib_calls}\b", fib_row), fib_row
     assert not channel(program.pid).exists()
 
