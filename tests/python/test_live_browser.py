@@ -16,6 +16,7 @@ from test_top import COUNTING_OBJECTS, Gated, Screen, Workload, drain, needs_tmu
 from tracetop import _tracetop
 from tracetop.viewer.live import LiveServer
 
+TOP_FUNCTIONS = "[...document.querySelectorAll('#top tbody tr td:nth-child(6)')].map((td) => td.textContent)"
 COLUMN_WIDTHS = "[...document.querySelectorAll('#top thead th')].map((th) => th.getBoundingClientRect().width)"
 SPANS_IN_AND_AFTER_THE_VIEW = """(() => { const s = window.ttLive.state, t0 = s.viewEnd - s.viewSpan;
     const spans = [...s.lanes.values()].flatMap((lane) => lane.spans);
@@ -87,6 +88,15 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noq
             page.wait_for_selector("#stacks .changed")  # how a stack changed since the last frame is marked
             labels = page.inner_text("#tl-labels")
             assert f"pid {program.pid}" in labels and "MainThread" in labels and "queue_len" in labels
+            # The table per thread, per process, and of all (the server's scope, the same for every page).
+            worker = page.evaluate(process_js(program.pid, "p.threads.find((t) => t.name === 'worker').stream"))
+            for scope, shown, hidden in ((f"{program.pid}:{worker}", "__main__:worker", "__main__:main"),
+                                         (str(program.pid), "__main__:main", None), ("0", "__main__:worker", None)):
+                page.select_option("#top-scope", scope)
+                page.wait_for_function(f"(() => {{ const names = {TOP_FUNCTIONS}; return names.includes('{shown}') && "
+                                       f"!names.includes('{hidden}'); }})()", timeout=30000)
+                if hidden:
+                    screenshot(page, "live_top_one_thread")
             # FUNCTION and FILE:LINE both in view.
             assert page.evaluate(COLUMN_WIDTHS)[5:] > [100, 100], page.evaluate(COLUMN_WIDTHS)
             screenshot(page, "live_running")
