@@ -4,6 +4,7 @@ python -I -S) are measured for a while, then left running as they were."""
 import collections
 import ctypes
 import glob
+import json
 import os
 import re
 import shutil
@@ -19,6 +20,7 @@ import pytest
 from helpers import PROGRAMS, _tracetop, assert_complete, enters, environment, streams, tracetop, tracetop_lines
 from test_objects import COUNTING
 from test_top import Screen, needs_tmux, rows
+from viewer_helpers import view_server
 
 # Seen on Python 3.9 and left (attach was built and checked for 3.11+): the main thread's open calls are not
 # entered at the attach, and a thread already running when the main thread waits in a join records no calls.
@@ -166,6 +168,9 @@ def test_server_measured_then_serving_unhooked(tmp_path, server):
     assert "__main__:compute" in summary.stdout
     converted = tracetop("convert", "exp", "--to", "chrome", cwd=tmp_path)
     assert converted.returncode == 0, converted.stderr
+    with view_server(experiment) as (url, _):
+        with urllib.request.urlopen(url + "api/meta", timeout=60) as answer:
+            assert {lane["name"] for lane in json.load(answer)["lanes"]} == set(threads)
     # Left as it was: no hook anywhere, and serving.
     assert server.get("/hooks") == "(None, None)"
     assert server.get("/work?n=10") == str(sum(_fib(k) for k in range(10)))
