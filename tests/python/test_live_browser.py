@@ -1,11 +1,13 @@
 """`tracetop view --live` in a real Chromium: a running program appears, its hot function leads top's table, the timeline advances, the on/off switch stops its events, the page and a second reader
 (top) both read every event, and nothing is left in /dev/shm once the program ends. Screenshots go to
 tests/artifacts/."""
+import json
 import os
 import re
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -135,6 +137,10 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noq
             # The recorded part opens in the viewer.
             answer = page.evaluate(f"fetch('api/open?pid={program.pid}').then((r) => r.json())")
             assert answer.get("url", "").startswith("http://127.0.0.1:"), answer
+            # ... a viewer of what the program wrote so far: its two threads, their calls.
+            with urllib.request.urlopen(answer["url"] + "api/meta", timeout=60) as opened:
+                lanes = {lane["name"]: lane["calls"] for lane in json.load(opened)["lanes"]}
+            assert set(lanes) == {"MainThread", "worker"} and lanes["MainThread"] > 0, lanes
         finally:
             experiment = program.stop()
         page.wait_for_function(process_js(program.pid, "p.state === 'ended'"))
