@@ -187,7 +187,8 @@ static void write_batch_into(tt_stream *s, int may_wait)
 /* The same, in the calling thread's stream. */
 static void write_batch(int may_wait)
 {
-    if (dirty_count) write_batch_into(may_wait && tt_active ? tt_thread_stream() : tt_thread_stream_if_made(), may_wait);
+    if (!dirty_count) return;
+    write_batch_into(may_wait && tt_active ? tt_thread_stream() : tt_thread_stream_if_made(), may_wait);
 }
 
 /* ---- the tracer ---- */
