@@ -6,6 +6,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -57,9 +58,15 @@ def test_every_live_process_under_the_token_within_the_window(tmp_path):
         times = [message["t"] for message in seen if message["type"] == "frame"]
         assert times == sorted(times)
 
-        # A page that connects now is given the window: the calls that ended in the last second, not before.
-        hello, = frames(events, lambda messages: messages)
-        ends = [span[5] for span in hello["spans"] if span[0] == workload.pid]
+        # A page that connects now is given the window: the calls that ended in the last second, not before
+        # (on a loaded machine the last second may hold none yet: a later page is asked).
+        deadline = time.monotonic() + 60
+        while True:
+            hello, = frames(events, lambda messages: messages)
+            ends = [span[5] for span in hello["spans"] if span[0] == workload.pid]
+            if ends or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
         assert ends, hello
         # The window is cut at each frame (a tenth of a second), and a frame's calls come in no set order.
         assert max(ends) - min(ends) <= WINDOW_MS + 300, (min(ends), max(ends))
