@@ -91,7 +91,8 @@ def speed_after_detach():
         with tempfile.TemporaryDirectory() as place:
             for n in range(2):
                 subprocess.run([sys.executable, "-m", "tracetop", "attach", str(measured.process.pid), "--duration",
-                                "2", "--output", str(Path(place) / f"exp{n}")], capture_output=True, check=True)
+                                "2", "--output", str(Path(place) / f"exp{n}")], capture_output=True, check=True,
+                               cwd=place)  # not the checkout, whose tracetop/ has no extension built
         return before, relative_cost(measured, control)
     finally:
         for spinner in (measured, control):
@@ -110,7 +111,7 @@ def main():
             for n in range(options.times):
                 experiment = Path(place) / f"exp{n}"
                 done = subprocess.run([sys.executable, "-m", "tracetop", "attach", str(target.pid), "--duration", "1",
-                                       "-v", "--output", str(experiment)], capture_output=True, text=True)
+                                       "-v", "--output", str(experiment)], capture_output=True, text=True, cwd=place)
                 found = DETAIL.search(done.stderr)
                 if done.returncode != 0 or not found:
                     sys.exit(f"attach failed:\n{done.stderr}")

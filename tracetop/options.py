@@ -163,6 +163,10 @@ OPTIONS = (
            "make `import scorep` (scorep.user, scorep.instrumenter) work with tracetop's compatibility module "
            "where the real scorep package is not installed (default: on)",
            switches={"--scorep-compat": True, "--no-scorep-compat": False}),
+    Option("instrumenter_file", "INSTRUMENTER_FILE", None, parse_path,
+           "a Python file run just before the program, measured (the Score-P bindings' --instrumenter-file): "
+           "it can wrap the program's functions in user regions without changing its code",
+           flags=("--instrumenter-file",), metavar="FILE"),
     Option("keep_files", "KEEP_FILES", False, parse_bool,
            "keep temporary files (accepted; tracetop makes none)", switches={"--keep-files": True}),
     Option("verbose", "VERBOSE", False, parse_bool, "say more about the measurement",

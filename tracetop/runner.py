@@ -39,9 +39,13 @@ def run(program, configuration):
         return 1
     sys.argv = loaded.argv
     sys.modules["__main__"] = loaded.main
+    namespace = vars(loaded.main)  # before measuring: a call of tracetop's, not the program's
+    instrumenter_file = _instrumenter_file(configuration["instrumenter_file"])
     session = Session.begin(configuration, program=program.describe(), command=command)
     try:
-        _tracetop.run_code(loaded.code, vars(loaded.main))
+        if instrumenter_file:
+            _tracetop.run_code(*instrumenter_file)
+        _tracetop.run_code(loaded.code, namespace)
     except SystemExit as exit:
         status = exit.code
     except BaseException as failure:
@@ -55,6 +59,22 @@ def run(program, configuration):
         status = 0
     session.exit_status = -SIGINT if interrupted else _exit_status(status)
     return status
+
+
+def _instrumenter_file(path):
+    """The code of --instrumenter-file and the namespace it runs in, as the Score-P bindings run it: a module of
+    its own, before the program; None without one."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as source:
+            code = compile(source.read(), path, "exec")
+    except OSError as failure:
+        raise CommandError(f"cannot read the instrumenter file {path}: {failure.strerror}") from None
+    except SyntaxError as failure:
+        raise CommandError(f"the instrumenter file {path} is not Python: {failure.msg} (line {failure.lineno})") \
+            from None
+    return code, {"__name__": "__instrumenter__", "__file__": path, "__builtins__": __builtins__}
 
 
 def _exit_status(code):

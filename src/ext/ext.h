@@ -109,6 +109,11 @@ void tt_hooks_forked(void);
 
 /* The calling thread is tracetop's own: nothing it does is recorded. */
 void tt_own_thread(void);
+/* For a thread of tracetop's own (a Python one, never the writer) that has
+ * to record something of the whole process: a new stream named "tracetop",
+ * not the thread's (its calls stay unrecorded), closed with the session.
+ * NULL for any other thread, without a session, or out of memory. */
+tt_stream *tt_own_thread_stream(void);
 
 /* ---- calls running when tracetop attached (attach.c) ---- */
 

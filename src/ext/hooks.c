@@ -155,6 +155,13 @@ tt_stream *tt_thread_stream_slow(void)
     return s;
 }
 
+tt_stream *tt_own_thread_stream(void)
+{
+    if (!tt_active || !control_thread) return NULL;
+    static const char name[] = "tracetop";
+    return tt_session_new_stream(tt_active, PyThread_get_thread_native_id(), name, sizeof name - 1);
+}
+
 /* ---- the hook ---- */
 
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000

@@ -325,14 +325,31 @@ static PyObject *livewatch_frame(LiveWatchObject *self, PyObject *unused)
                          "functions", functions, "rows", rows, "objects", objects);
 }
 
+static PyObject *livewatch_scope(LiveWatchObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"pid", "stream", NULL};
+    long pid = 0, stream = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|ll:scope", kwlist, &pid, &stream)) return NULL;
+    if (!self->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "LiveWatch is not initialised");
+        return NULL;
+    }
+    tt_view_set_scope(&self->view, pid > 0 ? pid : 0, stream);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef livewatch_methods[] = {
     {"read", (PyCFunction)livewatch_read, METH_NOARGS,
      "read()\n--\n\nReads what the watched processes sent (and looks for new ones); returns the bytes read."},
     {"frame", (PyCFunction)livewatch_frame, METH_NOARGS,
      "frame()\n--\n\nWhat is new since the last frame: a dict of now (monotonic ns), processes (each with\n"
      "its threads' stacks, the calls that returned and the samples since), functions (named since, in\n"
-     "order of their numbers), rows (top's, all threads merged) and objects (None while no process\n"
-     "counts objects; else top's rows of types: type, created, destroyed, alive, created/s, destroyed/s)."},
+     "order of their numbers), rows (top's, of the threads scope() chose) and objects (None while no\n"
+     "process counts objects; else top's rows of types: type, created, destroyed, alive, created/s,\n"
+     "destroyed/s)."},
+    {"scope", (PyCFunction)(void (*)(void))livewatch_scope, METH_VARARGS | METH_KEYWORDS,
+     "scope(pid=0, stream=-1)\n--\n\nWhich threads top's rows sum from the next frame on: every thread of\n"
+     "every process (pid 0, the default), every thread of process pid, or its thread `stream`."},
     {NULL, NULL, 0, NULL},
 };
 

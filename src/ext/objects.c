@@ -155,13 +155,11 @@ static inline void touch(uint32_t c)
     }
 }
 
-/* Records the changed cells in the calling thread's stream; without
- * may_wait those that find no room stay for the next batch. */
-static void write_batch(int may_wait)
+/* Records the changed cells in stream `s` (NULL: none); without may_wait
+ * those that find no room stay for the next batch. */
+static void write_batch_into(tt_stream *s, int may_wait)
 {
-    if (!dirty_count) return;
-    tt_stream *s = may_wait && tt_active ? tt_thread_stream() : tt_thread_stream_if_made();
-    if (!s) return;
+    if (!dirty_count || !s) return;
     uint64_t now = tt_clock_now();
     last_batch = now;
     while (dirty_count) {
@@ -184,6 +182,13 @@ static void write_batch(int may_wait)
             return;
         }
     }
+}
+
+/* The same, in the calling thread's stream. */
+static void write_batch(int may_wait)
+{
+    if (!dirty_count) return;
+    write_batch_into(may_wait && tt_active ? tt_thread_stream() : tt_thread_stream_if_made(), may_wait);
 }
 
 /* ---- the tracer ---- */
@@ -381,6 +386,13 @@ void tt_objects_end(void)
 {
 #ifdef OBJECTS_SUPPORTED
     tt_objects_stop();
+    /* What is left when the measurement ends on a thread of tracetop's own,
+     * which has no stream (tracetop attach): recorded in one made for it. */
+    if (dirty_count) {
+        inside = 1;
+        write_batch_into(tt_own_thread_stream(), 1);
+        inside = 0;
+    }
     reset();
 #endif
 }

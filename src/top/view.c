@@ -17,6 +17,7 @@ void tt_view_init(tt_view *v)
 {
     memset(v, 0, sizeof *v);
     v->thread = -1;
+    v->stream = -1;
 }
 
 void tt_view_free(tt_view *v)
@@ -38,6 +39,13 @@ void tt_view_set_sort(tt_view *v, enum tt_sort sort)
 void tt_view_set_thread(tt_view *v, long thread)
 {
     v->thread = thread;
+    v->steady = 0;
+}
+
+void tt_view_set_scope(tt_view *v, long pid, long stream)
+{
+    v->pid = pid;
+    v->stream = pid ? stream : -1;
     v->steady = 0;
 }
 
@@ -227,6 +235,7 @@ int tt_view_build(tt_view *v, const tt_watch *w)
     for (size_t i = 0; i < threads; i++) {
         if (v->thread >= 0 && (size_t)v->thread != i) continue;
         tt_view_thread t = tt_view_thread_at(w, i);
+        if (v->pid && (t.process->pid != v->pid || (v->stream >= 0 && t.thread->stream != v->stream))) continue;
         if (add_thread(v, t.process, t.thread) < 0) return -1;
     }
 

@@ -48,6 +48,8 @@ typedef struct tt_view {
     /* What to show; change them through the setters below. */
     enum tt_sort sort;
     long thread;      /* -1: all threads merged; else the index of tt_view_thread_at */
+    long pid;         /* 0: every process; else only this one's threads (the live page) */
+    long stream;      /* -1: every thread of pid; else only this stream of it */
     char filter[128]; /* rows whose function name contains it (any case); "" for all */
 
     /* The last build. */
@@ -75,6 +77,10 @@ void tt_view_free(tt_view *v);
 void tt_view_set_sort(tt_view *v, enum tt_sort sort);
 void tt_view_set_thread(tt_view *v, long thread);
 void tt_view_set_filter(tt_view *v, const char *filter);
+/* The threads summed, named rather than by index, so that the choice holds
+ * while processes come and go: one process (pid, stream -1), one thread of
+ * it, or every thread (pid 0). Applies with the thread index. */
+void tt_view_set_scope(tt_view *v, long pid, long stream);
 
 /* The threads of the watch in order (process by process, stream by
  * stream): how many, and the one at `index`. */

@@ -1,7 +1,10 @@
 """`tracetop attach PID`: programs started without tracetop (and without its package on their sys.path,
 python -I -S) are measured for a while, then left running as they were."""
 
+import collections
+import ctypes
 import glob
+import json
 import os
 import re
 import shutil
@@ -14,7 +17,10 @@ import urllib.request
 
 import pytest
 
-from helpers import PROGRAMS, _tracetop, assert_complete, enters, environment, tracetop, tracetop_lines
+from helpers import PROGRAMS, _tracetop, assert_complete, enters, environment, streams, tracetop, tracetop_lines
+from test_objects import COUNTING
+from test_top import Screen, needs_tmux, rows
+from viewer_helpers import view_server
 
 # Seen on Python 3.9 and left (attach was built and checked for 3.11+): the main thread's open calls are not
 # entered at the attach, and a thread already running when the main thread waits in a join records no calls.
@@ -162,6 +168,9 @@ def test_server_measured_then_serving_unhooked(tmp_path, server):
     assert "__main__:compute" in summary.stdout
     converted = tracetop("convert", "exp", "--to", "chrome", cwd=tmp_path)
     assert converted.returncode == 0, converted.stderr
+    with view_server(experiment) as (url, _):
+        with urllib.request.urlopen(url + "api/meta", timeout=60) as answer:
+            assert {lane["name"] for lane in json.load(answer)["lanes"]} == set(threads)
     # Left as it was: no hook anywhere, and serving.
     assert server.get("/hooks") == "(None, None)"
     assert server.get("/work?n=10") == str(sum(_fib(k) for k in range(10)))
@@ -202,9 +211,10 @@ def test_killing_the_attaching_command_detaches(tmp_path, server):
 def test_ctl_detach(tmp_path, server):
     process = attaching(server.pid, "--output", "exp", cwd=tmp_path)
     server.get("/work?n=5")
-    # Measured as `tracetop run` measures: through sys.monitoring on 3.12+, which leaves threading's profile
-    # hook alone; before, with the profile hook, which threading hands to new threads.
-    assert (server.get("/hooks") == "(None, None)") == (sys.version_info >= (3, 12))
+    # Measured as `tracetop run` measures: through sys.monitoring on 3.12+ (its tool named tracetop), which
+    # leaves the profile hooks alone; before, with the profile hook, which threading hands to new threads.
+    hooks = server.get("/hooks")
+    assert hooks == "(None, None, 'tracetop')" if sys.version_info >= (3, 12) else hooks != "(None, None)", hooks
     detached = tracetop("ctl", str(server.pid), "detach", cwd=tmp_path)
     assert detached.returncode == 0, detached.stderr
     assert detached.stderr == f"tracetop: process {server.pid}: detached\n"
@@ -349,3 +359,97 @@ def test_refuses_a_process_already_measured(tmp_path):
         _refused(attach(measured.pid, cwd=tmp_path), "a measurement is already running in this process")
     finally:
         measured.kill()
+
+
+@needs_tmux
+def test_top_attaches_and_quitting_detaches(tmp_path, server):
+    """`tracetop top --attach PID`: the server's functions on top's screen; quitting top detaches."""
+    load = server.load()
+    screen = Screen(tmp_path, [sys.executable, "-m", "tracetop", "top", "--attach", server.pid])
+    try:
+        lines = screen.wait("the server's fib", lambda lines: "__main__:fib" in [row.function for row in rows(lines)],
+                            timeout=120)
+        assert f"pid {server.pid}" in lines[0], lines
+        screen.keys("q")
+    finally:
+        screen.close()
+        server._stop.set()
+        load.join()
+    experiment, = tmp_path.glob(f"tracetop-*_{server.pid}")
+    ended(experiment)
+    assert_complete(experiment)
+    assert enters(experiment)["__main__:compute"] >= 1
+    assert server.get("/hooks") == "(None, None)"
+    assert server.get("/work?n=10") == str(sum(_fib(k) for k in range(10)))
+
+
+@pytest.mark.skipif(not COUNTING, reason="this Python cannot count objects")
+def test_objects_and_live(tmp_path, server):
+    """--objects counts what the process makes from the attach on, to the end (the last counts, since the
+    last batch, are recorded by tracetop's own thread, which ends the measurement); --live (always on) lists
+    it for top."""
+    process = attaching(server.pid, "--objects", "--live", "--output", "exp", cwd=tmp_path)
+    for _ in range(3):
+        server.get("/work?n=5")
+    listed = tracetop("top", "--list", cwd=tmp_path)
+    assert re.search(rf"^ *{server.pid}  on .*attach_server\.py \({re.escape(str(tmp_path / 'exp'))}\)$", listed.stdout,
+                     re.M), listed.stdout
+    assert tracetop("ctl", str(server.pid), "detach", cwd=tmp_path).returncode == 0
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    assert_complete(tmp_path / "exp")
+    made = collections.Counter()
+    for *_, events, _, _ in streams(tmp_path / "exp"):
+        for event in events:
+            if event[0] == "objects":
+                made[event[3]] += event[5]
+    assert made["__main__:Handler"] >= 3, made  # one per request
+    assert server.get("/hooks") == "(None, None)"
+
+
+def _refused_untouched(command, pid_text, program, tmp_path):
+    """`command` (an attach) is refused in one line holding `pid_text`; `program` (reading a line, writing it
+    back reversed) was left as it was."""
+    completed = subprocess.run(command, cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=120)
+    _refused(completed, pid_text)
+    assert not list(tmp_path.iterdir())
+    stdout, stderr = program.communicate("olleh\n", timeout=30)
+    assert (program.returncode, stdout, stderr) == (0, "\nhello\n", "")
+
+
+REVERSING = "import sys{}; print('up', flush=True); line = sys.stdin.readline(); print(line[::-1])"
+
+
+def test_refuses_a_process_another_tracer_traces(tmp_path):
+    """The kernel refuses gdb's ptrace: the process has a tracer already (here this test's process)."""
+    program = subprocess.Popen([sys.executable, "-I", "-S", "-c", REVERSING.format("")], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert program.stdout.readline() == "up\n"
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+        assert libc.ptrace(0x4206, program.pid, None, None) == 0, os.strerror(ctypes.get_errno())  # PTRACE_SEIZE
+        _refused_untouched([sys.executable, "-m", "tracetop", "attach", str(program.pid)],
+                           f"process {program.pid} is already traced by process {os.getpid()} (", program, tmp_path)
+    finally:
+        program.kill()
+
+
+def test_refuses_when_ptrace_is_not_permitted(tmp_path):
+    """A process made non-dumpable may be traced only with CAP_SYS_PTRACE, which the attaching command is run
+    without (as root, setpriv takes it away)."""
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("needs setpriv (util-linux) to run tracetop without CAP_SYS_PTRACE")
+        without = ["setpriv", "--bounding-set=-sys_ptrace", "--"]
+    else:
+        without = []
+    program = subprocess.Popen([sys.executable, "-I", "-S", "-c", REVERSING.format(
+        "; import ctypes; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)")],  # PR_SET_DUMPABLE 0
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert program.stdout.readline() == "up\n"
+        _refused_untouched([*without, sys.executable, "-m", "tracetop", "attach", str(program.pid)],
+                           f"process {program.pid}: ptrace is not permitted here (", program, tmp_path)
+    finally:
+        program.kill()

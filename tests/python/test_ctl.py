@@ -13,10 +13,13 @@ class Phases:
                                          PROGRAMS / "switch_phases.py"], cwd=tmp_path, env=environment(),
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         text=True)
+        self.hooks = {}  # phase -> whether the program saw a hook then
         self.expect(1)
 
     def expect(self, phase):
-        assert self.process.stdout.readline() == f"phase {phase}\n"
+        line = self.process.stdout.readline()
+        assert line in (f"phase {phase} hooked\n", f"phase {phase} unhooked\n"), line
+        self.hooks[phase] = line.endswith(" hooked\n")
 
     def next(self, phase):
         self.process.stdin.write("\n")
@@ -42,6 +45,8 @@ def test_off_then_on(tmp_path):
     program.ctl("on", tmp_path)
     program.next(4)
     program.end()
+    # Off, the hook is taken away (the program runs at its own speed); on, it is back.
+    assert (program.hooks[1], program.hooks[3], program.hooks[4]) == (True, False, True)
     experiment = tmp_path / "exp"
     for worker in ("worker-0", "worker-1"):
         recorded = enters(experiment, worker)
@@ -60,6 +65,7 @@ def test_noinstrumenter_idles_until_switched_on(tmp_path):
     program.ctl("off", tmp_path)
     program.next(4)
     program.end()
+    assert (program.hooks[1], program.hooks[2], program.hooks[3]) == (False, False, True)
     recorded = enters(tmp_path / "exp")
     assert recorded["__main__:step_1"] == recorded["__main__:step_4"] == 0
     assert recorded["__main__:step_3"] > 0

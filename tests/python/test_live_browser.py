@@ -1,21 +1,28 @@
 """`tracetop view --live` in a real Chromium: a running program appears, its hot function leads top's table, the timeline advances, the on/off switch stops its events, the page and a second reader
 (top) both read every event, and nothing is left in /dev/shm once the program ends. Screenshots go to
 tests/artifacts/."""
+import json
 import os
 import re
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
 from helpers import PROGRAMS, assert_complete, environment
-from test_top import COUNTING_OBJECTS, Gated, Workload, drain
+from test_top import COUNTING_OBJECTS, Gated, Screen, Workload, drain, needs_tmux, rows, top_command
 from tracetop import _tracetop
 from tracetop.viewer.live import LiveServer
 
+TOP_FUNCTIONS = "[...document.querySelectorAll('#top tbody tr td:nth-child(6)')].map((td) => td.textContent)"
+COLUMN_WIDTHS = "[...document.querySelectorAll('#top thead th')].map((th) => th.getBoundingClientRect().width)"
+SPANS_IN_AND_AFTER_THE_VIEW = """(() => { const s = window.ttLive.state, t0 = s.viewEnd - s.viewSpan;
+    const spans = [...s.lanes.values()].flatMap((lane) => lane.spans);
+    return [spans.some((x) => x[5] > t0 && x[4] < s.viewEnd), spans.some((x) => x[4] > s.viewEnd)]; })()"""
 HOT_CALLS = ("window.ttLive.state.rows.find((r) => window.ttLive.state.functions[r[0]][0] === '__main__:hot')[1]")
 
 
@@ -80,21 +87,35 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noq
             assert page.is_hidden("#objects-panel")  # it counts no objects
             stacks = page.inner_text("#stacks")
             assert "MainThread" in stacks and "worker" in stacks and "__main__:main" in stacks
+            page.wait_for_selector("#stacks .changed")  # how a stack changed since the last frame is marked
             labels = page.inner_text("#tl-labels")
             assert f"pid {program.pid}" in labels and "MainThread" in labels and "queue_len" in labels
+            # The table per thread, per process, and of all (the server's scope, the same for every page).
+            worker = page.evaluate(process_js(program.pid, "p.threads.find((t) => t.name === 'worker').stream"))
+            for scope, shown, hidden in ((f"{program.pid}:{worker}", "__main__:worker", "__main__:main"),
+                                         (str(program.pid), "__main__:main", None), ("0", "__main__:worker", None)):
+                page.select_option("#top-scope", scope)
+                page.wait_for_function(f"(() => {{ const names = {TOP_FUNCTIONS}; return names.includes('{shown}') && "
+                                       f"!names.includes('{hidden}'); }})()", timeout=30000)
+                if hidden:
+                    screenshot(page, "live_top_one_thread")
+            # FUNCTION and FILE:LINE both in view.
+            assert page.evaluate(COLUMN_WIDTHS)[5:] > [100, 100], page.evaluate(COLUMN_WIDTHS)
             screenshot(page, "live_running")
 
             # Pause: the view stands still while time goes on; scrolled back, it shows the past.
             page.click("#pause")
             paused = page.evaluate("[window.ttLive.state.viewEnd, window.ttLive.state.serverNow]")
-            page.wait_for_timeout(300)
+            page.wait_for_function(f"window.ttLive.state.serverNow > {paused[1]} + 300")  # frames go on
             still = page.evaluate("[window.ttLive.state.viewEnd, window.ttLive.state.serverNow]")
             assert still[0] == paused[0] and still[1] > paused[1]
             page.mouse.move(700, 300)
             page.mouse.down()
-            page.mouse.move(1100, 300)
+            page.mouse.move(760, 300)  # half a second of the ten shown
             page.mouse.up()
             assert page.evaluate("window.ttLive.state.viewEnd") < paused[0]
+            # The past is drawn: calls in the view, and calls after it, out of the view.
+            assert page.evaluate(SPANS_IN_AND_AFTER_THE_VIEW) == [True, True]
             assert "ago" in page.inner_text("#view-range")
             screenshot(page, "live_paused_scrolled_back")
             page.click("#pause")
@@ -116,6 +137,10 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noq
             # The recorded part opens in the viewer.
             answer = page.evaluate(f"fetch('api/open?pid={program.pid}').then((r) => r.json())")
             assert answer.get("url", "").startswith("http://127.0.0.1:"), answer
+            # ... a viewer of what the program wrote so far: its two threads, their calls.
+            with urllib.request.urlopen(answer["url"] + "api/meta", timeout=60) as opened:
+                lanes = {lane["name"]: lane["calls"] for lane in json.load(opened)["lanes"]}
+            assert set(lanes) == {"MainThread", "worker"} and lanes["MainThread"] > 0, lanes
         finally:
             experiment = program.stop()
         page.wait_for_function(process_js(program.pid, "p.state === 'ended'"))
@@ -125,10 +150,14 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noq
     assert_complete(experiment)
 
 
+@needs_tmux
 def test_the_page_and_top_each_read_every_event(browser, tmp_path):  # noqa: F811
+    """Three readers at once: the page, `top --drain` (the count of what it read) and top on its screen in tmux."""
     program = Gated(tmp_path, "--noinstrumenter", PROGRAMS / "gated_fib.py", "24")
     server = LiveServer([program.pid]).start()
     top = drain(program.pid, tmp_path)
+    (tmp_path / "tmux").mkdir()
+    screen = Screen(tmp_path / "tmux", top_command(program.pid), width=120)
     try:
         with page_of(browser, server.url) as page:
             page.wait_for_function("window.ttLive && window.ttLive.state.serverNow > 0")
@@ -143,15 +172,18 @@ def test_the_page_and_top_each_read_every_event(browser, tmp_path):  # noqa: F81
                                     ".find((text) => text.includes('__main__:fib'))")
             screenshot(page, "live_fib_ended")
             assert page.errors == []
+        traced = _tracetop.profile(str(tmp_path / "exp"))
+        fib_calls = next(region["visits"] for region in traced["regions"] if region["name"] == "__main__:fib")
+        screen.wait(f"fib's {fib_calls} calls", lambda lines: [row.calls for row in rows(lines)
+                                                               if row.function == "__main__:fib"] == [fib_calls])
     finally:
+        screen.close()
         server.close()
-    traced = _tracetop.profile(str(tmp_path / "exp"))
     out, err = top.communicate(timeout=60)
     read = re.fullmatch(r"processes 1 events (\d+) bytes \d+ dropped_bytes 0 resyncs 0 seconds \S+\n", out)
     assert read, (out, err)
     assert int(read.group(1)) == traced["events"]
     assert shown == [traced["events"], 0]
-    fib_calls = next(region["visits"] for region in traced["regions"] if region["name"] == "__main__:fib")
     assert re.search(rf"\b{fib_calls}\b", fib_row), fib_row
     assert not channel(program.pid).exists()
 
@@ -206,6 +238,10 @@ def test_objects_bars_and_the_dial(browser, live_server, tmp_path):  # noqa: F81
                                    f"window.ttLive.nova.angle !== {first['angle']}")
             assert page.evaluate("window.ttLive.nova.perSecond") > 0
             assert "lists: " in page.inner_text("#nova-text")
+            # Beside the objects panel, top's FUNCTION keeps its room (FILE:LINE goes to its hover).
+            page.wait_for_selector("#top tbody tr")
+            assert page.evaluate(COLUMN_WIDTHS)[5] > 100, page.evaluate(COLUMN_WIDTHS)
+            assert "live_objects.py:" in page.get_attribute("#top tbody tr td:nth-child(6)", "title")
             screenshot(page, "live_objects")
         finally:
             assert_complete(workload.stop())

@@ -17,6 +17,17 @@ def test_every_call_of_fib(tmp_path):
     assert_complete(tmp_path / "exp")
 
 
+def test_nothing_of_tracetops_own_before_the_program(tmp_path):
+    """The main thread's first call is the program's module (a Score-P user's first look at traces.otf2 once
+    found tracetop's own builtins:vars before it). After it, os.getpid of tracetop's stop is still recorded:
+    the stop asks it before switching the recording off, to tell a forked child's copy of the session."""
+    completed = tracetop("--output", "exp", PROGRAMS / "fib.py", "5", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    (events,) = [events for _, thread, events, *_ in streams(tmp_path / "exp") if thread["name"] == "MainThread"]
+    calls = [event for event in events if event[0] in ("enter", "leave")]
+    assert calls[0][:1] + calls[0][2:3] == ("enter", "__main__:<module>"), calls[:3]
+
+
 def test_threads_are_named(tmp_path):
     completed = tracetop("--output", "exp", workload("threads.py"), "4000", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr

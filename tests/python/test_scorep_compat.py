@@ -103,6 +103,31 @@ def test_noinstrumenter(tmp_path, flag):
     assert (recorded["__main__:work"], recorded["user:inner"], recorded["user:manual"]) == (1, 1, 3)
 
 
+@real_scorep_installed
+def test_instrumenter_file(tmp_path):
+    """--instrumenter-file: regions made from outside the program's code, which runs unchanged."""
+    completed = tracetop("--noinstrumenter", "--instrumenter-file", PROGRAMS / "scorep_instrumenter.py",
+                         "--output", "exp", PROGRAMS / "scorep_external.py", cwd=tmp_path)
+    assert (completed.returncode, completed.stdout, tracetop_lines(completed.stderr)[:-1]) == (0, "baz 46 46\n", [])
+    recorded = enters(tmp_path / "exp")
+    # baz() calls bar() through the module, wrapped too; no call recorded but the regions.
+    assert (recorded["user:baz"], recorded["scorep_helper:bar"], recorded["__main__:foo"]) == (2, 2, 0), recorded
+    assert "TRACETOP_INSTRUMENTER_FILE=" + str(PROGRAMS / "scorep_instrumenter.py") in (
+        tmp_path / "exp" / "config.txt").read_text().splitlines()
+    assert_complete(tmp_path / "exp")
+
+
+@pytest.mark.parametrize("content, said", [
+    (None, "cannot read the instrumenter file missing.py: No such file or directory"),
+    ("def (:", "the instrumenter file missing.py is not Python: invalid syntax (line 1)")])
+def test_a_bad_instrumenter_file(tmp_path, content, said):
+    if content is not None:
+        (tmp_path / "missing.py").write_text(content)
+    completed = tracetop("--instrumenter-file=missing.py", "--output", "exp", PROGRAMS / "fib.py", "5", cwd=tmp_path)
+    assert (completed.returncode, completed.stdout, completed.stderr) == (2, "", f"tracetop: error: {said}\n")
+    assert not (tmp_path / "exp").exists()
+
+
 # ---- the experiment directory ----
 
 def test_an_existing_directory_is_renamed(tmp_path):

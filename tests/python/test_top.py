@@ -231,8 +231,9 @@ def test_hottest_function_first_and_the_keys(tmp_path, screens):
     assert_complete(experiment)
 
 
-# An objects row: CREATED/s, DESTROYED/s, ALIVE, TYPE, then its bars.
-OBJECT_ROW = re.compile(r"^\s*(\S+)\s+(\S+)\s+(-?\S+)\s+(\S+)(?:\s+(#+))?")
+# An objects row: CREATED/s, DESTROYED/s, ALIVE, TYPE, then its bars (not the line "no objects counted yet").
+COUNT = r"(-?\d+(?:\.\d+)?[kMG]?)"
+OBJECT_ROW = re.compile(rf"^\s*{COUNT}\s+{COUNT}\s+{COUNT}\s+(\S+)(?:\s+(#+))?")
 COUNTING_OBJECTS = not sysconfig.get_config_var("Py_GIL_DISABLED") and (
     sys.version_info >= (3, 13) or bool(sysconfig.get_config_var("Py_ENABLE_SHARED")))
 

@@ -194,6 +194,10 @@ class Attached:
     def _gdb_said(self, said, what):
         """Refuses in one line when gdb could not get in."""
         if "ptrace: Operation not permitted" in said:
+            tracer = _tracer_of(self.pid)
+            if tracer:
+                raise Refused(f"process {self.pid} is already traced by process {tracer} (a debugger or another "
+                              "tracer), and a process has one tracer at a time: detach that one first")
             raise Refused(f"process {self.pid}: ptrace is not permitted here ({_ptrace_needs()})")
         if "No symbol" in said or "Function \"PyEval_SaveThread\" not defined" in said:
             raise Refused(f"process {self.pid} is not a Python process tracetop can enter (no CPython API in it)")
@@ -297,6 +301,8 @@ def _python_of(pid):
         with open(f"/proc/{pid}/maps") as maps:
             libraries = {line.split()[-1] for line in maps if "/libpython3" in line}
         exe = os.readlink(f"/proc/{pid}/exe")
+    except PermissionError:  # the kernel asks what ptrace asks to show them (e.g. of a process made non-dumpable)
+        raise Refused(f"process {pid}: ptrace is not permitted here ({_ptrace_needs()})") from None
     except OSError:
         return None
     for library in libraries:
@@ -336,6 +342,19 @@ def _ptrace_needs(level=None):
         return "kernel.yama.ptrace_scope is 3, which forbids ptrace until reboot"
     return (f"kernel.yama.ptrace_scope is {level}: run `sudo sysctl kernel.yama.ptrace_scope=0`, or give tracetop "
             "CAP_SYS_PTRACE")
+
+
+def _tracer_of(pid):
+    """The process that traces process `pid`, as "PID (name)"; "" when none (or it cannot be told)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            tracer = next((line.split()[1] for line in status if line.startswith("TracerPid:")), "0")
+        if tracer == "0":
+            return ""
+        with open(f"/proc/{tracer}/comm") as comm:
+            return f"{tracer} ({comm.read().strip()})"
+    except OSError:
+        return ""
 
 
 def _has_cap_sys_ptrace():

@@ -73,6 +73,7 @@ class LiveFeed:
         self.lock = threading.Lock()
         self.closed = False
         self.frames = 0
+        self.scope = self._scoped = (0, -1)  # asked (api/top) and applied: top's rows of (pid, stream), 0: all
         self._thread = threading.Thread(target=self._run, name="tracetop-live", daemon=True)
 
     def start(self):
@@ -99,6 +100,10 @@ class LiveFeed:
             time.sleep(READ_EVERY)
 
     def _frame(self):
+        scope = self.scope
+        if scope != self._scoped:  # here, by the thread that uses the watch
+            self.watch.scope(*scope)
+            self._scoped = scope
         frame = self.watch.frame()
         ms = self._ms
         spans, samples, processes = [], [], []
@@ -113,7 +118,7 @@ class LiveFeed:
                 thread["last"] = ms(thread["last"])
             processes.append(process)
         message = {"type": "frame", "t": ms(frame["now"]), "fbase": len(self.functions),
-                   "functions": frame["functions"], "processes": processes,
+                   "functions": frame["functions"], "processes": processes, "scope": list(scope),
                    "rows": [list(row) for row in frame["rows"]], "spans": spans, "samples": samples,
                    "objects": frame["objects"] and [list(row) for row in frame["objects"]]}
         encoded = json.dumps(message, separators=(",", ":")).encode()
@@ -121,7 +126,8 @@ class LiveFeed:
             self.functions += frame["functions"]
             self._keep(self.spans, spans, MAX_SPANS, frame["now"], end=5)
             self._keep(self.samples, samples, MAX_SAMPLES, frame["now"], end=3)
-            self.last = {"processes": processes, "rows": message["rows"], "objects": message["objects"]}
+            self.last = {"processes": processes, "rows": message["rows"], "objects": message["objects"],
+                         "scope": message["scope"]}
             self.frames += 1
             for page in self.pages:
                 try:
@@ -182,6 +188,13 @@ class LiveAPI:
         except _tracetop.TraceError as problem:
             return json.dumps({"error": str(problem)}).encode(), "application/json"
         return json.dumps({"pid": pid, "measuring": measuring}).encode(), "application/json"
+
+    def api_top(self, query):
+        """Which threads top's table sums, for every page, from the next frame on: pid=0 every process; else
+        the threads of process pid, or its thread stream=N."""
+        pid, stream = _number(query, "pid"), query.get("stream")
+        self.feed.scope = (pid, _number(query, "stream") if pid and stream is not None else -1)
+        return json.dumps({"scope": list(self.feed.scope)}).encode(), "application/json"
 
     def api_open(self, query):
         """The URL of the normal viewer on what the process recorded so far (a `tracetop view` of its own)."""

@@ -1,7 +1,8 @@
 """Two worker threads call one function per phase, in a loop: step_1 in phase 1, step_2 in phase 2 ...
 The program moves to the next phase at each line on stdin; phase 2 also starts a third thread, `late`,
-that calls late_step to the end. Once every thread made some calls in the new phase, it says `phase N`.
-It ends after phase 4."""
+that calls late_step to the end. Once every thread made some calls in the new phase, it says `phase N`
+and whether a hook is there (`hooked`, `unhooked`): threading's profile hook for new threads, or a
+sys.monitoring tool (3.12+). It ends after phase 4."""
 import sys
 import threading
 import time
@@ -31,10 +32,16 @@ def work(step=None):
         calls[name, now] = calls.get((name, now), 0) + 1
 
 
+def hooked():
+    monitoring = getattr(sys, "monitoring", None)
+    return (getattr(threading, "getprofile", lambda: threading._profile_hook)() is not None or
+            monitoring is not None and any(monitoring.get_tool(tool) for tool in range(6)))
+
+
 def announce():
     while any(calls.get((worker.name, phase), 0) < CALLS for worker in workers):
         time.sleep(0.001)
-    print(f"phase {phase}", flush=True)
+    print(f"phase {phase} {'hooked' if hooked() else 'unhooked'}", flush=True)
 
 
 workers = [threading.Thread(target=work, name=f"worker-{n}") for n in range(2)]

@@ -121,6 +121,7 @@
       if (m.processes) takeProcesses(m.processes);
       if (m.rows) state.rows = m.rows;
       if (m.objects !== undefined) state.objects = m.objects;
+      if (m.scope) state.scope = m.scope;
       return;
     }
     state.serverNow = m.t;
@@ -132,6 +133,7 @@
     takeProcesses(m.processes);
     state.rows = m.rows;
     state.objects = m.objects;
+    state.scope = m.scope;
     prune();
     showProcesses();
     showTop();
@@ -205,7 +207,32 @@
 
   /* ---- top's table ---- */
 
+  /* The table's scope, as the server applies it: [0, -1] all, [pid, -1] a process, [pid, stream] a thread. */
+  function scopeKey(pid, stream) { return pid ? (stream >= 0 ? pid + ":" + stream : String(pid)) : "0"; }
+
+  function showScope() {
+    const select = $("top-scope");
+    const options = [["0", "all processes, all threads"]];
+    for (const [pid, p] of state.processes) {
+      options.push([scopeKey(pid, -1), `${baseName(p.name)} (${pid}), all threads`]);
+      for (const th of p.threads) options.push([scopeKey(pid, th.stream), `  ${th.name || "thread " + th.stream} (${pid})`]);
+    }
+    const keys = options.map((o) => o[0]).join();
+    if (select.dataset.keys !== keys) {
+      select.replaceChildren(...options.map(([value, text]) => new Option(text, value)));
+      select.dataset.keys = keys;
+    }
+    const key = state.scope ? scopeKey(state.scope[0], state.scope[1]) : "0";
+    if (select.value !== key && document.activeElement !== select) select.value = key;
+  }
+
+  $("top-scope").addEventListener("change", (e) => {
+    const [pid, stream] = e.target.value.split(":");
+    fetch(`api/top?pid=${pid}` + (stream !== undefined ? `&stream=${stream}` : ""));
+  });
+
   function showTop() {
+    showScope();
     const body = $("top").tBodies[0];
     const rows = state.rows.slice(0, 60);
     while (body.rows.length > rows.length) body.deleteRow(-1);
@@ -219,7 +246,7 @@
       const text = [r[4].toFixed(1), r[2].toFixed(3), r[3].toFixed(3), r[5].toFixed(1), String(r[1]), fn[0],
                     fn[1] ? baseName(fn[1]) + ":" + fn[2] : "-"];
       for (let c = 0; c < 7; c++) if (cells[c].textContent !== text[c]) cells[c].textContent = text[c];
-      cells[5].title = fn[0];
+      cells[5].title = fn[1] ? `${fn[0]} (${fn[1]}:${fn[2]})` : fn[0];
       cells[6].title = fn[1] ? fn[1] + ":" + fn[2] : "";
     });
   }
