@@ -225,6 +225,29 @@ static const struct {
 
 #define WIRES (sizeof wiring / sizeof *wiring)
 
+/* While objects are counted (objects.c), each callback is registered
+ * behind this one (its index in callbacks as self): CPython makes an int
+ * for every event's instruction offset, a new object past 256, only
+ * because tracetop listens: it is not the program's. Registered only then,
+ * it costs nothing otherwise. */
+static PyObject *counted(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs >= 2) tt_objects_disown(args[1]);
+    _PyCFunctionFast callback = (_PyCFunctionFast)(void (*)(void))callbacks[PyLong_AsLong(self)].ml_meth;
+    return callback(NULL, args, nargs);
+}
+
+static PyMethodDef counted_def = {"counted", (PyCFunction)(void (*)(void))counted, METH_FASTCALL, NULL};
+
+static PyObject *callback_function(int index)
+{
+    if (!tt_objects_counting()) return PyCFunction_New(&callbacks[index], NULL);
+    PyObject *which = PyLong_FromLong(index);
+    PyObject *fn = which ? PyCFunction_New(&counted_def, which) : NULL;
+    Py_XDECREF(which);
+    return fn;
+}
+
 static long event_bit(PyObject *events, const char *name)
 {
     PyObject *bit = PyObject_GetAttrString(events, name);
@@ -243,7 +266,7 @@ static long wire(int register_them)
     for (size_t i = 0; i < WIRES; i++) {
         if (wiring[i].c_call && !tt_record_c_calls) continue;
         long bit = event_bit(events, wiring[i].event);
-        PyObject *fn = register_them ? PyCFunction_New(&callbacks[wiring[i].callback], NULL) : Py_NewRef(Py_None);
+        PyObject *fn = register_them ? callback_function(wiring[i].callback) : Py_NewRef(Py_None);
         PyObject *r = bit >= 0 && fn ? PyObject_CallMethod(monitoring, "register_callback", "ilO", tool_id, bit, fn)
                                      : NULL;
         Py_XDECREF(fn);
@@ -337,6 +360,17 @@ int tt_monitoring_start(void)
     }
     Py_DECREF(r);
     return 0;
+}
+
+void tt_monitoring_objects_switched(void)
+{
+    if (!monitoring) return;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    int own = tt_objects_own_begin();
+    if (wire(1) < 0) PyErr_Clear(); /* the callbacks registered stay: they record as well */
+    tt_objects_own_end(own);
+    PyErr_Restore(type, value, tb);
 }
 
 void tt_monitoring_stop(void)
