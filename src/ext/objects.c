@@ -40,6 +40,7 @@
 #include "ext.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "relink.h"
 
@@ -302,10 +303,13 @@ static int hook_in(void)
     }
     return 0;
 refused:
+    /* The version running, which may be another release than the headers'. */
+    char version[32];
+    snprintf(version, sizeof version, "%.*s", (int)strcspn(Py_GetVersion(), " "), Py_GetVersion());
     PyErr_Format(tt_TraceError,
                  "objects cannot be counted on this Python %s: its libpython is not a shared library whose own "
                  "calls can be wedged (Python 3.13 and later need no wedge)",
-                 PY_VERSION);
+                 version);
     return -1;
 }
 
