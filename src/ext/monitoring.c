@@ -232,7 +232,8 @@ static const struct {
  * it costs nothing otherwise. */
 static PyObject *counted(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs >= 2) tt_objects_disown(args[1]);
+    /* Offsets up to 256 are CPython's immortal small ints, made by no one. */
+    if (nargs >= 2 && !_Py_IsImmortal(args[1])) tt_objects_disown(args[1]);
     _PyCFunctionFast callback = (_PyCFunctionFast)(void (*)(void))callbacks[PyLong_AsLong(self)].ml_meth;
     return callback(NULL, args, nargs);
 }
