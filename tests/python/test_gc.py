@@ -162,3 +162,17 @@ def test_each_collection_records_what_cpython_reported(tmp_path):
     [(_, _, events, _, _)] = list(streams(tmp_path / "exp"))
     recorded = [list(e[2:5]) for e in events if e[0] == "gc"]
     assert any(recorded[k:k + len(seen)] == seen for k in range(len(recorded))), (seen, recorded)
+
+
+def test_a_collection_is_recorded_in_the_thread_that_ran_it(tmp_path):
+    source = ("import gc, threading\n"
+              "def collect():\n"
+              "    gc.collect()\n"
+              "worker = threading.Thread(target=collect, name='collector')\n"
+              "worker.start()\n"
+              "worker.join()\n")
+    completed = tracetop("--output", "exp", "-c", source, cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    full = {thread["name"]: [c for c in collections(events) if c[0] == 2]
+            for _, thread, events, _, _ in streams(tmp_path / "exp")}
+    assert [c[3] for c in full["collector"]] == ["gc:collect"] and full["MainThread"] == [], full
