@@ -1,6 +1,6 @@
 """`--objects` on the built-in types issue 10 names, counted exactly with every instrumenter: N of each made
 and freed in one function, and N of each made and dropped one after the other, which the free lists (list,
-dict, tuple, float before 3.13, ...) serve from memory they hand out again and again; each record carries its
+dict, tuple, float, ...) serve from memory they hand out again and again; each record carries its
 type's fixed size (tp_basicsize, what the bytes are counted in)."""
 import sys
 

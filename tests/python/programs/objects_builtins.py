@@ -9,7 +9,7 @@ that loop calls a destructor itself, unseen (README, Objects).
 
 kept(): N of each, kept in a deque that its caller drops: each freed once, all at the end. churn(): N of each,
 each freed as the next of its type is made (a deque of one), so that the free lists (list, dict, tuple,
-float, ... before 3.13) and the allocator hand the same memory out again and again; reused() shows that the
+float, ...) and the allocator hand the same memory out again and again; reused() shows that the
 list's did."""
 
 import collections
