@@ -157,12 +157,14 @@ class Session:
                    "wedges on libpython's _Py_NewReference and _Py_Dealloc")
             said = f"counted exactly, by type and creating region, with {how}; bytes are each type's fixed part"
             if sys.version_info < (3, 13, 3):
-                said += (f"; Python {python_version()} frees some objects in its interpreter loop without "
-                         "telling (CPython gh-130382): they count as destroyed when their address is used again, so a "
-                         "few may show as alive at the end")
+                said += (f"; Python {python_version()} frees the objects whose last reference its interpreter loop "
+                         "drops (a local rebound, a temporary, a loop's iterator) without telling (CPython gh-130382): "
+                         "they count as destroyed when their address is used again, so a few may show as alive at "
+                         "the end")
             if _tracetop.hook_in_use() in ("profile", "trace"):
                 said += ("; to report calls to the profile and trace hooks CPython makes frame objects (and, for C "
-                         "methods, bound methods), counted too: --instrumenter=monitoring makes none")
+                         "methods, bound methods)" + (" and ints of some events' offsets" if sys.version_info >= (3, 12)
+                                                      else "") + ", counted too: --instrumenter=monitoring makes none")
         except _tracetop.TraceError as error:
             messages.note(f"{error}; the run goes on without --objects")
             said = f"not counted: {error}"

@@ -67,6 +67,16 @@ void tt_objects_end(void);
  * the parent's to record. */
 void tt_objects_forked(void);
 int tt_objects_counting(void);
+/* An object CPython made only because tracetop measures (the arguments of
+ * tracetop's gc and sys.monitoring callbacks): counted neither as made nor,
+ * later, as destroyed. */
+void tt_objects_disown(PyObject *op);
+/* Between own_begin and own_end the calling thread runs tracetop's own
+ * code for the program (naming a function at its first call, a thread at
+ * its first event): what it makes is not counted. own_begin returns what
+ * own_end takes back. */
+int tt_objects_own_begin(void);
+void tt_objects_own_end(int was);
 int tt_ext_add_gc(PyObject *module);     /* gc.c: garbage collections recorded */
 int tt_ext_add_threadwatch(PyObject *module); /* threadwatch.c: threading, imported when the program does */
 int tt_ext_add_tasks(PyObject *module);  /* tasksobj.c: TaskLanes, asyncio tasks as lanes */
@@ -415,6 +425,8 @@ int tt_monitoring_start(void);
 void tt_monitoring_stop(void);
 /* The program has imported threading since tt_monitoring_start. */
 void tt_monitoring_threading_imported(void);
+/* Objects counting went on or off: the callbacks follow (monitoring.c). */
+void tt_monitoring_objects_switched(void);
 #endif
 
 /* ---- compatibility ---- */

@@ -23,12 +23,17 @@
  *
  * Nothing here is on the path of a traced call: the cost is two calls of a
  * C function per collection, and the info dict CPython makes for them.
+ * That dict, its keys and values and the phase's string exist only because
+ * our function is in gc.callbacks: while objects are counted, and ours is
+ * the only entry (else CPython would make them anyway), they are not the
+ * program's objects and are not counted (tt_objects_disown).
  */
 #include "ext.h"
 
 #define GENERATIONS 3
 
 static PyObject *callback;  /* our entry of gc.callbacks, made once */
+static PyObject *callbacks; /* gc.callbacks while ours is in it */
 static PyObject *key_generation, *key_collected, *key_uncollectable;
 static uint32_t regions[GENERATIONS] = {TT_NO_ID, TT_NO_ID, TT_NO_ID};
 static int registered;
@@ -91,11 +96,27 @@ static void collection_stop(PyObject *info)
     tt_stream_leave(s, now);
 }
 
+/* The phase and info made for our call alone are not the program's. */
+static void disown_arguments(PyObject *phase, PyObject *info)
+{
+    if (!tt_objects_counting() || !callbacks || PyList_GET_SIZE(callbacks) != 1) return;
+    tt_objects_disown(phase);
+    if (!PyDict_Check(info)) return;
+    Py_ssize_t i = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(info, &i, &key, &value)) {
+        tt_objects_disown(key);
+        tt_objects_disown(value);
+    }
+    tt_objects_disown(info);
+}
+
 /* _gc_callback(phase, info), as gc.callbacks calls it. */
 static PyObject *on_collection(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     if (!tt_active || nargs != 2 || !PyUnicode_Check(args[0])) Py_RETURN_NONE;
+    disown_arguments(args[0], args[1]);
     if (PyUnicode_CompareWithASCIIString(args[0], "start") == 0)
         collection_start(args[1]);
     else
@@ -121,8 +142,11 @@ int tt_gc_start(void)
     if (registered) return 0;
     PyObject *list = gc_callbacks();
     int rc = list ? PyList_Append(list, callback) : -1;
-    Py_XDECREF(list);
-    if (rc < 0) return -1;
+    if (rc < 0) {
+        Py_XDECREF(list);
+        return -1;
+    }
+    callbacks = list;
     registered = 1;
     return 0;
 }
@@ -132,6 +156,7 @@ void tt_gc_stop(void)
     if (!registered) return;
     registered = 0;
     open_stream = NULL;
+    Py_CLEAR(callbacks);
     PyObject *list = gc_callbacks();
     Py_ssize_t n = list ? PyList_GET_SIZE(list) : 0;
     /* The last entry that is ours: the program may have added its own since. */

@@ -136,6 +136,7 @@ tt_stream *tt_thread_stream_slow(void)
     making_stream = 1;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
+    int own = tt_objects_own_begin();
     PyObject *name = thread_name();
     Py_ssize_t len = 0;
     const char *utf8 = name ? PyUnicode_AsUTF8AndSize(name, &len) : NULL;
@@ -144,6 +145,7 @@ tt_stream *tt_thread_stream_slow(void)
     tt_stream *s = tt_session_new_stream_open(tt_active, PyThread_get_thread_native_id(), utf8 ? utf8 : "",
                                               (size_t)len, opened ? &open : NULL);
     Py_XDECREF(name);
+    tt_objects_own_end(own);
     PyErr_Clear();
     PyErr_Restore(type, value, tb);
     making_stream = 0;

@@ -218,8 +218,20 @@ static const vectorcallfunc callbacks[] = {enter_python, leave_python, enter_c, 
  * variable, from an extension) and the recursion counted. */
 typedef struct callback_object {
     PyObject_HEAD
-    vectorcallfunc vectorcall;
+    vectorcallfunc vectorcall; /* target, or counted in front of it */
+    vectorcallfunc target;
 } callback_object;
+
+/* While objects are counted (objects.c), each callback is registered
+ * behind this one: CPython makes an int for every event's instruction
+ * offset, a new object past 256, only because tracetop listens: it is not
+ * the program's. Put in front only then, it costs nothing otherwise. */
+static PyObject *counted(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    /* Offsets up to 256 are CPython's immortal small ints, made by no one. */
+    if (PyVectorcall_NARGS(nargsf) >= 2 && !_Py_IsImmortal(args[1])) tt_objects_disown(args[1]);
+    return ((callback_object *)self)->target(self, args, nargsf, kwnames);
+}
 
 static void callback_dealloc(PyObject *self) { PyObject_Free(self); }
 
@@ -232,11 +244,14 @@ static PyTypeObject callback_type = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
 };
 
-static PyObject *callback_new(vectorcallfunc fn)
+static PyObject *callback_function(int index)
 {
     if (PyType_Ready(&callback_type) < 0) return NULL;
     callback_object *cb = PyObject_New(callback_object, &callback_type);
-    if (cb) cb->vectorcall = fn;
+    if (cb) {
+        cb->target = callbacks[index];
+        cb->vectorcall = tt_objects_counting() ? counted : cb->target;
+    }
     return (PyObject *)cb;
 }
 
@@ -270,7 +285,7 @@ static long wire(int register_them)
     for (size_t i = 0; i < WIRES; i++) {
         if (wiring[i].c_call && !tt_record_c_calls) continue;
         long bit = event_bit(events, wiring[i].event);
-        PyObject *fn = register_them ? callback_new(callbacks[wiring[i].callback]) : Py_NewRef(Py_None);
+        PyObject *fn = register_them ? callback_function(wiring[i].callback) : Py_NewRef(Py_None);
         PyObject *r = bit >= 0 && fn ? PyObject_CallMethod(monitoring, "register_callback", "ilO", tool_id, bit, fn)
                                      : NULL;
         Py_XDECREF(fn);
@@ -364,6 +379,17 @@ int tt_monitoring_start(void)
     }
     Py_DECREF(r);
     return 0;
+}
+
+void tt_monitoring_objects_switched(void)
+{
+    if (!monitoring) return;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    int own = tt_objects_own_begin();
+    if (wire(1) < 0) PyErr_Clear(); /* the callbacks registered stay: they record as well */
+    tt_objects_own_end(own);
+    PyErr_Restore(type, value, tb);
 }
 
 void tt_monitoring_stop(void)

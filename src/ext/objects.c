@@ -22,6 +22,10 @@
  *    whose destruction CPython did not report (before 3.13.3 the
  *    interpreter loop calls some destructors itself: CPython gh-130382);
  *    it counts as destroyed then.
+ *  - objects CPython makes only because tracetop measures (the arguments
+ *    of its gc callback, gc.c; of its sys.monitoring callbacks, monitoring.c)
+ *    are disowned: out of the map and their making uncounted (when a
+ *    record showed it already, the next made in its place is not counted).
  *
  * The cells are written as OBJECTS records, each the change since its
  * last, by the thread that counts: when enough objects were counted and
@@ -36,6 +40,7 @@
 #include "ext.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "relink.h"
 
@@ -57,6 +62,7 @@ typedef struct cell {
     uint64_t size;
     uint64_t created, destroyed;
     uint64_t shown_created, shown_destroyed; /* as of its last record */
+    uint64_t owed; /* disowned once recorded: the next made here are not counted */
     int dirty;
 } cell;
 
@@ -69,7 +75,8 @@ static uint32_t *dirty;
 static uint32_t dirty_count; /* dirty has room for every cell */
 static uint32_t since_check;
 static uint64_t last_batch, batch_ticks;
-/* The tracer is running: what it makes is tracetop's. */
+/* The tracer, or tracetop's own code for the program, is running: what
+ * it makes is tracetop's. */
 static __thread int inside __attribute__((tls_model("initial-exec")));
 /* The cell of the last object made: the next is mostly of the same type,
  * made in the same place. */
@@ -213,6 +220,10 @@ static void created(PyObject *op)
     int was = tt_ptrmap_replace(&alive, op, c, &before);
     if (was < 0) return;
     if (was) destroyed(before);
+    if (cells[c].owed) {
+        cells[c].owed--;
+        return;
+    }
     cells[c].created++;
     touch(c);
 }
@@ -297,10 +308,13 @@ static int hook_in(void)
     }
     return 0;
 refused:
+    /* The version running, which may be another release than the headers'. */
+    char version[32];
+    snprintf(version, sizeof version, "%.*s", (int)strcspn(Py_GetVersion(), " "), Py_GetVersion());
     PyErr_Format(tt_TraceError,
                  "objects cannot be counted on this Python %s: its libpython is not a shared library whose own "
                  "calls can be wedged (Python 3.13 and later need no wedge)",
-                 PY_VERSION);
+                 version);
     return -1;
 }
 
@@ -322,6 +336,42 @@ static void reset(void)
 
 #endif /* OBJECTS_SUPPORTED */
 
+void tt_objects_disown(PyObject *op)
+{
+#ifdef OBJECTS_SUPPORTED
+    uint32_t c;
+    if (!counting || !tt_ptrmap_remove(&alive, op, &c)) return;
+    /* Its making recorded already (a batch written as it was made): one
+     * made here next is left uncounted instead. */
+    if (cells[c].created == cells[c].shown_created)
+        cells[c].owed++;
+    else
+        cells[c].created--;
+#else
+    (void)op;
+#endif
+}
+
+int tt_objects_own_begin(void)
+{
+#ifdef OBJECTS_SUPPORTED
+    int was = inside;
+    inside = 1;
+    return was;
+#else
+    return 0;
+#endif
+}
+
+void tt_objects_own_end(int was)
+{
+#ifdef OBJECTS_SUPPORTED
+    inside = was;
+#else
+    (void)was;
+#endif
+}
+
 /* ---- on and off ---- */
 
 int tt_objects_counting(void) { return counting; }
@@ -330,6 +380,16 @@ static void show(void)
 {
     if (tt_active && tt_active->live) tt_live_show_objects(tt_active->live, counting);
 }
+
+#ifdef OBJECTS_SUPPORTED
+/* What depends on counting follows it. */
+static void switched(void)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    tt_monitoring_objects_switched();
+#endif
+}
+#endif
 
 int tt_objects_start(void)
 {
@@ -344,6 +404,7 @@ int tt_objects_start(void)
     last_batch = tt_clock_now();
     if (hook_in() < 0) return -1;
     counting = 1;
+    switched();
     show();
     return 0;
 #else
@@ -361,6 +422,7 @@ void tt_objects_stop(void)
     if (counting) {
         hook_out();
         counting = 0;
+        switched();
         show();
     }
     inside = 1;

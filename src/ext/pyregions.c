@@ -99,6 +99,7 @@ static uint64_t code_entry_in(PyObject *code, PyObject *globals)
      * of the traced program must come out as it went in. */
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
+    int own = tt_objects_own_begin();
     uint32_t region = TT_STACK_SKIP;
     PyObject *filename = PyObject_GetAttrString(code, "co_filename");
     if (filename && !is_excluded(filename)) {
@@ -133,6 +134,7 @@ static uint64_t code_entry_in(PyObject *code, PyObject *globals)
 #else
     if (_PyCode_SetExtra(code, tt_code_extra_index, extra) < 0) PyErr_Clear();
 #endif
+    tt_objects_own_end(own);
     PyErr_Restore(type, value, tb);
     return entry;
 }
@@ -202,6 +204,7 @@ uint32_t tt_cfunction_region_slow(PyObject *func, PyMethodDef *def)
     if (!def) return TT_STACK_SKIP;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
+    int own = tt_objects_own_begin();
     uint32_t region = TT_STACK_SKIP;
     PyObject *name;
     if (PyCFunction_Check(func) && PyCFunction_GET_SELF(func) == own_module)
@@ -213,6 +216,7 @@ uint32_t tt_cfunction_region_slow(PyObject *func, PyMethodDef *def)
     }
     PyErr_Clear();
     if (tt_ptrmap_put(&tt_cfunction_regions, def, region) < 0) region = TT_STACK_SKIP;
+    tt_objects_own_end(own);
     PyErr_Restore(type, value, tb);
     return region;
 }

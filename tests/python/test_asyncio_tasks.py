@@ -57,7 +57,19 @@ def summary_tasks(experiment):
 
 @pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
 def test_named_tasks_are_lanes_with_their_suspended_time(tmp_path, instrumenter):
-    lanes = lanes_of(run_program(tmp_path, instrumenter))
+    experiment = run_program(tmp_path, instrumenter)
+    every = _tracetop.TaskLanes(str(experiment)).lanes
+    # One lane per task, none split in two: the N named ones, the two gathered coroutines and the
+    # TaskGroup's two run worker, each in a lane of its own.
+    assert len({lane["name"] for lane in every}) == len(every), [lane["name"] for lane in every]
+    workers = [lane["name"] for lane in every if lane["coroutine"] == "__main__:worker"]
+    assert sorted(workers)[-WORKERS:] == NAMES and len(workers) == WORKERS + 2 + 2 * (sys.version_info >= (3, 11))
+    lanes = lanes_of(experiment)
+    # wait_for ran slow() as a task of its own before 3.12 (cancelled at the timeout), in the caller's since.
+    slow = [lane for lane in every if lane["coroutine"] == "__main__:slow"]
+    assert len(slow) == (sys.version_info < (3, 12))
+    assert all(lane["suspended_ns"] >= 0.045e9 for lane in slow), slow
+    assert lanes["doomed"]["suspended_ns"] >= 0.009e9  # it slept 10 ms before it was cancelled
     for name in NAMES:
         lane = lanes[name]
         assert lane["coroutine"] == "__main__:worker" and lane["thread"] == "MainThread"

@@ -1,5 +1,6 @@
 """Garbage collections: each a span in the thread that ran it, inside the call it interrupted, whose
 exclusive time leaves it out; summary's garbage collection line."""
+import json
 import re
 import sys
 
@@ -57,7 +58,10 @@ def test_forced_collection_is_a_span_inside_the_call(instrumenter, tmp_path):
     # the building of the cycles started may take as long: on a loaded machine, longer.)
     generation, duration, collected, parent, span = [c for c in found if c[0] == 2][-1]
     assert parent == "__main__:work"
-    assert collected > 0
+    # It freed the program's cycles, each one list that refers to itself (and little else: what became
+    # garbage since the collection before).
+    cycles = int(re.search(r"with (\d+) objects", completed.stdout).group(1))
+    assert cycles <= collected <= cycles + 1000, (cycles, collected)
     assert span == duration
     assert 0.9 * pause <= duration <= pause
     # Collections the interpreter started itself (allocation) were recorded too, in younger generations.
@@ -133,3 +137,42 @@ def test_a_collection_as_a_thread_starts_leaves_its_name(instrumenter, tmp_path)
     names = sorted(thread["name"] for _, thread, _, _, _ in streams(tmp_path / "exp"))
     assert names == ["MainThread"] + [f"worker-{i}" for i in range(4)]
     assert_complete(tmp_path / "exp")
+
+
+def test_each_collection_records_what_cpython_reported(tmp_path):
+    """Generation, objects collected and uncollectable of every collection, as CPython reported them to a
+    callback of the program's own."""
+    source = ("import gc, json\n"
+              "seen = []\n"
+              "gc.callbacks.append(lambda phase, info: phase == 'stop' and seen.append(\n"
+              "    [info['generation'], info['collected'], info['uncollectable']]))\n"
+              "def cycles(n):\n"
+              "    for _ in range(n):\n"
+              "        cycle = []\n"
+              "        cycle.append(cycle)\n"
+              "cycles(50_000)\n"
+              "gc.collect(1)\n"
+              "gc.collect()\n"
+              "gc.callbacks.pop()\n"
+              "print(json.dumps(seen))\n")
+    completed = tracetop("--output", "exp", "-c", source, cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    seen = json.loads(completed.stdout)
+    assert len(seen) >= 3 and {g for g, _, _ in seen} >= {0, 1, 2} and sum(c for _, c, _ in seen) >= 50_000
+    [(_, _, events, _, _)] = list(streams(tmp_path / "exp"))
+    recorded = [list(e[2:5]) for e in events if e[0] == "gc"]
+    assert any(recorded[k:k + len(seen)] == seen for k in range(len(recorded))), (seen, recorded)
+
+
+def test_a_collection_is_recorded_in_the_thread_that_ran_it(tmp_path):
+    source = ("import gc, threading\n"
+              "def collect():\n"
+              "    gc.collect()\n"
+              "worker = threading.Thread(target=collect, name='collector')\n"
+              "worker.start()\n"
+              "worker.join()\n")
+    completed = tracetop("--output", "exp", "-c", source, cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    full = {thread["name"]: [c for c in collections(events) if c[0] == 2]
+            for _, thread, events, _, _ in streams(tmp_path / "exp")}
+    assert [c[3] for c in full["collector"]] == ["gc:collect"] and full["MainThread"] == [], full
