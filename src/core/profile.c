@@ -351,7 +351,17 @@ static inline __attribute__((always_inline)) int read_events_with(builder *b, tt
     uint64_t *visits = b->visits;
     tt_tasks_reading *tasks = b->tasks;
     uint32_t cur = NONE;
-    uint32_t returns = 0, deepest = NONE; /* the LEAVEs since the last ENTER, the first of which left deepest */
+    /* The tasks' state the loop tests (tasklanes.h), in locals: the stamp an
+     * ENTER's node must have not to be told (none when a step is pending),
+     * the depth of the innermost step, and the node last entered and its
+     * depth (where the returns that end a step began). */
+    const uint32_t *seen = NULL;
+    uint32_t stamp = 0, step_depth = UINT32_MAX, last_node = NONE, last_depth = 0;
+    if (with_tasks) {
+        seen = tasks->seen;
+        stamp = tt_tasks_reading_stamp(tasks);
+        step_depth = tasks->step_depth;
+    }
     tt_call calls[CALLS];
     tt_event ev;
     int begun = 0;
@@ -370,6 +380,7 @@ static inline __attribute__((always_inline)) int read_events_with(builder *b, tt
                 count_gc(b->prof, &ev);
             } else if (with_tasks && ev.kind == TT_EV_TASK_RESUME) {
                 tt_tasks_reading_resume(tasks, &ev);
+                stamp = tt_tasks_reading_stamp(tasks);
             } else if (ev.kind >= TT_EV_MPI_SEND && count_other(b, &ev) != 0) {
                 return -1;
             }
@@ -389,6 +400,7 @@ static inline __attribute__((always_inline)) int read_events_with(builder *b, tt
                         nodes = th->nodes;
                         links = b->links;
                         visits = b->visits;
+                        if (with_tasks) seen = tasks->seen;
                         link = &links[(uint32_t)(cur + 1)];
                     }
                     *link = (child_link){call->region, node};
@@ -397,18 +409,24 @@ static inline __attribute__((always_inline)) int read_events_with(builder *b, tt
                 nodes[node].inclusive_ns -= time;
                 cur = node;
                 if (with_tasks) {
-                    returns = 0;
-                    if ((tasks->pending != NONE || tasks->seen[node] != tasks->segment) &&
-                        tt_tasks_reading_enter(tasks, nodes, node, call->depth, time) != 0)
-                        return -1;
+                    last_node = node;
+                    last_depth = call->depth;
+                    if (seen[node] != stamp) {
+                        if (tt_tasks_reading_enter(tasks, nodes, node, call->depth, time) != 0) return -1;
+                        stamp = tt_tasks_reading_stamp(tasks);
+                        step_depth = tasks->step_depth;
+                    }
                 }
             } else {
-                if (with_tasks && !returns++) deepest = cur;
                 nodes[cur].inclusive_ns += time;
                 cur = nodes[cur].parent;
-                if (with_tasks && call->depth + 1 == tasks->step_depth &&
-                    tt_tasks_reading_leave(tasks, nodes, deepest, returns, cur, call->depth, time) != 0)
-                    return -1;
+                if (with_tasks && call->depth + 1 == step_depth) {
+                    if (tt_tasks_reading_leave(tasks, nodes, last_node, last_depth - call->depth, cur, call->depth,
+                                               time) != 0)
+                        return -1;
+                    stamp = tt_tasks_reading_stamp(tasks);
+                    step_depth = tasks->step_depth;
+                }
             }
         }
     }

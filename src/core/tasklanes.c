@@ -67,7 +67,7 @@ static int begin_segment(tt_tasks_reading *r, const tt_profile_node *nodes, uint
         r->step_depth = UINT32_MAX;
         return 0;
     }
-    if (++r->stamps == 0) { /* after 2^32 segments: stamps are given again from 1 */
+    if (++r->stamps == UINT32_MAX) { /* after 2^32 - 2 segments: stamps are given again from 1 */
         memset(r->seen, 0, r->seen_cap * sizeof *r->seen);
         r->stamps = 1;
     }
@@ -87,12 +87,17 @@ static int end_segment(tt_tasks_reading *r, const tt_profile_node *nodes, uint32
     for (uint32_t d = depth; d >= r->step_depth && d != 0; d--, cur = nodes[cur].parent)
         if (r->seen[cur] == r->segment) r->start[cur] -= time; /* open: its inclusive time counts up to now */
     const struct tt_open_step *step = &r->open[r->open_count - 1];
+    /* Per node its inclusive ns in the segment (in start), then its exclusive
+     * ns (in excl): one sum in the map per node. */
+    if (TT_RESERVE(r->excl, r->excl_cap, r->start_cap) != 0) return -1;
     for (size_t i = 0; i < r->touched_count; i++) {
         uint32_t n = r->touched[i];
-        uint64_t ns = nodes[n].inclusive_ns - r->start[n];
-        if (add_exclusive(r, step->lane, nodes[n].region, ns) != 0) return -1;
-        if (n != step->node && add_exclusive(r, step->lane, nodes[nodes[n].parent].region, -ns) != 0) return -1;
+        r->excl[n] = r->start[n] = nodes[n].inclusive_ns - r->start[n];
     }
+    for (size_t i = 0; i < r->touched_count; i++)
+        if (r->touched[i] != step->node) r->excl[nodes[r->touched[i]].parent] -= r->start[r->touched[i]];
+    for (size_t i = 0; i < r->touched_count; i++)
+        if (add_exclusive(r, step->lane, nodes[r->touched[i]].region, r->excl[r->touched[i]]) != 0) return -1;
     return 0;
 }
 
@@ -267,6 +272,7 @@ int tt_tasks_reading_close(tt_tasks_reading *r, tt_tasks **out, int failed)
     tt_u64map_free(&r->awaited);
     free(r->seen);
     free(r->start);
+    free(r->excl);
     free(r->touched);
     free(r->open);
     free(r->chain);

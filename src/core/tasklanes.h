@@ -73,18 +73,19 @@ typedef struct tt_tasks {
  * open where it starts) are stamped with it, and where it ends, each
  * node's inclusive time over the segment goes to its region and comes off
  * its parent's (the segment's root has none in it), for the step's task.
- * The profile's loop tests, per ENTER, whether the next ENTER begins a step
- * (pending) or the node is not yet stamped (seen[node] != segment), and per
- * LEAVE, whether it ends the innermost step (its depth after is
+ * The profile's loop tests, per ENTER, whether the node is stamped with
+ * tt_tasks_reading_stamp (never, while the next ENTER begins a step), and
+ * per LEAVE, whether it ends the innermost step (its depth after is
  * step_depth - 1); the rest is here, out of its way. */
 typedef struct tt_tasks_reading {
     tt_tasks *tasks;
     uint32_t pending;    /* the lane whose step the next ENTER begins; UINT32_MAX for none */
     uint32_t segment;    /* the stamp of the segment; 0 while no step is open */
     uint32_t step_depth; /* the depth of the innermost open step's ENTER; UINT32_MAX for none */
-    uint32_t *seen;      /* by node: the segment that stamped it (0: none) */
+    uint32_t *seen;      /* by node: the segment that stamped it (0: none); never UINT32_MAX */
     uint64_t *start;     /* by node: its inclusive time where the segment first touched it */
-    size_t seen_cap, start_cap;
+    uint64_t *excl;      /* by node: its exclusive time in the segment, where the segment ends */
+    size_t seen_cap, start_cap, excl_cap;
     uint32_t stamps; /* the last stamp given */
     uint32_t *touched; /* the segment's nodes, in the order first touched */
     size_t touched_count, touched_cap;
@@ -98,6 +99,14 @@ typedef struct tt_tasks_reading {
     tt_u64map awaited;   /* (process, region) -> index into awaits */
     size_t await_cap;
 } tt_tasks_reading;
+
+/* What seen[node] is for an ENTER into node that needs no call to
+ * tt_tasks_reading_enter: the segment, or UINT32_MAX (no node's) while a
+ * step is pending. */
+static inline uint32_t tt_tasks_reading_stamp(const tt_tasks_reading *r)
+{
+    return r->pending != UINT32_MAX ? UINT32_MAX : r->segment;
+}
 
 /* Lanes for the tasks of process `process` (SIZE_MAX: all) of t. -1 when memory runs out. */
 int tt_tasks_reading_open(tt_tasks_reading *r, const tt_trace *t, size_t process, tt_error *err);
@@ -113,7 +122,7 @@ void tt_tasks_reading_resume(tt_tasks_reading *r, const tt_event *ev);
 int tt_tasks_reading_enter(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t node, uint32_t depth,
                            uint64_t time);
 /* The LEAVE that ends the innermost step at `time`, the last of `returns`
- * in a row, the first of which left `deepest`; cur is the node open after
+ * in a row since the last ENTER, into `deepest`; cur is the node open after
  * it, at `depth`. */
 int tt_tasks_reading_leave(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t deepest, uint32_t returns,
                            uint32_t cur, uint32_t depth, uint64_t time);
