@@ -15,6 +15,12 @@
  * inclusive time, counted once per outermost activation so that recursion
  * is not counted twice, is the sum over its nodes that have no ancestor of
  * the same region.
+ *
+ * With the asyncio tasks asked (tt_profile_build_tasks), a process that has
+ * tasks is read through the same loop made with a test per ENTER and per
+ * LEAVE that tells tasklanes.c where steps begin and end, and which nodes a
+ * step touched: the tasks' times come from the tree (tasklanes.h), in the
+ * same read.
  */
 #include "profile.h"
 

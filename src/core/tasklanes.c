@@ -297,20 +297,6 @@ void tt_tasks_free(tt_tasks *tasks)
     free(tasks);
 }
 
-void tt_tasks_keep_process(tt_tasks *tasks, size_t process)
-{
-    size_t kept = 0;
-    for (size_t i = 0; i < tasks->lane_count; i++) {
-        if (tasks->lanes[i].process == process) tasks->lanes[kept++] = tasks->lanes[i];
-        else free(tasks->lanes[i].steps);
-    }
-    tasks->lane_count = kept;
-    kept = 0;
-    for (size_t i = 0; i < tasks->await_count; i++)
-        if (tasks->awaits[i].process == process) tasks->awaits[kept++] = tasks->awaits[i];
-    tasks->await_count = kept;
-}
-
 const char *tt_task_lane_name(const tt_tasks *tasks, const tt_task_lane *lane)
 {
     return tt_trace_process(tasks->trace, lane->process)->task_names[lane->task];

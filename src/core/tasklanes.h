@@ -135,10 +135,6 @@ int tt_trace_has_tasks(const tt_trace *t);
 int tt_tasks_build(const tt_trace *t, tt_tasks **out, tt_error *err);
 void tt_tasks_free(tt_tasks *tasks);
 
-/* Keeps the lanes and awaits of process `process` (an index into the
- * trace's processes) and drops the others. */
-void tt_tasks_keep_process(tt_tasks *tasks, size_t process);
-
 /* The name of a lane's task. */
 const char *tt_task_lane_name(const tt_tasks *tasks, const tt_task_lane *lane);
 
