@@ -15,6 +15,12 @@
  * inclusive time, counted once per outermost activation so that recursion
  * is not counted twice, is the sum over its nodes that have no ancestor of
  * the same region.
+ *
+ * With the asyncio tasks asked (tt_profile_build_tasks), a process that has
+ * tasks is read through the same loop made with a test per ENTER and per
+ * LEAVE that tells tasklanes.c where steps begin and end, and which nodes a
+ * step touched: the tasks' times come from the tree (tasklanes.h), in the
+ * same read.
  */
 #include "profile.h"
 
@@ -25,6 +31,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "tasklanes.h"
 
 #define NONE UINT32_MAX
 
@@ -120,6 +127,11 @@ typedef struct builder {
     size_t message_cap;
     index_set object_places; /* prof->objects by (region, type name) */
     size_t object_cap;
+
+    /* The asyncio tasks, made in the same read (NULL: not asked); only the
+     * processes that have tasks read (the profile is not asked): tasks_only. */
+    tt_tasks_reading *tasks;
+    int tasks_only;
 } builder;
 
 static uint64_t name_rehash(const void *ctx, uint32_t index)
@@ -213,6 +225,7 @@ static uint32_t __attribute__((noinline)) path_node(builder *b, uint32_t parent,
     b->links[index + 1] = (child_link){NONE, NONE};
     b->visits[index] = 0;
     b->last_created[index + 1] = NONE;
+    if (b->tasks && tt_tasks_reading_node(b->tasks, index) != 0) return NONE;
     uint32_t *last = &b->last_created[(uint32_t)(parent + 1)];
     if (*last != NONE)
         th->nodes[*last].next_sibling = index;
@@ -333,14 +346,28 @@ static void __attribute__((noinline)) count_gc(tt_profile *prof, const tt_event 
  * runs out. The loop every event goes through: what it uses is in locals,
  * which the calls to the cursor cannot change, and only path_node can.
  * ENTER and LEAVE come in bulk; another event, or one the cursor reads
- * with care, one at a time through the same loop. */
-static int __attribute__((noinline)) read_events(builder *b, tt_cursor *c)
+ * with care, one at a time through the same loop. Made twice: with the
+ * asyncio tasks (b->tasks, for a process that has some) and without, so
+ * that a program without tasks pays nothing for them. */
+static inline __attribute__((always_inline)) int read_events_with(builder *b, tt_cursor *c, int with_tasks)
 {
     tt_profile_thread *th = b->th;
     tt_profile_node *nodes = th->nodes;
     child_link *links = b->links;
     uint64_t *visits = b->visits;
+    tt_tasks_reading *tasks = b->tasks;
     uint32_t cur = NONE;
+    /* The tasks' state the loop tests (tasklanes.h), in locals: the stamp an
+     * ENTER's node must have not to be told (none when a step is pending),
+     * the depth of the innermost step, and the node last entered and its
+     * depth (where the returns that end a step began). */
+    const uint32_t *seen = NULL;
+    uint32_t stamp = 0, step_depth = UINT32_MAX, last_node = NONE, last_depth = 0;
+    if (with_tasks) {
+        seen = tasks->seen;
+        stamp = tt_tasks_reading_stamp(tasks);
+        step_depth = tasks->step_depth;
+    }
     tt_call calls[CALLS];
     tt_event ev;
     int begun = 0;
@@ -357,6 +384,9 @@ static int __attribute__((noinline)) read_events(builder *b, tt_cursor *c)
                 n = 1;
             } else if (ev.kind == TT_EV_GC) {
                 count_gc(b->prof, &ev);
+            } else if (with_tasks && ev.kind == TT_EV_TASK_RESUME) {
+                tt_tasks_reading_resume(tasks, &ev);
+                stamp = tt_tasks_reading_stamp(tasks);
             } else if (ev.kind >= TT_EV_MPI_SEND && count_other(b, &ev) != 0) {
                 return -1;
             }
@@ -376,6 +406,7 @@ static int __attribute__((noinline)) read_events(builder *b, tt_cursor *c)
                         nodes = th->nodes;
                         links = b->links;
                         visits = b->visits;
+                        if (with_tasks) seen = tasks->seen;
                         link = &links[(uint32_t)(cur + 1)];
                     }
                     *link = (child_link){call->region, node};
@@ -383,15 +414,35 @@ static int __attribute__((noinline)) read_events(builder *b, tt_cursor *c)
                 visits[node]++;
                 nodes[node].inclusive_ns -= time;
                 cur = node;
+                if (with_tasks) {
+                    last_node = node;
+                    last_depth = call->depth;
+                    if (seen[node] != stamp) {
+                        if (tt_tasks_reading_enter(tasks, nodes, node, call->depth, time) != 0) return -1;
+                        stamp = tt_tasks_reading_stamp(tasks);
+                        step_depth = tasks->step_depth;
+                    }
+                }
             } else {
                 nodes[cur].inclusive_ns += time;
                 cur = nodes[cur].parent;
+                if (with_tasks && call->depth + 1 == step_depth) {
+                    if (tt_tasks_reading_leave(tasks, nodes, last_node, last_depth - call->depth, cur, call->depth,
+                                               time) != 0)
+                        return -1;
+                    stamp = tt_tasks_reading_stamp(tasks);
+                    step_depth = tasks->step_depth;
+                }
             }
         }
     }
     th->end_ns = time;
     return 0;
 }
+
+static int __attribute__((noinline)) read_events(builder *b, tt_cursor *c) { return read_events_with(b, c, 0); }
+
+static int __attribute__((noinline)) read_events_tasks(builder *b, tt_cursor *c) { return read_events_with(b, c, 1); }
 
 /* Derives what the tree implies (see the top of this file) for thread th of
  * process p: exclusive times, and the thread's share of the merged regions.
@@ -475,7 +526,13 @@ static int build_thread(builder *b, size_t process, size_t stream)
     b->links[0] = (child_link){NONE, NONE};
     b->last_created[0] = NONE;
 
-    int rc = read_events(b, c);
+    int rc;
+    if (b->tasks && p->task_count) {
+        tt_tasks_reading_stream(b->tasks, stream);
+        rc = read_events_tasks(b, c);
+    } else {
+        rc = read_events(b, c);
+    }
     b->th->events = tt_cursor_events_read(c);
     const tt_thread *thread = &p->threads[stream];
     if (thread->usage_count) {
@@ -517,6 +574,8 @@ static int build_process(builder *b, size_t index)
 {
     tt_profile *prof = b->prof;
     const tt_process *p = tt_trace_process(b->trace, index);
+    if (b->tasks && !p->task_count && b->tasks_only) return 0;
+    if (b->tasks) tt_tasks_reading_process(b->tasks, index);
     if (p->defs_cut && add_problem(b, p->defs_cut, p->defs_state == TT_STREAM_CORRUPT) != 0) return -1;
     /* +1: the "<undefined>" placeholder region. */
     if (TT_RESERVE(b->merged, b->merged_cap, p->region_count + 1) != 0 ||
@@ -547,11 +606,22 @@ int tt_profile_build(const tt_trace *t, tt_profile **out, tt_error *err)
 
 int tt_profile_build_process(const tt_trace *t, size_t process, tt_profile **out, tt_error *err)
 {
-    *out = NULL;
+    return tt_profile_build_tasks(t, process, out, NULL, err);
+}
+
+int tt_profile_build_tasks(const tt_trace *t, size_t process, tt_profile **out, tt_tasks **tasks, tt_error *err)
+{
+    if (out) *out = NULL;
+    if (tasks) *tasks = NULL;
+    tt_tasks_reading reading;
+    if (tasks && tt_tasks_reading_open(&reading, t, process, err) != 0) return -1;
     tt_profile *prof = calloc(1, sizeof *prof);
-    if (!prof) return tt_fail(err, "out of memory");
+    if (!prof) {
+        if (tasks) tt_tasks_reading_close(&reading, tasks, 1);
+        return tt_fail(err, "out of memory");
+    }
     prof->trace = t;
-    builder b = {.trace = t, .prof = prof};
+    builder b = {.trace = t, .prof = prof, .tasks = tasks ? &reading : NULL, .tasks_only = !out};
     int rc = 0;
     for (size_t i = 0; rc == 0 && process == SIZE_MAX && i < tt_trace_problem_count(t); i++) {
         int corrupt;
@@ -573,11 +643,10 @@ int tt_profile_build_process(const tt_trace *t, size_t process, tt_profile **out
     free(b.process_excl);
     free(b.pairs.slots);
     free(b.object_places.slots);
-    if (rc != 0) {
-        tt_profile_free(prof);
-        return tt_fail(err, "out of memory");
-    }
-    *out = prof;
+    if (tasks && tt_tasks_reading_close(&reading, tasks, rc != 0) != 0) rc = -1;
+    if (rc != 0 || !out) tt_profile_free(prof);
+    if (rc != 0) return tt_fail(err, "out of memory");
+    if (out) *out = prof;
     return 0;
 }
 

@@ -136,6 +136,13 @@ int tt_profile_build(const tt_trace *t, tt_profile **out, tt_error *err);
 /* The same for process `process` (an index into the trace's processes)
  * alone; SIZE_MAX for all of them. Problems are those of that process. */
 int tt_profile_build_process(const tt_trace *t, size_t process, tt_profile **out, tt_error *err);
+
+/* The same, and the asyncio tasks of the same processes (tasklanes.h) in
+ * the same read of each stream, when tasks is not NULL (*tasks then has
+ * no lane when there are none). With out NULL, only the tasks: only the
+ * processes that have tasks are read. */
+typedef struct tt_tasks tt_tasks;
+int tt_profile_build_tasks(const tt_trace *t, size_t process, tt_profile **out, tt_tasks **tasks, tt_error *err);
 void tt_profile_free(tt_profile *p);
 
 /* Renders the text summary (top regions by exclusive and inclusive time,

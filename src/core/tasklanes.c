@@ -12,44 +12,22 @@
 
 #define NONE UINT32_MAX
 
-typedef struct open_step {
+struct tt_open_step {
     size_t lane;
     uint32_t depth; /* the reader's depth once its ENTER was read */
     uint32_t region;
+    uint32_t node;  /* its call-tree node */
     uint64_t begin;
-} open_step;
+};
 
-typedef struct builder {
-    tt_tasks *tasks;
-    size_t await_cap;
-    tt_u64map exclusive; /* (lane, region) -> ns */
-    tt_u64map awaited;   /* (process, region) -> index into awaits */
-    uint32_t *regions; /* by depth: the region open there */
-    size_t region_cap;
-    /* By depth: the value in `exclusive` that the region open there adds to
-     * (key: its lane and region), good while the map has as many keys as
-     * then (u64map.h: a value stays where it is until a new key; NULL:
-     * none yet). Every event in a step adds to one: a lookup only when the
-     * region at a depth changed, or a key was added, not per event nor per
-     * call of a loop. The first place_count are set. */
-    struct {
-        uint64_t key;
-        uint64_t *value;
-        size_t keys;
-    } *places;
-    size_t place_cap, place_count;
-    open_step *open;
-    size_t open_count, open_cap;
-} builder;
-
-static int add_await(builder *b, size_t process, uint32_t region, uint64_t ns)
+static int add_await(tt_tasks_reading *r, size_t process, uint32_t region, uint64_t ns)
 {
-    tt_tasks *t = b->tasks;
+    tt_tasks *t = r->tasks;
     int fresh;
-    uint64_t *index = tt_u64map_slot(&b->awaited, tt_u64_pair((uint32_t)process, region), &fresh);
+    uint64_t *index = tt_u64map_slot(&r->awaited, tt_u64_pair((uint32_t)process, region), &fresh);
     if (!index) return -1;
     if (fresh) {
-        if (TT_RESERVE(t->awaits, b->await_cap, t->await_count + 1) != 0) return -1;
+        if (TT_RESERVE(t->awaits, r->await_cap, t->await_count + 1) != 0) return -1;
         *index = t->await_count;
         t->awaits[t->await_count++] = (tt_task_await){.process = process, .region = region};
     }
@@ -58,162 +36,177 @@ static int add_await(builder *b, size_t process, uint32_t region, uint64_t ns)
     return 0;
 }
 
-/* A step of lane begins at `time`: the time since its last one was
- * suspended, in the coroutines its last step left. */
-static int begin_step(builder *b, size_t lane_index, const tt_event *ev)
+/* Adds ns to the exclusive time of `region` in lane. */
+static int add_exclusive(tt_tasks_reading *r, size_t lane, uint32_t region, uint64_t ns)
 {
-    tt_task_lane *lane = &b->tasks->lanes[lane_index];
-    if (lane->step_count && ev->time >= lane->steps[lane->step_count - 1].end) {
-        uint64_t gap = ev->time - lane->steps[lane->step_count - 1].end;
-        lane->suspended_ns += gap;
-        for (size_t i = 0; i < lane->chain_len; i++)
-            if (add_await(b, lane->process, lane->chain[i], gap) != 0) return -1;
-    }
-    if (TT_RESERVE(b->open, b->open_cap, b->open_count + 1) != 0) return -1;
-    b->open[b->open_count++] = (open_step){lane_index, ev->depth, ev->region, ev->time};
-    return 0;
-}
-
-/* The innermost open step ends with this LEAVE, the last of `returns` in a
- * row: the coroutines among the regions they left are what awaits. */
-static int end_step(builder *b, const tt_process *p, const tt_event *ev, uint32_t returns)
-{
-    open_step *o = &b->open[--b->open_count];
-    tt_task_lane *lane = &b->tasks->lanes[o->lane];
-    if (TT_RESERVE(lane->steps, lane->step_cap, lane->step_count + 1) != 0) return -1;
-    lane->steps[lane->step_count++] = (tt_task_step){o->begin, ev->time, o->region};
-    lane->running_ns += ev->time - o->begin;
-    lane->chain_len = 0;
-    for (uint32_t d = ev->depth; d < ev->depth + returns && d < b->region_cap; d++) {
-        uint32_t region = b->regions[d];
-        if (region >= p->region_count || !p->regions[region].awaits) continue;
-        if (TT_RESERVE(lane->chain, lane->chain_cap, lane->chain_len + 1) != 0) return -1;
-        lane->chain[lane->chain_len++] = region;
-    }
-    return 0;
-}
-
-/* The exclusive ns of the region open at `depth` (1 ..) in the innermost
- * open step, found in the map: key is (its lane, the region). NULL when
- * memory runs out. */
-static uint64_t *__attribute__((noinline)) exclusive_found(builder *b, uint32_t depth, uint64_t key)
-{
-    if (TT_RESERVE(b->places, b->place_cap, (size_t)depth) != 0) return NULL;
-    for (; b->place_count < depth; b->place_count++) b->places[b->place_count].value = NULL;
     int fresh;
-    uint64_t *ns = tt_u64map_slot(&b->exclusive, key, &fresh);
-    if (!ns) return NULL;
-    b->places[depth - 1].key = key;
-    b->places[depth - 1].value = ns;
-    b->places[depth - 1].keys = b->exclusive.count;
-    return ns;
-}
-
-/* The innermost open step, as the loop keeps it at hand: its depth
- * (UINT32_MAX for none) and its lane, shifted as in the keys. */
-typedef struct inner_step {
-    uint32_t depth;
-    uint64_t lane;
-} inner_step;
-
-static inner_step innermost(const builder *b)
-{
-    if (!b->open_count) return (inner_step){UINT32_MAX, 0};
-    return (inner_step){b->open[b->open_count - 1].depth, tt_u64_pair((uint32_t)b->open[b->open_count - 1].lane, 0)};
-}
-
-/* The ns since the last event, at `depth` (the depth before this event):
- * exclusive time of the region open there when it is in a step. 0, or -1
- * when memory runs out. */
-static inline int add_exclusive(builder *b, inner_step step, uint32_t depth, uint64_t ns)
-{
-    if (depth < step.depth || !depth || depth > b->region_cap) return 0;
-    uint64_t key = step.lane | b->regions[depth - 1];
-    uint64_t *at;
-    if (depth <= b->place_count && b->places[depth - 1].value && b->places[depth - 1].key == key &&
-        b->places[depth - 1].keys == b->exclusive.count)
-        at = b->places[depth - 1].value;
-    else if (!(at = exclusive_found(b, depth, key)))
-        return -1;
+    uint64_t *at = tt_u64map_slot(&r->exclusive, tt_u64_pair((uint32_t)lane, region), &fresh);
+    if (!at) return -1;
     *at += ns;
     return 0;
 }
 
-/* Calls read at a time (tt_cursor_next_calls). */
-#define CALLS 256
-
-/* Reads one stream of process `process`, whose tasks' lanes start at `first`.
- * ENTER and LEAVE come in bulk, other events one at a time, all through the
- * same steps. */
-static int read_stream(builder *b, size_t process, size_t stream, size_t first, tt_error *err)
+/* Stamps node (open at `time`) for the segment. */
+static int touch(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t node, uint64_t time)
 {
-    const tt_trace *t = b->tasks->trace;
-    const tt_process *p = tt_trace_process(t, process);
-    tt_cursor *c;
-    if (tt_cursor_open(t, p, stream, &c, err) != 0) return -1;
-    tt_call calls[CALLS];
-    tt_event ev;
-    uint32_t pending = NONE, returns = 0, depth = 0;
-    uint64_t last = 0;
-    int rc = 0;
-    b->open_count = 0;
-    inner_step step = innermost(b);
-    while (rc == 0) {
-        size_t n = tt_cursor_next_calls(c, calls, CALLS);
-        if (!n) {
-            if (!tt_cursor_next(c, &ev)) break;
-            if (ev.kind == TT_EV_ENTER || ev.kind == TT_EV_LEAVE) {
-                calls[0] = (tt_call){.time = ev.time, .region = ev.region, .depth = ev.depth, .kind = ev.kind};
-                n = 1;
-            } else {
-                rc = add_exclusive(b, step, depth, ev.time - last);
-                last = ev.time;
-                if (ev.kind == TT_EV_TASK_RESUME) {
-                    pending = ev.task < p->task_count ? ev.task : NONE; /* the placeholder has no lane */
-                    if (pending != NONE && b->tasks->lanes[first + pending].step_count == 0)
-                        b->tasks->lanes[first + pending].stream = stream;
-                }
-                continue;
-            }
-        }
-        if (!b->open_count && pending == NONE) {
-            /* Outside every step, with none about to begin: the calls matter
-             * only for the depth they leave (and the time). A step begins
-             * with an ENTER, which sets what these would have (returns, the
-             * regions from its depth on). */
-            depth = calls[n - 1].depth;
-            last = calls[n - 1].time;
-            continue;
-        }
-        for (const tt_call *call = calls; rc == 0 && call < calls + n; call++) {
-            if ((rc = add_exclusive(b, step, depth, call->time - last)) != 0) break;
-            last = call->time;
-            /* What begin_step and end_step read of it. */
-            ev.time = call->time;
-            ev.region = call->region;
-            ev.depth = call->depth;
-            if (call->kind == TT_EV_ENTER) {
-                returns = 0;
-                if (TT_RESERVE(b->regions, b->region_cap, (size_t)call->depth) != 0) rc = -1;
-                else b->regions[call->depth - 1] = call->region;
-                if (rc == 0 && pending != NONE) {
-                    rc = begin_step(b, first + pending, &ev);
-                    step = innermost(b);
-                }
-                pending = NONE;
-            } else {
-                returns++;
-                if (step.depth == call->depth + 1) {
-                    rc = end_step(b, p, &ev, returns);
-                    step = innermost(b);
-                }
-            }
-            depth = call->depth;
-        }
+    if (TT_RESERVE(r->touched, r->touched_cap, r->touched_count + 1) != 0) return -1;
+    r->touched[r->touched_count++] = node;
+    r->seen[node] = r->segment;
+    r->start[node] = nodes[node].inclusive_ns + time;
+    return 0;
+}
+
+/* The innermost open step's segment begins at `time`, cur at `depth` open:
+ * the nodes open from its ENTER's depth to cur are touched. */
+static int begin_segment(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t cur, uint32_t depth,
+                         uint64_t time)
+{
+    r->touched_count = 0;
+    if (!r->open_count) {
+        r->segment = 0;
+        r->step_depth = UINT32_MAX;
+        return 0;
     }
-    tt_cursor_close(c);
-    if (rc != 0) tt_fail(err, "out of memory reading the tasks of process %" PRIu64, p->pid);
-    return rc;
+    if (++r->stamps == UINT32_MAX) { /* after 2^32 - 2 segments: stamps are given again from 1 */
+        memset(r->seen, 0, r->seen_cap * sizeof *r->seen);
+        r->stamps = 1;
+    }
+    r->segment = r->stamps;
+    r->step_depth = r->open[r->open_count - 1].depth;
+    for (uint32_t d = depth; d >= r->step_depth && d != 0; d--, cur = nodes[cur].parent)
+        if (touch(r, nodes, cur, time) != 0) return -1;
+    return 0;
+}
+
+/* The segment ends at `time`, cur at `depth` open: each node touched gives
+ * its inclusive time since to its region, and takes it from its parent's. */
+static int end_segment(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t cur, uint32_t depth,
+                       uint64_t time)
+{
+    if (!r->segment) return 0;
+    for (uint32_t d = depth; d >= r->step_depth && d != 0; d--, cur = nodes[cur].parent)
+        if (r->seen[cur] == r->segment) r->start[cur] -= time; /* open: its inclusive time counts up to now */
+    const struct tt_open_step *step = &r->open[r->open_count - 1];
+    /* Per node its inclusive ns in the segment (in start), then its exclusive
+     * ns (in excl): one sum in the map per node. */
+    if (TT_RESERVE(r->excl, r->excl_cap, r->start_cap) != 0) return -1;
+    for (size_t i = 0; i < r->touched_count; i++) {
+        uint32_t n = r->touched[i];
+        r->excl[n] = r->start[n] = nodes[n].inclusive_ns - r->start[n];
+    }
+    for (size_t i = 0; i < r->touched_count; i++)
+        if (r->touched[i] != step->node) r->excl[nodes[r->touched[i]].parent] -= r->start[r->touched[i]];
+    for (size_t i = 0; i < r->touched_count; i++)
+        if (add_exclusive(r, step->lane, nodes[r->touched[i]].region, r->excl[r->touched[i]]) != 0) return -1;
+    return 0;
+}
+
+int tt_tasks_reading_open(tt_tasks_reading *r, const tt_trace *t, size_t process, tt_error *err)
+{
+    *r = (tt_tasks_reading){.pending = NONE, .step_depth = UINT32_MAX};
+    size_t total = 0;
+    for (size_t i = 0; i < tt_trace_process_count(t); i++)
+        if (process == SIZE_MAX || process == i) total += tt_trace_process(t, i)->task_count;
+    if (!(r->tasks = calloc(1, sizeof *r->tasks)) || !(r->tasks->lanes = calloc(total ? total : 1, sizeof *r->tasks->lanes))) {
+        free(r->tasks);
+        r->tasks = NULL;
+        return tt_fail(err, "out of memory for %zu tasks", total);
+    }
+    r->tasks->trace = t;
+    return 0;
+}
+
+void tt_tasks_reading_process(tt_tasks_reading *r, size_t index)
+{
+    tt_tasks *t = r->tasks;
+    r->process = tt_trace_process(t->trace, index);
+    r->first = t->lane_count;
+    for (uint32_t k = 0; k < r->process->task_count; k++)
+        t->lanes[t->lane_count++] = (tt_task_lane){.process = index, .task = k, .top_region = NONE};
+}
+
+void tt_tasks_reading_stream(tt_tasks_reading *r, size_t stream)
+{
+    r->stream = stream;
+    r->pending = NONE;
+    r->segment = 0;
+    r->step_depth = UINT32_MAX;
+    r->open_count = 0;
+    r->touched_count = 0;
+}
+
+int tt_tasks_reading_node(tt_tasks_reading *r, uint32_t node)
+{
+    if (TT_RESERVE(r->seen, r->seen_cap, (size_t)node + 1) != 0 || TT_RESERVE(r->start, r->start_cap, (size_t)node + 1) != 0)
+        return -1;
+    r->seen[node] = 0;
+    return 0;
+}
+
+void tt_tasks_reading_resume(tt_tasks_reading *r, const tt_event *ev)
+{
+    if (ev->task >= r->process->task_count) { /* the placeholder has no lane */
+        r->pending = NONE;
+        return;
+    }
+    r->pending = (uint32_t)(r->first + ev->task);
+    if (r->tasks->lanes[r->pending].step_count == 0) r->tasks->lanes[r->pending].stream = r->stream;
+}
+
+/* A step of `lane` begins at `time`: the time since its last one was
+ * suspended, in the coroutines its last step left. */
+static int begin_step(tt_tasks_reading *r, size_t lane_index, const tt_profile_node *nodes, uint32_t node,
+                      uint32_t depth, uint64_t time)
+{
+    tt_task_lane *lane = &r->tasks->lanes[lane_index];
+    if (lane->step_count && time >= lane->steps[lane->step_count - 1].end) {
+        uint64_t gap = time - lane->steps[lane->step_count - 1].end;
+        lane->suspended_ns += gap;
+        for (size_t i = 0; i < lane->chain_len; i++)
+            if (add_await(r, lane->process, lane->chain[i], gap) != 0) return -1;
+    }
+    if (TT_RESERVE(r->open, r->open_cap, r->open_count + 1) != 0) return -1;
+    r->open[r->open_count++] = (struct tt_open_step){lane_index, depth, nodes[node].region, node, time};
+    return 0;
+}
+
+int tt_tasks_reading_enter(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t node, uint32_t depth,
+                           uint64_t time)
+{
+    if (r->pending == NONE) {
+        if (!r->segment) { /* stamped by a step that ended */
+            r->seen[node] = 0;
+            return 0;
+        }
+        return touch(r, nodes, node, time);
+    }
+    size_t lane = r->pending;
+    r->pending = NONE;
+    if (end_segment(r, nodes, node, depth, time) != 0 || begin_step(r, lane, nodes, node, depth, time) != 0)
+        return -1;
+    return begin_segment(r, nodes, node, depth, time);
+}
+
+int tt_tasks_reading_leave(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t deepest, uint32_t returns,
+                           uint32_t cur, uint32_t depth, uint64_t time)
+{
+    if (end_segment(r, nodes, cur, depth, time) != 0) return -1;
+    const struct tt_open_step *o = &r->open[--r->open_count];
+    tt_task_lane *lane = &r->tasks->lanes[o->lane];
+    if (TT_RESERVE(lane->steps, lane->step_cap, lane->step_count + 1) != 0) return -1;
+    lane->steps[lane->step_count++] = (tt_task_step){o->begin, time, o->region};
+    lane->running_ns += time - o->begin;
+    /* The coroutines among the regions these returns left, outermost first:
+     * from the step's own up to the first one left. */
+    const tt_process *p = r->process;
+    if (TT_RESERVE(r->chain, r->chain_cap, returns) != 0) return -1;
+    size_t n = 0;
+    for (uint32_t i = 0, at = deepest; i < returns; i++, at = nodes[at].parent)
+        if (nodes[at].region < p->region_count && p->regions[nodes[at].region].awaits) r->chain[n++] = nodes[at].region;
+    lane->chain_len = 0;
+    if (TT_RESERVE(lane->chain, lane->chain_cap, n) != 0) return -1;
+    while (n) lane->chain[lane->chain_len++] = r->chain[--n];
+    return begin_segment(r, nodes, cur, depth, time);
 }
 
 int tt_trace_has_tasks(const tt_trace *t)
@@ -237,11 +230,11 @@ static int by_suspended(const void *x, const void *y)
 }
 
 /* Lanes without a step go; the rest get their most used region. */
-static void finish(builder *b)
+static void finish(tt_tasks_reading *r)
 {
-    tt_tasks *t = b->tasks;
+    tt_tasks *t = r->tasks;
     uint64_t key, ns;
-    for (size_t at = 0; tt_u64map_next(&b->exclusive, &at, &key, &ns);) {
+    for (size_t at = 0; tt_u64map_next(&r->exclusive, &at, &key, &ns);) {
         tt_task_lane *lane = &t->lanes[key >> 32];
         uint32_t region = (uint32_t)key;
         /* ties go to the lower region id, so that the map's order never shows */
@@ -266,39 +259,30 @@ static void finish(builder *b)
     if (t->await_count) qsort(t->awaits, t->await_count, sizeof *t->awaits, by_suspended); /* NULL when none */
 }
 
+int tt_tasks_reading_close(tt_tasks_reading *r, tt_tasks **out, int failed)
+{
+    *out = NULL;
+    if (!failed && r->tasks) {
+        finish(r);
+        *out = r->tasks;
+    } else {
+        tt_tasks_free(r->tasks);
+    }
+    tt_u64map_free(&r->exclusive);
+    tt_u64map_free(&r->awaited);
+    free(r->seen);
+    free(r->start);
+    free(r->excl);
+    free(r->touched);
+    free(r->open);
+    free(r->chain);
+    *r = (tt_tasks_reading){0};
+    return *out ? 0 : -1;
+}
+
 int tt_tasks_build(const tt_trace *t, tt_tasks **out, tt_error *err)
 {
-    tt_tasks *tasks = calloc(1, sizeof *tasks);
-    builder b = {.tasks = tasks};
-    size_t total = 0;
-    for (size_t i = 0; i < tt_trace_process_count(t); i++) total += tt_trace_process(t, i)->task_count;
-    if (!tasks || !(tasks->lanes = calloc(total ? total : 1, sizeof *tasks->lanes))) {
-        free(tasks);
-        tt_fail(err, "out of memory for %zu tasks", total);
-        return -1;
-    }
-    tasks->trace = t;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < tt_trace_process_count(t); i++) {
-        const tt_process *p = tt_trace_process(t, i);
-        size_t first = tasks->lane_count;
-        for (uint32_t k = 0; k < p->task_count; k++)
-            tasks->lanes[tasks->lane_count++] = (tt_task_lane){.process = i, .task = k, .top_region = NONE};
-        for (size_t s = 0; rc == 0 && p->task_count && s < p->thread_count; s++)
-            if (p->threads[s].present) rc = read_stream(&b, i, s, first, err);
-    }
-    if (rc == 0) finish(&b);
-    tt_u64map_free(&b.exclusive);
-    tt_u64map_free(&b.awaited);
-    free(b.regions);
-    free(b.places);
-    free(b.open);
-    if (rc != 0) {
-        tt_tasks_free(tasks);
-        return -1;
-    }
-    *out = tasks;
-    return 0;
+    return tt_profile_build_tasks(t, SIZE_MAX, NULL, out, err);
 }
 
 void tt_tasks_free(tt_tasks *tasks)
@@ -311,20 +295,6 @@ void tt_tasks_free(tt_tasks *tasks)
     free(tasks->lanes);
     free(tasks->awaits);
     free(tasks);
-}
-
-void tt_tasks_keep_process(tt_tasks *tasks, size_t process)
-{
-    size_t kept = 0;
-    for (size_t i = 0; i < tasks->lane_count; i++) {
-        if (tasks->lanes[i].process == process) tasks->lanes[kept++] = tasks->lanes[i];
-        else free(tasks->lanes[i].steps);
-    }
-    tasks->lane_count = kept;
-    kept = 0;
-    for (size_t i = 0; i < tasks->await_count; i++)
-        if (tasks->awaits[i].process == process) tasks->awaits[kept++] = tasks->awaits[i];
-    tasks->await_count = kept;
 }
 
 const char *tt_task_lane_name(const tt_tasks *tasks, const tt_task_lane *lane)

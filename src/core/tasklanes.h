@@ -3,9 +3,12 @@
  * the one reader.
  *
  * Contract:
- *  - tt_tasks_build reads every stream that has TASK_RESUME records once
- *    (a trace without tasks is not read at all), in memory proportional to
- *    the steps, not to the events.
+ *  - The tasks are made in the profile's read of the trace (profile.h:
+ *    tt_profile_build_tasks), in the same pass as its call tree: the
+ *    summary reads each stream once. tt_tasks_build reads the streams of
+ *    the processes that have tasks (a trace without tasks is not read at
+ *    all), in memory proportional to the steps and the call tree, not to
+ *    the events.
  *  - A step of a task is the ENTER that follows a TASK_RESUME up to that
  *    region's LEAVE (format.h). A task's lane is its steps in time order;
  *    between two steps it was suspended. Before its first step and after
@@ -25,7 +28,9 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "profile.h"
 #include "reader.h"
+#include "u64map.h"
 
 typedef struct tt_task_step {
     uint64_t begin, end; /* ns since the epoch */
@@ -60,15 +65,75 @@ typedef struct tt_tasks {
     tt_task_await *awaits; /* most suspended first */
 } tt_tasks;
 
+/* ---- Made by the profile's read (profile.c) ----
+ *
+ * A step's exclusive time per region comes from the call tree's inclusive
+ * times, not from each event: a segment is a stretch of time in which one
+ * step is the innermost open one; the nodes it touches (entered in it, or
+ * open where it starts) are stamped with it, and where it ends, each
+ * node's inclusive time over the segment goes to its region and comes off
+ * its parent's (the segment's root has none in it), for the step's task.
+ * The profile's loop tests, per ENTER, whether the node is stamped with
+ * tt_tasks_reading_stamp (never, while the next ENTER begins a step), and
+ * per LEAVE, whether it ends the innermost step (its depth after is
+ * step_depth - 1); the rest is here, out of its way. */
+typedef struct tt_tasks_reading {
+    tt_tasks *tasks;
+    uint32_t pending;    /* the lane whose step the next ENTER begins; UINT32_MAX for none */
+    uint32_t segment;    /* the stamp of the segment; 0 while no step is open */
+    uint32_t step_depth; /* the depth of the innermost open step's ENTER; UINT32_MAX for none */
+    uint32_t *seen;      /* by node: the segment that stamped it (0: none); never UINT32_MAX */
+    uint64_t *start;     /* by node: its inclusive time where the segment first touched it */
+    uint64_t *excl;      /* by node: its exclusive time in the segment, where the segment ends */
+    size_t seen_cap, start_cap, excl_cap;
+    uint32_t stamps; /* the last stamp given */
+    uint32_t *touched; /* the segment's nodes, in the order first touched */
+    size_t touched_count, touched_cap;
+    const tt_process *process;
+    size_t stream, first; /* the stream being read; the lane of the process's task 0 */
+    struct tt_open_step *open; /* the open steps, innermost last */
+    size_t open_count, open_cap;
+    uint32_t *chain;
+    size_t chain_cap;
+    tt_u64map exclusive; /* (lane, region) -> ns */
+    tt_u64map awaited;   /* (process, region) -> index into awaits */
+    size_t await_cap;
+} tt_tasks_reading;
+
+/* What seen[node] is for an ENTER into node that needs no call to
+ * tt_tasks_reading_enter: the segment, or UINT32_MAX (no node's) while a
+ * step is pending. */
+static inline uint32_t tt_tasks_reading_stamp(const tt_tasks_reading *r)
+{
+    return r->pending != UINT32_MAX ? UINT32_MAX : r->segment;
+}
+
+/* Lanes for the tasks of process `process` (SIZE_MAX: all) of t. -1 when memory runs out. */
+int tt_tasks_reading_open(tt_tasks_reading *r, const tt_trace *t, size_t process, tt_error *err);
+/* Process `index` is read next (processes in trace order), then each of its streams. */
+void tt_tasks_reading_process(tt_tasks_reading *r, size_t index);
+void tt_tasks_reading_stream(tt_tasks_reading *r, size_t stream);
+/* The call tree has node `node` (new: not stamped). -1 when memory runs out. */
+int tt_tasks_reading_node(tt_tasks_reading *r, uint32_t node);
+/* A TASK_RESUME read. */
+void tt_tasks_reading_resume(tt_tasks_reading *r, const tt_event *ev);
+/* An ENTER into `node` (the tree's `nodes`, its ENTER counted), to depth
+ * `depth`, at `time`, when pending is set or the node is not stamped. */
+int tt_tasks_reading_enter(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t node, uint32_t depth,
+                           uint64_t time);
+/* The LEAVE that ends the innermost step at `time`, the last of `returns`
+ * in a row since the last ENTER, into `deepest`; cur is the node open after
+ * it, at `depth`. */
+int tt_tasks_reading_leave(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t deepest, uint32_t returns,
+                           uint32_t cur, uint32_t depth, uint64_t time);
+/* The tasks, once every stream was read (NULL after a failure: -1). */
+int tt_tasks_reading_close(tt_tasks_reading *r, tt_tasks **out, int failed);
+
 /* 1 when some process of t defined a task. */
 int tt_trace_has_tasks(const tt_trace *t);
 
 int tt_tasks_build(const tt_trace *t, tt_tasks **out, tt_error *err);
 void tt_tasks_free(tt_tasks *tasks);
-
-/* Keeps the lanes and awaits of process `process` (an index into the
- * trace's processes) and drops the others. */
-void tt_tasks_keep_process(tt_tasks *tasks, size_t process);
 
 /* The name of a lane's task. */
 const char *tt_task_lane_name(const tt_tasks *tasks, const tt_task_lane *lane);

@@ -42,14 +42,18 @@ static int grow(tt_u64map *m)
 
 uint64_t *tt_u64map_slot(tt_u64map *m, uint64_t key, int *fresh)
 {
-    if (2 * (m->count + 1) > (m->slots ? m->mask + 1 : 0) && grow(m) != 0) return NULL;
-    size_t i = probe(m, key);
-    *fresh = !m->full[i];
-    if (*fresh) {
-        m->slots[i] = (tt_u64map_entry){key, 0};
-        m->full[i] = 1;
-        m->count++;
+    /* Grown only for a new key, so that a key found moves nothing (the
+     * values' pointers stay valid, u64map.h). */
+    size_t i = m->slots ? probe(m, key) : 0;
+    *fresh = !m->slots || !m->full[i];
+    if (!*fresh) return &m->slots[i].value;
+    if (2 * (m->count + 1) > (m->slots ? m->mask + 1 : 0)) {
+        if (grow(m) != 0) return NULL;
+        i = probe(m, key);
     }
+    m->slots[i] = (tt_u64map_entry){key, 0};
+    m->full[i] = 1;
+    m->count++;
     return &m->slots[i].value;
 }
 

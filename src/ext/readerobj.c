@@ -504,11 +504,13 @@ static int choose_process(const tt_trace *t, const char *path, const process_cho
 
 /* Opens the experiment at `path` (a bytes object from PyUnicode_FSConverter,
  * released here) and builds its profile (of the process chosen), without
- * the GIL; and renders the text when `text_top` is not 0. 0, or -1 with
- * TraceError or MemoryError. */
+ * the GIL; and renders the text when `text_top` is not 0: the summary's
+ * asyncio tasks too (tasklanes.h, made in the same read), when the trace
+ * has some. 0, or -1 with TraceError or MemoryError. */
 static int build_profile(PyObject *path, const process_choice *choice, tt_trace **trace, tt_profile **prof,
-                         size_t text_top, char **text_out)
+                         size_t text_top, char **text_out, char **tasks_out)
 {
+    tt_tasks *tasks = NULL;
     tt_error err;
     int rc;
     size_t process = SIZE_MAX;
@@ -523,11 +525,19 @@ static int build_profile(PyObject *path, const process_choice *choice, tt_trace 
         return -1;
     }
     Py_BEGIN_ALLOW_THREADS
-    if (rc == 0) rc = tt_profile_build_process(*trace, process, prof, &err);
-    if (rc == 0 && text_top) *text_out = tt_profile_render_text(*prof, text_top);
+    if (rc == 0)
+        rc = tt_profile_build_tasks(*trace, process, prof, text_top && tt_trace_has_tasks(*trace) ? &tasks : NULL,
+                                    &err);
+    if (rc == 0 && text_top) {
+        *text_out = tt_profile_render_text(*prof, text_top);
+        *tasks_out = tasks ? tt_tasks_render_text(tasks, text_top) : strdup("");
+    }
+    tt_tasks_free(tasks);
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
-    if (rc == 0 && text_top && !*text_out) {
+    if (rc == 0 && text_top && (!*text_out || !*tasks_out)) {
+        free(*text_out);
+        free(*tasks_out);
         PyErr_NoMemory();
         rc = -1;
     } else if (rc != 0) {
@@ -650,31 +660,11 @@ static PyObject *profile(PyObject *module, PyObject *args, PyObject *kwds)
         Py_DECREF(path);
         return NULL;
     }
-    if (build_profile(path, &choice, &trace, &prof, 0, NULL) != 0) return NULL;
+    if (build_profile(path, &choice, &trace, &prof, 0, NULL, NULL) != 0) return NULL;
     PyObject *result = profile_dict(prof);
     tt_profile_free(prof);
     tt_trace_close(trace);
     return result;
-}
-
-/* The summary's asyncio tasks (tasklanes.h), of the processes in prof;
- * NULL when memory runs out. */
-static char *tasks_text(const tt_trace *trace, const tt_profile *prof, size_t top)
-{
-    if (!tt_trace_has_tasks(trace)) return strdup("");
-    tt_tasks *tasks;
-    tt_error err;
-    char *out = NULL;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = tt_tasks_build(trace, &tasks, &err);
-    if (rc == 0) {
-        if (prof->process_count == 1) tt_tasks_keep_process(tasks, prof->processes[0].process);
-        out = tt_tasks_render_text(tasks, top);
-        tt_tasks_free(tasks);
-    }
-    Py_END_ALLOW_THREADS
-    return rc == 0 ? out : strdup(""); /* the summary stands without them */
 }
 
 static PyObject *summary(PyObject *module, PyObject *args, PyObject *kwds)
@@ -697,12 +687,10 @@ static PyObject *summary(PyObject *module, PyObject *args, PyObject *kwds)
     }
     tt_trace *trace;
     tt_profile *prof;
-    char *rendered = NULL;
-    if (build_profile(path, &choice, &trace, &prof, (size_t)top, &rendered) != 0) return NULL;
-    char *tasks = tasks_text(trace, prof, (size_t)top);
-    PyObject *result = tasks ? Py_BuildValue("(NNN)", PyUnicode_FromFormat("%U%s", text(rendered), tasks),
-                                             problem_list(prof), PyBool_FromLong(prof->corrupt))
-                             : PyErr_NoMemory();
+    char *rendered = NULL, *tasks = NULL;
+    if (build_profile(path, &choice, &trace, &prof, (size_t)top, &rendered, &tasks) != 0) return NULL;
+    PyObject *result = Py_BuildValue("(NNN)", PyUnicode_FromFormat("%U%s", text(rendered), tasks), problem_list(prof),
+                                     PyBool_FromLong(prof->corrupt));
     free(tasks);
     free(rendered);
     tt_profile_free(prof);

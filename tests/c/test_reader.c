@@ -1749,9 +1749,200 @@ static void test_tasks(void)
         CHECK_CONTAINS(text, "  alpha  MainThread       2         0.000         0.000  __main__:worker  __main__:worker\n");
         CHECK_CONTAINS(text, "  asyncio.tasks:sleep         0.000            1\n");
         free(text);
-        tt_tasks_keep_process(tasks, 1);
-        CHECK(tasks->lane_count == 0 && tasks->await_count == 0);
         tt_tasks_free(tasks);
+    }
+    tt_trace_close(t);
+}
+
+/* ---- the tasks against a model ----
+ *
+ * Random streams of calls with TASK_RESUME records, steps nested in steps
+ * (an eager task's first step runs inside the step that made it), times
+ * often equal: tasklanes.h's definition computed the plain way, event by
+ * event from the cursor's events, and tt_tasks_build must agree on every
+ * number. Its exclusive time per region comes from the call tree in
+ * segments (tasklanes.h), not per event: the model is per event. */
+
+#define MODEL_TASKS 6
+#define MODEL_REGIONS 40
+
+typedef struct ref_lane {
+    uint64_t steps, running, suspended, last_end;
+    uint64_t exclusive[3 + MODEL_REGIONS];
+    uint32_t chain[128];
+    size_t chain_len;
+} ref_lane;
+
+typedef struct ref_tasks {
+    ref_lane lanes[MODEL_TASKS];
+    uint64_t awaited[3 + MODEL_REGIONS], suspensions[3 + MODEL_REGIONS];
+} ref_tasks;
+
+static void ref_tasks_stream(ref_tasks *m, const tt_process *p, const stream_read *s)
+{
+    struct {
+        uint32_t lane, depth;
+        uint64_t begin;
+    } open[128];
+    size_t open_count = 0;
+    uint32_t regions[128], pending = UINT32_MAX, depth = 0, returns = 0;
+    uint64_t last = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const tt_event *e = &s->ev[i];
+        if (open_count && depth >= open[open_count - 1].depth && depth)
+            m->lanes[open[open_count - 1].lane].exclusive[regions[depth - 1]] += e->time - last;
+        last = e->time;
+        if (e->kind == TT_EV_TASK_RESUME) {
+            pending = e->task < p->task_count ? e->task : UINT32_MAX;
+            continue;
+        }
+        if (e->kind == TT_EV_ENTER) {
+            regions[e->depth - 1] = e->region;
+            returns = 0;
+            if (pending != UINT32_MAX) {
+                ref_lane *l = &m->lanes[pending];
+                if (l->steps && e->time >= l->last_end) {
+                    l->suspended += e->time - l->last_end;
+                    for (size_t k = 0; k < l->chain_len; k++) {
+                        m->awaited[l->chain[k]] += e->time - l->last_end;
+                        m->suspensions[l->chain[k]]++;
+                    }
+                }
+                open[open_count].lane = pending;
+                open[open_count].depth = e->depth;
+                open[open_count++].begin = e->time;
+            }
+            pending = UINT32_MAX;
+        } else if (e->kind == TT_EV_LEAVE) {
+            returns++;
+            if (open_count && open[open_count - 1].depth == e->depth + 1) {
+                ref_lane *l = &m->lanes[open[--open_count].lane];
+                l->steps++;
+                l->running += e->time - open[open_count].begin;
+                l->last_end = e->time;
+                l->chain_len = 0;
+                for (uint32_t d = e->depth; d < e->depth + returns; d++)
+                    if (p->regions[regions[d]].awaits) l->chain[l->chain_len++] = regions[d];
+            }
+        }
+        depth = e->depth;
+    }
+}
+
+/* Stream `stream` of process pid: `events` calls and resumes at random, to a depth of 60 at most; cut (no
+ * STREAM_END) unless `end`. */
+static void random_task_stream(const char *exp, uint64_t pid, size_t stream, size_t events, int end)
+{
+    static rec r;
+    tfile tf;
+    char name[16];
+    snprintf(name, sizeof name, "%zu.tts", stream);
+    tf_open(&tf, exp, pid, name, TT_FILE_EVENTS);
+    r.n = 0;
+    uint32_t depth = 0;
+    int pending = 0;
+    for (size_t i = 0; i < events; i++) {
+        uint64_t dt = rnd(3) ? rnd(40) : 0;
+        uint64_t choice = rnd(16);
+        if (pending || (depth < 60 && choice < 7) || depth == 0) {
+            if (!pending && depth < 60 && choice == 0) {
+                e_id(&r, TT_EV_TASK_RESUME, dt, rnd(MODEL_TASKS));
+                pending = 1;
+                continue;
+            }
+            e_enter(&r, dt, 3 + rnd(MODEL_REGIONS));
+            depth++;
+            pending = 0;
+        } else {
+            e_leave(&r, dt);
+            depth--;
+        }
+    }
+    if (end) {
+        for (; depth; depth--) e_leave(&r, rnd(5));
+        e_tag(&r, TT_EV_STREAM_END, 0);
+    }
+    tf_chunk(&tf, 1000, &r, 0);
+    tf_close(&tf);
+}
+
+static void test_tasks_model(void)
+{
+    static rec r;
+    static stream_read s;
+    static ref_tasks m;
+    tfile tf;
+    const char *exp = "tasks-model";
+    tf_open(&tf, exp, 4343, "defs.tts", TT_FILE_DEFS);
+    std_defs(&r, 4343, 5000000000, TICK_NS);
+    static char names[MODEL_REGIONS + MODEL_TASKS][24];
+    for (uint32_t i = 0; i < MODEL_REGIONS + MODEL_TASKS; i++) {
+        snprintf(names[i], sizeof names[i], i < MODEL_REGIONS ? "m:f%u" : "task-%u", i);
+        d_string(&r, 8 + i, names[i]);
+    }
+    for (uint32_t i = 0; i < MODEL_REGIONS; i++) {
+        d_region(&r, 3 + i, 8 + i, 1, 10 + i, TT_REGION_PYTHON);
+        if (i % 3) d_pair(&r, TT_DEF_COROUTINE, 3 + i, 0);
+    }
+    d_thread(&r, 1, 5, 4344);
+    for (uint32_t k = 0; k < MODEL_TASKS; k++) d_pair(&r, TT_DEF_TASK, k, 8 + MODEL_REGIONS + k);
+    d_end(&r, 2000, 5, 0, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    random_task_stream(exp, 4343, 0, 7000, 1);
+    random_task_stream(exp, 4343, 1, 6000, 0);
+
+    tt_trace *t;
+    tt_error err;
+    if (!CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) return;
+    const tt_process *p = tt_trace_process(t, 0);
+    memset(&m, 0, sizeof m);
+    for (size_t stream = 0; stream < 2; stream++) {
+        if (!CHECK(read_stream(exp, 0, stream, &s) == 0)) continue;
+        /* Each stream starts with no step open: the lanes' chains go on. */
+        ref_tasks_stream(&m, p, &s);
+    }
+    tt_tasks *tasks;
+    tt_profile *alone, *with;
+    if (CHECK(tt_profile_build_tasks(t, SIZE_MAX, &with, &tasks, &err) == 0)) {
+        size_t bad = 0, lanes = 0, steps = 0, nested = 0;
+        for (uint32_t k = 0; k < MODEL_TASKS; k++) {
+            const ref_lane *l = &m.lanes[k];
+            if (!l->steps) continue;
+            const tt_task_lane *a = lanes < tasks->lane_count ? &tasks->lanes[lanes] : NULL;
+            lanes++;
+            steps += l->steps;
+            uint32_t top = UINT32_MAX;
+            for (uint32_t g = 0; g < 3 + MODEL_REGIONS; g++)
+                if (l->exclusive[g] && (top == UINT32_MAX || l->exclusive[g] > l->exclusive[top])) top = g;
+            bad += !a || a->task != k || a->step_count != l->steps || a->running_ns != l->running ||
+                   a->suspended_ns != l->suspended || (top != UINT32_MAX && (a->top_region != top || a->top_ns != l->exclusive[top]));
+            for (size_t i = 1; a && i < a->step_count; i++) nested += a->steps[i].begin < a->steps[i - 1].end;
+        }
+        CHECK_U64(bad, 0);
+        CHECK_U64(tasks->lane_count, lanes);
+        CHECK(steps > 100);
+        size_t awaits = 0;
+        for (uint32_t g = 0; g < 3 + MODEL_REGIONS; g++) {
+            if (!m.suspensions[g]) continue;
+            awaits++;
+            size_t i = 0;
+            while (i < tasks->await_count && tasks->awaits[i].region != g) i++;
+            CHECK(i < tasks->await_count && tasks->awaits[i].suspended_ns == m.awaited[g] &&
+                  tasks->awaits[i].suspensions == m.suspensions[g]);
+        }
+        CHECK_U64(tasks->await_count, awaits);
+        tt_tasks_free(tasks);
+        /* The profile made with the tasks is the profile made alone. */
+        if (CHECK(tt_profile_build(t, &alone, &err) == 0)) {
+            CHECK_U64(with->thread_count, alone->thread_count);
+            for (size_t i = 0; i < with->thread_count && i < alone->thread_count; i++)
+                CHECK(with->threads[i].node_count == alone->threads[i].node_count &&
+                      memcmp(with->threads[i].nodes, alone->threads[i].nodes,
+                             with->threads[i].node_count * sizeof *with->threads[i].nodes) == 0);
+            tt_profile_free(alone);
+        }
+        tt_profile_free(with);
     }
     tt_trace_close(t);
 }
@@ -1777,6 +1968,7 @@ int main(void)
     test_profile_model();
     test_gc_and_usage();
     test_tasks();
+    test_tasks_model();
     nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     return check_report();
 }
