@@ -72,12 +72,14 @@ def cost(counter, sizes, browser):
 
 def keeping_up(browser, seconds, rate):
     """A producer hands `rate` events a second to the page (bench/live_top.c produce): the events sent, read
-    by the page and dropped, and the page's frame times while it streams."""
+    by the page and dropped, and the page's frame times while it streams. The producer starts once the page
+    shows it: another reader of every channel of the user (a `tracetop top`, a test's live server) may have
+    been there first, and what went out before this server attached is not the page's to count."""
     build = ROOT / "build" / "c"
     subprocess.run([str(Path(sys.executable).parent / "meson"), "compile", "-C", str(build), "live_top_bench"],
                    check=True, stdout=sys.stderr)
     producer = subprocess.Popen([str(build / "live_top_bench"), "produce", str(seconds), str(rate)],
-                                stdout=subprocess.PIPE, text=True)
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     while not channel(producer.pid).exists():  # it sends once a reader is there
         if producer.poll() is not None:
             raise Failed("the producer did not start")
@@ -88,8 +90,9 @@ def keeping_up(browser, seconds, rate):
                               stderr=subprocess.DEVNULL, text=True)
     try:
         context, page = open_page(browser, server.stdout.readline().strip())
+        page.wait_for_function(process_js(producer.pid, "true"), timeout=60000)
         page.evaluate("window.ttLive.frameTimes.length = 0")
-        sent = int(producer.communicate(timeout=seconds + 60)[0])
+        sent = int(producer.communicate("go\n", timeout=seconds + 60)[0])
         page.wait_for_function(process_js(producer.pid, "p.state === 'ended'"), timeout=60000)
         read, dropped = page.evaluate(process_js(producer.pid, "[p.events, p.dropped]"))
         frames = page.evaluate("window.ttLive.frameTimes.slice()")

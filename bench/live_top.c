@@ -3,7 +3,8 @@
  *     live_top_bench flood SECONDS          the most top reads
  *     live_top_bench paced SECONDS RATE     RATE events a second: are any lost?
  *     live_top_bench produce SECONDS RATE   no reader here: hands RATE events a second
- *                                           to whoever reads (bench/live_page.py: the page)
+ *                                           to whoever reads (bench/live_page.py: the page),
+ *                                           from a line on stdin on (its reader is there)
  *
  * A child process stands in for a measured process: it hands over chunks
  * of ENTER and LEAVE records of four thread streams through a live channel
@@ -135,8 +136,11 @@ static void make_chunk(void)
 
 static uint64_t now_ns(void) { return tt_monotonic_ns(); }
 
-/* The child: sends chunks for `seconds`, then ends its channel. */
-static int produce(int flood, double seconds, double rate)
+/* The child: sends chunks for `seconds`, then ends its channel. With
+ * `go`, it starts on a line from stdin: any reader of the user's channels
+ * (a `tracetop top` of every process) can be the first there, and what is
+ * sent before the reader being measured attached is not its to count. */
+static int produce(int flood, double seconds, double rate, int go)
 {
     tt_live *live;
     tt_error err;
@@ -152,6 +156,7 @@ static int produce(int flood, double seconds, double rate)
         struct timespec pause = {0, 1000000};
         nanosleep(&pause, NULL);
     }
+    if (go && getchar() == EOF) return 1;
     uint64_t start = now_ns(), end = start + (uint64_t)(seconds * 1e9), sent = 0;
     for (uint64_t i = 0;; i++) {
         uint32_t stream = (uint32_t)(i % STREAMS), seq = (uint32_t)(i / STREAMS);
@@ -187,7 +192,7 @@ int main(int argc, char **argv)
     double seconds = atof(argv[2]), rate = flood ? 0 : atof(argv[3]);
     define();
     make_chunk();
-    if (!strcmp(argv[1], "produce")) return produce(0, seconds, rate);
+    if (!strcmp(argv[1], "produce")) return produce(0, seconds, rate, 1);
 
     int sent_pipe[2];
     if (pipe(sent_pipe) < 0) return 1;
@@ -195,7 +200,7 @@ int main(int argc, char **argv)
     if (child == 0) {
         dup2(sent_pipe[1], STDOUT_FILENO);
         close(sent_pipe[0]);
-        _exit(produce(flood, seconds, rate));
+        _exit(produce(flood, seconds, rate, 0));
     }
     close(sent_pipe[1]);
 

@@ -20,6 +20,12 @@
  * `reserved` had not passed it meanwhile: if it had, the copy may be torn,
  * the reader was overrun, and it goes on at the producer's head, counting
  * the bytes it skipped as its own drops.
+ *
+ * Drops are bytes of slices, not of the ring (entry headers, padding): the
+ * producer publishes its head with `total`, the bytes of slices before it,
+ * under a sequence number (a seqlock, which it never waits on), so a reader
+ * that goes on at the head knows exactly how many bytes of slices it
+ * skipped.
  */
 #include "live.h"
 
@@ -27,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -43,8 +50,9 @@
 #include "format.h"
 
 #define MAGIC "TTLIVE\0"
-/* 3: the records it carries are of trace format 2 (format.h), which a reader of 2 cannot decode. */
-#define VERSION 3u
+/* 3: the records it carries are of trace format 2 (format.h), which a reader of 2 cannot decode.
+ * 4: the head comes with the bytes of slices before it (total, head_seq). */
+#define VERSION 4u
 #define HEADER_SIZE 4096u
 #define DEFS_STEP (1u << 20)
 #define NAME_MAX_LEN 256
@@ -73,6 +81,8 @@ typedef struct shared {
     _Atomic uint64_t reserved;            /* bytes before reserved - ring_size may be overwritten */
     _Atomic uint64_t defs_size;
     _Atomic uint64_t dropped_bytes;
+    _Atomic uint64_t total;    /* bytes of slices before `head` */
+    _Atomic uint64_t head_seq; /* odd while head and total change */
     _Atomic uint64_t answered; /* the last request acted on */
     _Atomic uint32_t measuring;
     _Atomic uint32_t state; /* tt_live_state */
@@ -180,6 +190,8 @@ struct tt_live {
     char name[64];
     uint64_t file_size;
     uint64_t head;
+    uint64_t total; /* bytes of slices put in the ring */
+    uint64_t head_seq;
     uint64_t defs_size;
     uint32_t defs_seq, defs_sent;
     stream_state *streams;
@@ -347,7 +359,12 @@ static void ring_put(tt_live *l, const entry *e, const uint8_t *data)
     memcpy(l->ring + pos, e, sizeof *e);
     memcpy(l->ring + pos + sizeof *e, data, e->len);
     l->head += e->size;
+    l->total += e->len;
+    atomic_store_explicit(&l->sh->head_seq, ++l->head_seq, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&l->sh->total, l->total, memory_order_relaxed);
     atomic_store_explicit(&l->sh->head, l->head, memory_order_release);
+    atomic_store_explicit(&l->sh->head_seq, ++l->head_seq, memory_order_release);
 }
 
 static stream_state *stream_of(tt_live *l, uint32_t stream)
@@ -440,7 +457,8 @@ struct tt_live_view {
     int attached;
     uint64_t pos;       /* the next slice to read */
     uint64_t head_seen; /* the producer's head when last looked at */
-    uint64_t overrun;   /* bytes the producer wrote over before this reader read them */
+    uint64_t overrun;   /* bytes of slices the producer wrote over before this reader read them */
+    uint64_t total;     /* bytes of slices before `pos` */
     uint8_t *copy;      /* the slice last read, copied out of the ring */
     size_t copy_cap;
     char name[NAME_MAX_LEN];
@@ -600,8 +618,18 @@ const uint8_t *tt_live_defs_log(const tt_live_view *v, size_t *len)
  * for this reader (and the others skip what they had). */
 static void restart_at_head(tt_live_view *v)
 {
-    v->pos = v->head_seen = atomic_load_explicit(&v->sh->head, memory_order_acquire);
-    atomic_fetch_add_explicit(&v->sh->reader_epoch, 1, memory_order_acq_rel);
+    shared *sh = v->sh;
+    uint64_t seq, head, total;
+    do { /* head and total of one moment: the producer is between slices for a few stores only */
+        seq = atomic_load_explicit(&sh->head_seq, memory_order_acquire);
+        head = atomic_load_explicit(&sh->head, memory_order_acquire);
+        total = atomic_load_explicit(&sh->total, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        if (seq & 1) sched_yield();
+    } while ((seq & 1) || seq != atomic_load_explicit(&sh->head_seq, memory_order_relaxed));
+    v->pos = v->head_seen = head;
+    v->total = total;
+    atomic_fetch_add_explicit(&sh->reader_epoch, 1, memory_order_acq_rel);
 }
 
 void tt_live_attach(tt_live_view *v)
@@ -630,9 +658,9 @@ static int overrun(const tt_live_view *v, uint64_t pos)
 
 static void skip_overrun(tt_live_view *v)
 {
-    uint64_t from = v->pos;
+    uint64_t from = v->total;
     restart_at_head(v);
-    v->overrun += v->pos - from;
+    v->overrun += v->total - from;
 }
 
 int tt_live_next(tt_live_view *v, tt_live_slice *s, const char **why)
@@ -689,6 +717,7 @@ int tt_live_next(tt_live_view *v, tt_live_slice *s, const char **why)
         s->base_ticks = e.base_ticks;
         s->data = v->copy;
         v->pos += e.size;
+        v->total += e.len;
         return 1;
     }
     *why = "the live channel holds a damaged slice";

@@ -144,9 +144,11 @@ tt_live_state tt_live_process_state(const tt_live_view *v);
 int tt_live_alive(const tt_live_view *v);
 int tt_live_measuring(const tt_live_view *v);
 int tt_live_objects(const tt_live_view *v); /* objects counted */
-/* Bytes of events this reader did not get: those the producer could not
- * send (since the channel was made) and those written over before this
- * reader read them. */
+/* Bytes of events this reader did not get, exactly (slices' bytes, not the
+ * ring's): those the producer could not send (since the channel was made)
+ * and those written over before this reader read them. Bytes of a chunk
+ * that was started over (after an attach or overrun) come again and may be
+ * both dropped and read. */
 uint64_t tt_live_dropped_bytes(const tt_live_view *v);
 
 /* The definitions log so far: `*len` bytes of definition records. NULL

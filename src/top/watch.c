@@ -147,6 +147,7 @@ static void consume_one(tt_watched *p, size_t budget, size_t *read)
         taken += s.len;
     }
     if (rc < 0) p->problem = why;
+    p->dropped = tt_live_dropped_bytes(p->view); /* with the overruns just met: the last counts are whole */
     if (p->ticket && tt_live_answered(p->view, p->ticket)) p->ticket = 0;
     if (p->state == TT_LIVE_BROKEN && !p->problem)
         p->problem = "the live channel stopped: the program defined more than it can hold";
@@ -200,7 +201,7 @@ uint64_t tt_watched_dropped_events(const tt_watched *p)
     /* Before any event was read, guess three bytes an event (an ENTER or
      * LEAVE with short fields). */
     double per_event = p->agg.events ? (double)p->agg.bytes / (double)p->agg.events : 3.0;
-    uint64_t events = (uint64_t)((double)bytes / per_event);
+    uint64_t events = (uint64_t)((double)bytes / per_event + 0.5);
     return events ? events : 1;
 }
 

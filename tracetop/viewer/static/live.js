@@ -172,7 +172,7 @@
       el.querySelector(".name").textContent = baseName(p.name) + " (" + pid + ")";
       el.querySelector(".state").textContent = p.pending ? "switching…" : p.state;
       el.querySelector(".numbers").textContent = TT.fmtCount(rate ? rate.rate : 0) + " events/s · drops " +
-        TT.fmtCount(p.dropped) + (p.lost ? " · not drawn " + TT.fmtCount(p.lost) : "");
+        approx(p.dropped) + (p.lost ? " · not drawn " + TT.fmtCount(p.lost) : "");
       const button = el.querySelector(".switch");
       const running = p.state === "measuring" || p.state === "not measuring";
       button.disabled = !running;
@@ -182,7 +182,12 @@
       drops += p.dropped;
     }
     $("summary").textContent = TT.fmtCount(pids.length) + (pids.length === 1 ? " process · " : " processes · ") +
-      TT.fmtCount(events) + " events read · " + TT.fmtCount(drops) + " dropped";
+      TT.fmtCount(events) + " events read · " + approx(drops) + " dropped";
+  }
+
+  // Drops are counted exactly in bytes; in events at the bytes per event read: "~", as top shows them.
+  function approx(dropped) {
+    return (dropped ? "~" : "") + TT.fmtCount(dropped);
   }
 
   async function toggle(pid) {
