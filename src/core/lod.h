@@ -179,11 +179,9 @@ const char *tt_lod_cache_problem(const tt_lod *x);
 
 /* Spans are stored in blocks of up to TT_LOD_BLOCK_SPANS, each compressed
  * on its own (lod_file.h); decoded, a block takes at most
- * TT_LOD_BLOCK_BYTES (a few offsets, then four varints per span). */
+ * TT_LOD_BLOCK_BYTES (the widths of its columns, then their bytes). */
 #define TT_LOD_BLOCK_SPANS 2048u
-#define TT_LOD_BLOCK_BYTES (16u + TT_LOD_BLOCK_SPANS * 30u)
-/* What a varint read may run past the end of its block's bytes. */
-#define TT_LOD_VARINT_ROOM 10u
+#define TT_LOD_BLOCK_BYTES (4u + TT_LOD_BLOCK_SPANS * 24u)
 
 /* Reading the spans of one depth of a lane at one level, in order. The
  * index keeps them compressed (lod_file.h): a cursor decompresses the block
@@ -194,13 +192,13 @@ typedef struct tt_lod_cursor {
     const struct lod_block *blocks;
     size_t block_count, block; /* the block being read */
     const uint8_t *col[4];     /* in raw: gaps, durations, regions, calls less one */
-    const uint8_t *col_end[4];
-    uint64_t left;             /* spans of it not yet decoded */
+    uint8_t width[4];          /* bytes per value of each column */
+    uint32_t spans, next;      /* in the block; the next to decode */
     uint64_t prev_end;
     uint64_t region_count;     /* a span's region is below it */
     int have;                  /* span holds the span at the cursor */
     tt_lod_span span;
-    uint8_t raw[TT_LOD_BLOCK_BYTES + TT_LOD_VARINT_ROOM];
+    uint8_t raw[TT_LOD_BLOCK_BYTES];
 } tt_lod_cursor;
 
 /* Places c at the first span of (lane, depth, level) that ends after t.

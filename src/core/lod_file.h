@@ -53,7 +53,7 @@
 #include "lod.h"
 
 #define LOD_MAGIC "TTLODIDX"
-#define LOD_VERSION 7u
+#define LOD_VERSION 8u
 
 typedef struct lod_header {
     char magic[8];
