@@ -12,7 +12,7 @@
  *    exactly, in start order. Calls at one depth of one thread never overlap,
  *    so their ends are in order too and a cursor finds the first span of a
  *    time range by binary search. Spans are kept compressed in blocks
- *    (lod_file.h), about a byte or two each: with its levels, the index
+ *    (lod_file.h), about two bytes each: with its levels, the index
  *    takes under half the size of the (compressed) trace (bench/viewer.py);
  *    every other record is kept in one compressed catalog, decoded into
  *    memory when the index is loaded.
@@ -21,7 +21,10 @@
  *    of tt_lod_grain(k) ns: a call at least one grain long stays as it is,
  *    and a run of shorter ones with gaps below a grain becomes one block
  *    (at most 8 grains long) that counts the calls it holds and takes the
- *    region of its longest part. Grains double from 64 ns at level 1. A
+ *    region of its longest part. Its times are kept to a sixteenth of its
+ *    grain, rounded outward (what it holds stays within it), where that
+ *    does not make it overlap the next: level 0 alone is exact to the ns.
+ *    Grains double from 64 ns at level 1. A
  *    level that would keep more than a quarter of the last level stored
  *    (LOD_LEVEL_SHRINK) is not stored (it is that level), so the levels
  *    above 0 together hold at most a third as many items as level 0. A
