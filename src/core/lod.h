@@ -21,13 +21,13 @@
  *    of tt_lod_grain(k) ns: a call at least one grain long stays as it is,
  *    and a run of shorter ones with gaps below a grain becomes one block
  *    (at most 8 grains long) that counts the calls it holds and takes the
- *    region of its longest part. Its times are kept to a sixteenth of its
+ *    region of its longest part. Its times are kept to an eighth of its
  *    grain, rounded outward (what it holds stays within it), where that
  *    does not make it overlap the next: level 0 alone is exact to the ns.
  *    Grains double from 64 ns at level 1. A
- *    level that would keep more than a quarter of the last level stored
+ *    level that would keep more than a sixth of the last level stored
  *    (LOD_LEVEL_SHRINK) is not stored (it is that level), so the levels
- *    above 0 together hold at most a third as many items as level 0. A
+ *    above 0 together hold at most a fifth as many items as level 0. A
  *    level of one block (TT_LOD_BLOCK_SPANS spans or fewer) is not merged
  *    further, and levels above the last one stored anywhere are left out. A
  *    query at p ns per pixel reads the coarsest level whose grain is at

@@ -616,7 +616,7 @@ static int make_object_tracks(builder *b)
 
 /* A coarser level is stored when it has at most 1 / LOD_LEVEL_SHRINK of
  * the items of the last level stored below it (lod.h). */
-#define LOD_LEVEL_SHRINK 4
+#define LOD_LEVEL_SHRINK 6
 
 uint64_t tt_lod_grain(unsigned level) { return level == 0 ? 0 : (uint64_t)1 << (5 + level); }
 
@@ -629,8 +629,8 @@ uint64_t tt_lod_grain(unsigned level) { return level == 0 ? 0 : (uint64_t)1 << (
  * grain, rounded outward (each item still holds what it merged), except
  * where that would make an item overlap the next: a time of whole quanta
  * takes fewer bytes than one to the ns (a run with --objects: its coarse
- * levels a third smaller). */
-#define LOD_QUANTA 16
+ * levels 40% smaller). */
+#define LOD_QUANTA 8
 typedef struct merger {
     uint64_t grain;
     span_vec *out; /* or NULL */
@@ -758,7 +758,7 @@ static int make_levels(builder *b)
             /* A level that would keep more than 1 / LOD_LEVEL_SHRINK of the
              * last level stored is not stored: reading that one instead
              * costs at most LOD_LEVEL_SHRINK times as much, and all levels
-             * above 0 together are at most a third of it (the coarse levels'
+             * above 0 together are at most a fifth of it (the coarse levels'
              * items are merged ones, which take more bytes each than calls).
              * A level of one block is not merged further: reading it whole
              * costs a query no more than reading a coarser one.
