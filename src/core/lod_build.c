@@ -555,8 +555,7 @@ static int read_process(builder *b, const tt_trace *t, const tt_process *p, uint
         int rc = blob_add_str(&b->strings, th->name, &l->rec.name);
         if (rc == 0) rc = read_lane(b, p, lane, c);
         l->rec.tree_count = l->tree.count;
-        free(l->tree.slots); /* complete: only its nodes are kept */
-        l->tree.slots = NULL;
+        tt_u64map_free(&l->tree.by_path); /* complete: only its nodes are kept */
         if (rc == 0 && tt_cursor_state(c) != TT_STREAM_COMPLETE) rc = add_problem(b, tt_cursor_problem(c));
         tt_cursor_close(c);
         if (rc != 0) return -1;

@@ -59,6 +59,7 @@
 #include <stdint.h>
 
 #include "lod.h"
+#include "u64map.h"
 
 #define LOD_MAGIC "TTLODIDX"
 #define LOD_VERSION 8u
@@ -131,8 +132,7 @@ typedef struct lod_tree_node {
 typedef struct lod_tree {
     lod_tree_node *nodes;
     size_t count, cap;
-    uint32_t *slots; /* open addressing by (parent, region): node + 1 */
-    size_t mask;
+    tt_u64map by_path; /* tt_u64_pair(parent, region): node */
 } lod_tree;
 
 /* The node for `region` under `parent` in t, made on first use (lod_query.c);
