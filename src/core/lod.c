@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,16 @@
 #include "file.h"
 #include "format.h"
 #include "lod_file.h"
+
+/* Blocks of spans decompressed, kept for the queries that follow: a view
+ * reads a block or two per depth where it starts, and the next view (a pan,
+ * a zoom) mostly the same ones. The least recently used goes first. */
+#define LOD_CACHED_BLOCKS 64
+typedef struct cached_block {
+    const lod_block *block; /* NULL: none yet */
+    uint64_t used;
+    uint8_t *raw; /* block->raw bytes */
+} cached_block;
 
 struct tt_lod {
     const uint8_t *image; /* the file */
@@ -35,6 +46,9 @@ struct tt_lod {
     const char *strings;
     tt_error cache_problem;
     int cache_failed;
+    pthread_mutex_t blocks_lock; /* queries run in any number of threads */
+    cached_block blocks[LOD_CACHED_BLOCKS];
+    uint64_t blocks_used;
 };
 
 /* ---- the signature of the trace: names, sizes and times of its files ---- */
@@ -218,6 +232,7 @@ int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, const tt_l
 {
     *out = NULL;
     tt_lod *x = calloc(1, sizeof *x);
+    if (x) pthread_mutex_init(&x->blocks_lock, NULL);
     size_t len = strlen(experiment_dir);
     char *path = malloc(len + sizeof "/" TT_LOD_FILE + 32);
     if (!x || !path) {
@@ -283,6 +298,8 @@ int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, const tt_l
 void tt_lod_close(tt_lod *x)
 {
     if (!x) return;
+    for (size_t i = 0; i < LOD_CACHED_BLOCKS; i++) free(x->blocks[i].raw);
+    pthread_mutex_destroy(&x->blocks_lock);
     if (x->image && x->mapped)
         munmap((void *)x->image, x->size);
     else
@@ -351,16 +368,9 @@ static const lod_ref *span_ref(const tt_lod *x, size_t lane, uint32_t depth, uns
     return (const lod_ref *)(x->catalog + x->lanes[lane].refs_off) + (size_t)depth * x->h->levels + level;
 }
 
-int lod_block_decode(tt_lod_cursor *c, const lod_block *b, const uint8_t *stored)
+/* Starts c on block b, its bytes decoded in c->raw: 0 when they do not fit. */
+static int start_block(tt_lod_cursor *c, const lod_block *b)
 {
-    const char *why;
-    struct tt_chunk_header h = {.stored_size = b->stored, .raw_size = b->raw, .codec = (uint8_t)b->codec};
-    h.codec = (uint8_t)(b->codec & ~LOD_BLOCK_IN_CATALOG);
-    if (b->raw < 4 || b->raw > TT_LOD_BLOCK_BYTES || (b->codec & ~LOD_BLOCK_IN_CATALOG) > TT_CODEC_ZSTD ||
-        (h.codec == TT_CODEC_NONE && b->raw != b->stored) ||
-        ((b->codec & LOD_BLOCK_IN_CATALOG) && h.codec != TT_CODEC_NONE) || b->spans == 0 ||
-        b->spans > TT_LOD_BLOCK_SPANS || tt_payload_decode(&h, stored, c->raw, &why) != 0)
-        return 0;
     /* Gaps and durations take up to 8 bytes, regions and calls up to 4; the
      * columns fill the rest exactly. All checked before any is used. */
     static const uint8_t most[4] = {8, 8, 4, 4};
@@ -378,19 +388,51 @@ int lod_block_decode(tt_lod_cursor *c, const lod_block *b, const uint8_t *stored
     return 1;
 }
 
-/* Decompresses block c->block and starts decoding it; 0 when there is
- * none (or it is damaged). */
+int lod_block_decode(tt_lod_cursor *c, const lod_block *b, const uint8_t *stored)
+{
+    const char *why;
+    struct tt_chunk_header h = {.stored_size = b->stored, .raw_size = b->raw, .codec = (uint8_t)b->codec};
+    h.codec = (uint8_t)(b->codec & ~LOD_BLOCK_IN_CATALOG);
+    if (b->raw < 4 || b->raw > TT_LOD_BLOCK_BYTES || (b->codec & ~LOD_BLOCK_IN_CATALOG) > TT_CODEC_ZSTD ||
+        (h.codec == TT_CODEC_NONE && b->raw != b->stored) ||
+        ((b->codec & LOD_BLOCK_IN_CATALOG) && h.codec != TT_CODEC_NONE) || b->spans == 0 ||
+        b->spans > TT_LOD_BLOCK_SPANS || tt_payload_decode(&h, stored, c->raw, &why) != 0)
+        return 0;
+    return start_block(c, b);
+}
+
+/* Decompresses block c->block (or takes it from the blocks kept) and
+ * starts decoding it; 0 when there is none (or it is damaged). */
 static int load_block(tt_lod_cursor *c)
 {
     if (c->block >= c->block_count) return 0;
     const lod_block *b = &c->blocks[c->block];
-    const uint8_t *base = c->x->image;
-    size_t size = c->x->size;
-    if (b->codec & LOD_BLOCK_IN_CATALOG) {
-        base = c->x->catalog;
-        size = c->x->catalog_size;
+    tt_lod *x = (tt_lod *)c->x; /* its kept blocks only */
+    if (b->codec & LOD_BLOCK_IN_CATALOG)
+        return b->data <= x->catalog_size && b->stored <= x->catalog_size - b->data &&
+               lod_block_decode(c, b, x->catalog + b->data);
+    pthread_mutex_lock(&x->blocks_lock);
+    cached_block *kept = NULL, *oldest = &x->blocks[0];
+    for (size_t i = 0; i < LOD_CACHED_BLOCKS && !kept; i++) {
+        if (x->blocks[i].block == b) kept = &x->blocks[i];
+        if (x->blocks[i].used < oldest->used) oldest = &x->blocks[i];
     }
-    return b->data <= size && b->stored <= size - b->data && lod_block_decode(c, b, base + b->data);
+    if (kept) {
+        kept->used = ++x->blocks_used;
+        memcpy(c->raw, kept->raw, b->raw);
+    }
+    pthread_mutex_unlock(&x->blocks_lock);
+    if (kept) return start_block(c, b);
+    if (b->data > x->size || b->stored > x->size - b->data || !lod_block_decode(c, b, x->image + b->data)) return 0;
+    pthread_mutex_lock(&x->blocks_lock);
+    if (!oldest->raw) oldest->raw = malloc(TT_LOD_BLOCK_BYTES);
+    if (oldest->raw) {
+        memcpy(oldest->raw, c->raw, b->raw);
+        oldest->block = b;
+        oldest->used = ++x->blocks_used;
+    }
+    pthread_mutex_unlock(&x->blocks_lock);
+    return 1;
 }
 
 void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t, tt_lod_cursor *c)
