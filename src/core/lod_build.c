@@ -297,7 +297,7 @@ static uint32_t region_of(builder *b, const tt_process *p, uint32_t id)
  * hundred spans would take a third more), as long as those take at most
  * LOD_SMALL_TOTAL bytes: the memory they take while the index is built,
  * and what its loading decodes. */
-#define LOD_SMALL_TOTAL (1024u << 10)
+#define LOD_SMALL_TOTAL (256u << 10)
 
 /* Encodes the spans of the block being filled (lod_file.h) and appends it
  * to the image; `last`: no span follows it at its depth and level. */

@@ -29,7 +29,7 @@
  *                array of the level below it), each lane's call tree
  *       objects  tt_lod_objects[object_count], in time order
  *       small    the bytes of the last block of each depth's level (up to
- *                1 MiB in all)
+ *                256 KiB in all)
  *       strings  the blob
  *
  * Spans are stored compressed, in blocks of up to LOD_BLOCK_SPANS: an array
@@ -45,7 +45,7 @@
  * apart that way (varints, as in version 7, mix them: a tenth larger). Calls
  * at one depth never overlap, so gaps are never negative; a call at level 0
  * takes about two bytes, both times included. The last block of each
- * depth's level is kept in the catalog (while those take at most 1 MiB),
+ * depth's level is kept in the catalog (while those take at most 256 KiB),
  * where it compresses with the others rather than alone.
  *
  * Each lane's call tree of the whole run (lod_tree_rec, parents before
