@@ -286,7 +286,7 @@ static uint32_t region_of(builder *b, const tt_process *p, uint32_t id)
 #define LOD_ZSTD_LEVEL 3
 
 /* A catalog up to this size is compressed at zstd's level 19: 10-15%
- * smaller than at level 3, for 0.5 s at most (the 30 M-event bench's 0.7
+ * smaller than at level 3, for 0.5 s at most (the 30 M-event bench's 0.6
  * MiB: 0.47 s). A small trace's index is mostly its catalog (with its last
  * blocks, below); a large trace's catalog is a small part of its index. */
 #define LOD_CATALOG_SMALL (1024u << 10)
