@@ -58,7 +58,8 @@
  *  - A loaded index is read-only: any number of threads may query it at once.
  *  - Queries allocate only their result (and scratch they free), read
  *    nothing but the index (its spans mapped from its file), and never fail for a range or lane that is out of bounds: they
- *    answer what lies within.
+ *    answer what lies within. The index keeps the last 64 blocks of spans
+ *    they decompressed (some 3 MiB at most), for the queries that follow.
  *  - A damaged cache file is never trusted: every offset, count and string
  *    in it is checked when it is loaded, and one that does not fit makes a
  *    rebuild. The spans are not read then (loading costs the metadata
@@ -188,8 +189,9 @@ const char *tt_lod_cache_problem(const tt_lod *x);
 
 /* Reading the spans of one depth of a lane at one level, in order. The
  * index keeps them compressed (lod_file.h): a cursor decompresses the block
- * it reads into its own buffer and decodes it (so a cursor is not copied
- * once placed). Its fields are the cursor's own. */
+ * it reads into its own buffer (or copies it from the blocks the index
+ * keeps) and decodes it (so a cursor is not copied once placed). Its fields
+ * are the cursor's own. */
 typedef struct tt_lod_cursor {
     const tt_lod *x;
     const struct lod_block *blocks;
