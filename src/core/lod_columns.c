@@ -65,17 +65,25 @@ static int array(columns *c, uint64_t off, uint64_t count, size_t size, int delt
 
 /* A lane's call tree (parents before their children): a node's exclusive
  * time is its inclusive time less its children's (lod_build.c makes it so,
- * in whole numbers, none below 0), so it is not stored but made again. */
+ * in whole numbers, none below 0), so it is not stored but made again; its
+ * parent is stored as how many nodes before it (0: none), a small number. */
 static int tree(columns *c, uint64_t off, uint64_t count)
 {
     if (!inside(c, off, count, sizeof(lod_tree_rec))) return -1;
     lod_tree_rec *t = (lod_tree_rec *)(c->catalog + off);
     if (c->encode) {
-        for (uint64_t i = 0; i < count; i++) t[i].exclusive = 0;
+        for (uint64_t i = 0; i < count; i++) {
+            t[i].exclusive = 0;
+            t[i].parent = t[i].parent < i ? (uint32_t)(i - t[i].parent) : 0;
+        }
         return array(c, off, count, sizeof(lod_tree_rec), 0);
     }
     if (array(c, off, count, sizeof(lod_tree_rec), 0) != 0) return -1;
-    for (uint64_t i = 0; i < count; i++) t[i].exclusive = t[i].inclusive;
+    for (uint64_t i = 0; i < count; i++) {
+        /* (One before the first node: damage, which the loader's checks refuse.) */
+        t[i].parent = t[i].parent == 0 ? UINT32_MAX : t[i].parent <= i ? (uint32_t)(i - t[i].parent) : UINT32_MAX - 1;
+        t[i].exclusive = t[i].inclusive;
+    }
     for (uint64_t i = 0; i < count; i++)
         if (t[i].parent < i) t[t[i].parent].exclusive -= t[i].inclusive;
     for (uint64_t i = 0; i < count; i++)

@@ -113,7 +113,8 @@ typedef struct lod_lane_rec {
 
 /* A node of a lane's call tree as the catalog keeps it: whole numbers
  * (they compress to half of what doubles do). Its exclusive time, its
- * inclusive less its children's, is made again at load (lod_columns.c). */
+ * inclusive less its children's, is made again at load, and its parent is
+ * stored as how many nodes before it (lod_columns.c). */
 typedef struct lod_tree_rec {
     uint32_t parent, region;
     uint64_t visits, inclusive, exclusive;
