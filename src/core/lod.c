@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,16 @@
 #include "file.h"
 #include "format.h"
 #include "lod_file.h"
+
+/* Blocks of spans decompressed, kept for the queries that follow: a view
+ * reads a block or two per depth where it starts, and the next view (a pan,
+ * a zoom) mostly the same ones. The least recently used goes first. */
+#define LOD_CACHED_BLOCKS 64
+typedef struct cached_block {
+    const lod_block *block; /* NULL: none yet */
+    uint64_t used;
+    uint8_t *raw; /* block->raw bytes */
+} cached_block;
 
 struct tt_lod {
     const uint8_t *image; /* the file */
@@ -35,6 +46,9 @@ struct tt_lod {
     const char *strings;
     tt_error cache_problem;
     int cache_failed;
+    pthread_mutex_t blocks_lock; /* queries run in any number of threads */
+    cached_block blocks[LOD_CACHED_BLOCKS];
+    uint64_t blocks_used;
 };
 
 /* ---- the signature of the trace: names, sizes and times of its files ---- */
@@ -218,6 +232,7 @@ int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, const tt_l
 {
     *out = NULL;
     tt_lod *x = calloc(1, sizeof *x);
+    if (x) pthread_mutex_init(&x->blocks_lock, NULL);
     size_t len = strlen(experiment_dir);
     char *path = malloc(len + sizeof "/" TT_LOD_FILE + 32);
     if (!x || !path) {
@@ -283,6 +298,8 @@ int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, const tt_l
 void tt_lod_close(tt_lod *x)
 {
     if (!x) return;
+    for (size_t i = 0; i < LOD_CACHED_BLOCKS; i++) free(x->blocks[i].raw);
+    pthread_mutex_destroy(&x->blocks_lock);
     if (x->image && x->mapped)
         munmap((void *)x->image, x->size);
     else
@@ -351,44 +368,71 @@ static const lod_ref *span_ref(const tt_lod *x, size_t lane, uint32_t depth, uns
     return (const lod_ref *)(x->catalog + x->lanes[lane].refs_off) + (size_t)depth * x->h->levels + level;
 }
 
+/* Starts c on block b, its bytes decoded in c->raw: 0 when they do not fit. */
+static int start_block(tt_lod_cursor *c, const lod_block *b)
+{
+    /* Gaps and durations take up to 8 bytes, regions and calls up to 4; the
+     * columns fill the rest exactly. All checked before any is used. */
+    static const uint8_t most[4] = {8, 8, 4, 4};
+    size_t at = 4;
+    for (int k = 0; k < 4; k++) {
+        if (c->raw[k] > most[k]) return 0;
+        c->width[k] = c->raw[k];
+        c->col[k] = c->raw + at;
+        at += (size_t)c->width[k] * b->spans;
+    }
+    if (at != b->raw) return 0;
+    c->spans = b->spans;
+    c->next = 0;
+    c->prev_end = b->start;
+    return 1;
+}
+
 int lod_block_decode(tt_lod_cursor *c, const lod_block *b, const uint8_t *stored)
 {
     const char *why;
     struct tt_chunk_header h = {.stored_size = b->stored, .raw_size = b->raw, .codec = (uint8_t)b->codec};
     h.codec = (uint8_t)(b->codec & ~LOD_BLOCK_IN_CATALOG);
-    if (b->raw < 12 || b->raw > TT_LOD_BLOCK_BYTES || (b->codec & ~LOD_BLOCK_IN_CATALOG) > TT_CODEC_ZSTD ||
+    if (b->raw < 4 || b->raw > TT_LOD_BLOCK_BYTES || (b->codec & ~LOD_BLOCK_IN_CATALOG) > TT_CODEC_ZSTD ||
         (h.codec == TT_CODEC_NONE && b->raw != b->stored) ||
         ((b->codec & LOD_BLOCK_IN_CATALOG) && h.codec != TT_CODEC_NONE) || b->spans == 0 ||
         b->spans > TT_LOD_BLOCK_SPANS || tt_payload_decode(&h, stored, c->raw, &why) != 0)
         return 0;
-    /* Zeros after the bytes: a varint read near their end stays in raw. */
-    memset(c->raw + b->raw, 0, TT_LOD_VARINT_ROOM);
-    uint32_t at[5] = {12, tt_get_u32(c->raw), tt_get_u32(c->raw + 4), tt_get_u32(c->raw + 8), b->raw};
-    /* All checked before any is used: a pointer past the buffer is not even made. */
-    for (int k = 0; k < 4; k++)
-        if (at[k] > at[k + 1]) return 0;
-    for (int k = 0; k < 4; k++) {
-        c->col[k] = c->raw + at[k];
-        c->col_end[k] = c->raw + at[k + 1];
-    }
-    c->left = b->spans;
-    c->prev_end = b->start;
-    return 1;
+    return start_block(c, b);
 }
 
-/* Decompresses block c->block and starts decoding it; 0 when there is
- * none (or it is damaged). */
+/* Decompresses block c->block (or takes it from the blocks kept) and
+ * starts decoding it; 0 when there is none (or it is damaged). */
 static int load_block(tt_lod_cursor *c)
 {
     if (c->block >= c->block_count) return 0;
     const lod_block *b = &c->blocks[c->block];
-    const uint8_t *base = c->x->image;
-    size_t size = c->x->size;
-    if (b->codec & LOD_BLOCK_IN_CATALOG) {
-        base = c->x->catalog;
-        size = c->x->catalog_size;
+    tt_lod *x = (tt_lod *)c->x; /* its kept blocks only */
+    if (b->codec & LOD_BLOCK_IN_CATALOG)
+        return b->data <= x->catalog_size && b->stored <= x->catalog_size - b->data &&
+               lod_block_decode(c, b, x->catalog + b->data);
+    pthread_mutex_lock(&x->blocks_lock);
+    cached_block *kept = NULL, *oldest = &x->blocks[0];
+    for (size_t i = 0; i < LOD_CACHED_BLOCKS && !kept; i++) {
+        if (x->blocks[i].block == b) kept = &x->blocks[i];
+        if (x->blocks[i].used < oldest->used) oldest = &x->blocks[i];
     }
-    return b->data <= size && b->stored <= size - b->data && lod_block_decode(c, b, base + b->data);
+    if (kept) {
+        kept->used = ++x->blocks_used;
+        memcpy(c->raw, kept->raw, b->raw);
+    }
+    pthread_mutex_unlock(&x->blocks_lock);
+    if (kept) return start_block(c, b);
+    if (b->data > x->size || b->stored > x->size - b->data || !lod_block_decode(c, b, x->image + b->data)) return 0;
+    pthread_mutex_lock(&x->blocks_lock);
+    if (!oldest->raw) oldest->raw = malloc(TT_LOD_BLOCK_BYTES);
+    if (oldest->raw) {
+        memcpy(oldest->raw, c->raw, b->raw);
+        oldest->block = b;
+        oldest->used = ++x->blocks_used;
+    }
+    pthread_mutex_unlock(&x->blocks_lock);
+    return 1;
 }
 
 void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t, tt_lod_cursor *c)
@@ -397,7 +441,7 @@ void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, u
     c->region_count = x->h->region_count;
     c->blocks = NULL;
     c->block_count = c->block = 0;
-    c->left = 0;
+    c->spans = c->next = 0;
     c->have = 0;
     const lod_ref *ref = span_ref(x, lane, depth, level);
     if (!ref) return;
@@ -421,30 +465,19 @@ void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, u
     while ((s = tt_lod_peek(c)) && s->end <= t) tt_lod_advance(c);
 }
 
-/* A varint at *p that TT_LOD_VARINT_ROOM readable bytes follow (the
- * cursor's buffer has them): 0, or -1 when it runs past 10 bytes. */
-static inline int varint_unchecked(const uint8_t **p, uint64_t *out)
+/* Value i of a column of `width`-byte values in planes of n bytes (byte
+ * 0 of every value, then byte 1, ...: lod_file.h). */
+static inline uint64_t column_value(const uint8_t *col, unsigned width, size_t n, size_t i)
 {
-    const uint8_t *q = *p;
-    uint64_t v = *q++;
-    if (v >= 0x80) {
-        v &= 0x7f;
-        for (unsigned shift = 7;; shift += 7) {
-            if (shift >= 70) return -1;
-            uint8_t b = *q++;
-            v |= (uint64_t)(b & 0x7f) << shift;
-            if (b < 0x80) break;
-        }
-    }
-    *p = q;
-    *out = v;
-    return 0;
+    uint64_t v = 0;
+    for (unsigned k = 0; k < width; k++) v |= (uint64_t)col[k * n + i] << (8 * k);
+    return v;
 }
 
 const tt_lod_span *tt_lod_peek(tt_lod_cursor *c)
 {
     if (c->have) return &c->span;
-    while (c->left == 0) {
+    while (c->next >= c->spans) {
         if (c->block >= c->block_count) return NULL;
         c->block++;
         if (!load_block(c)) {
@@ -452,22 +485,19 @@ const tt_lod_span *tt_lod_peek(tt_lod_cursor *c)
             return NULL;
         }
     }
-    uint64_t gap = 0, length = 0, region = 0, calls = 0;
-    int bad = c->col[0] >= c->col_end[0] || c->col[1] >= c->col_end[1] || c->col[2] >= c->col_end[2] ||
-              c->col[3] >= c->col_end[3];
-    if (!bad)
-        bad = varint_unchecked(&c->col[0], &gap) | varint_unchecked(&c->col[1], &length) |
-              varint_unchecked(&c->col[2], &region) | varint_unchecked(&c->col[3], &calls);
-    if (bad || region >= c->region_count || calls >= UINT32_MAX || gap > UINT64_MAX - c->prev_end ||
+    size_t n = c->spans, i = c->next;
+    uint64_t gap = column_value(c->col[0], c->width[0], n, i), length = column_value(c->col[1], c->width[1], n, i),
+             region = column_value(c->col[2], c->width[2], n, i), calls = column_value(c->col[3], c->width[3], n, i);
+    if (region >= c->region_count || calls >= UINT32_MAX || gap > UINT64_MAX - c->prev_end ||
         length > UINT64_MAX - c->prev_end - gap) {
         c->block = c->block_count; /* damage: the reading ends here */
-        c->left = 0;
+        c->spans = 0;
         return NULL;
     }
     uint64_t start = c->prev_end + gap;
     c->span = (tt_lod_span){start, start + length, (uint32_t)region, (uint32_t)calls + 1};
     c->prev_end = start + length;
-    c->left--;
+    c->next++;
     c->have = 1;
     return &c->span;
 }

@@ -12,7 +12,7 @@
  *    exactly, in start order. Calls at one depth of one thread never overlap,
  *    so their ends are in order too and a cursor finds the first span of a
  *    time range by binary search. Spans are kept compressed in blocks
- *    (lod_file.h), about a byte or two each: with its levels, the index
+ *    (lod_file.h), about two bytes each: with its levels, the index
  *    takes under half the size of the (compressed) trace (bench/viewer.py);
  *    every other record is kept in one compressed catalog, decoded into
  *    memory when the index is loaded.
@@ -21,10 +21,13 @@
  *    of tt_lod_grain(k) ns: a call at least one grain long stays as it is,
  *    and a run of shorter ones with gaps below a grain becomes one block
  *    (at most 8 grains long) that counts the calls it holds and takes the
- *    region of its longest part. Grains double from 64 ns at level 1. A
- *    level that would keep more than a quarter of the last level stored
+ *    region of its longest part. Its times are kept to an eighth of its
+ *    grain, rounded outward (what it holds stays within it), where that
+ *    does not make it overlap the next: level 0 alone is exact to the ns.
+ *    Grains double from 64 ns at level 1. A
+ *    level that would keep more than a sixth of the last level stored
  *    (LOD_LEVEL_SHRINK) is not stored (it is that level), so the levels
- *    above 0 together hold at most a third as many items as level 0. A
+ *    above 0 together hold at most a fifth as many items as level 0. A
  *    level of one block (TT_LOD_BLOCK_SPANS spans or fewer) is not merged
  *    further, and levels above the last one stored anywhere are left out. A
  *    query at p ns per pixel reads the coarsest level whose grain is at
@@ -55,7 +58,8 @@
  *  - A loaded index is read-only: any number of threads may query it at once.
  *  - Queries allocate only their result (and scratch they free), read
  *    nothing but the index (its spans mapped from its file), and never fail for a range or lane that is out of bounds: they
- *    answer what lies within.
+ *    answer what lies within. The index keeps the last 64 blocks of spans
+ *    they decompressed (some 3 MiB at most), for the queries that follow.
  *  - A damaged cache file is never trusted: every offset, count and string
  *    in it is checked when it is loaded, and one that does not fit makes a
  *    rebuild. The spans are not read then (loading costs the metadata
@@ -179,28 +183,27 @@ const char *tt_lod_cache_problem(const tt_lod *x);
 
 /* Spans are stored in blocks of up to TT_LOD_BLOCK_SPANS, each compressed
  * on its own (lod_file.h); decoded, a block takes at most
- * TT_LOD_BLOCK_BYTES (a few offsets, then four varints per span). */
+ * TT_LOD_BLOCK_BYTES (the widths of its columns, then their bytes). */
 #define TT_LOD_BLOCK_SPANS 2048u
-#define TT_LOD_BLOCK_BYTES (16u + TT_LOD_BLOCK_SPANS * 30u)
-/* What a varint read may run past the end of its block's bytes. */
-#define TT_LOD_VARINT_ROOM 10u
+#define TT_LOD_BLOCK_BYTES (4u + TT_LOD_BLOCK_SPANS * 24u)
 
 /* Reading the spans of one depth of a lane at one level, in order. The
  * index keeps them compressed (lod_file.h): a cursor decompresses the block
- * it reads into its own buffer and decodes it (so a cursor is not copied
- * once placed). Its fields are the cursor's own. */
+ * it reads into its own buffer (or copies it from the blocks the index
+ * keeps) and decodes it (so a cursor is not copied once placed). Its fields
+ * are the cursor's own. */
 typedef struct tt_lod_cursor {
     const tt_lod *x;
     const struct lod_block *blocks;
     size_t block_count, block; /* the block being read */
     const uint8_t *col[4];     /* in raw: gaps, durations, regions, calls less one */
-    const uint8_t *col_end[4];
-    uint64_t left;             /* spans of it not yet decoded */
+    uint8_t width[4];          /* bytes per value of each column */
+    uint32_t spans, next;      /* in the block; the next to decode */
     uint64_t prev_end;
     uint64_t region_count;     /* a span's region is below it */
     int have;                  /* span holds the span at the cursor */
     tt_lod_span span;
-    uint8_t raw[TT_LOD_BLOCK_BYTES + TT_LOD_VARINT_ROOM];
+    uint8_t raw[TT_LOD_BLOCK_BYTES];
 } tt_lod_cursor;
 
 /* Places c at the first span of (lane, depth, level) that ends after t.

@@ -63,6 +63,34 @@ static int array(columns *c, uint64_t off, uint64_t count, size_t size, int delt
     return 0;
 }
 
+/* A lane's call tree (parents before their children): a node's exclusive
+ * time is its inclusive time less its children's (lod_build.c makes it so,
+ * in whole numbers, none below 0), so it is not stored but made again; its
+ * parent is stored as how many nodes before it (0: none), a small number. */
+static int tree(columns *c, uint64_t off, uint64_t count)
+{
+    if (!inside(c, off, count, sizeof(lod_tree_rec))) return -1;
+    lod_tree_rec *t = (lod_tree_rec *)(c->catalog + off);
+    if (c->encode) {
+        for (uint64_t i = 0; i < count; i++) {
+            t[i].exclusive = 0;
+            t[i].parent = t[i].parent < i ? (uint32_t)(i - t[i].parent) : 0;
+        }
+        return array(c, off, count, sizeof(lod_tree_rec), 0);
+    }
+    if (array(c, off, count, sizeof(lod_tree_rec), 0) != 0) return -1;
+    for (uint64_t i = 0; i < count; i++) {
+        /* (One before the first node: damage, which the loader's checks refuse.) */
+        t[i].parent = t[i].parent == 0 ? UINT32_MAX : t[i].parent <= i ? (uint32_t)(i - t[i].parent) : UINT32_MAX - 1;
+        t[i].exclusive = t[i].inclusive;
+    }
+    for (uint64_t i = 0; i < count; i++)
+        if (t[i].parent < i) t[t[i].parent].exclusive -= t[i].inclusive;
+    for (uint64_t i = 0; i < count; i++)
+        if ((int64_t)t[i].exclusive < 0) t[i].exclusive = 0;
+    return 0;
+}
+
 /* The arrays a list of refs points to (a level not stored shares the array of
  * the level below it: done once). */
 static int referred(columns *c, uint64_t refs_off, uint64_t count, size_t size)
@@ -89,7 +117,7 @@ int lod_columns(uint8_t *catalog, size_t size, const lod_header *h, int encode)
         if (referred(&c, l.refs_off, (uint64_t)l.depths * h->levels, sizeof(lod_block)) != 0 ||
             array(&c, l.params_off, l.param_count, sizeof(tt_lod_param), 1) != 0 ||
             array(&c, l.marks_off, l.mark_count, sizeof(tt_lod_mark), 1) != 0 ||
-            array(&c, l.tree_off, l.tree_count, sizeof(lod_tree_rec), 0) != 0)
+            tree(&c, l.tree_off, l.tree_count) != 0)
             rc = -1;
     }
     for (uint32_t i = 0; rc == 0 && i < h->track_count; i++) {

@@ -28,17 +28,25 @@
  *       data     params, marks, samples (a level not stored shares the
  *                array of the level below it), each lane's call tree
  *       objects  tt_lod_objects[object_count], in time order
- *       small    the bytes of the last block of a depth's level when it is
- *                small (it would not compress alone)
+ *       small    the bytes of the last block of each depth's level (up to
+ *                256 KiB in all)
  *       strings  the blob
  *
  * Spans are stored compressed, in blocks of up to LOD_BLOCK_SPANS: an array
  * of lod_block (the first start and last end of each block, for binary
  * searches, and where its bytes are), then the blocks' bytes. A block holds
- * per span four varints (format.h): the gap from the end of the span before
- * it (from the block's start for its first), the duration, the region, and
- * the calls less one. Calls at one depth never overlap, so gaps are never
- * negative; a typical span takes 5 to 8 bytes instead of 24.
+ * four columns, per span: the gap from the end of the span before it (from
+ * the block's start for its first), the duration, the region, and the
+ * calls less one. Its bytes are four u8, the width of each column's values
+ * in bytes (0 to 8 for gaps and durations, to 4 for the others: the fewest
+ * that hold the column's largest), then the columns one after another, each
+ * as byte planes (byte 0 of every value, then byte 1, ...): the high bytes
+ * of times are nearly constant and their low bytes noise, which zstd codes
+ * apart that way (varints, as in version 7, mix them: a tenth larger). Calls
+ * at one depth never overlap, so gaps are never negative; a call at level 0
+ * takes about two bytes, both times included. The last block of each
+ * depth's level is kept in the catalog (while those take at most 256 KiB),
+ * where it compresses with the others rather than alone.
  *
  * Each lane's call tree of the whole run (lod_tree_rec, parents before
  * their children) is made while the trace is read, from the reader's
@@ -51,9 +59,10 @@
 #include <stdint.h>
 
 #include "lod.h"
+#include "u64map.h"
 
 #define LOD_MAGIC "TTLODIDX"
-#define LOD_VERSION 7u
+#define LOD_VERSION 8u
 
 typedef struct lod_header {
     char magic[8];
@@ -103,7 +112,9 @@ typedef struct lod_lane_rec {
 } lod_lane_rec;
 
 /* A node of a lane's call tree as the catalog keeps it: whole numbers
- * (they compress to half of what doubles do). */
+ * (they compress to half of what doubles do). Its exclusive time, its
+ * inclusive less its children's, is made again at load, and its parent is
+ * stored as how many nodes before it (lod_columns.c). */
 typedef struct lod_tree_rec {
     uint32_t parent, region;
     uint64_t visits, inclusive, exclusive;
@@ -122,8 +133,7 @@ typedef struct lod_tree_node {
 typedef struct lod_tree {
     lod_tree_node *nodes;
     size_t count, cap;
-    uint32_t *slots; /* open addressing by (parent, region): node + 1 */
-    size_t mask;
+    tt_u64map by_path; /* tt_u64_pair(parent, region): node */
 } lod_tree;
 
 /* The node for `region` under `parent` in t, made on first use (lod_query.c);

@@ -201,42 +201,24 @@ nomem:
 
 /* ---- call-path tree of a range ---- */
 
-static uint64_t node_hash(uint32_t parent, uint32_t region)
-{
-    uint64_t h = ((uint64_t)parent << 32 | region) * 0x9e3779b97f4a7c15ULL;
-    return h ^ (h >> 29);
-}
-
 uint32_t lod_tree_node_of(lod_tree *t, uint32_t parent, uint32_t region)
 {
-    if ((t->count + 1) * 2 > (t->slots ? t->mask + 1 : 0)) {
-        size_t size = t->slots ? (t->mask + 1) * 2 : 256;
-        uint32_t *slots = calloc(size, sizeof *slots);
-        if (!slots) return NONE;
-        for (size_t i = 0; i < t->count; i++) {
-            size_t j = node_hash(t->nodes[i].parent, t->nodes[i].region) & (size - 1);
-            while (slots[j]) j = (j + 1) & (size - 1);
-            slots[j] = (uint32_t)i + 1;
-        }
-        free(t->slots);
-        t->slots = slots;
-        t->mask = size - 1;
-    }
-    size_t j = node_hash(parent, region) & t->mask;
-    for (; t->slots[j]; j = (j + 1) & t->mask) {
-        const lod_tree_node *n = &t->nodes[t->slots[j] - 1];
-        if (n->parent == parent && n->region == region) return t->slots[j] - 1;
-    }
+    /* Room for a node first: a key is never left without its node. */
     if (t->count >= NONE - 1 || TT_RESERVE(t->nodes, t->cap, t->count + 1) != 0) return NONE;
-    t->nodes[t->count] = (lod_tree_node){.parent = parent, .region = region};
-    t->slots[j] = (uint32_t)t->count + 1;
-    return (uint32_t)t->count++;
+    int fresh;
+    uint64_t *node = tt_u64map_slot(&t->by_path, tt_u64_pair(parent, region), &fresh);
+    if (!node) return NONE;
+    if (fresh) {
+        t->nodes[t->count] = (lod_tree_node){.parent = parent, .region = region};
+        *node = t->count++;
+    }
+    return (uint32_t)*node;
 }
 
 void lod_tree_free(lod_tree *t)
 {
     free(t->nodes);
-    free(t->slots);
+    tt_u64map_free(&t->by_path);
     *t = (lod_tree){0};
 }
 

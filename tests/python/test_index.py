@@ -316,8 +316,12 @@ def test_a_killed_programs_trace_is_indexed_up_to_its_cut(tmp_path):
     assert data["problems"] == index.problems
 
 
-def test_damaged_spans_end_the_reading_there(experiment, index, tmp_path):
+def test_damaged_spans_end_the_reading_there(tmp_path):
     """Damage inside the compressed spans, where loading does not look: queries read up to it, no further."""
+    # Large enough for blocks outside the catalog (a depth's last block is in it: lod_file.h).
+    assert tracetop("--output", "exp", PROGRAMS / "viewer_demo.py", "2000", cwd=tmp_path).returncode == 0
+    experiment = tmp_path / "exp"
+    index = _tracetop.Index(str(experiment))
     assert index.lanes[1]["name"] == "worker-0"  # and the index is in the experiment, to copy
     copy = copy_experiment(experiment, tmp_path)
     cache = copy / "view.idx"
@@ -325,7 +329,7 @@ def test_damaged_spans_end_the_reading_there(experiment, index, tmp_path):
     header_size = 152  # lod_file.h: lod_header; its catalog_off at 48
     catalog, = struct.unpack_from("Q", data, 48)
     assert catalog > header_size  # the first block written outside the catalog starts right after the header
-    data[header_size:header_size + 11] = b"\xff" * 11  # no varint is 11 bytes long, no zstd frame starts so
+    data[header_size:header_size + 11] = b"\xff" * 11  # no zstd frame starts so
     cache.write_bytes(bytes(data))
     damaged = _tracetop.Index(str(copy))
     assert not damaged.built and damaged.lanes[1]["name"] == "worker-0"
@@ -335,8 +339,10 @@ def test_damaged_spans_end_the_reading_there(experiment, index, tmp_path):
              for lane, info in enumerate(index.lanes) for depth in range(info["depths"])}
     cut = [place for place in read if read[place] < whole[place]]
     assert len(cut) == 1 and read[cut[0]] == 0  # the reading of one depth ends at its first block
-    _, spans = decode_spans(damaged.spans(damaged.begin_ns, damaged.end_ns + 1, 1000, all_lanes(damaged)))
-    assert all(s["region"] < len(damaged.regions) for s in spans)
+    # (Every region searched: level 0, as the coarser levels, stored apart, are intact.)
+    level, spans = decode_spans(damaged.spans(damaged.begin_ns, damaged.end_ns + 1, 1000, all_lanes(damaged),
+                                              list(range(len(damaged.regions)))))
+    assert level == 0 and spans and all(s["region"] < len(damaged.regions) for s in spans)
     assert not any((s["lane"], s["depth"]) == cut[0] for s in spans)
     nodes = decode_tree(damaged.tree(damaged.begin_ns + 1, damaged.end_ns + 1, all_lanes(damaged)))
     assert all(node["region"] < len(damaged.regions) for node in nodes)

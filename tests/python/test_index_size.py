@@ -1,6 +1,6 @@
 """view.idx against the trace it indexes: at most half its size (lod_file.h: the spans in compressed blocks, every
-other record in one compressed catalog), on runs of nested calls in three threads and a parameter-heavy one; with
---objects, the objects records compressed with the catalog.
+other record in one compressed catalog), on runs of nested calls in three threads, a parameter-heavy one and one
+with --objects, whose objects records compress with the catalog.
 A trace of a few calls has none on disk: made at each open, it costs less than keeping it (lod.c)."""
 import struct
 
@@ -65,13 +65,12 @@ def test_nested_calls_in_threads(tmp_path, calls):
 
 
 def test_parameters_and_counters(tmp_path):
-    """A parameter or counter on most calls (each 32 bytes in the catalog, stored as columns): 0.63 of the trace
-    in view.idx 6. Issue 14's target, half, is not always met here (0.40 to 0.501 measured, with the speed of
-    the run): bounded at 0.55 until it is."""
+    """A parameter or counter on most calls (each 32 bytes in the catalog, stored as columns); most of the trace is a
+    few thousand calls in few depths, each depth's spans compressed with the catalog."""
     experiment = record(tmp_path, PROGRAMS / "viewer_demo.py", "400")
     index = _tracetop.Index(str(experiment))
     assert sum(lane["params"] for lane in index.lanes) >= 2000
-    assert ratio(experiment) <= 0.55
+    assert ratio(experiment) <= 0.5
 
 
 # 100 places making objects (an instance of a class of its own and a list each) for a second and a half: a record of
@@ -93,8 +92,9 @@ while time.monotonic() < end:
 @needs_tracer
 def test_objects(tmp_path):
     """With --objects, the objects records and the tracks of the objects alive (32 bytes each in view.idx 6, then a
-    sixth of the trace here) go with every record but the spans in the catalog, compressed: together under a
-    hundredth of the trace. (The spans of such a run take about half of its trace: bench/README.md.)"""
+    sixth of the trace here) go with every record but the spans in the catalog, compressed: the catalog, with each
+    depth's last block of spans, an eighth of its size or less. The spans weigh most in such a run (its calls, slowed
+    by the counting, take longer: more bytes per time): view.idx at most half the trace all the same."""
     (tmp_path / "churn.py").write_text(CHURN)
     experiment = record(tmp_path, "churn.py", "1.5", options=("--objects",))
     index = _tracetop.Index(str(experiment))
@@ -105,4 +105,5 @@ def test_objects(tmp_path):
     catalog_stored, catalog_raw = struct.unpack_from("QI", header, 56)
     # (How much the catalog holds before compression depends on how fast the churn ran: a loaded machine makes
     # fewer objects records per event.)
-    assert catalog_raw >= 8 * catalog_stored and catalog_stored <= trace / 50, (catalog_raw, catalog_stored, trace)
+    assert catalog_raw >= 8 * catalog_stored, (catalog_raw, catalog_stored, trace)
+    assert ratio(experiment) <= 0.5
