@@ -10,14 +10,18 @@ from tracetop.viewer.server import ViewerServer
 
 READY = "window.tracetopViewer && window.tracetopViewer.ready() && !tracetopViewer.state.inflight.spans"
 
-# Every collection drawn, with the bar drawn one row above it on its lane that encloses it (none: null).
+# Every collection drawn, with the bar drawn one row above it on its lane that encloses it (none: null). Coarse
+# levels keep their times to an eighth of their grain, rounded outward (lod_build.c), so "encloses" is to a pixel
+# (the view is at most 1400 px wide): a collection that starts in its call's first quantum may be drawn from the
+# quantum's start while its call, after a sibling, starts where the sibling ends.
 DRAWN = """(() => {
   const s = tracetopViewer.state.spans, regions = tracetopViewer.state.meta.regions, found = [];
+  const pixel = (tracetopViewer.state.t1 - tracetopViewer.state.t0) / 1400;
   for (let i = 0; i < s.count; i++) {
     if (!regions[s.region[i]].name.startsWith('gc:collection') || s.calls[i] !== 1) continue;
     let parent = null;
     for (let j = 0; j < s.count; j++)
-      if (s.lane[j] === s.lane[i] && s.depth[j] === s.depth[i] - 1 && s.start[j] <= s.start[i] && s.end[j] >= s.end[i])
+      if (s.lane[j] === s.lane[i] && s.depth[j] === s.depth[i] - 1 && s.start[j] <= s.start[i] + pixel && s.end[j] + pixel >= s.end[i])
         parent = regions[s.region[j]].name;
     found.push({name: regions[s.region[i]].name, ns: s.end[i] - s.start[i], start: s.start[i], parent});
   }
