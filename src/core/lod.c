@@ -254,14 +254,16 @@ int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, const tt_l
         sprintf(temp, "%s.%ld.tmp", path, (long)getpid());
         uint8_t *image;
         size_t size;
-        int rc = tt_lod_build_image(experiment_dir, signature, temp, progress, &image, &size, &x->cache_problem, err);
+        int rc = tt_lod_build_image(experiment_dir, signature, trace_bytes, temp, progress, &image, &size,
+                                    &x->cache_problem, err);
         struct stat st;
         int uncached = rc == 0 && !image && trace_bytes < LOD_UNCACHED_BELOW && stat(temp, &st) == 0 &&
                        (uint64_t)st.st_size * 2 > trace_bytes;
         if (uncached) { /* made again, in memory only (LOD_UNCACHED_BELOW) */
             remove(temp);
             remove(path); /* an older one */
-            rc = tt_lod_build_image(experiment_dir, signature, NULL, progress, &image, &size, &x->cache_problem, err);
+            rc = tt_lod_build_image(experiment_dir, signature, trace_bytes, NULL, progress, &image, &size,
+                                    &x->cache_problem, err);
         } else if (rc == 0 && !image) {
             if (rename(temp, path) != 0) {
                 tt_fail_errno(&x->cache_problem, "cannot write %s", path);
@@ -272,8 +274,8 @@ int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, const tt_l
                 rc = -1;
             }
             if (rc != 0) /* keep the index in memory instead */
-                rc = tt_lod_build_image(experiment_dir, signature, NULL, progress, &image, &size, &x->cache_problem,
-                                        err);
+                rc = tt_lod_build_image(experiment_dir, signature, trace_bytes, NULL, progress, &image, &size,
+                                        &x->cache_problem, err);
         }
         free(temp);
         if (rc == 0 && image) {

@@ -62,7 +62,7 @@
 #include "u64map.h"
 
 #define LOD_MAGIC "TTLODIDX"
-#define LOD_VERSION 8u
+#define LOD_VERSION 9u
 
 typedef struct lod_header {
     char magic[8];
@@ -164,12 +164,12 @@ int lod_columns(uint8_t *catalog, size_t size, const lod_header *h, int encode);
  * its blocks and block_count say where. */
 int lod_block_decode(tt_lod_cursor *c, const lod_block *b, const uint8_t *stored);
 
-/* Builds the index of an experiment and writes its image to the file
- * `path`; when that cannot be written (cache_problem then says why), the
+/* Builds the index of an experiment, whose trace's files take trace_bytes,
+ * and writes its image to the file `path`; when that cannot be written (cache_problem then says why), the
  * image is made in memory instead: *image (malloc'd, the caller frees it)
  * and *size. *image stays NULL when the file was written. Fails (err) only
  * when the trace cannot be read or memory runs out. */
-int tt_lod_build_image(const char *experiment_dir, uint64_t signature, const char *path,
+int tt_lod_build_image(const char *experiment_dir, uint64_t signature, uint64_t trace_bytes, const char *path,
                        const tt_lod_progress *progress, uint8_t **image, size_t *size, tt_error *cache_problem,
                        tt_error *err);
 
