@@ -76,13 +76,21 @@ def test_nested_calls_in_threads(tmp_path, calls):
     assert ratio(record(tmp_path, "nested.py", str(calls // 9))) <= HALF
 
 
-def test_nested_calls_beside_a_loaded_machine(tmp_path):
-    """The same program while twice as many processes as the machine has cores spin beside it: its calls take longer
-    and are cut by the scheduler, and each time takes more bytes in the index."""
+def test_recursion(tmp_path):
+    """fib(20), 21,891 calls in 21 depths: a depth's calls last from a call to thousands, and the index codes each
+    depth apart (a view's query reads the depths it shows), where the trace's records are the steps between calls."""
+    assert ratio(record(tmp_path, PROGRAMS / "fib.py", "20")) <= HALF
+
+
+@pytest.mark.parametrize("program", ["nested", "fib"])
+def test_beside_a_loaded_machine(tmp_path, program):
+    """Nested calls, and recursion, while twice as many processes as the machine has cores spin beside them: their
+    calls take longer and are cut by the scheduler, and each time takes more bytes in the index."""
     (tmp_path / "nested.py").write_text(NESTED)
     spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * (os.cpu_count() or 1))]
     try:
-        experiment = record(tmp_path, "nested.py", str(20_000 // 9))
+        experiment = (record(tmp_path, "nested.py", str(20_000 // 9)) if program == "nested" else
+                      record(tmp_path, PROGRAMS / "fib.py", "20"))
     finally:
         for spinner in spinners:
             spinner.kill()
