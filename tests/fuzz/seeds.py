@@ -19,9 +19,10 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SEPARATOR = b"\n--tracetop-fuzz--\n"
-# (program, options of `tracetop run`)
+# (program, options of `tracetop run`): of tests/python/programs, or of this directory
 PROGRAMS = [("regions.py", []), ("phases.py", []), ("deep_threads.py", []), ("regions.py", ["--objects"]),
-            ("viewer_demo.py", []), ("viewer_demo.py", ["--objects"])]  # the last two: large enough to keep a view.idx
+            ("viewer_demo.py", []), ("viewer_demo.py", ["--objects"]),  # these two: large enough to keep a view.idx
+            ("many_calls.py", [])]  # and this one's has coarse levels
 
 
 def decoded(data):
@@ -46,8 +47,10 @@ def main(tracetop, corpus):
         for program, options in PROGRAMS:
             name = "".join([program, *options])
             exp = os.path.join(work, name)
-            subprocess.run([tracetop, "run", *options, "--output", exp,
-                            os.path.join(ROOT, "tests/python/programs", program)], check=True, stdout=subprocess.DEVNULL)
+            path = os.path.join(HERE, program)
+            if not os.path.exists(path):
+                path = os.path.join(ROOT, "tests/python/programs", program)
+            subprocess.run([tracetop, "run", *options, "--output", exp, path], check=True, stdout=subprocess.DEVNULL)
             trace = os.path.join(exp, "trace")
             for pid in os.listdir(trace):
                 proc = os.path.join(trace, pid)
