@@ -750,20 +750,28 @@ static int merge_samples(const sample_vec *in, sample_vec *out, uint64_t grain)
 /* Levels 1 and up of every lane's depths, and of the tracks. */
 #define LOD_LEVELS_COUNTED 4
 
-/* A depth whose level 0 holds at most this many blocks has no coarser
- * level: a query over the whole of it decodes these few blocks (a small
- * trace's every depth: its coarse levels were a tenth of its index) and
- * merges what falls in a pixel as it reads them (lod_query.c). A coarse
- * level of more than one block is merged further, so that a view of a
- * long run reads at most a block or two per depth. Tracks likewise: a
- * query reads their samples in place, merging those in a pixel. */
+/* In a trace of at most LOD_UNMERGED_CALLS calls, a depth whose level 0
+ * holds at most LOD_UNMERGED_BLOCKS blocks has no coarser level: a query
+ * over the whole of it decodes these few blocks and merges what falls in a
+ * pixel as it reads them (lod_query.c): a view of the whole run then reads
+ * at most LOD_UNMERGED_CALLS calls (0.6 ms), where a small trace's coarse
+ * levels were a tenth of its index. (In a larger trace, 50 threads say, a
+ * view of the whole run would read every call.) A coarse level of more than
+ * one block is merged further, so that a view of a long run reads at most
+ * a block or two per depth. Tracks likewise, their samples read in place,
+ * up to LOD_UNMERGED_CALLS of them in all. */
 #define LOD_UNMERGED_BLOCKS 4
+#define LOD_UNMERGED_CALLS 65536u
 static int make_levels(builder *b)
 {
     uint64_t span = b->end > b->begin ? b->end - b->begin : 0;
     b->levels = 1;
     while (b->levels < TT_LOD_MAX_LEVELS && tt_lod_grain(b->levels) <= span) b->levels++;
     merger m[LOD_LEVELS_COUNTED];
+    uint64_t calls = 0, samples = 0;
+    for (size_t i = 0; i < b->lane_count; i++) calls += b->lanes[i].rec.calls;
+    for (size_t i = 0; i < b->track_count; i++) samples += b->tracks[i].level[0].n;
+    uint64_t unmerged = (calls <= LOD_UNMERGED_CALLS ? LOD_UNMERGED_BLOCKS : 1) * (uint64_t)TT_LOD_BLOCK_SPANS;
     for (size_t i = 0; i < b->lane_count; i++) {
         lane_build *l = &b->lanes[i];
         for (uint32_t d = 0; d < l->rec.depths; d++) {
@@ -776,16 +784,17 @@ static int make_levels(builder *b)
              * costs at most LOD_LEVEL_SHRINK times as much, and all levels
              * above 0 together are at most a fifth of it (the coarse levels'
              * items are merged ones, which take more bytes each than calls).
-             * Level 0 of LOD_UNMERGED_BLOCKS blocks or fewer, or a coarser
-             * level of one block, is not merged further: reading it whole
-             * costs a query little more than reading a coarser one.
+             * Level 0 of LOD_UNMERGED_BLOCKS blocks or fewer (a small
+             * trace's), or a coarser level of one block, is not merged
+             * further: reading it whole costs a query little more than
+             * reading a coarser one.
              * A pass over the level `below` makes the level above it and
              * counts what the next few would hold, merged from the same;
              * when the first is not stored, the counts say which is (or
              * further passes count further), and a last pass makes it. */
             unsigned below = 0, next = 1;
             while (next < b->levels) {
-                if (level[below].count <= (below ? 1 : LOD_UNMERGED_BLOCKS) * (uint64_t)TT_LOD_BLOCK_SPANS) {
+                if (level[below].count <= (below ? TT_LOD_BLOCK_SPANS : unmerged)) {
                     while (next < b->levels) level[next++].same = 1;
                     break;
                 }
@@ -821,11 +830,11 @@ static int make_levels(builder *b)
     }
     for (size_t i = 0; i < b->track_count; i++) {
         sample_vec *level = b->tracks[i].level;
-        int unmerged = level[0].n <= LOD_UNMERGED_BLOCKS * (size_t)TT_LOD_BLOCK_SPANS;
+        int kept = samples <= LOD_UNMERGED_CALLS && level[0].n <= LOD_UNMERGED_BLOCKS * (size_t)TT_LOD_BLOCK_SPANS;
         for (unsigned k = 1; k < b->levels; k++) {
             const sample_vec *below = &level[k - 1];
             while (below->same) below--;
-            if (unmerged) {
+            if (kept) {
                 level[k].same = 1;
                 continue;
             }
