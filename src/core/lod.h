@@ -29,9 +29,11 @@
  *    (LOD_LEVEL_SHRINK) is not stored (it is that level), so the levels
  *    above 0 together hold at most a fifth as many items as level 0. A
  *    level of one block (TT_LOD_BLOCK_SPANS spans or fewer) is not merged
- *    further, and levels above the last one stored anywhere are left out. A
- *    query at p ns per pixel reads the coarsest level whose grain is at
- *    most p, so it reads at most some four items per depth and pixel.
+ *    further, nor, in a trace of at most 65,536 calls, a level 0 of up to
+ *    four blocks (lod_build.c), and levels above the last one stored
+ *    anywhere are left out. A query at p ns per pixel reads the coarsest
+ *    level whose grain is at most p, so it reads at most some four items
+ *    per depth and pixel, or a small trace's depth whole.
  *  - Counter tracks: the COUNTER samples of a lane by name, and the PARAM_INT
  *    and PARAM_UINT values as tracks of their own; per level, min, max and
  *    last of the samples in each grain-sized bucket.
