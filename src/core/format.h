@@ -336,6 +336,9 @@ void *tt_compress_ctx_new(int level);
 /* The level of trace chunks: the writer thread must keep up with the traced
  * program on one core; higher levels gain little on event streams. */
 #define TT_ZSTD_CHUNK_LEVEL 1
+/* The level of definition chunks (writer.c), compressed whatever the
+ * session's choice: written once, they are worth a better level. */
+#define TT_ZSTD_DEFS_LEVEL 3
 void tt_compress_ctx_free(void *ctx);
 
 /* Decodes a stored payload into dst (exactly h->raw_size bytes). 0 on
