@@ -236,16 +236,14 @@ static int __attribute__((noinline, noclone)) hook_general(PyObject *obj, PyFram
     return 0;
 }
 
-/* A call of a C function, as hook does the others. Apart, so that the
- * hook's registers suffice without saving any. */
-static int __attribute__((noinline, noclone)) hook_c_call(PyObject *obj, PyFrameObject *frame, int what,
-                                                          PyObject *arg, tt_stream *s)
+/* A call of the C function func, as hook does the others, where the hook
+ * found room (chunk, used). Apart, so that the hook's registers suffice
+ * without saving any. */
+static int __attribute__((noinline, noclone)) hook_c_call(PyObject *func, tt_stream *s, tt_chunk *chunk,
+                                                          uint32_t used)
 {
-    tt_chunk *chunk;
-    uint32_t used;
-    tt_record_room(s, &chunk, &used); /* room there is: hook looked */
-    if (tt_fast_enter_c(s, chunk, used, arg)) return 0;
-    return hook_general(obj, frame, what, arg);
+    if (tt_fast_enter_c(s, chunk, used, func)) return 0;
+    return hook_general(NULL, NULL, PyTrace_C_CALL, func); /* which needs neither obj nor frame */
 }
 
 /* The hook: the events nearly all are recorded without a call (ext.h,
@@ -261,7 +259,7 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
         } else if (what == PyTrace_RETURN) {
             if (tt_fast_leave(s, chunk, used)) return 0;
         } else if (what == PyTrace_C_CALL) {
-            return hook_c_call(obj, frame, what, arg, s);
+            return hook_c_call(arg, s, chunk, used);
         } else if (what == PyTrace_C_RETURN || what == PyTrace_C_EXCEPTION) {
             if (tt_record_c_calls && tt_fast_leave(s, chunk, used)) return 0;
         } else {
