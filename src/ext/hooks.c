@@ -195,12 +195,11 @@ static inline PyObject *frame_code(PyFrameObject *frame)
 }
 #endif
 
-/* Every event but the two that nearly all are (hook, below). Not cloned,
- * so that the hook hands an event on with its arguments where they came. */
-static int __attribute__((noinline, noclone)) hook_general(PyObject *obj, PyFrameObject *frame, int what,
-                                                           PyObject *arg)
+/* Every event but the two that nearly all are (hook, below), without the
+ * hook's object (tracetop sets none): the hook keeps the arguments it hands
+ * on where they came, and so needs no copies of them. */
+static int __attribute__((noinline)) hook_general(PyFrameObject *frame, int what, PyObject *arg)
 {
-    (void)obj;
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return -1;
     if (tt_unlikely(!tt_active)) return 0;
     tt_stream *s = tt_thread_stream();
@@ -243,13 +242,14 @@ static int __attribute__((noinline, noclone)) hook_c_call(PyObject *func, tt_str
                                                           uint32_t used)
 {
     if (tt_fast_enter_c(s, chunk, used, func)) return 0;
-    return hook_general(NULL, NULL, PyTrace_C_CALL, func); /* which needs neither obj nor frame */
+    return hook_general(NULL, PyTrace_C_CALL, func); /* which needs no frame */
 }
 
 /* The hook: the events nearly all are recorded without a call (ext.h,
  * tt_fast_stream), the rest by hook_general. */
 static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
+    (void)obj;
     tt_chunk *chunk;
     uint32_t used;
     tt_stream *s = tt_fast_stream(&chunk, &used);
@@ -266,7 +266,7 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
             return 0; /* line, opcode and exception events of the trace hook */
         }
     }
-    return hook_general(obj, frame, what, arg);
+    return hook_general(frame, what, arg);
 }
 
 int tt_hook_sees_c_return(void)
