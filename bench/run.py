@@ -365,7 +365,7 @@ def main():
     try:
         hook.build()
     except (OSError, subprocess.CalledProcessError) as error:
-        sys.exit(f"run.py: cannot build {hook.SOURCE.name}: {error}")
+        sys.exit(f"run.py: cannot build {os.path.basename(hook.SOURCE)}: {error}")
     ensure_from_pypi(args.tools)
 
     report = [f"# Python {platform.python_version()}\n\n{sys.executable}, instructions by {counter}, wall clock: "

@@ -224,22 +224,23 @@ enum tt_event_tag {
  * readers. */
 #define TT_PREDICT_SLOTS 256u
 typedef struct tt_predictor {
-    uint32_t last, leaves;
+    uint32_t last;
+    uint32_t leaves_shifted; /* leaves << 5, kept so: the slot costs no shift */
     uint32_t slot[TT_PREDICT_SLOTS];
 } tt_predictor;
 
 static inline uint32_t *tt_predict_slot(tt_predictor *p)
 {
-    return &p->slot[(p->last ^ p->leaves << 5) & (TT_PREDICT_SLOTS - 1)];
+    return &p->slot[(p->last ^ p->leaves_shifted) & (TT_PREDICT_SLOTS - 1)];
 }
 /* After an ENTER record (its slot already read) and after a LEAVE record. */
 static inline void tt_predict_enter(tt_predictor *p, uint32_t *slot, uint32_t region)
 {
     *slot = region;
     p->last = region;
-    p->leaves = 0;
+    p->leaves_shifted = 0;
 }
-static inline void tt_predict_leave(tt_predictor *p) { p->leaves++; }
+static inline void tt_predict_leave(tt_predictor *p) { p->leaves_shifted += 1u << 5; }
 
 enum tt_def_tag {
     TT_DEF_STRING = 1,
@@ -336,6 +337,9 @@ void *tt_compress_ctx_new(int level);
 /* The level of trace chunks: the writer thread must keep up with the traced
  * program on one core; higher levels gain little on event streams. */
 #define TT_ZSTD_CHUNK_LEVEL 1
+/* The level of definition chunks (writer.c), compressed whatever the
+ * session's choice: written once, they are worth a better level. */
+#define TT_ZSTD_DEFS_LEVEL 3
 void tt_compress_ctx_free(void *ctx);
 
 /* Decodes a stored payload into dst (exactly h->raw_size bytes). 0 on

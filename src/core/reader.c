@@ -1350,7 +1350,7 @@ static inline __attribute__((always_inline)) size_t read_calls_with(tt_cursor *c
     size_t depth = c->depth;
     uint32_t *restrict stack = c->stack;
     uint32_t *restrict slots = c->predict.slot;
-    uint32_t last = c->predict.last, leaves = c->predict.leaves;
+    uint32_t last = c->predict.last, leaves_shifted = c->predict.leaves_shifted;
     const uint64_t region_count = c->region_count;
     tick_clock clock = c->clock;
     if (!ticks_over_ns) clock.mult_hi = 0;
@@ -1363,13 +1363,13 @@ static inline __attribute__((always_inline)) size_t read_calls_with(tt_cursor *c
         if (tag == TT_EV_LEAVE) {
             if (depth == 0) break;
             id = stack[--depth];
-            leaves++;
+            leaves_shifted += 1u << 5;
         } else {
-            uint32_t *slot = &slots[(last ^ leaves << 5) & (TT_PREDICT_SLOTS - 1)];
+            uint32_t *slot = &slots[(last ^ leaves_shifted) & (TT_PREDICT_SLOTS - 1)];
             if (tag == TT_EV_ENTER_PREDICTED) id = *slot;
             if (id >= region_count) break;
             *slot = last = (uint32_t)id;
-            leaves = 0;
+            leaves_shifted = 0;
             stack[depth++] = (uint32_t)id;
             tag = TT_EV_ENTER;
         }
@@ -1384,7 +1384,7 @@ static inline __attribute__((always_inline)) size_t read_calls_with(tt_cursor *c
         c->records.ticks = ticks;
         c->depth = depth;
         c->predict.last = last;
-        c->predict.leaves = leaves;
+        c->predict.leaves_shifted = leaves_shifted;
         c->events += n;
         c->last_time = o[-1].time;
     }

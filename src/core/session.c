@@ -278,9 +278,7 @@ static void close_stream(tt_stream *st, uint64_t now)
     if (st->epoch != atomic_load_explicit(&st->session->epoch, memory_order_acquire)) tt_session_resync(st);
     tt_sampler_stream_end(st);
     tt_stream_close(st, now);
-    free(st->stack);
-    st->stack = NULL;
-    st->stack_cap = st->depth = 0;
+    tt_stream_free_stack(st);
 }
 
 void tt_session_close_stream(tt_stream *stream)

@@ -42,11 +42,19 @@ tt_chunk *tt_stream_try_rotate(tt_stream *s)
 int tt_stream_grow_stack(tt_stream *s)
 {
     uint32_t cap = s->stack_cap ? s->stack_cap * 2 : 256;
-    uint32_t *stack = realloc(s->stack, cap * sizeof *stack);
-    if (!stack) return -1;
-    s->stack = stack;
+    uint32_t *base = realloc(s->stack ? s->stack - 1 : NULL, (cap + 1) * sizeof *base);
+    if (!base) return -1;
+    base[0] = TT_STACK_SKIP; /* stack[-1] (stream.h) */
+    s->stack = base + 1;
     s->stack_cap = cap;
     return 0;
+}
+
+void tt_stream_free_stack(tt_stream *s)
+{
+    if (s->stack) free(s->stack - 1);
+    s->stack = NULL;
+    s->stack_cap = s->depth = 0;
 }
 
 void tt_stream_mark(tt_stream *s, uint64_t now, uint8_t tag, uint32_t name)

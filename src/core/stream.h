@@ -47,7 +47,9 @@ typedef struct tt_stream {
     uint64_t last_ticks; /* time of the last record: deltas count from it */
     uint32_t depth;      /* open regions */
     uint32_t stack_cap;
-    uint32_t *stack;     /* region ids, TT_STACK_SKIP for calls not recorded */
+    uint32_t *stack;     /* region ids, TT_STACK_SKIP for calls not recorded; stack[-1] is
+                          * TT_STACK_SKIP, so that a return's one test of the innermost
+                          * entry also finds nothing open */
     uint64_t events;
     uint32_t next_seq;   /* seq of the next chunk this stream takes */
     uint64_t epoch;      /* its session's epoch when the stack was last valid (session.h) */
@@ -87,6 +89,8 @@ tt_chunk *tt_stream_try_rotate(tt_stream *s);
 
 /* Grows the stack of open regions; 0, or -1 when out of memory. */
 int tt_stream_grow_stack(tt_stream *s);
+/* Frees it: the stream has nothing open and no stack. */
+void tt_stream_free_stack(tt_stream *s);
 
 /* The current chunk with room for a record of TT_RECORD_MAX_FIXED + extra
  * bytes (a full chunk is handed on first), *used where the record goes. */

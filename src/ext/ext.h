@@ -385,11 +385,11 @@ static inline int tt_fast_enter_c(tt_stream *s, tt_chunk *chunk, uint32_t used, 
 }
 
 /* A return: 1 when it was recorded so, 0 when the innermost entry is not a
- * recorded call. */
+ * recorded call (nothing open reads as one not recorded: stream.h). */
 static inline int tt_fast_leave(tt_stream *s, tt_chunk *chunk, uint32_t used)
 {
     uint32_t depth = s->depth;
-    if (tt_unlikely(!depth || s->stack[depth - 1] >= TT_STACK_OWN)) return 0;
+    if (tt_unlikely((s->stack + depth)[-1] >= TT_STACK_OWN)) return 0;
     s->depth = depth - 1;
     tt_stream_leave_at(s, chunk, used, tt_fast_now());
     return 1;
