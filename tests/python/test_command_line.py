@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 
+from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
 from helpers import PROGRAMS, environment, tracetop, tracetop_lines
 
 
@@ -48,20 +49,64 @@ def test_did_you_mean(tmp_path):
     assert far.returncode != 0 and "did you mean" not in far.stderr
 
 
-def test_a_running_experiment_is_called_running(tmp_path):
+def view_of(experiment, cwd):
+    """`tracetop view --no-browser EXP` started: (the process, its URL, its stderr lines up to serving)."""
+    view = subprocess.Popen([sys.executable, "-m", "tracetop", "view", "--no-browser", *experiment], cwd=cwd,
+                            env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = view.stdout.readline().strip()
+    said = []
+    while not said or "serving the viewer" not in said[-1]:
+        said.append(view.stderr.readline().rstrip("\n"))
+        assert said[-1] or view.poll() is None, said
+    return view, url, said
+
+
+def test_a_running_experiment_is_called_running(browser, tmp_path):  # noqa: F811
+    """Every command that reads an experiment says one that is still being measured is running, and calls what
+    its trace lacks so far neither a crash nor a warning: summary, score, convert, report, and view (on the
+    command line and on the page)."""
     process = subprocess.Popen([sys.executable, "-m", "tracetop", "--output", "exp", str(PROGRAMS / "waiting.py")],
                                cwd=tmp_path, env=environment(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
+    being_measured = f"tracetop: note: exp is still being measured (process {process.pid} running)"
     try:
         assert process.stdout.readline().startswith("waiting")
         running = tracetop("summary", "exp", cwd=tmp_path)
         assert running.returncode == 0, running.stderr
         assert re.search(rf"^process {process.pid} .*\(still running\)$", running.stdout, re.M), running.stdout
         assert "did not end normally" not in running.stdout
-        assert any(f"exp is still being measured (process {process.pid} running)" in line
-                   for line in tracetop_lines(running.stderr))
+        for command in (["summary", "exp"], ["score", "exp"], ["convert", "exp", "--to", "chrome"], ["report", "exp"]):
+            completed = tracetop(*command, cwd=tmp_path)
+            assert completed.returncode == 0, completed.stderr
+            lines = tracetop_lines(completed.stderr)
+            assert any(line.startswith(being_measured) for line in lines), (command, lines)
+            assert not any(line.startswith("tracetop: warning:") for line in lines), (command, lines)
+        view, url, said = view_of(["exp"], tmp_path)
+        try:
+            assert any(line.startswith(being_measured) for line in said), said
+            assert not any(line.startswith("tracetop: warning:") for line in said), said
+            with page_of(browser, url) as page:
+                page.wait_for_function("window.tracetopViewer && window.tracetopViewer.ready()")
+                assert page.inner_text("#status") == (f"still being measured (process {process.pid} running): "
+                                                      "what it had written when opened")
+                screenshot(page, "viewer-running-experiment")
+            with page_of(browser, (tmp_path / "exp" / "report.html").as_uri()) as page:
+                assert page.inner_text("#running").startswith(f"Still being measured (process {process.pid} running)")
+                assert page.locator("#problems").is_hidden()
+        finally:
+            view.terminate()
+            view.communicate(timeout=60)
     finally:
         process.communicate("", timeout=60)
     ended = tracetop("summary", "exp", cwd=tmp_path)
     assert ended.returncode == 0 and "(ended normally)" in ended.stdout
     assert not any("still" in line for line in tracetop_lines(ended.stderr))
+    view, url, said = view_of(["exp"], tmp_path)  # the index of the part written so far is made anew
+    try:
+        assert any(line.startswith("tracetop: note: indexed exp in") for line in said), said
+        with page_of(browser, url) as page:
+            page.wait_for_function("window.tracetopViewer && window.tracetopViewer.ready()")
+            assert not page.inner_text("#status").startswith("still")
+    finally:
+        view.terminate()
+        view.communicate(timeout=60)

@@ -6,8 +6,8 @@ import re
 
 from tracetop import _tracetop, messages
 from tracetop.commands import COMMANDS
-from tracetop.experiment import convert, describe_problems
-from tracetop.latest import chosen, experiment_argument
+from tracetop.experiment import convert
+from tracetop.latest import chosen, experiment_argument, tell_problems
 from tracetop.messages import CommandError
 from tracetop.sizes import format_size
 from tracetop.suggest import ArgumentParser
@@ -63,8 +63,7 @@ def main(arguments, prog):
     path, result = convert(namespace.experiment, namespace.to, namespace.output, thread=namespace.thread,
                            start=namespace.start, stop=namespace.stop, progress=1.0, filter=namespace.filter)
     messages.say(f"wrote {path} ({result['events']} events, {format_size(result['bytes'])})")
-    if result["problems"]:
-        messages.warning(describe_problems(result["problems"], result["corrupt"]))
+    tell_problems(namespace.experiment, result["problems"], result["corrupt"])
     return 0
 
 

@@ -1273,7 +1273,8 @@
     lanes.innerHTML = '<option value="all">all threads, merged</option>' +
       meta.lanes.map((l, i) => '<option value="' + i + '">' + TT.escapeHtml(l.name) + " (pid " + l.pid + ")</option>").join("");
     const calls = meta.lanes.reduce((s, l) => s + l.calls, 0);
-    if (meta.problems.length) setStatus(meta.problems[0] + (meta.problems.length > 1 ? " (+" + (meta.problems.length - 1) + " more)" : ""), true);
+    if (meta.running.length) setStatus("still being measured (process " + meta.running.join(", ") + " running): what it had written when opened");
+    else if (meta.problems.length) setStatus(meta.problems[0] + (meta.problems.length > 1 ? " (+" + (meta.problems.length - 1) + " more)" : ""), true);
     else setStatus(TT.count(meta.lanes.length, "thread") + " · " + TT.count(calls, "call") + " · " + TT.fmtDuration(state.end - state.begin));
     TTObjects.init({state, api, GUTTER, scroller, xOf, tOf, plotWidth, windowFor, covers, scheduleDraw, ensureData, buildLayout, button, setStatus,
       refresh: () => { state.tree = null; state.focus = null; showTab(state.tab); },
