@@ -22,6 +22,10 @@ def test_names_and_the_latest_experiment(tmp_path):
         completed = tracetop(*command, cwd=tmp_path)
         assert completed.returncode == 0, completed.stderr
         assert f"tracetop: note: the latest experiment here: {latest}" in tracetop_lines(completed.stderr)
+    view, url, said = view_of([], tmp_path)
+    view.terminate()
+    view.communicate(timeout=60)
+    assert said[0] == f"tracetop: note: the latest experiment here: {latest}" and url.startswith("http://127.0.0.1:")
     assert (tmp_path / latest / "report.html").stat().st_size > 1000
     assert (tmp_path / latest / "collapsed.txt").exists() or any((tmp_path / latest).glob("*collapsed*"))
     named = tracetop("summary", names[1], cwd=tmp_path)
@@ -44,7 +48,19 @@ def test_did_you_mean(tmp_path):
     option = tracetop("summary", "--tpo=3", cwd=tmp_path)
     assert option.returncode == 2
     assert "unrecognized arguments: --tpo=3 (did you mean --top?)" in option.stderr
-    assert "Traceback" not in command.stderr + option.stderr
+    # A misspelled option whose right spelling is required: named, not only the required one said missing.
+    required = tracetop("convert", "--too", "chrome", cwd=tmp_path)
+    assert required.returncode == 2
+    assert "the following arguments are required: --to (--too: did you mean --to?)" in required.stderr
+    # Before the program's name, `run`'s options too; and a format's name.
+    run = tracetop("run", "--objets", "-c", "pass", cwd=tmp_path)
+    assert run.returncode == 2 and "unrecognized arguments: --objets (did you mean --objects?)" in run.stderr
+    assert not any(tmp_path.iterdir())  # nothing was run
+    completed = tracetop("-c", "pass", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    format = tracetop("convert", "--to", "chrme", cwd=tmp_path)
+    assert format.returncode == 2 and tracetop_lines(format.stderr)[-1].endswith("collapsed): did you mean chrome?")
+    assert "Traceback" not in command.stderr + option.stderr + required.stderr + run.stderr + format.stderr
     far = tracetop("no_such_script_anywhere.py", cwd=tmp_path)  # not near a command: a script that is missing
     assert far.returncode != 0 and "did you mean" not in far.stderr
 

@@ -10,7 +10,7 @@ from tracetop.experiment import convert
 from tracetop.latest import chosen, experiment_argument, tell_problems
 from tracetop.messages import CommandError
 from tracetop.sizes import format_size
-from tracetop.suggest import ArgumentParser
+from tracetop.suggest import ArgumentParser, closest
 
 
 # JSON formats whose viewers load the whole file into a browser tab: bytes of output per byte of native trace (as
@@ -54,7 +54,9 @@ def main(arguments, prog):
     namespace = parser.parse_args(arguments)
     namespace.experiment = chosen(namespace.experiment)
     if namespace.to not in _tracetop.FORMATS:
-        raise CommandError(f"unknown format {namespace.to!r} (known: {', '.join(_tracetop.FORMATS)})")
+        guess = closest(namespace.to, _tracetop.FORMATS)
+        raise CommandError(f"unknown format {namespace.to!r} (known: {', '.join(_tracetop.FORMATS)})"
+                           + (f": did you mean {guess}?" if guess else ""))
     too_large = json_too_large(namespace.experiment, namespace.to)
     if too_large:
         messages.warning(too_large)
