@@ -170,6 +170,17 @@ def test_zoom_and_pan_change_the_visible_range(threads_page):
     screenshot(page, "timeline-zoomed")
 
 
+@pytest.mark.parametrize("span_ns, unit", [(100_000_000, "ms"), (1_000_000, "µs")])
+def test_a_view_that_starts_just_before_the_run_says_0_not_minus_0(threads_page, span_ns, unit):
+    """The range label of a view starting 400 ns before the run, at a zoom whose ticks round that to zero: "0",
+    never "-0" (JavaScript's toFixed keeps the sign of a negative number rounded to zero)."""
+    page = threads_page
+    page.evaluate(f"tracetopViewer.setView(tracetopViewer.state.begin - 400, tracetopViewer.state.begin - 400 + {span_ns})")
+    assert page.evaluate("tracetopViewer.state.t0 - tracetopViewer.state.begin") == -400
+    page.wait_for_function(f"document.getElementById('view-range').textContent.startsWith('view 0 {unit} – ')")
+    assert page.evaluate("TT.fmtTime(-400, 1e7)") == "0 ms" and page.evaluate("TT.fmtTime(-400, 1e4)") == "0 µs"
+
+
 def hover_bar(page, name):
     """Points at a call of region `name`, zooming in to one when none is wide enough at this zoom."""
     for _ in range(6):
