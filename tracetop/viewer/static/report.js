@@ -127,9 +127,10 @@
   });
   $("flame").addEventListener("mousemove", (e) => {
     const box = flame && TT.flameHit(flame, e.offsetX, e.offsetY);
-    $("flame").title = box ? regions[tree.region[box.node]].name + "\ninclusive " + TT.fmtDuration(tree.inclusive[box.node]) +
-      ", exclusive " + TT.fmtDuration(tree.exclusive[box.node]) + ", " + TT.fmtCount(tree.visits[box.node]) + " visits" : "";
+    if (box) TT.flameTip($("flame-tip"), $("flame-box"), e, tree, box.node, regions[tree.region[box.node]].name);
+    else $("flame-tip").hidden = true;
   });
+  $("flame").addEventListener("mouseleave", () => { $("flame-tip").hidden = true; });
 
   function drawAll() {
     drawOverview();

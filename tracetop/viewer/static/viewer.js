@@ -1091,7 +1091,6 @@
     const promise = TTObjects.attach(api("tree", {t0, t1, lanes}).then((r) => r.arrayBuffer()).then(TT.decodeTree), t0, t1, lanes).then((tree) => {
       if (key !== scopeKey()) return state.tree;
       tree.key = key;
-      tree.total = tree.roots.reduce((s, n) => s + tree.inclusive[n], 0);
       tree.open = new Set();
       /* Open the heaviest path of every root that takes a tenth of the time or more. */
       for (const root of tree.roots) {
@@ -1237,15 +1236,8 @@
     const box = flameLayout && TT.flameHit(flameLayout, e.offsetX, e.offsetY);
     const tip = $("flame-tip");
     if (!box) { tip.hidden = true; return; }
-    const t = state.tree, n = box.node, name = state.meta.regions[t.region[n]].name;
-    tip.innerHTML = TTObjects.flameTip(t, n) || '<div class="name">' + TT.escapeHtml(TT.displayName(name)) + '</div><div class="sub">' + TT.escapeHtml(name) + "</div>" +
-      "<div>" + ["Inclusive " + TT.fmtDuration(t.inclusive[n]) + " (" + TT.percent(t.inclusive[n], t.total) + ")",
-        "Exclusive " + TT.fmtDuration(t.exclusive[n]), TT.count(t.visits[n], "visit")].map(TT.escapeHtml).join("<br>") + "</div>";
-    tip.hidden = false;
-    const area = $("flame-box").getBoundingClientRect(), x = e.clientX - area.left + $("flame-box").scrollLeft,
-      y = e.clientY - area.top + $("flame-box").scrollTop;
-    tip.style.left = Math.max(0, Math.min(x + 14, area.width - tip.offsetWidth - 4)) + "px";
-    tip.style.top = y + 18 + "px";
+    const t = state.tree, n = box.node;
+    TT.flameTip(tip, $("flame-box"), e, t, n, state.meta.regions[t.region[n]].name, TTObjects.flameTip(t, n));
   });
   $("flame").addEventListener("mouseleave", () => { $("flame-tip").hidden = true; });
 
