@@ -19,19 +19,28 @@ JSON_BYTES_PER_TRACE_BYTE = {"chrome": 14, "speedscope": 11}
 JSON_OPENS_UP_TO = 300 * 1000 * 1000
 
 
-def json_too_large(experiment, format, limit=JSON_OPENS_UP_TO):
-    """A warning when `format` is a JSON format and its file would be larger than its viewers open, else None."""
+def json_too_large(experiment, format, thread=None, start=0, stop=2**64 - 1, limit=JSON_OPENS_UP_TO):
+    """A warning when `format` is a JSON format and its file would be larger than its viewers open, else None.
+    The estimate is from the bytes of the threads converted (one, or all), times the share of the run's time
+    the range takes."""
     ratio = JSON_BYTES_PER_TRACE_BYTE.get(format)
     if ratio is None:
         return None
-    trace = 0
-    for directory, _, files in os.walk(os.path.join(experiment, "trace")):
-        trace += sum(os.path.getsize(os.path.join(directory, name)) for name in files)
+    trace, end = 0, 0
+    for process in _tracetop.Trace(experiment).processes:
+        end = max(end, process["end_time"] or 0)
+        for stream in process["threads"]:
+            if thread is None or thread in (stream["name"], str(stream["native_tid"])):
+                path = os.path.join(experiment, "trace", str(process["pid"]), f"{stream['stream']}.tts")
+                trace += os.path.getsize(path) if os.path.exists(path) else 0
+    if end > 0:
+        trace = trace * max(0, min(stop, end) - min(start, end)) / end
     if trace * ratio <= limit:
         return None
     viewer = "chrome://tracing and Perfetto's UI" if format == "chrome" else "speedscope"
     return (f"the {format} file will be about {format_size(trace * ratio)}, more than {viewer} can open "
-            f"(a few hundred MB); --to perfetto, --to otf2 or `tracetop view` suit a trace this size")
+            f"(a few hundred MB); --to perfetto, --to otf2, `tracetop view` or a part (--from/--until, --thread) "
+            "suit a trace this size")
 
 
 def main(arguments, prog):
@@ -57,11 +66,11 @@ def main(arguments, prog):
         guess = closest(namespace.to, _tracetop.FORMATS)
         raise CommandError(f"unknown format {namespace.to!r} (known: {', '.join(_tracetop.FORMATS)})"
                            + (f": did you mean {guess}?" if guess else ""))
-    too_large = json_too_large(namespace.experiment, namespace.to)
-    if too_large:
-        messages.warning(too_large)
     if namespace.stop <= namespace.start:
         parser.error("--until must come after --from")
+    too_large = json_too_large(namespace.experiment, namespace.to, namespace.thread, namespace.start, namespace.stop)
+    if too_large:
+        messages.warning(too_large)
     path, result = convert(namespace.experiment, namespace.to, namespace.output, thread=namespace.thread,
                            start=namespace.start, stop=namespace.stop, progress=1.0, filter=namespace.filter)
     messages.say(f"wrote {path} ({result['events']} events, {format_size(result['bytes'])})")
