@@ -251,6 +251,8 @@ def test_a_time_range(tmp_path):
                       "--until", f"{stop:.3f}us", cwd=tmp_path)
     assert ranged.returncode == 0, ranged.stderr
     inside = chrome_calls(tmp_path / "range.json")
+    read = int(re.fullmatch(r"tracetop: wrote range.json \((\d+) events read, [\d.]+ \w+\)", ranged.stderr.strip()).group(1))
+    assert read > 2 * len(inside)  # the trace up to the range's end is read: more than the calls written
     expected = collections.Counter((call["name"], call["tid"]) for call in calls
                                    if call["ts"] < stop and call["ts"] + call["dur"] > start)
     assert collections.Counter((call["name"], call["tid"]) for call in inside) == expected

@@ -73,7 +73,8 @@ def main(arguments, prog):
         messages.warning(too_large)
     path, result = convert(namespace.experiment, namespace.to, namespace.output, thread=namespace.thread,
                            start=namespace.start, stop=namespace.stop, progress=1.0, filter=namespace.filter)
-    messages.say(f"wrote {path} ({result['events']} events, {format_size(result['bytes'])})")
+    # The events read, not written: a part (--from/--until, --thread, --filter) reads more than it writes.
+    messages.say(f"wrote {path} ({result['events']} events read, {format_size(result['bytes'])})")
     tell_problems(namespace.experiment, result["problems"], result["corrupt"])
     return 0
 
