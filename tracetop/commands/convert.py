@@ -21,26 +21,43 @@ JSON_OPENS_UP_TO = 300 * 1000 * 1000
 
 def json_too_large(experiment, format, thread=None, start=0, stop=2**64 - 1, limit=JSON_OPENS_UP_TO):
     """A warning when `format` is a JSON format and its file would be larger than its viewers open, else None.
-    The estimate is from the bytes of the threads converted (one, or all), times the share of the run's time
-    the range takes."""
+    Estimated from the bytes of the threads converted (one, or all), each times the share of its work that the
+    range holds."""
     ratio = JSON_BYTES_PER_TRACE_BYTE.get(format)
     if ratio is None:
         return None
-    trace, end = 0, 0
-    for process in _tracetop.Trace(experiment).processes:
-        end = max(end, process["end_time"] or 0)
+    processes = _tracetop.Trace(experiment).processes
+    end = max((process["end_time"] or 0 for process in processes), default=0)
+    trace = 0
+    for process in processes:
         for stream in process["threads"]:
             if thread is None or thread in (stream["name"], str(stream["native_tid"])):
                 path = os.path.join(experiment, "trace", str(process["pid"]), f"{stream['stream']}.tts")
-                trace += os.path.getsize(path) if os.path.exists(path) else 0
-    if end > 0:
-        trace = trace * max(0, min(stop, end) - min(start, end)) / end
+                if os.path.exists(path):
+                    trace += os.path.getsize(path) * _share(stream["usage"], start, stop, end)
     if trace * ratio <= limit:
         return None
     viewer = "chrome://tracing and Perfetto's UI" if format == "chrome" else "speedscope"
     return (f"the {format} file will be about {format_size(trace * ratio)}, more than {viewer} can open "
             f"(a few hundred MB); --to perfetto, --to otf2, `tracetop view` or a part (--from/--until, --thread) "
             "suit a trace this size")
+
+
+def _share(usage, start, stop, end):
+    """The share of a thread's calls made in [start, stop): its CPU time there over its whole CPU time, from the
+    samples of its usage (cumulative CPU ns at times since the start); the share of the run's time when it has
+    none. Calls take CPU time; wall time, which waits take too, is a worse guess."""
+    samples = [(0, 0)] + [(time, cpu) for time, cpu, *_ in usage]
+    if samples[-1][1] <= 0:
+        return 1.0 if end <= 0 else max(0, min(stop, end) - min(start, end)) / end
+
+    def cpu_at(when):
+        for (t0, c0), (t1, c1) in zip(samples, samples[1:]):
+            if when <= t1:
+                return c0 + (c1 - c0) * (when - t0) / max(1, t1 - t0)
+        return samples[-1][1]
+
+    return (cpu_at(stop) - cpu_at(start)) / samples[-1][1]
 
 
 def main(arguments, prog):
