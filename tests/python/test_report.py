@@ -95,7 +95,7 @@ def test_report_shortens_a_narrow_boxs_name_in_the_middle_and_hovers_styled(brow
         labels = page.evaluate("window.drawnLabels")
         assert LONG_NAME not in labels and not any(label.startswith("__main__:") for label in labels)
         assert len(shortened_labels(page)) >= 2, [label for label in labels if "…" in label]  # timeline and flame
-        cell = page.locator("#top td.name .fn", has_text="Numerical").first
+        cell = page.locator("#top td.name .fn", has_text="recursively")
         assert cell.get_attribute("title") == "__main__:" + LONG_NAME and cell.inner_text() == TTmiddle(LONG_NAME, 60)
         frame = page.evaluate("""() => {
             const c = document.getElementById('flame'), box = c.getBoundingClientRect();

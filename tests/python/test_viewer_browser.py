@@ -409,7 +409,7 @@ def test_a_narrow_box_shows_its_name_shortened_in_the_middle(browser, long_names
         screenshot(page, "flame-short-names")
         # The flat profile shows the qualname, the module on hover.
         page.click("#tabs button[data-tab=profile]")
-        cell = page.locator("#flat-table td.name .fn", has_text="Numerical").first
+        cell = page.locator("#flat-table td.name .fn", has_text="recursively")
         assert cell.get_attribute("title") == "__main__:" + LONG_NAME
         assert cell.inner_text() == TTmiddle(LONG_NAME, 60)
         assert page.errors == []
