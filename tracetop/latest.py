@@ -4,6 +4,7 @@ directory. And whether an experiment is still being measured, so that what it la
 import os
 
 from tracetop import messages
+from tracetop.experiment import describe_problems
 from tracetop.messages import CommandError
 
 # What MANIFEST.md says of a run until its end rewrites it (tracetop.experiment).
@@ -73,3 +74,14 @@ def chosen(experiment):
         messages.note(f"{experiment} is still being measured (process {', '.join(map(str, alive))} running): "
                       "this is what it has written so far")
     return experiment
+
+
+def tell_problems(experiment, problems, corrupt):
+    """What a reader found cut or damaged in `experiment`'s trace, said once: a warning, but a note while the
+    experiment is still being measured (its trace ends where its writers have got to: not a crash)."""
+    if not problems:
+        return
+    if running(experiment):
+        messages.note(f"still being written: {describe_problems(problems, corrupt)}")
+    else:
+        messages.warning(describe_problems(problems, corrupt))

@@ -284,9 +284,21 @@ class Session:
         except Exception as failure:
             messages.internal_error(failure)
 
+    def _other_processes(self):
+        """How many processes besides this one wrote into the experiment (followed children, say)."""
+        try:
+            names = os.listdir(os.path.join(self.experiment.path, "trace"))
+        except OSError:
+            return 0
+        return sum(name.isdigit() and name != str(os.getpid()) for name in names)
+
     def _announce(self):
         shown = self.experiment.shown
-        counts = f" ({self.stats['events']} events, {format_size(self.stats['bytes'])})" if self.stats else ""
+        counts = f"{self.stats['events']} events, {format_size(self.stats['bytes'])}" if self.stats else ""
+        others = self._other_processes() if counts else 0
+        if others:  # their counts are theirs: the sum would need their ends, which need not have come
+            counts = f"this process: {counts}; {others} other process{'es' if others > 1 else ''} measured"
+        counts = f" ({counts})" if counts else ""
         see = (f"tracetop {EXPERIMENT_VIEWS[0]} {messages.shell_quote(shown)}" if self.configuration["trace"]
                else os.path.join(shown, "profile.txt"))
         messages.say(f"experiment in {os.path.join(shown, '')}{counts}; see: {see}")

@@ -2,6 +2,7 @@
 
 import argparse
 import difflib
+import sys
 
 
 def closest(word, choices):
@@ -11,15 +12,20 @@ def closest(word, choices):
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse's parser, whose complaint about an unknown option names the option it probably meant."""
+    """argparse's parser, whose complaints name the option the user probably meant when one they typed is not
+    an option: as an unrecognized argument, and where a misspelled option leaves a required one missing."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message):
-        prefix = "unrecognized arguments: "
-        if message.startswith(prefix):
-            options = [option for action in self._actions for option in action.option_strings]
-            for word in message[len(prefix):].split():
-                guess = closest(word.split("=", 1)[0], options) if word.startswith("-") else None
-                if guess:
-                    message += f" (did you mean {guess}?)"
-                    break
+        options = {option for action in self._actions for option in action.option_strings}
+        for word in getattr(self, "_given", ()):
+            typed = word.split("=", 1)[0]
+            guess = closest(typed, options) if typed.startswith("-") and typed not in options else None
+            if guess:
+                unrecognized = message.startswith("unrecognized arguments: ")
+                message += f" (did you mean {guess}?)" if unrecognized else f" ({typed}: did you mean {guess}?)"
+                break
         super().error(message)

@@ -2,6 +2,7 @@
 Process, concurrent.futures), subprocess running Python, os.fork; each process with its own streams and its
 parent recorded, the program's output unchanged."""
 import os
+import re
 import sys
 
 import pytest
@@ -69,9 +70,12 @@ def test_processes_workload(tmp_path):
 
 @pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
 def test_multiprocessing_start_method(method, tmp_path):
-    same_as_python(tmp_path, PROGRAMS / "pools.py", method)
+    traced = same_as_python(tmp_path, PROGRAMS / "pools.py", method)
     assert_complete(tmp_path / "exp")
     (parent, in_parent), *children = processes(tmp_path / "exp")
+    # The closing line's counts are the parent's own, and say so: the children's are in the experiment too.
+    assert re.search(rf"^tracetop: experiment in exp/ \(this process: {parent['events']} events, [\d.]+ \w+; "
+                     rf"{len(children)} other processes measured\); see: ", traced.stderr, re.M), traced.stderr
     assert "__main__:square_sum" not in in_parent
     # Pool workers (2), the Process (1) and executor workers (1 or 2, started as work comes); a worker may find
     # no work left for it.

@@ -198,6 +198,23 @@ def test_a_json_file_too_large_for_its_viewer_is_warned_of(tmp_path):
         size = (tmp_path / "exp" / _tracetop.default_name(format)).stat().st_size
         assert size / 2 < estimate < size * 2, (format, estimate, size)
     assert json_too_large(str(tmp_path / "exp"), "perfetto", limit=0) is None
+    # A part of the trace is estimated as that part: one thread, a fifth of the run (a whole-run estimate would
+    # warn of a file several times the size the part makes). Each estimate is off by what the whole run's is (the
+    # bytes per trace byte of this program), and a range's by how unevenly the calls fall in time: within 2x of it.
+    estimate = json_too_large(str(tmp_path / "exp"), "chrome", limit=1)
+    whole = float(re.search(r"about ([\d.]+) MiB", estimate).group(1)) * (1 << 20) / \
+        (tmp_path / "exp" / _tracetop.default_name("chrome")).stat().st_size
+    end = max(process["end_time"] for process in _tracetop.Trace(str(tmp_path / "exp")).processes)
+    for part in (["--thread", "worker-1"], *(["--from", f"{end * a:.0f}ns", "--until", f"{end * (a + 0.2):.0f}ns"]
+                                            for a in (0, 0.4, 0.8))):
+        options = dict(thread=part[1]) if part[0] == "--thread" else \
+            dict(start=int(part[1][:-2]), stop=int(part[3][:-2]))
+        warning = json_too_large(str(tmp_path / "exp"), "chrome", limit=1, **options)
+        estimate = float(re.search(r"about ([\d.]+) (KiB|MiB)", warning).group(1)) * (1 << (10 if "KiB" in warning else 20))
+        written = tracetop("convert", "exp", "--to", "chrome", "-o", "part.json", *part, cwd=tmp_path)
+        assert written.returncode == 0, written.stderr
+        off = estimate / (tmp_path / "part.json").stat().st_size
+        assert whole / 2 < off < whole * 2, (part, off, whole)
 
 
 def test_one_thread_alone(tmp_path):
@@ -240,6 +257,8 @@ def test_a_time_range(tmp_path):
                       "--until", f"{stop:.3f}us", cwd=tmp_path)
     assert ranged.returncode == 0, ranged.stderr
     inside = chrome_calls(tmp_path / "range.json")
+    read = int(re.fullmatch(r"tracetop: wrote range.json \((\d+) events read, [\d.]+ \w+\)", ranged.stderr.strip()).group(1))
+    assert read > 2 * len(inside)  # the trace up to the range's end is read: more than the calls written
     expected = collections.Counter((call["name"], call["tid"]) for call in calls
                                    if call["ts"] < stop and call["ts"] + call["dur"] > start)
     assert collections.Counter((call["name"], call["tid"]) for call in inside) == expected

@@ -1,6 +1,7 @@
 """`tracetop report`: one HTML file that opens in Chromium with the network off, shows the top regions of
 `tracetop summary`, an overview timeline and a flame graph, and stays under 5 MB."""
 import re
+import sys
 
 import pytest
 
@@ -75,6 +76,45 @@ def test_report_of_a_trace_too_big_to_keep_whole_stays_under_5_mb(browser, tmp_p
         assert page.errors == []
     finally:
         context.__exit__(None, None, None)
+
+
+LONG_NAME = "NumericalIntegrationWorkspace.AdaptiveQuadratureRefinement.integrate_subinterval_recursively"
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="the long name is a qualified name: co_qualname is new in 3.11")
+def test_report_shortens_a_narrow_boxs_name_in_the_middle_and_hovers_styled(browser, tmp_path):  # noqa: F811
+    """A long name in a narrow box of the report's timeline and flame graph is its qualname cut in the middle, both
+    ends kept; the table shows the qualname, the module on hover; the flame graph's hover is the page's own."""
+    from test_viewer_browser import RECORD_LABELS, TTmiddle, shortened_labels
+
+    report = make_report(tmp_path, "long_names.py")
+    with page_of(browser, offline=True) as page:
+        page.add_init_script(RECORD_LABELS)
+        page.goto(report.as_uri())
+        page.wait_for_selector("body[data-ready]")
+        labels = page.evaluate("window.drawnLabels")
+        assert LONG_NAME not in labels and not any(label.startswith("__main__:") for label in labels)
+        assert len(shortened_labels(page)) >= 2, [label for label in labels if "…" in label]  # timeline and flame
+        cell = page.locator("#top td.name .fn", has_text="recursively")
+        assert cell.get_attribute("title") == "__main__:" + LONG_NAME and cell.inner_text() == TTmiddle(LONG_NAME, 60)
+        frame = page.evaluate("""() => {
+            const c = document.getElementById('flame'), box = c.getBoundingClientRect();
+            for (let y = 4; y < c.clientHeight; y += 6) for (let x = 4; x < c.clientWidth; x += 4) {
+                c.dispatchEvent(new MouseEvent('mousemove', {clientX: box.left + x, clientY: box.top + y, bubbles: true}));
+                const tip = document.getElementById('flame-tip');
+                if (!tip.hidden && tip.textContent.includes('Numerical')) return [box.left + x, box.top + y];
+            }
+            return null;
+        }""")
+        assert frame, "no frame of the long name in the flame graph"
+        page.mouse.move(*frame)
+        tip = page.locator("#flame-tip")
+        tip.wait_for(state="visible")
+        lines = tip.inner_text().splitlines()
+        assert lines[:2] == [LONG_NAME, "__main__:" + LONG_NAME] and re.match(r"Inclusive [\d.]+ ms \(\d+\.\d%\)", lines[2])
+        assert page.get_attribute("#flame", "title") in (None, "")  # not the browser's own hover
+        screenshot(page, "report-short-names-and-hover")
+        assert page.errors == []
 
 
 @pytest.mark.parametrize("arguments, message", [

@@ -170,6 +170,17 @@ def test_zoom_and_pan_change_the_visible_range(threads_page):
     screenshot(page, "timeline-zoomed")
 
 
+@pytest.mark.parametrize("span_ns, unit", [(100_000_000, "ms"), (1_000_000, "µs")])
+def test_a_view_that_starts_just_before_the_run_says_0_not_minus_0(threads_page, span_ns, unit):
+    """The range label of a view starting 400 ns before the run, at a zoom whose ticks round that to zero: "0",
+    never "-0" (JavaScript's toFixed keeps the sign of a negative number rounded to zero)."""
+    page = threads_page
+    page.evaluate(f"tracetopViewer.setView(tracetopViewer.state.begin - 400, tracetopViewer.state.begin - 400 + {span_ns})")
+    assert page.evaluate("tracetopViewer.state.t0 - tracetopViewer.state.begin") == -400
+    page.wait_for_function(f"document.getElementById('view-range').textContent.startsWith('view 0 {unit} – ')")
+    assert page.evaluate("TT.fmtTime(-400, 1e7)") == "0 ms" and page.evaluate("TT.fmtTime(-400, 1e4)") == "0 µs"
+
+
 def hover_bar(page, name):
     """Points at a call of region `name`, zooming in to one when none is wide enough at this zoom."""
     for _ in range(6):
@@ -398,7 +409,7 @@ def test_a_narrow_box_shows_its_name_shortened_in_the_middle(browser, long_names
         screenshot(page, "flame-short-names")
         # The flat profile shows the qualname, the module on hover.
         page.click("#tabs button[data-tab=profile]")
-        cell = page.locator("#flat-table td.name .fn", has_text="Numerical").first
+        cell = page.locator("#flat-table td.name .fn", has_text="recursively")
         assert cell.get_attribute("title") == "__main__:" + LONG_NAME
         assert cell.inner_text() == TTmiddle(LONG_NAME, 60)
         assert page.errors == []
@@ -407,3 +418,41 @@ def test_a_narrow_box_shows_its_name_shortened_in_the_middle(browser, long_names
 def TTmiddle(text, keep):  # noqa: N802 -- common.js's middle(), to check the table's text against
     head = (keep - 1 + 1) // 2
     return text if len(text) <= keep else text[:head] + "…" + text[len(text) - (keep - 1 - head):]
+
+
+# Each table shown of the profile tab and the selection: its columns, and by how many pixels the first box around it
+# that clips (overflow not visible) is narrower than what it holds.
+CLIPPED = """() => [...document.querySelectorAll('#calltree-table, #flat-table, #sandwich-table, #range-table')]
+                  .filter(t => t.offsetParent !== null).map(t => {
+    let past = 0;
+    for (let e = t.parentElement; e && e !== document.body; e = e.parentElement)
+        if (getComputedStyle(e).overflowX !== 'visible') { past = e.scrollWidth - e.clientWidth; break; }
+    return [t.id, t.querySelectorAll('thead th').length, past];
+})"""
+
+
+@QUALIFIED
+def test_every_column_of_the_profile_shows_at_1280_by_720(browser, long_names_url):  # noqa: F811
+    """No column is clipped at 1280×720: the name gives way (cut in the middle, whole on hover), the numbers and
+    the location stay in view, in the call tree, the flat profile, callers/callees and a range's summary."""
+    with page_of(browser, long_names_url, size=(1280, 720)) as page:
+        page.wait_for_function(READY)
+        page.click("#tabs button[data-tab=profile]")
+        page.wait_for_selector("#flat-table")
+        page.locator("#calltree-table tbody tr", has_text="most_of_the_run").first.click()  # open the tree
+        page.locator("#flat-table tbody tr", has=page.locator(".fn", has_text="recursively")).click()
+        page.wait_for_selector("#sandwich-table")
+        screenshot(page, "profile-columns-1280x720")
+        tables = page.evaluate(CLIPPED)
+        page.click("#tabs button[data-tab=timeline]")
+        box = page.locator("#tl-scroll").bounding_box()
+        page.mouse.move(box["x"] + 300, box["y"] + 5)
+        page.mouse.down()
+        page.mouse.move(box["x"] + 1100, box["y"] + 5, steps=4)
+        page.mouse.up()
+        page.wait_for_selector("#range-table")
+        tables += page.evaluate(CLIPPED)
+        assert sorted(table[0] for table in tables) == ["calltree-table", "flat-table", "range-table", "sandwich-table"]
+        assert all(heads >= 4 and past <= 0 for _, heads, past in tables), tables
+        screenshot(page, "selection-columns-1280x720")
+        assert page.errors == []

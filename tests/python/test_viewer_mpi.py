@@ -101,14 +101,17 @@ def summary_matrix(experiment):
     return matrix
 
 
-def sent_between(experiment, t0, t1):
-    """{(sender, receiver): (messages, bytes)} of the sends recorded in [t0, t1), read from the trace's own events."""
+def sent_between(experiment, t0, t1, kinds=("world", "self", "derived")):
+    """{(sender, receiver): (messages, bytes)} of the sends recorded in [t0, t1) on communicators of those kinds,
+    read from the trace's own events."""
     trace, matrix = _tracetop.Trace(str(experiment)), {}
     for index, process in enumerate(trace.processes):
         for thread in process["threads"]:
             for kind, time, peer, _, comm, size in (e[:6] for e in trace.read_stream(index, thread["stream"])[0]
                                                     if e[0] in ("mpi_send", "mpi_isend") and t0 <= e[1] < t1):
                 c = process["comms"][comm]
+                if c["kind"] not in kinds:
+                    continue
                 receiver = {"world": peer, "self": process["mpi_rank"]}.get(c["kind"]) if c["kind"] != "derived" \
                     else c["members"][peer]
                 count, total = matrix.get((process["mpi_rank"], receiver), (0, 0))
@@ -294,6 +297,10 @@ def test_the_matrix_is_summarys_and_follows_the_selection(browser, experiment): 
             assert page_matrix(page) == selected
             for s in range(RANKS):
                 assert selected[s, (s + 1) % RANKS][0] >= LAPS
+            # The communicators' statistics are the range's too: the world's messages are those sent in it.
+            world_row = page.locator(".comm-comms tr", has_text="MPI_COMM_WORLD").inner_text().split("\t")
+            world_sent = sent_between(experiment, math.floor(a), math.ceil(b), kinds=("world",))
+            assert int(world_row[2].replace(",", "")) == sum(count for count, _ in world_sent.values())
             # Its messages from a cell, and one of them brought into view by a click.
             page.locator(".comm-matrix td[data-sender='3'][data-receiver='0']").click()
             page.wait_for_function(f"document.querySelectorAll('.comm-messages tbody tr').length === {selected[3, 0][0]}")

@@ -102,6 +102,32 @@ def test_callers_and_callees_with_the_right_times(browser, sandwich):  # noqa: F
         assert page.errors == []
 
 
+def test_a_call_on_the_timeline_and_a_call_path_select_their_function_everywhere(browser, sandwich):  # noqa: F811
+    """From a call's details on the timeline: "Callers and callees" opens the profile on its function, selected in
+    the flat profile; a name in the call tree selects its function too, and the timeline highlights its calls."""
+    url, _ = sandwich
+    with page_of(browser, url) as page:
+        page.wait_for_function(READY)
+        bar = page.evaluate("tracetopViewer.findBar('__main__:other', 6)")
+        page.mouse.click(bar["x"], bar["y"])
+        page.wait_for_selector("#details-body button[data-action=sandwich]")
+        page.click("#details-body button[data-action=sandwich]")
+        page.wait_for_selector("#sandwich-table tr.self")
+        assert page.locator("#sandwich-table tr.self .fn").inner_text() == "other"
+        assert [row.split("\t")[0] for row in page.locator("#sandwich-table tr.caller").all_inner_texts()] == ["b"]
+        assert [row.split("\t")[0] for row in page.locator("#sandwich-table tr.callee").all_inner_texts()] == ["leaf"]
+        assert page.locator("#flat-table tr.match .fn").all_inner_texts() == ["other"]
+        # A name in the call tree: a() selected, its three calls of leaf() its callees' visits.
+        page.locator("#calltree-table td.name .fn", has_text=re.compile(r"^a$")).first.click()
+        page.wait_for_function("document.querySelector('#sandwich-table tr.self .fn').textContent === 'a'")
+        callee = page.locator("#sandwich-table tr.callee").first.inner_text().split("\t")
+        assert callee[0] == "leaf" and callee[3] == "3"
+        assert page.input_value("#search") == "__main__:a"
+        page.click("#tabs button[data-tab=timeline]")
+        page.wait_for_function("tracetopViewer.highlighted() === 1")
+        assert page.errors == []
+
+
 def test_the_profile_is_computed_before_its_tab_is_opened(browser, sandwich):  # noqa: F811
     url, _ = sandwich
     with page_of(browser, url) as page:

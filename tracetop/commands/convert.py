@@ -6,11 +6,11 @@ import re
 
 from tracetop import _tracetop, messages
 from tracetop.commands import COMMANDS
-from tracetop.experiment import convert, describe_problems
-from tracetop.latest import chosen, experiment_argument
+from tracetop.experiment import convert
+from tracetop.latest import chosen, experiment_argument, tell_problems
 from tracetop.messages import CommandError
 from tracetop.sizes import format_size
-from tracetop.suggest import ArgumentParser
+from tracetop.suggest import ArgumentParser, closest
 
 
 # JSON formats whose viewers load the whole file into a browser tab: bytes of output per byte of native trace (as
@@ -19,19 +19,45 @@ JSON_BYTES_PER_TRACE_BYTE = {"chrome": 14, "speedscope": 11}
 JSON_OPENS_UP_TO = 300 * 1000 * 1000
 
 
-def json_too_large(experiment, format, limit=JSON_OPENS_UP_TO):
-    """A warning when `format` is a JSON format and its file would be larger than its viewers open, else None."""
+def json_too_large(experiment, format, thread=None, start=0, stop=2**64 - 1, limit=JSON_OPENS_UP_TO):
+    """A warning when `format` is a JSON format and its file would be larger than its viewers open, else None.
+    Estimated from the bytes of the threads converted (one, or all), each times the share of its work that the
+    range holds."""
     ratio = JSON_BYTES_PER_TRACE_BYTE.get(format)
     if ratio is None:
         return None
+    processes = _tracetop.Trace(experiment).processes
+    end = max((process["end_time"] or 0 for process in processes), default=0)
     trace = 0
-    for directory, _, files in os.walk(os.path.join(experiment, "trace")):
-        trace += sum(os.path.getsize(os.path.join(directory, name)) for name in files)
+    for process in processes:
+        for stream in process["threads"]:
+            if thread is None or thread in (stream["name"], str(stream["native_tid"])):
+                path = os.path.join(experiment, "trace", str(process["pid"]), f"{stream['stream']}.tts")
+                if os.path.exists(path):
+                    trace += os.path.getsize(path) * _share(stream["usage"], start, stop, end)
     if trace * ratio <= limit:
         return None
     viewer = "chrome://tracing and Perfetto's UI" if format == "chrome" else "speedscope"
     return (f"the {format} file will be about {format_size(trace * ratio)}, more than {viewer} can open "
-            f"(a few hundred MB); --to perfetto, --to otf2 or `tracetop view` suit a trace this size")
+            f"(a few hundred MB); --to perfetto, --to otf2, `tracetop view` or a part (--from/--until, --thread) "
+            "suit a trace this size")
+
+
+def _share(usage, start, stop, end):
+    """The share of a thread's calls made in [start, stop): its CPU time there over its whole CPU time, from the
+    samples of its usage (cumulative CPU ns at times since the start); the share of the run's time when it has
+    none. Calls take CPU time; wall time, which waits take too, is a worse guess."""
+    samples = [(0, 0)] + [(time, cpu) for time, cpu, *_ in usage]
+    if samples[-1][1] <= 0:
+        return 1.0 if end <= 0 else max(0, min(stop, end) - min(start, end)) / end
+
+    def cpu_at(when):
+        for (t0, c0), (t1, c1) in zip(samples, samples[1:]):
+            if when <= t1:
+                return c0 + (c1 - c0) * (when - t0) / max(1, t1 - t0)
+        return samples[-1][1]
+
+    return (cpu_at(stop) - cpu_at(start)) / samples[-1][1]
 
 
 def main(arguments, prog):
@@ -54,17 +80,19 @@ def main(arguments, prog):
     namespace = parser.parse_args(arguments)
     namespace.experiment = chosen(namespace.experiment)
     if namespace.to not in _tracetop.FORMATS:
-        raise CommandError(f"unknown format {namespace.to!r} (known: {', '.join(_tracetop.FORMATS)})")
-    too_large = json_too_large(namespace.experiment, namespace.to)
-    if too_large:
-        messages.warning(too_large)
+        guess = closest(namespace.to, _tracetop.FORMATS)
+        raise CommandError(f"unknown format {namespace.to!r} (known: {', '.join(_tracetop.FORMATS)})"
+                           + (f": did you mean {guess}?" if guess else ""))
     if namespace.stop <= namespace.start:
         parser.error("--until must come after --from")
+    too_large = json_too_large(namespace.experiment, namespace.to, namespace.thread, namespace.start, namespace.stop)
+    if too_large:
+        messages.warning(too_large)
     path, result = convert(namespace.experiment, namespace.to, namespace.output, thread=namespace.thread,
                            start=namespace.start, stop=namespace.stop, progress=1.0, filter=namespace.filter)
-    messages.say(f"wrote {path} ({result['events']} events, {format_size(result['bytes'])})")
-    if result["problems"]:
-        messages.warning(describe_problems(result["problems"], result["corrupt"]))
+    # The events read, not written: a part (--from/--until, --thread, --filter) reads more than it writes.
+    messages.say(f"wrote {path} ({result['events']} events read, {format_size(result['bytes'])})")
+    tell_problems(namespace.experiment, result["problems"], result["corrupt"])
     return 0
 
 

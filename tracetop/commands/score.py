@@ -6,8 +6,7 @@ import sys
 
 from tracetop import _tracetop, messages
 from tracetop.commands import COMMANDS
-from tracetop.experiment import describe_problems
-from tracetop.latest import chosen, experiment_argument
+from tracetop.latest import chosen, experiment_argument, tell_problems
 from tracetop.messages import CommandError
 from tracetop.sizes import format_size
 from tracetop.suggest import ArgumentParser
@@ -46,8 +45,7 @@ def main(arguments, prog):
         messages.say(f"wrote {namespace.suggest_filter}: it excludes {count} region{'' if count == 1 else 's'}; "
                      f"predicted native trace {format_size(result['native_bytes'])} "
                      f"(run with --filter {namespace.suggest_filter})")
-    if result["problems"]:
-        messages.warning(describe_problems(result["problems"], result["corrupt"]))
+    tell_problems(namespace.experiment, result["problems"], result["corrupt"])
     return 0
 
 

@@ -4,10 +4,10 @@ import argparse
 import re
 import sys
 
-from tracetop import _tracetop, messages
+from tracetop import _tracetop
 from tracetop.commands import COMMANDS
-from tracetop.experiment import PROFILE_ROWS, describe_problems
-from tracetop.latest import chosen, experiment_argument, running
+from tracetop.experiment import PROFILE_ROWS
+from tracetop.latest import chosen, experiment_argument, running, tell_problems
 from tracetop.suggest import ArgumentParser
 
 
@@ -29,10 +29,7 @@ def main(arguments, prog):
     for pid in alive:  # not ended yet is not a crash
         text = re.sub(rf"^(process {pid} .*)did not end normally\)$", r"\1still running)", text, flags=re.M)
     sys.stdout.write(text)
-    if problems and alive:
-        messages.note(f"still being written: {describe_problems(problems, corrupt)}")
-    elif problems:
-        messages.warning(describe_problems(problems, corrupt))
+    tell_problems(namespace.experiment, problems, corrupt)
     return 0
 
 

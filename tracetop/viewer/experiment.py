@@ -3,7 +3,7 @@
 import time
 
 from tracetop import _tracetop, messages
-from tracetop.experiment import describe_problems
+from tracetop.latest import tell_problems
 
 # A build that takes longer than this many seconds says how it goes on stderr, a line a second.
 PROGRESS_AFTER = 1.0
@@ -16,6 +16,5 @@ def open_index(experiment):
     if index.built:
         messages.note(f"indexed {experiment} in {time.monotonic() - started:.1f} s"
                       + (f" (not cached: {index.cache_problem})" if index.cache_problem else ""))
-    if index.problems:
-        messages.warning(describe_problems(index.problems, corrupt=False))
+    tell_problems(experiment, index.problems, corrupt=False)
     return index

@@ -12,6 +12,7 @@ import struct
 from pathlib import Path
 
 from tracetop import _tracetop
+from tracetop.latest import running
 
 HERE = Path(__file__).parent
 MAX_BYTES = 5 * 1000 * 1000
@@ -95,7 +96,7 @@ def render(experiment, index):
             "experiment": os.path.basename(os.path.abspath(experiment)),
             "begin_ns": index.begin_ns, "end_ns": index.end_ns, "events": profile["events"],
             "total_ns": profile["total_ns"],
-            "problems": index.problems, "threads": len(index.lanes),
+            "problems": index.problems, "running": running(experiment), "threads": len(index.lanes),
             "lanes": [{key: lane[key] for key in ("name", "pid", "begin_ns", "end_ns")} for lane in index.lanes[:shown]],
             "overview": _overview(index, regions, spans_budget, shown),
             "flame": _flame(index, regions, nodes_budget),

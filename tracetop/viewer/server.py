@@ -18,6 +18,7 @@ import urllib.parse
 from pathlib import Path
 
 from tracetop import _tracetop, messages
+from tracetop.latest import running
 
 STATIC = Path(__file__).parent / "static"
 CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
@@ -95,7 +96,7 @@ class DataAPI:
             "experiment": os.path.basename(os.path.abspath(experiment)),
             "begin_ns": index.begin_ns, "end_ns": index.end_ns, "levels": index.levels,
             "lanes": index.lanes, "regions": index.regions, "tracks": tracks, "objects": objects,
-            "problems": index.problems,
+            "problems": index.problems, "running": running(experiment),
         }).encode()
 
     def answer(self, name, query):

@@ -103,6 +103,19 @@ const TT = (function () {
       escapeHtml(middle(displayName(name), keep || 60)) + "</span>";
   }
 
+  /* The flame graph's hover for `node` of `tree` (region `name`), in the viewer and the report alike: shown in
+   * `tip` beside the mouse of event `e`, within `box`, the flame graph's scrolling box that holds `tip`. */
+  function flameTip(tip, box, e, tree, node, name, html) {
+    tip.innerHTML = html || '<div class="name">' + escapeHtml(displayName(name)) + '</div><div class="sub">' + escapeHtml(name) + "</div>" +
+      "<div>" + ["Inclusive " + fmtDuration(tree.inclusive[node]) + " (" + percent(tree.inclusive[node], tree.total) + ")",
+        "Exclusive " + fmtDuration(tree.exclusive[node]), count(tree.visits[node], "visit")].map(escapeHtml).join("<br>") + "</div>";
+    tip.hidden = false;
+    tip.style.left = "0px"; /* measured where it has its whole width, then placed where it fits */
+    const area = box.getBoundingClientRect(), x = e.clientX - area.left + box.scrollLeft, y = e.clientY - area.top + box.scrollTop;
+    tip.style.left = Math.max(0, Math.min(x + 14, area.width - tip.offsetWidth - 4)) + "px";
+    tip.style.top = y + 18 + "px";
+  }
+
   const colours = new Map();
   /* One colour per module, the same in every view and run. */
   function colourOf(name) {
@@ -165,6 +178,7 @@ const TT = (function () {
       tree.exclusive[i] = view.getFloat64(p + 24, true);
       (tree.parent[i] === NO_PARENT ? tree.roots : tree.children[tree.parent[i]]).push(i);
     }
+    tree.total = tree.roots.reduce((s, root) => s + tree.inclusive[root], 0);
     return tree;
   }
 
@@ -339,7 +353,7 @@ const TT = (function () {
   }
 
   return {
-    NO_PARENT, fmtDuration, fmtBytes, fmtTime, fmtCount, count, percent, moduleOf, displayName, middle, fitText, nameHtml, colourOf,
+    NO_PARENT, fmtDuration, fmtBytes, fmtTime, fmtCount, count, percent, moduleOf, displayName, middle, fitText, nameHtml, flameTip, colourOf,
     escapeHtml, decodeSpans, sandwich,
     decodeSamples, decodeTree, flatProfile, location, niceStep, flameLayout, drawFlame, flameHit, FLAME_ROW,
   };

@@ -20,7 +20,10 @@
   const span = Math.max(1, data.end_ns - data.begin_ns);
   $("facts").textContent = TT.count(data.threads, "thread") + " · " + TT.count(data.events, "event") + " · " + TT.fmtDuration(span) +
     (data.lanes.length < data.threads ? " · the overview shows the first " + TT.count(data.lanes.length, "thread") : "");
-  if (data.problems.length) {
+  if (data.running.length) {
+    $("running").hidden = false;
+    $("running").textContent = "Still being measured (process " + data.running.join(", ") + " running): this is what it had written when the report was made.";
+  } else if (data.problems.length) {
     $("problems").hidden = false;
     $("problems").textContent = "The trace is incomplete: " + data.problems.join("; ");
   }
@@ -124,9 +127,10 @@
   });
   $("flame").addEventListener("mousemove", (e) => {
     const box = flame && TT.flameHit(flame, e.offsetX, e.offsetY);
-    $("flame").title = box ? regions[tree.region[box.node]].name + "\ninclusive " + TT.fmtDuration(tree.inclusive[box.node]) +
-      ", exclusive " + TT.fmtDuration(tree.exclusive[box.node]) + ", " + TT.fmtCount(tree.visits[box.node]) + " visits" : "";
+    if (box) TT.flameTip($("flame-tip"), $("flame-box"), e, tree, box.node, regions[tree.region[box.node]].name);
+    else $("flame-tip").hidden = true;
   });
+  $("flame").addEventListener("mouseleave", () => { $("flame-tip").hidden = true; });
 
   function drawAll() {
     drawOverview();

@@ -1091,7 +1091,6 @@
     const promise = TTObjects.attach(api("tree", {t0, t1, lanes}).then((r) => r.arrayBuffer()).then(TT.decodeTree), t0, t1, lanes).then((tree) => {
       if (key !== scopeKey()) return state.tree;
       tree.key = key;
-      tree.total = tree.roots.reduce((s, n) => s + tree.inclusive[n], 0);
       tree.open = new Set();
       /* Open the heaviest path of every root that takes a tenth of the time or more. */
       for (const root of tree.roots) {
@@ -1237,15 +1236,8 @@
     const box = flameLayout && TT.flameHit(flameLayout, e.offsetX, e.offsetY);
     const tip = $("flame-tip");
     if (!box) { tip.hidden = true; return; }
-    const t = state.tree, n = box.node, name = state.meta.regions[t.region[n]].name;
-    tip.innerHTML = TTObjects.flameTip(t, n) || '<div class="name">' + TT.escapeHtml(TT.displayName(name)) + '</div><div class="sub">' + TT.escapeHtml(name) + "</div>" +
-      "<div>" + ["Inclusive " + TT.fmtDuration(t.inclusive[n]) + " (" + TT.percent(t.inclusive[n], t.total) + ")",
-        "Exclusive " + TT.fmtDuration(t.exclusive[n]), TT.count(t.visits[n], "visit")].map(TT.escapeHtml).join("<br>") + "</div>";
-    tip.hidden = false;
-    const area = $("flame-box").getBoundingClientRect(), x = e.clientX - area.left + $("flame-box").scrollLeft,
-      y = e.clientY - area.top + $("flame-box").scrollTop;
-    tip.style.left = Math.max(0, Math.min(x + 14, area.width - tip.offsetWidth - 4)) + "px";
-    tip.style.top = y + 18 + "px";
+    const t = state.tree, n = box.node;
+    TT.flameTip(tip, $("flame-box"), e, t, n, state.meta.regions[t.region[n]].name, TTObjects.flameTip(t, n));
   });
   $("flame").addEventListener("mouseleave", () => { $("flame-tip").hidden = true; });
 
@@ -1273,7 +1265,8 @@
     lanes.innerHTML = '<option value="all">all threads, merged</option>' +
       meta.lanes.map((l, i) => '<option value="' + i + '">' + TT.escapeHtml(l.name) + " (pid " + l.pid + ")</option>").join("");
     const calls = meta.lanes.reduce((s, l) => s + l.calls, 0);
-    if (meta.problems.length) setStatus(meta.problems[0] + (meta.problems.length > 1 ? " (+" + (meta.problems.length - 1) + " more)" : ""), true);
+    if (meta.running.length) setStatus("still being measured (process " + meta.running.join(", ") + " running): what it had written when opened");
+    else if (meta.problems.length) setStatus(meta.problems[0] + (meta.problems.length > 1 ? " (+" + (meta.problems.length - 1) + " more)" : ""), true);
     else setStatus(TT.count(meta.lanes.length, "thread") + " · " + TT.count(calls, "call") + " · " + TT.fmtDuration(state.end - state.begin));
     TTObjects.init({state, api, GUTTER, scroller, xOf, tOf, plotWidth, windowFor, covers, scheduleDraw, ensureData, buildLayout, button, setStatus,
       refresh: () => { state.tree = null; state.focus = null; showTab(state.tab); },
