@@ -19,10 +19,10 @@ static uint32_t slot_of(const tt_calltree *t, uint32_t parent, uint32_t region)
 int tt_calltree_init(tt_calltree *t)
 {
     memset(t, 0, sizeof *t);
+    t->count = 1; /* the root's, made once there is room */
     tt_calltree_reserve(t);
     if (t->lost) return -1;
     t->nodes[0] = (tt_calltree_node){.region = TT_CALLTREE_ROOT};
-    t->count = 1;
     return 0;
 }
 
@@ -37,16 +37,17 @@ void tt_calltree_free(tt_calltree *t)
 
 void tt_calltree_reserve(tt_calltree *t)
 {
-    if (t->lost || t->closed || t->cap - t->count >= TT_CALLTREE_RESERVE) return;
+    if (t->lost || t->closed || t->count + TT_CALLTREE_RESERVE <= t->cap) return;
     if (t->count > UINT32_MAX / 4 - TT_CALLTREE_RESERVE) {
         t->lost = 1;
         return;
     }
     uint32_t cap = t->cap * 2 > t->count + TT_CALLTREE_RESERVE ? t->cap * 2 : t->count + TT_CALLTREE_RESERVE;
+    /* Half full at most, as the tree grows by chunks; never full within a
+     * chunk, whatever it adds. Pages the tree never reaches are never
+     * touched: the room costs address space, not memory. */
     uint32_t size = 1;
-    while (size < 2 * cap) size *= 2;
-    /* Pages the tree never reaches are never touched: the room costs
-     * address space, not memory. */
+    while (size < 2 * t->count || size <= cap) size *= 2;
     tt_calltree_node *nodes = realloc(t->nodes, (size_t)cap * sizeof *nodes);
     uint32_t *slots = calloc(size, sizeof *slots);
     if (nodes) t->nodes = nodes; /* the old block is gone once realloc succeeds */

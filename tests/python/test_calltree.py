@@ -109,3 +109,20 @@ def test_workload_tree_profile_is_the_read_back_profile(tmp_path, name):
     assert completed.returncode == 0, completed.stderr
     assert all(tree_chunks(path)[0] >= 1 for path in stream_files(tmp_path / "exp"))
     assert_trees_read_back_the_same(tmp_path, tmp_path / "exp")
+
+
+def test_tree_larger_than_a_chunks_room(tmp_path):
+    """Recursion 50,000 deep: more new call paths than one chunk's room (calltree.h), made as chunks are taken;
+    and a sibling ring of 300 callees called in changing order."""
+    code = ("import sys\nsys.setrecursionlimit(60000)\n"
+            "def down(n):\n    return 0 if n == 0 else 1 + down(n - 1)\n"
+            "fs = [eval(f'lambda: {i}') for i in range(300)]\n"
+            "def spread(k):\n    return sum(fs[(i * k) % 300]() for i in range(300))\n"
+            "print(down(50000), sum(spread(k) for k in range(1, 40)))")
+    completed = tracetop("run", "--output", "exp", "-c", code, cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    [path] = stream_files(tmp_path / "exp")
+    assert tree_chunks(path)[0] >= 2  # 50,000 nodes and more: more than a chunk of them
+    assert_trees_read_back_the_same(tmp_path, tmp_path / "exp")
+    regions = {r["name"]: r for r in _tracetop.profile(str(tmp_path / "exp"))["regions"]}
+    assert regions["__main__:down"]["visits"] == 50001
