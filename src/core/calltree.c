@@ -23,6 +23,7 @@ int tt_calltree_init(tt_calltree *t)
     tt_calltree_reserve(t);
     if (t->lost) return -1;
     t->nodes[0] = (tt_calltree_node){.region = TT_CALLTREE_ROOT};
+    t->cur = t->nodes;
     return 0;
 }
 
@@ -30,7 +31,7 @@ void tt_calltree_free(tt_calltree *t)
 {
     free(t->nodes);
     free(t->slots);
-    t->nodes = NULL;
+    t->cur = t->nodes = NULL;
     t->slots = NULL;
     t->lost = 1;
 }
@@ -38,7 +39,7 @@ void tt_calltree_free(tt_calltree *t)
 void tt_calltree_reserve(tt_calltree *t)
 {
     if (t->lost || t->closed || t->count + TT_CALLTREE_RESERVE <= t->cap) return;
-    if (t->count > UINT32_MAX / 4 - TT_CALLTREE_RESERVE) {
+    if (t->count > UINT32_MAX / sizeof(tt_calltree_node) / 2 - TT_CALLTREE_RESERVE) { /* offsets are u32 */
         t->lost = 1;
         return;
     }
@@ -48,9 +49,13 @@ void tt_calltree_reserve(tt_calltree *t)
      * touched: the room costs address space, not memory. */
     uint32_t size = 1;
     while (size < 2 * t->count || size <= cap) size *= 2;
+    size_t cur = (size_t)(t->cur - t->nodes);
     tt_calltree_node *nodes = realloc(t->nodes, (size_t)cap * sizeof *nodes);
     uint32_t *slots = calloc(size, sizeof *slots);
-    if (nodes) t->nodes = nodes; /* the old block is gone once realloc succeeds */
+    if (nodes) { /* the old block is gone once realloc succeeds */
+        t->nodes = nodes;
+        t->cur = nodes + cur;
+    }
     if (!nodes || !slots) {
         free(slots);
         t->lost = 1;
@@ -67,28 +72,27 @@ void tt_calltree_reserve(tt_calltree *t)
     }
 }
 
-uint32_t tt_calltree_child(tt_calltree *t, uint32_t region)
+tt_calltree_node *tt_calltree_child(tt_calltree *t, uint32_t region)
 {
-    uint32_t parent = t->cur;
-    if (t->lost) return 0;
+    if (t->lost) return t->nodes;
     tt_calltree_node *nodes = t->nodes;
-    uint32_t j = slot_of(t, parent, region), n;
+    uint32_t parent = (uint32_t)((char *)t->cur - (char *)nodes), j = slot_of(t, parent, region), n;
     for (; (n = t->slots[j]) != 0; j = (j + 1) & t->mask)
         if (nodes[n].parent == parent && nodes[n].region == region) goto found;
     if (t->count == t->cap) { /* only when memory ran out making room */
         t->lost = 1;
-        return 0;
+        return nodes;
     }
     n = t->count++;
     t->slots[j] = n;
     /* In the ring of parent's children after the one entered last, so that
      * calls made in turn follow each other there. */
-    uint32_t last = nodes[parent].last;
-    nodes[n] = (tt_calltree_node){.region = region, .parent = parent, .next = last ? nodes[last].next : n};
-    if (last) nodes[last].next = n;
+    uint32_t offset = n * (uint32_t)sizeof *nodes, last = t->cur->last;
+    nodes[n] = (tt_calltree_node){.region = region, .parent = parent, .next = last ? tt_calltree_at(t, last)->next : offset};
+    if (last) tt_calltree_at(t, last)->next = offset;
 found:
-    nodes[parent].last = n;
-    return n;
+    t->cur->last = n * (uint32_t)sizeof *nodes;
+    return &nodes[n];
 }
 
 void tt_calltree_gc_done(tt_calltree *t, unsigned generation, uint64_t ticks, uint64_t collected,
@@ -149,7 +153,7 @@ void tt_calltree_write(tt_stream *s)
         const tt_calltree_node *node = &t->nodes[n];
         p = tree_room(s, 1 + 4 * 10, &c);
         *p++ = TT_DEF_TREE_NODE;
-        p = tt_put_varint(p, node->parent);
+        p = tt_put_varint(p, node->parent / sizeof *node);
         p = tt_put_varint(p, node->region);
         p = tt_put_varint(p, node->visits);
         tree_commit(c, tt_put_varint(p, node->inclusive));

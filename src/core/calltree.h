@@ -46,13 +46,17 @@
 #define TT_CALLTREE_ROOT UINT32_MAX
 #define TT_CALLTREE_GENERATIONS 3
 
+/* Links are byte offsets from the first node (node k's is k times the
+ * size): the hooks follow one with an add, no multiply. visits and
+ * inclusive apart: side by side, the compiler updates them as a vector, at
+ * several times the cost. */
 typedef struct tt_calltree_node {
-    uint32_t region;
-    uint32_t parent;
-    uint32_t last; /* the child entered last; 0: none yet */
-    uint32_t next; /* the next sibling, in a ring */
-    uint64_t visits;
     uint64_t inclusive; /* ticks, modulo 2^64 while calls are open */
+    uint32_t region;
+    uint32_t parent; /* the root's: itself */
+    uint32_t last;   /* the child entered last; the root (0): none yet */
+    uint32_t next;   /* the next sibling, in a ring */
+    uint64_t visits;
 } tt_calltree_node;
 
 typedef struct tt_calltree_gc {
@@ -60,8 +64,8 @@ typedef struct tt_calltree_gc {
 } tt_calltree_gc;
 
 typedef struct tt_calltree {
+    tt_calltree_node *cur;   /* the innermost open call's node; the root: none open */
     tt_calltree_node *nodes; /* count used of cap */
-    uint32_t cur;            /* the innermost open call's node; 0: none open */
     uint32_t count, cap;
     uint32_t *slots;         /* node numbers by hash of (parent, region); 0: empty */
     uint32_t mask;           /* slots - 1; at least twice cap slots */
@@ -79,45 +83,53 @@ void tt_calltree_free(tt_calltree *t);
 /* Room for TT_CALLTREE_RESERVE more nodes (see above). */
 void tt_calltree_reserve(tt_calltree *t);
 
-/* The child of the current node for `region` (found or made): its number,
- * or 0 (the root, harmless to count in) when the tree is lost. */
-uint32_t tt_calltree_child(tt_calltree *t, uint32_t region);
-
-/* The child of cur tried inline: the child entered last or the sibling
- * after it, when its region is `region`; else 0. */
-static inline uint32_t tt_calltree_known_child(tt_calltree *t, uint32_t region)
+/* The node at byte offset `offset` (a link). */
+static inline tt_calltree_node *tt_calltree_at(const tt_calltree *t, uint32_t offset)
 {
-    tt_calltree_node *nodes = t->nodes;
-    uint32_t child = nodes[t->cur].last;
-    if (nodes[child].region == region) return child;
-    child = nodes[child].next;
-    if (nodes[child].region != region) return 0;
-    nodes[t->cur].last = child;
+    return (tt_calltree_node *)((char *)t->nodes + offset);
+}
+
+/* The child of the current node for `region`, found or made; the root
+ * (harmless to count in) when the tree is lost. */
+tt_calltree_node *tt_calltree_child(tt_calltree *t, uint32_t region);
+
+/* The child of the current node tried first: the one entered last. Its
+ * region is to be compared with the call's. */
+static inline tt_calltree_node *tt_calltree_last_child(const tt_calltree *t) { return tt_calltree_at(t, t->cur->last); }
+
+/* When the child entered last (`last`) is not the call's: the sibling after
+ * it when it is, else NULL. */
+static inline tt_calltree_node *tt_calltree_next_child(tt_calltree *t, const tt_calltree_node *last, uint32_t region)
+{
+    uint32_t offset = last->next;
+    tt_calltree_node *child = tt_calltree_at(t, offset);
+    if (child->region != region) return NULL;
+    t->cur->last = offset;
     return child;
 }
 
 /* A call of node `child` (of the current node) entered at `ticks`. */
-static inline void tt_calltree_enter_node(tt_calltree *t, uint32_t child, uint64_t ticks)
+static inline void tt_calltree_enter_node(tt_calltree *t, tt_calltree_node *child, uint64_t ticks)
 {
-    tt_calltree_node *n = &t->nodes[child];
-    n->visits++;
-    n->inclusive -= ticks;
+    child->visits++;
+    child->inclusive -= ticks;
     t->cur = child;
 }
 
 static inline void tt_calltree_enter(tt_calltree *t, uint32_t region, uint64_t ticks)
 {
-    uint32_t child = tt_calltree_known_child(t, region);
-    if (__builtin_expect(child == 0, 0)) child = tt_calltree_child(t, region);
+    tt_calltree_node *child = tt_calltree_last_child(t);
+    if (__builtin_expect(child->region != region, 0) && !(child = tt_calltree_next_child(t, child, region)))
+        child = tt_calltree_child(t, region);
     tt_calltree_enter_node(t, child, ticks);
 }
 
 /* The innermost call returned at `ticks`. */
 static inline void tt_calltree_leave(tt_calltree *t, uint64_t ticks)
 {
-    tt_calltree_node *n = &t->nodes[t->cur];
+    tt_calltree_node *n = t->cur;
     n->inclusive += ticks;
-    t->cur = n->parent;
+    t->cur = tt_calltree_at(t, n->parent);
 }
 
 /* A collection of `generation` that lasted `ticks`, with its counts. */

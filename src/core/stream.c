@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "clock.h"
+
 #include "session.h"
 
 /* Puts `fresh` in place of the current chunk, which goes to the writer. */
@@ -40,6 +42,8 @@ tt_chunk *tt_stream_try_rotate(tt_stream *s)
     tt_chunk *fresh = tt_pool_try_get(&s->session->pool);
     return fresh ? replace_chunk(s, fresh) : NULL;
 }
+
+void tt_stream_enter_now(tt_stream *s, uint32_t region) { tt_stream_enter(s, tt_clock_now(), region); }
 
 int tt_stream_grow_stack(tt_stream *s)
 {

@@ -196,6 +196,10 @@ static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
     tt_calltree_enter(&s->tree, region, s->last_ticks);
 }
 
+/* tt_stream_enter at the clock's time, out of line: for the hooks' paths
+ * without a call, when the call tree has to look the call's node up. */
+void tt_stream_enter_now(tt_stream *s, uint32_t region);
+
 /* A call that is not recorded (TT_STACK_SKIP or TT_STACK_OWN): pushed so
  * that its return is dropped too. */
 static inline void tt_stream_skip(tt_stream *s, uint32_t entry)
