@@ -18,8 +18,8 @@
  *    sibling after it (siblings form a ring in the order they were first
  *    called, so calls made in the same order as before find theirs at once),
  *    then a (parent, region) hash table, and creates the node. The hooks'
- *    paths without a call (ext.h) take the first two tries inline and leave
- *    the rest to the general path.
+ *    paths without a call (ext.h) take the first two tries inline and record
+ *    a call that needs the rest out of line (tt_stream_enter_now).
  *  - The hot path allocates nothing and takes no lock: room for
  *    TT_CALLTREE_RESERVE more nodes, as many as one chunk has ENTER records,
  *    is made as the stream takes each chunk (tt_calltree_reserve, once per
@@ -67,7 +67,7 @@ typedef struct tt_calltree {
     tt_calltree_node *cur;   /* the innermost open call's node; the root: none open */
     tt_calltree_node *nodes; /* count used of cap */
     uint32_t count, cap;
-    uint32_t *slots;         /* node numbers by hash of (parent, region); 0: empty */
+    uint32_t *slots;         /* node numbers by hash of (parent's offset, region); 0: empty */
     uint32_t mask;           /* slots - 1; at least twice cap slots */
     int lost;                /* out of memory once: no tree is written */
     int closed;              /* written: no more room made */
