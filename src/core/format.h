@@ -21,7 +21,8 @@
  *     u32 stored_size    payload bytes as stored
  *     u32 raw_size       payload bytes once decoded
  *     u8  codec          TT_CODEC_NONE or TT_CODEC_ZSTD
- *     u8  flags          TT_CHUNK_PARTIAL: a prefix of a chunk still being filled
+ *     u8  flags          TT_CHUNK_PARTIAL: a prefix of a chunk still being filled;
+ *                        TT_CHUNK_TREE: a stream's call tree (below), not events
  *     u16 reserved       0
  *     u32 crc            checksum: the low 32 bits of XXH3-64(header bytes [0, 28))
  *                        xor XXH3-64(stored payload)
@@ -118,6 +119,27 @@
  *                 stand at the measurement's start, their true start is unknown
  * A process whose defs lack PROCESS_END did not end normally.
  *
+ * The call tree of a stream (issue 15): a writer may put, behind a stream's
+ * last chunk of records (the one with STREAM_END), TREE chunks (chunk flag
+ * TT_CHUNK_TREE; seq numbers go on), whose payload is no events but the
+ * stream's call-path tree as the writer kept it while recording
+ * (calltree.h), so that a profile needs no read of the calls:
+ *     TREE        v nodes, v events, v end_ticks, v reads,
+ *                 3 x (v collections, v ticks, v longest, v collected, v uncollectable)
+ *     TREE_NODE   v parent, v region, v visits, v inclusive_ticks     (nodes times)
+ * TREE comes first, then one TREE_NODE per node, numbered 1, 2, ... in
+ * order (0 is the root: no region, parent of the outermost calls); a
+ * node's parent is numbered below it. A node is a call path: visits are its
+ * ENTER records, inclusive_ticks the sum of its calls' LEAVE ticks minus
+ * ENTER ticks. events: the stream's records (STREAM_END included); end_ticks
+ * the time of STREAM_END; reads: how many of its records a profile takes
+ * from the records still (OBJECTS, MPI_SEND ... MPI_COLLECTIVE_END,
+ * TASK_RESUME); then per generation 0..2 its GC records: how many, their
+ * durations' sum and longest (ticks), objects collected and uncollectable.
+ * A stream without TREE chunks (a crash, an older writer, a tree the writer
+ * gave up) is read record by record; readers of events stop at the first
+ * TREE chunk.
+ *
  * Threads' use of the CPU and the GIL (issue 11), sampled by tracetop's own
  * writer thread (sampler.h), never by the measured threads:
  *     THREAD_USAGE v stream, v ticks, v cpu_ns, v samples, v gil_samples
@@ -176,7 +198,7 @@
 
 enum tt_file_kind { TT_FILE_DEFS = 1, TT_FILE_EVENTS = 2 };
 enum tt_codec { TT_CODEC_NONE = 0, TT_CODEC_ZSTD = 1 };
-enum { TT_CHUNK_PARTIAL = 1 };
+enum { TT_CHUNK_PARTIAL = 1, TT_CHUNK_TREE = 2 };
 
 enum tt_event_tag {
     TT_EV_ENTER = 1,
@@ -256,6 +278,9 @@ enum tt_def_tag {
     TT_DEF_TASK = 11,
     TT_DEF_COROUTINE = 12,
     TT_DEF_OPEN_AT_START = 18,
+    /* In TREE chunks (above), not in defs.tts. */
+    TT_DEF_TREE = 20,
+    TT_DEF_TREE_NODE = 21,
 };
 
 enum tt_region_kind {

@@ -7,7 +7,10 @@
  * to the parent. A node's inclusive time is the sum of its LEAVE times
  * minus the sum of its ENTER times, so each event adds its time to one
  * counter, in modular arithmetic, which is exact once every ENTER has its
- * LEAVE (the cursor closes what is left open).
+ * LEAVE (the cursor closes what is left open). The times summed are the
+ * clock's ticks, converted to ns once per node (tt_process_duration): the
+ * definition the hook's own call tree (calltree.h) follows too, so that a
+ * profile made from the trees the hook wrote is the same to the ns.
  *
  * Everything else follows from the tree once the stream is read (finish_thread):
  * a node's exclusive time is its inclusive time minus its children's; a
@@ -127,6 +130,13 @@ typedef struct builder {
     size_t message_cap;
     index_set object_places; /* prof->objects by (region, type name) */
     size_t object_cap;
+
+    /* The thread's times are ns summed (a process with asyncio tasks, whose
+     * tasks take their times from the tree as it is read, in ns; or a trace
+     * that keeps a range, whose edges have no ticks), else ticks, converted
+     * once per node and per generation of collections (finish_thread). */
+    int summed_ns;
+    uint64_t gc_ticks[TT_PROFILE_GC_GENERATIONS], gc_longest[TT_PROFILE_GC_GENERATIONS];
 
     /* The asyncio tasks, made in the same read (NULL: not asked); only the
      * processes that have tasks read (the profile is not asked): tasks_only. */
@@ -327,15 +337,17 @@ static int __attribute__((noinline)) count_other(builder *b, const tt_event *ev)
     return 0;
 }
 
-static void __attribute__((noinline)) count_gc(tt_profile *prof, const tt_event *ev)
+static void __attribute__((noinline)) count_gc(builder *b, const tt_event *ev)
 {
     if (ev->generation >= TT_PROFILE_GC_GENERATIONS) return;
-    tt_profile_gc *g = &prof->gc[ev->generation];
+    tt_profile_gc *g = &b->prof->gc[ev->generation];
     g->collections++;
-    g->total_ns += ev->duration_ns;
-    if (ev->duration_ns > g->longest_ns) g->longest_ns = ev->duration_ns;
     g->collected += ev->collected;
     g->uncollectable += ev->uncollectable;
+    /* In ticks, converted once per thread (finish_thread), as a node's time is. */
+    uint64_t duration = b->summed_ns ? ev->duration_ns : ev->duration_ticks;
+    b->gc_ticks[ev->generation] += duration;
+    if (duration > b->gc_longest[ev->generation]) b->gc_longest[ev->generation] = duration;
 }
 
 /* Calls read at a time (tt_cursor_next_calls): enough that the loop's
@@ -380,10 +392,11 @@ static inline __attribute__((always_inline)) int read_events_with(builder *b, tt
             if (!begun) th->begin_ns = time;
             begun = 1;
             if (ev.kind == TT_EV_ENTER || ev.kind == TT_EV_LEAVE) {
-                calls[0] = (tt_call){.time = ev.time, .region = ev.region, .depth = ev.depth, .kind = ev.kind};
+                calls[0] = (tt_call){
+                    .time = ev.time, .ticks = ev.ticks, .region = ev.region, .depth = ev.depth, .kind = ev.kind};
                 n = 1;
             } else if (ev.kind == TT_EV_GC) {
-                count_gc(b->prof, &ev);
+                count_gc(b, &ev);
             } else if (with_tasks && ev.kind == TT_EV_TASK_RESUME) {
                 tt_tasks_reading_resume(tasks, &ev);
                 stamp = tt_tasks_reading_stamp(tasks);
@@ -412,7 +425,7 @@ static inline __attribute__((always_inline)) int read_events_with(builder *b, tt
                     *link = (child_link){call->region, node};
                 }
                 visits[node]++;
-                nodes[node].inclusive_ns -= time;
+                nodes[node].inclusive_ns -= with_tasks ? time : call->ticks;
                 cur = node;
                 if (with_tasks) {
                     last_node = node;
@@ -424,7 +437,7 @@ static inline __attribute__((always_inline)) int read_events_with(builder *b, tt
                     }
                 }
             } else {
-                nodes[cur].inclusive_ns += time;
+                nodes[cur].inclusive_ns += with_tasks ? time : call->ticks;
                 cur = nodes[cur].parent;
                 if (with_tasks && call->depth + 1 == step_depth) {
                     if (tt_tasks_reading_leave(tasks, nodes, last_node, last_depth - call->depth, cur, call->depth,
@@ -444,6 +457,68 @@ static int __attribute__((noinline)) read_events(builder *b, tt_cursor *c) { ret
 
 static int __attribute__((noinline)) read_events_tasks(builder *b, tt_cursor *c) { return read_events_with(b, c, 1); }
 
+/* Thread b->th from the call tree its writer kept (reader.h: tt_stream_tree)
+ * in place of its records: the same nodes in the same order as read_events
+ * makes them (both number a path at its first call), their times in ticks;
+ * its first event from cursor c. 0, or -1 when memory runs out. */
+static int thread_from_tree(builder *b, tt_cursor *c, const tt_stream_tree *tree)
+{
+    tt_profile_thread *th = b->th;
+    size_t count = tree->node_count;
+    if (count >= NONE - 1 || TT_RESERVE(th->nodes, b->node_cap, count + 1) != 0 ||
+        TT_RESERVE(b->visits, b->visits_cap, count + 1) != 0 ||
+        TT_RESERVE(b->last_created, b->created_cap, count + 2) != 0)
+        return -1;
+    b->last_created[0] = NONE;
+    for (uint32_t i = 0; i < count; i++) {
+        const tt_tree_node *t = &tree->nodes[i];
+        th->nodes[i] = (tt_profile_node){.region = t->region,
+                                         .parent = t->parent,
+                                         .first_child = NONE,
+                                         .next_sibling = NONE,
+                                         .inclusive_ns = t->inclusive_ticks};
+        b->visits[i] = t->visits;
+        b->last_created[i + 1] = NONE;
+        uint32_t *last = &b->last_created[(uint32_t)(t->parent + 1)];
+        if (*last != NONE)
+            th->nodes[*last].next_sibling = i;
+        else if (t->parent != NONE)
+            th->nodes[t->parent].first_child = i;
+        *last = i;
+    }
+    th->node_count = count;
+    for (size_t g = 0; g < TT_PROFILE_GC_GENERATIONS; g++) {
+        tt_profile_gc *pg = &b->prof->gc[g];
+        pg->collections += tree->gc[g].collections;
+        pg->collected += tree->gc[g].collected;
+        pg->uncollectable += tree->gc[g].uncollectable;
+        b->gc_ticks[g] += tree->gc[g].ticks;
+        if (tree->gc[g].longest > b->gc_longest[g]) b->gc_longest[g] = tree->gc[g].longest;
+    }
+    tt_event first;
+    if (tt_cursor_next(c, &first)) th->begin_ns = first.time;
+    th->end_ns = tt_process_time(b->process, tree->end_ticks);
+    th->events = tree->events;
+    return 0;
+}
+
+/* The tree of stream `stream` of p when the profile can be made from it: 1
+ * with *tree set, 0 when the stream's records are to be read (no tree; or
+ * records the profile counts that the tree does not hold; or a trace read
+ * in part, or asyncio tasks, which take their times from the records), -1
+ * when memory runs out. */
+static int usable_tree(builder *b, const tt_process *p, size_t stream, tt_stream_tree *tree)
+{
+    if (b->summed_ns || p->left_out) return 0;
+    tt_error err;
+    int rc = tt_stream_tree_read(p, stream, tree, &err);
+    if (rc == 1 && tree->reads) {
+        tt_stream_tree_free(tree);
+        rc = 0;
+    }
+    return rc;
+}
+
 /* Derives what the tree implies (see the top of this file) for thread th of
  * process p: exclusive times, and the thread's share of the merged regions.
  * Fails only when memory runs out. */
@@ -460,6 +535,7 @@ static int finish_thread(builder *b, const tt_process *p)
         uint32_t region = merged_region(b, p, nodes[n].region);
         if (region == NONE) return -1;
         nodes[n].visits = b->visits[n];
+        if (!b->summed_ns) nodes[n].inclusive_ns = tt_process_duration(p, nodes[n].inclusive_ns);
         nodes[n].exclusive_ns += nodes[n].inclusive_ns;
         if (nodes[n].parent != NONE) nodes[nodes[n].parent].exclusive_ns -= nodes[n].inclusive_ns;
     }
@@ -500,6 +576,13 @@ static int finish_thread(builder *b, const tt_process *p)
         }
         b->thread_excl[i] = 0;
     }
+    for (size_t g = 0; g < TT_PROFILE_GC_GENERATIONS; g++) {
+        uint64_t total = b->gc_ticks[g], longest = b->gc_longest[g];
+        if (!b->summed_ns) total = tt_process_duration(p, total), longest = tt_process_duration(p, longest);
+        prof->gc[g].total_ns += total;
+        if (longest > prof->gc[g].longest_ns) prof->gc[g].longest_ns = longest;
+        b->gc_ticks[g] = b->gc_longest[g] = 0;
+    }
     prof->events += th->events;
     prof->total_ns += th->end_ns - th->begin_ns;
     return 0;
@@ -527,13 +610,21 @@ static int build_thread(builder *b, size_t process, size_t stream)
     b->last_created[0] = NONE;
 
     int rc;
-    if (b->tasks && p->task_count) {
+    b->summed_ns = (b->tasks && p->task_count) || tt_trace_keeps_range(b->trace);
+    tt_stream_tree tree;
+    int has_tree = usable_tree(b, p, stream, &tree);
+    if (has_tree < 0) {
+        rc = -1;
+    } else if (has_tree) {
+        rc = thread_from_tree(b, c, &tree);
+        tt_stream_tree_free(&tree);
+    } else if (b->tasks && p->task_count) {
         tt_tasks_reading_stream(b->tasks, stream);
         rc = read_events_tasks(b, c);
     } else {
         rc = read_events(b, c);
     }
-    b->th->events = tt_cursor_events_read(c);
+    if (!has_tree) b->th->events = tt_cursor_events_read(c);
     const tt_thread *thread = &p->threads[stream];
     if (thread->usage_count) {
         const tt_thread_usage *last = &thread->usage[thread->usage_count - 1];
@@ -542,7 +633,7 @@ static int build_thread(builder *b, size_t process, size_t stream)
         b->th->samples = last->samples;
         b->th->gil_samples = last->gil_samples;
     }
-    if (rc == 0 && tt_cursor_state(c) != TT_STREAM_COMPLETE)
+    if (rc == 0 && !has_tree && tt_cursor_state(c) != TT_STREAM_COMPLETE)
         rc = add_problem(b, tt_cursor_problem(c), tt_cursor_state(c) == TT_STREAM_CORRUPT);
     tt_cursor_close(c);
     return rc == 0 ? finish_thread(b, p) : rc;

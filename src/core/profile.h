@@ -5,7 +5,11 @@
  *  - tt_profile_build reads every stream of every process once, in bounded
  *    memory (the size of the call tree, not of the trace).
  *  - For each thread it builds the call-path tree: per node the region,
- *    visits, inclusive and exclusive time. Per region (by name, merged over
+ *    visits, inclusive and exclusive time. A node's inclusive time is the
+ *    sum of its calls' durations in the clock's ticks, converted to ns once
+ *    (so it may differ by up to a ns per call from a sum of per-call ns);
+ *    its exclusive time is that minus its children's. A process with asyncio
+ *    tasks sums ns per call (its tasks' times come from the same read). Per region (by name, merged over
  *    threads and processes) it gives visits, exclusive time and inclusive
  *    time counted once per outermost activation (recursion is not double
  *    counted).
@@ -19,7 +23,8 @@
  *    gives (sampler.h).
  *  - Garbage collections are regions like calls (so a call's exclusive time
  *    leaves out the collections that interrupted it); their GC records are
- *    also summed per generation: collections, total and longest pause.
+ *    also summed per generation: collections, total and longest pause (in
+ *    ticks per thread, converted once).
  *  - It covers every process of the trace, or one (tt_profile_build_process).
  *  - What the reader reported as cut or corrupt is collected, so the caller
  *    can say it once.

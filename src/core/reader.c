@@ -944,6 +944,13 @@ uint64_t tt_comm_world_rank(const tt_process *p, uint32_t comm, uint64_t rank)
     }
 }
 
+uint64_t tt_process_duration(const tt_process *p, uint64_t ticks)
+{
+    tick_scale k = tick_scale_of(p->ns_per_tick);
+    unsigned __int128 ns = ((unsigned __int128)ticks * k.mult + ((unsigned __int128)1 << k.shift >> 1)) >> k.shift;
+    return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+}
+
 uint64_t tt_process_time(const tt_process *p, uint64_t ticks)
 {
     /* Signed: a stream's first events may come before the first CLOCK_SYNC. */
@@ -1067,7 +1074,7 @@ struct tt_cursor {
     uint32_t *stack; /* open regions, innermost last */
     size_t depth, stack_cap;
     uint64_t region_count; /* region ids below it are defined */
-    uint64_t last_time;
+    uint64_t last_time, last_ticks;
     uint64_t events;
     tick_clock clock;
     const uint8_t *chunk_start; /* the payload of the chunk in records */
@@ -1196,6 +1203,17 @@ static void allow_fast(tt_cursor *c)
     c->fast_end = ok ? c->records.end - TT_RECORD_MAX_FIXED : c->records.pos;
 }
 
+/* After STREAM_END, what may follow is the stream's TREE chunks (format.h),
+ * which are no events: 1 when nothing else does, 0 when something else does
+ * or damage. A tree cut short (a crash as the stream closed, a file cut)
+ * leaves the events whole, but the file cut: the stream says so. */
+static int only_tree_follows(chunk_file *cf)
+{
+    while (cf_next(cf))
+        if (!(cf->h.flags & TT_CHUNK_TREE)) return 0;
+    return cf->state != TT_STREAM_CORRUPT;
+}
+
 /* Reads the next event from the data: 1 with *ev set, or 0 when the data
  * ends (c->phase is then CLOSING and the state set). */
 static int read_event(tt_cursor *c, tt_event *ev)
@@ -1224,7 +1242,8 @@ static int read_event(tt_cursor *c, tt_event *ev)
     uint64_t time = r.ticks >= c->clock.lo && r.ticks <= c->clock.hi ? clock_time(&c->clock, r.ticks)
                                                                       : tt_process_time(c->p, r.ticks);
     if (time < c->last_time) time = c->last_time;
-    *ev = (tt_event){.kind = r.tag, .time = time};
+    uint64_t ticks = r.ticks < c->last_ticks ? c->last_ticks : r.ticks;
+    *ev = (tt_event){.kind = r.tag, .time = time, .ticks = ticks};
 
     switch (r.tag) {
     case TT_EV_ENTER:
@@ -1293,21 +1312,27 @@ static int read_event(tt_cursor *c, tt_event *ev)
         ev->collected = r.gc.collected;
         ev->uncollectable = r.gc.uncollectable;
         ev->duration_ns = r.gc.duration <= r.ticks ? time - tt_process_time(c->p, r.ticks - r.gc.duration) : 0;
+        ev->duration_ticks = r.gc.duration <= r.ticks ? r.gc.duration : 0;
         break;
     case TT_EV_STREAM_END:
         /* Held back until open regions are closed (tt_cursor_next). Nothing
          * may follow it, except stale bytes behind a partial chunk. */
         c->last_time = time;
+        c->last_ticks = ticks;
         c->events++;
         c->have_end = 1;
-        if (tt_records_more(&c->records) || (!c->cf.after_partial && fgetc(c->cf.f) != EOF))
-            return stop_damaged(c, "data after the end-of-stream record");
+        if (tt_records_more(&c->records)) return stop_damaged(c, "data after the end-of-stream record");
+        uint32_t end_chunk = c->cf.chunks - 1;
+        uint64_t end_at = c->cf.chunk_offset;
+        if (!c->cf.after_partial && !only_tree_follows(&c->cf))
+            cf_stop_at(&c->cf, TT_STREAM_CORRUPT, end_chunk, end_at, "data after the end-of-stream record");
         return stop_reading(c);
     default: /* RECORDING_OFF, RECORDING_ON, MPI_COLLECTIVE_BEGIN: the time only */
         break;
     }
     ev->depth = (uint32_t)c->depth;
     c->last_time = time;
+    c->last_ticks = ticks;
     c->events++;
     allow_fast(c);
     return 1;
@@ -1322,6 +1347,7 @@ static int __attribute__((noinline)) next_slow(tt_cursor *c, tt_event *ev)
         c->depth--;
         *ev = (tt_event){.kind = TT_EV_LEAVE,
                          .time = c->last_time,
+                         .ticks = c->last_ticks,
                          .region = c->stack[c->depth],
                          .depth = (uint32_t)c->depth,
                          .synthesized = 1};
@@ -1329,7 +1355,7 @@ static int __attribute__((noinline)) next_slow(tt_cursor *c, tt_event *ev)
     }
     c->phase = DONE;
     if (!c->have_end) return 0;
-    *ev = (tt_event){.kind = TT_EV_STREAM_END, .time = c->last_time};
+    *ev = (tt_event){.kind = TT_EV_STREAM_END, .time = c->last_time, .ticks = c->last_ticks};
     return 1;
 }
 
@@ -1375,8 +1401,8 @@ static inline __attribute__((always_inline)) size_t read_calls_with(tt_cursor *c
         }
         p = next;
         ticks += dt;
-        *o++ = (tt_call){.time = clock_time(&clock, ticks), .region = (uint32_t)id, .depth = (uint32_t)depth,
-                         .kind = tag};
+        *o++ = (tt_call){.time = clock_time(&clock, ticks), .ticks = ticks, .region = (uint32_t)id,
+                         .depth = (uint32_t)depth, .kind = tag};
     }
     size_t n = (size_t)(o - out);
     if (n) {
@@ -1387,6 +1413,7 @@ static inline __attribute__((always_inline)) size_t read_calls_with(tt_cursor *c
         c->predict.leaves_shifted = leaves_shifted;
         c->events += n;
         c->last_time = o[-1].time;
+        c->last_ticks = ticks;
     }
     return n;
 }
@@ -1414,6 +1441,7 @@ static inline int next_event(tt_cursor *c, tt_event *ev)
     ev->depth = call.depth;
     ev->synthesized = 0;
     ev->time = call.time;
+    ev->ticks = call.ticks;
     return 1;
 }
 
@@ -1485,6 +1513,7 @@ int tt_cursor_next(tt_cursor *c, tt_event *ev)
 {
     for (;;) {
         int more = c->windowed ? next_in_window(c, ev) : next_event(c, ev);
+        if (c->windowed) ev->ticks = ev->time;
         if (!more || !c->left_out) return more;
         int call = ev->kind == TT_EV_ENTER || ev->kind == TT_EV_LEAVE;
         if (call && ev->region < c->region_count && c->left_out[ev->region]) {
@@ -1525,6 +1554,8 @@ long tt_trace_keep_regions(tt_trace *t, const tt_filter *f, tt_error *err)
 
 void tt_trace_set_progress(tt_trace *t, tt_read_progress *progress) { t->progress = progress; }
 
+int tt_trace_keeps_range(const tt_trace *t) { return t->from > 0 || t->to < UINT64_MAX; }
+
 void tt_trace_keep_range(tt_trace *t, uint64_t from, uint64_t to)
 {
     t->from = from;
@@ -1540,4 +1571,108 @@ uint64_t tt_cursor_events_read(const tt_cursor *c) { return c->events; }
 uint64_t tt_cursor_record_bytes(const tt_cursor *c)
 {
     return c->consumed + (uint64_t)(c->records.pos - c->chunk_start);
+}
+
+/* ---- the call tree behind a stream's records ---- */
+
+/* Parses the records of one TREE chunk's payload into tree: 0, or -1 when
+ * they are not what format.h says (or more nodes than TREE announced). */
+static int parse_tree(const tt_process *p, const uint8_t *pos, const uint8_t *end, tt_stream_tree *tree,
+                      size_t *expected, int *have_head)
+{
+    int strict = p->ended && p->defs_state == TT_STREAM_COMPLETE;
+    while (pos < end) {
+        uint8_t tag = *pos++;
+        uint64_t v[4 + 5 * 3];
+        if (tag == TT_DEF_TREE && !*have_head) {
+            for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+                if (tt_get_varint(&pos, end, &v[i]) != 0) return -1;
+            if (v[0] >= UINT32_MAX) return -1;
+            *expected = (size_t)v[0];
+            tree->events = v[1];
+            tree->end_ticks = v[2];
+            tree->reads = v[3];
+            for (size_t g = 0; g < 3; g++)
+                tree->gc[g] = (tt_tree_gc){v[4 + 5 * g], v[5 + 5 * g], v[6 + 5 * g], v[7 + 5 * g], v[8 + 5 * g]};
+            if (!(tree->nodes = malloc((*expected ? *expected : 1) * sizeof *tree->nodes))) return -2;
+            *have_head = 1;
+        } else if (tag == TT_DEF_TREE_NODE && *have_head && tree->node_count < *expected) {
+            for (size_t i = 0; i < 4; i++)
+                if (tt_get_varint(&pos, end, &v[i]) != 0) return -1;
+            size_t n = tree->node_count;
+            if (v[0] > n) return -1; /* a parent numbered below its child; 0: the root */
+            uint64_t region = v[1];
+            if (region >= p->region_count) {
+                if (strict) return -1;
+                region = p->region_count;
+            }
+            tree->nodes[n] = (tt_tree_node){(uint32_t)v[0] - 1, (uint32_t)region, v[2], v[3]};
+            tree->node_count++;
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int tt_stream_tree_read(const tt_process *p, size_t stream, tt_stream_tree *out, tt_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (stream >= p->thread_count || !p->threads[stream].present) return 0;
+    char name[32];
+    snprintf(name, sizeof name, "%zu.tts", stream);
+    char *path = path_join(p->dir, name);
+    if (!path) return tt_fail(err, "out of memory");
+    chunk_file cf;
+    int rc = cf_open(&cf, path, TT_FILE_EVENTS, err);
+    free(path);
+    if (rc != 0) return 0; /* the cursor says it */
+    size_t expected = 0;
+    int have_head = 0, found = 0;
+    rc = 0;
+    while (!cf.stopped) {
+        uint8_t header[TT_CHUNK_HEADER_SIZE];
+        struct tt_chunk_header h;
+        const char *why;
+        size_t n = fread(header, 1, sizeof header, cf.f);
+        if (n == 0 && !ferror(cf.f)) {
+            found = have_head && out->node_count == expected;
+            break;
+        }
+        if (n < sizeof header || tt_chunk_header_decode(header, &h, &why) != 0 || h.seq != cf.chunks ||
+            (h.flags & TT_CHUNK_PARTIAL) || cf.offset + TT_CHUNK_HEADER_SIZE + h.stored_size > cf.file_size)
+            break;
+        cf.offset += TT_CHUNK_HEADER_SIZE + h.stored_size;
+        cf.chunks++;
+        if (have_head && !(h.flags & TT_CHUNK_TREE)) break;
+        if (reserve_bytes(&cf.stored, &cf.stored_cap, h.stored_size) != 0) {
+            rc = -2;
+            break;
+        }
+        /* Every chunk's checksum, records' too: damage anywhere has the
+         * stream read back, which says what and where. */
+        if (fread(cf.stored, 1, h.stored_size, cf.f) != h.stored_size || !tt_chunk_verify(header, cf.stored)) break;
+        if (!(h.flags & TT_CHUNK_TREE)) continue;
+        out->bytes += TT_CHUNK_HEADER_SIZE + h.stored_size;
+        const uint8_t *payload = cf.stored;
+        if (h.codec != TT_CODEC_NONE) {
+            if (reserve_bytes(&cf.decoded, &cf.decoded_cap, h.raw_size) != 0) {
+                rc = -2;
+                break;
+            }
+            if (tt_payload_decode(&h, cf.stored, cf.decoded, &why) != 0) break;
+            payload = cf.decoded;
+        }
+        if ((rc = parse_tree(p, payload, payload + h.raw_size, out, &expected, &have_head)) != 0) break;
+    }
+    cf_close(&cf);
+    if (!found) tt_stream_tree_free(out);
+    if (rc == -2) return tt_fail(err, "out of memory");
+    return found;
+}
+
+void tt_stream_tree_free(tt_stream_tree *tree)
+{
+    free(tree->nodes);
+    memset(tree, 0, sizeof *tree);
 }

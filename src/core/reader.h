@@ -181,6 +181,16 @@ const char *tt_trace_problem(const tt_trace *t, size_t index, int *corrupt);
 /* ns since the epoch for ticks of process p. */
 uint64_t tt_process_time(const tt_process *p, uint64_t ticks);
 
+/* ns for a duration of `ticks` of process p's clock, rounded half up (the
+ * same scale as tt_process_time): what a sum of ticks is converted with
+ * once, so that a profile's times do not depend on how many events were
+ * summed (profile.h). */
+uint64_t tt_process_duration(const tt_process *p, uint64_t ticks);
+
+/* 1 when the trace keeps a range (tt_trace_keep_range): its cursors' events
+ * carry ns in place of ticks (the edges they make have no ticks). */
+int tt_trace_keeps_range(const tt_trace *t);
+
 /* The world rank of rank `rank` of communicator `comm` of process p, or
  * UINT64_MAX when the trace does not tell. */
 uint64_t tt_comm_world_rank(const tt_process *p, uint32_t comm, uint64_t rank);
@@ -188,6 +198,7 @@ uint64_t tt_comm_world_rank(const tt_process *p, uint32_t comm, uint64_t rank);
 typedef struct tt_event {
     uint8_t kind;        /* enum tt_event_tag */
     uint64_t time;       /* ns since epoch */
+    uint64_t ticks;      /* the process's clock at the event (never decreasing; see tt_trace_keeps_range) */
     uint32_t region;     /* ENTER and LEAVE: the region entered or left */
     uint32_t name;       /* PARAM_*, COUNTER, MARK: a string id */
     uint32_t depth;      /* open regions after this event */
@@ -211,6 +222,7 @@ typedef struct tt_event {
      * TT_REGION_GC) is; duration_ns from its start to this record. */
     uint8_t generation;
     uint64_t collected, uncollectable, duration_ns;
+    uint64_t duration_ticks;
     /* TASK_RESUME: the task (an index into task_names) whose step the next
      * ENTER, of its outermost coroutine, begins and its LEAVE ends. */
     uint32_t task;
@@ -233,6 +245,7 @@ int tt_cursor_next(tt_cursor *c, tt_event *ev);
  * the fields of tt_event that such an event has (synthesized: 0). */
 typedef struct tt_call {
     uint64_t time;   /* ns since epoch */
+    uint64_t ticks;  /* the process's clock at the event */
     uint32_t region; /* the region entered or left */
     uint32_t depth;  /* open regions after it */
     uint8_t kind;    /* TT_EV_ENTER or TT_EV_LEAVE */
@@ -263,5 +276,36 @@ uint64_t tt_cursor_events_read(const tt_cursor *c);
 uint64_t tt_cursor_record_bytes(const tt_cursor *c);
 
 void tt_cursor_close(tt_cursor *c);
+
+/* The call tree a writer put behind a stream's records (TREE chunks,
+ * format.h): nodes in the order the TREE_NODEs give them, less the root,
+ * so node k here is the format's k + 1; parent UINT32_MAX for an outermost
+ * call. Regions as a cursor maps them (the "<undefined>" placeholder for an
+ * id incomplete definitions do not cover). */
+typedef struct tt_tree_node {
+    uint32_t parent, region;
+    uint64_t visits, inclusive_ticks;
+} tt_tree_node;
+
+typedef struct tt_tree_gc {
+    uint64_t collections, ticks, longest, collected, uncollectable;
+} tt_tree_gc;
+
+typedef struct tt_stream_tree {
+    size_t node_count;
+    tt_tree_node *nodes;
+    uint64_t events, end_ticks, reads; /* TREE's fields (format.h) */
+    tt_tree_gc gc[3];
+    uint64_t bytes; /* its TREE chunks on disk, headers included */
+} tt_stream_tree;
+
+/* Reads the tree of stream `stream` of process p, going over its chunks of
+ * records without decoding them (checked: their checksums, in sequence, the
+ * file's end right after the tree): 1 with
+ * *out set (tt_stream_tree_free it), 0 when the stream has no whole tree
+ * (cut, an older writer's, damaged; read its records then), -1 when memory
+ * runs out. */
+int tt_stream_tree_read(const tt_process *p, size_t stream, tt_stream_tree *out, tt_error *err);
+void tt_stream_tree_free(tt_stream_tree *tree);
 
 #endif

@@ -140,6 +140,7 @@ static void stream_init(tt_session *s, tt_stream *st, enum tt_file_kind kind, tt
     first->stream = st;
     first->seq = st->next_seq++;
     first->base_ticks = st->last_ticks;
+    first->flags = 0;
     atomic_store_explicit(&first->used, 0, memory_order_relaxed);
     atomic_store_explicit(&st->chunk, first, memory_order_release);
 }
@@ -230,8 +231,9 @@ tt_stream *tt_session_new_stream_open(tt_session *s, uint64_t native_tid, const 
     stream_init(s, st, TT_FILE_EVENTS, first, open ? open->since : tt_clock_now());
     st->native_tid = native_tid;
     tt_sampler_stream_init(st);
-    if (tt_stream_grow_stack(st) < 0) {
+    if (tt_stream_grow_stack(st) < 0 || tt_calltree_init(&st->tree) < 0) {
         tt_pool_put(&s->pool, first);
+        tt_stream_free_stack(st);
         free(st);
         return NULL;
     }
@@ -278,6 +280,7 @@ static void close_stream(tt_stream *st, uint64_t now)
     if (st->epoch != atomic_load_explicit(&st->session->epoch, memory_order_acquire)) tt_session_resync(st);
     tt_sampler_stream_end(st);
     tt_stream_close(st, now);
+    tt_calltree_free(&st->tree);
     tt_stream_free_stack(st);
 }
 

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "clock.h"
+
 #include "session.h"
 
 /* Puts `fresh` in place of the current chunk, which goes to the writer. */
@@ -12,6 +14,8 @@ static tt_chunk *replace_chunk(tt_stream *s, tt_chunk *fresh)
     fresh->stream = s;
     fresh->seq = s->next_seq++;
     fresh->base_ticks = s->last_ticks;
+    fresh->flags = 0;
+    if (s->kind == TT_FILE_EVENTS) tt_calltree_reserve(&s->tree); /* room for this chunk's calls */
     memset(&s->predict, 0, sizeof s->predict); /* a chunk decodes on its own */
     atomic_store_explicit(&fresh->used, 0, memory_order_relaxed);
     tt_chunk *full = atomic_load_explicit(&s->chunk, memory_order_relaxed);
@@ -39,6 +43,8 @@ tt_chunk *tt_stream_try_rotate(tt_stream *s)
     return fresh ? replace_chunk(s, fresh) : NULL;
 }
 
+void tt_stream_enter_now(tt_stream *s, uint32_t region) { tt_stream_enter(s, tt_clock_now(), region); }
+
 int tt_stream_grow_stack(tt_stream *s)
 {
     uint32_t cap = s->stack_cap ? s->stack_cap * 2 : 256;
@@ -59,6 +65,7 @@ void tt_stream_free_stack(tt_stream *s)
 
 void tt_stream_mark(tt_stream *s, uint64_t now, uint8_t tag, uint32_t name)
 {
+    s->tree.reads += tag == TT_EV_TASK_RESUME;
     uint8_t *p = tt_record_begin(s, tag, now, 0);
     tt_record_commit(s, tt_put_varint(p, name));
 }
@@ -110,6 +117,7 @@ int tt_stream_objects(tt_stream *s, uint64_t now, const tt_stream_objects_counts
         if (!fresh) return -1;
         replace_chunk(s, fresh);
     }
+    s->tree.reads++;
     uint8_t *p = tt_record_begin(s, TT_EV_OBJECTS, now, SIZE - TT_RECORD_MAX_FIXED);
     p = tt_put_varint(p, n->region);
     p = tt_put_varint(p, n->type);
@@ -131,13 +139,17 @@ void tt_stream_gc(tt_stream *s, uint64_t now, uint64_t start, uint8_t generation
     *p++ = generation;
     p = tt_put_varint(p, collected);
     p = tt_put_varint(p, uncollectable);
-    tt_record_commit(s, tt_put_varint(p, now > start ? now - start : 0));
+    uint64_t duration = now > start ? now - start : 0;
+    tt_record_commit(s, tt_put_varint(p, duration));
+    /* As a reader takes it: a duration longer than the record's time is none. */
+    tt_calltree_gc_done(&s->tree, generation, duration <= s->last_ticks ? duration : 0, collected, uncollectable);
 }
 
 void tt_stream_close(tt_stream *s, uint64_t now)
 {
     while (s->depth) tt_stream_leave(s, now);
     tt_stream_plain(s, now, TT_EV_STREAM_END);
+    tt_calltree_write(s);
     tt_chunk *last = atomic_load_explicit(&s->chunk, memory_order_relaxed);
     atomic_store_explicit(&s->chunk, NULL, memory_order_release);
     tt_writer_submit(&s->session->writer, last);

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "calltree.h"
 #include "format.h"
 #include "pool.h"
 
@@ -54,6 +55,7 @@ typedef struct tt_stream {
     uint32_t next_seq;   /* seq of the next chunk this stream takes */
     uint64_t epoch;      /* its session's epoch when the stack was last valid (session.h) */
     tt_predictor predict; /* of the current chunk (format.h: ENTER_PREDICTED) */
+    tt_calltree tree;     /* events: its call tree, as its records give it (calltree.h) */
 
     struct tt_session *session;
     enum tt_file_kind kind;
@@ -195,7 +197,12 @@ static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
     tt_stream_enter_at(s, c, used, now, region);
+    tt_calltree_enter(&s->tree, region, s->last_ticks);
 }
+
+/* tt_stream_enter at the clock's time, out of line: for the hooks' paths
+ * without a call, when the call tree has to look the call's node up. */
+void tt_stream_enter_now(tt_stream *s, uint32_t region);
 
 /* A call that is not recorded (TT_STACK_SKIP or TT_STACK_OWN): pushed so
  * that its return is dropped too. */
@@ -235,6 +242,7 @@ static inline void tt_stream_leave(tt_stream *s, uint64_t now)
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
     tt_stream_leave_at(s, c, used, now);
+    tt_calltree_leave(&s->tree, s->last_ticks);
 }
 
 /* The innermost stack entry: a region id, TT_STACK_SKIP or TT_STACK_OWN;

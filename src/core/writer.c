@@ -165,7 +165,7 @@ static void *compressor(tt_writer *w, const tt_chunk *c)
 static uint32_t encode_chunk(tt_writer *w, tt_chunk *c, const uint8_t **payload)
 {
     uint32_t used = atomic_load_explicit(&c->used, memory_order_acquire);
-    struct tt_chunk_header h = {.seq = c->seq, .base_ticks = c->base_ticks, .raw_size = used};
+    struct tt_chunk_header h = {.seq = c->seq, .base_ticks = c->base_ticks, .raw_size = used, .flags = c->flags};
     uint8_t *stored = w->scratch + TT_CHUNK_HEADER_SIZE;
     void *zctx = compressor(w, c);
     size_t n = zctx ? tt_compress(zctx, stored, w->scratch_cap - TT_CHUNK_HEADER_SIZE, c->data, used) : 0;
@@ -231,7 +231,7 @@ static int put_partial(tt_writer *w, const snapshot *snap)
                                 .stored_size = snap->used,
                                 .raw_size = snap->used,
                                 .codec = TT_CODEC_NONE,
-                                .flags = TT_CHUNK_PARTIAL};
+                                .flags = (uint8_t)(TT_CHUNK_PARTIAL | snap->chunk->flags)};
     uint8_t header[TT_CHUNK_HEADER_SIZE];
     tt_chunk_header_encode_hashed(header, &h, XXH3_64bits_digest(s->partial_hash));
     /* The new bytes first, then the header that covers them: a crash in
@@ -285,12 +285,14 @@ static void publish_live(tt_writer *w, tt_chunk *queued, const snapshot *defs, c
         if (c->stream == &session->defs)
             tt_live_defs(live, c->seq, c->data, atomic_load_explicit(&c->used, memory_order_acquire), 1);
     if (defs->chunk) tt_live_defs(live, defs->chunk->seq, defs->chunk->data, defs->used, 0);
+    /* A stream's TREE chunks are no events: its end says it all there. */
     for (tt_chunk *c = queued; c; c = c->next)
-        if (c->stream != &session->defs)
+        if (c->stream != &session->defs && !(c->flags & TT_CHUNK_TREE))
             tt_live_events(live, c->stream->index, c->seq, c->base_ticks, c->data,
                            atomic_load_explicit(&c->used, memory_order_acquire), 1);
     for (size_t i = 0; i < n; i++)
-        tt_live_events(live, snaps[i].stream->index, snaps[i].chunk->seq, snaps[i].chunk->base_ticks,
+        if (!(snaps[i].chunk->flags & TT_CHUNK_TREE))
+            tt_live_events(live, snaps[i].stream->index, snaps[i].chunk->seq, snaps[i].chunk->base_ticks,
                        snaps[i].chunk->data, snaps[i].used, 0);
 }
 

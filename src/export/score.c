@@ -129,6 +129,27 @@ static int read_stream(builder *b, const tt_process *p, tt_cursor *c, uint64_t *
     return 0;
 }
 
+/* The call tree behind stream `stream` of p, when it has one: its bytes, and
+ * its nodes per region, which a filter keeps or not with their region. 0, or
+ * -1 when memory runs out. */
+static int count_tree(builder *b, const tt_process *p, size_t stream)
+{
+    tt_score *s = b->s;
+    tt_stream_tree tree;
+    tt_error err;
+    int rc = tt_stream_tree_read(p, stream, &tree, &err);
+    if (rc <= 0) return rc;
+    s->tree_bytes += tree.bytes;
+    s->tree_nodes += tree.node_count;
+    for (size_t n = 0; n < tree.node_count && rc == 1; n++) {
+        uint32_t r = merged(b, p, tree.nodes[n].region);
+        if (r == NONE) rc = -1;
+        else s->regions[r].tree_nodes++;
+    }
+    tt_stream_tree_free(&tree);
+    return rc < 0 ? -1 : 0;
+}
+
 static int read_process(builder *b, const tt_process *p)
 {
     tt_score *s = b->s;
@@ -156,7 +177,7 @@ static int read_process(builder *b, const tt_process *p)
         if (rc == 0 && tt_cursor_state(c) != TT_STREAM_COMPLETE)
             rc = add_problem(b, tt_cursor_problem(c), tt_cursor_state(c) == TT_STREAM_CORRUPT);
         tt_cursor_close(c);
-        if (rc != 0) return -1;
+        if (rc != 0 || count_tree(b, p, i) != 0) return -1;
         if (TT_RESERVE(s->stream_bytes, b->stream_cap, s->streams) != 0) return -1;
         s->stream_bytes[s->streams - 1] = bytes;
         if (bytes > s->max_stream_bytes) s->max_stream_bytes = bytes;
@@ -257,7 +278,13 @@ uint64_t tt_score_native_bytes(const tt_score *s, const tt_filter *f)
         uint64_t kept = (uint64_t)llround((double)s->stream_bytes[i] * share);
         chunks += kept ? (kept + s->chunk_payload - 1) / s->chunk_payload : 1;
     }
-    return s->defs_bytes + s->streams * TT_FILE_HEADER_SIZE + chunks * TT_CHUNK_HEADER_SIZE + records;
+    /* The call trees keep the nodes of the regions kept (a filtered call's
+     * children move up a level, where they may share a node: a bound). */
+    uint64_t nodes = 0;
+    for (size_t i = 0; i < s->region_count; i++)
+        if (!tt_score_excluded(&s->regions[i], f)) nodes += s->regions[i].tree_nodes;
+    uint64_t trees = s->tree_nodes ? (uint64_t)llround((double)s->tree_bytes * (double)nodes / (double)s->tree_nodes) : 0;
+    return s->defs_bytes + s->streams * TT_FILE_HEADER_SIZE + chunks * TT_CHUNK_HEADER_SIZE + records + trees;
 }
 
 uint64_t tt_score_otf2_bytes(const tt_score *s, const tt_filter *f) { return kept_records(s, f, 1); }

@@ -29,6 +29,7 @@ typedef struct tt_score_region {
     uint64_t visits, exclusive_ns;
     uint64_t bytes;      /* native: its records */
     uint64_t otf2_bytes; /* OTF2: estimated */
+    uint64_t tree_nodes; /* call paths ending in it, in the streams' call trees (format.h: TREE) */
 } tt_score_region;
 
 typedef struct tt_score {
@@ -41,6 +42,7 @@ typedef struct tt_score {
     uint64_t chunk_payload;    /* record bytes a chunk holds */
     uint64_t defs_bytes;       /* the definitions files, as they are */
     uint64_t trace_bytes;      /* all trace files, as they are */
+    uint64_t tree_bytes, tree_nodes; /* the streams' call trees, on disk */
     uint64_t max_stream_bytes; /* records of the largest stream */
     uint64_t max_process_bytes; /* records of the process with the most */
     uint64_t total_ns;         /* exclusive time of all regions */

@@ -362,15 +362,24 @@ static inline uint64_t tt_fast_now(void)
 }
 
 /* A call of the region `entry` names (ext.h: tt_code_entry): 1 when it was
- * recorded so, 0 when it is not a region recorded so (none, a coroutine's,
- * filtered) or the stack has no room. */
+ * recorded, 0 when it is not a region recorded so (none, a coroutine's,
+ * filtered) or the stack has no room. One whose node the call tree does not
+ * find at once (calltree.h) is recorded out of line (tt_stream_enter_now),
+ * with nothing of the hook's left to keep. */
 static inline int tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used, uint64_t entry)
 {
     uint32_t depth = s->depth;
     if (tt_unlikely(entry >= TT_STACK_OWN || tt_region_filtered || depth == s->stack_cap)) return 0;
+    tt_calltree_node *node = tt_calltree_last_child(&s->tree);
+    if (tt_unlikely(node->region != (uint32_t)entry) &&
+        !(node = tt_calltree_next_child(&s->tree, node, (uint32_t)entry))) {
+        tt_stream_enter_now(s, (uint32_t)entry);
+        return 1;
+    }
     s->stack[depth] = (uint32_t)entry;
     s->depth = depth + 1;
     tt_stream_enter_at(s, chunk, used, tt_fast_now(), (uint32_t)entry);
+    tt_calltree_enter_node(&s->tree, node, s->last_ticks);
     return 1;
 }
 
@@ -392,6 +401,7 @@ static inline int tt_fast_leave(tt_stream *s, tt_chunk *chunk, uint32_t used)
     if (tt_unlikely((s->stack + depth)[-1] >= TT_STACK_OWN)) return 0;
     s->depth = depth - 1;
     tt_stream_leave_at(s, chunk, used, tt_fast_now());
+    tt_calltree_leave(&s->tree, s->last_ticks);
     return 1;
 }
 

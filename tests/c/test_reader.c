@@ -1433,11 +1433,15 @@ static void test_random_streams(void)
 /* ---- the profile against a model ----
  *
  * The definition profile.h gives, computed the plain way, frame by frame
- * from the cursor's events: tt_profile_build must agree on every number. */
+ * from the cursor's events: a node's calls' durations summed in ticks and
+ * converted to ns once, its exclusive time that minus its children's, a
+ * region's inclusive time the sum over its nodes entered with none of its
+ * calls open. tt_profile_build must agree on every number. */
 
 typedef struct ref_node {
-    uint32_t region, parent, first_child, next_sibling, last_child;
-    uint64_t visits, inclusive, exclusive;
+    uint32_t region, parent, first_child, next_sibling, last_child, merged;
+    int outermost;
+    uint64_t visits, ticks, inclusive, exclusive;
 } ref_node;
 
 typedef struct ref_region {
@@ -1468,7 +1472,7 @@ static void check_thread(ref_profile *rp, const tt_process *p, const stream_read
 {
     struct {
         uint32_t node, region;
-        uint64_t enter, child;
+        uint64_t enter;
     } frames[128];
     size_t depth = 0;
     uint32_t last_root = UINT32_MAX;
@@ -1480,9 +1484,11 @@ static void check_thread(ref_profile *rp, const tt_process *p, const stream_read
             uint32_t parent = depth ? frames[depth - 1].node : UINT32_MAX, node = UINT32_MAX;
             for (uint32_t k = 0; k < rp->node_count && node == UINT32_MAX; k++)
                 if (rp->nodes[k].parent == parent && rp->nodes[k].region == e->region) node = k;
+            uint32_t region = ref_merged(rp, p->regions[e->region].name);
             if (node == UINT32_MAX) {
                 node = (uint32_t)rp->node_count++;
-                rp->nodes[node] = (ref_node){e->region, parent, UINT32_MAX, UINT32_MAX, UINT32_MAX, 0, 0, 0};
+                rp->nodes[node] = (ref_node){e->region, parent, UINT32_MAX, UINT32_MAX, UINT32_MAX, region,
+                                             rp->regions[region].active == 0, 0, 0, 0, 0};
                 uint32_t *last = parent == UINT32_MAX ? &last_root : &rp->nodes[parent].last_child;
                 if (*last != UINT32_MAX)
                     rp->nodes[*last].next_sibling = node;
@@ -1490,26 +1496,30 @@ static void check_thread(ref_profile *rp, const tt_process *p, const stream_read
                     rp->nodes[parent].first_child = node;
                 *last = node;
             }
-            uint32_t region = ref_merged(rp, p->regions[e->region].name);
             rp->nodes[node].visits++;
             rp->regions[region].visits++;
             rp->regions[region].active++;
             frames[depth].node = node;
             frames[depth].region = region;
-            frames[depth].enter = e->time;
-            frames[depth++].child = 0;
+            frames[depth++].enter = e->ticks;
         } else if (e->kind == TT_EV_LEAVE) {
             depth--;
-            uint64_t inclusive = e->time - frames[depth].enter, exclusive = inclusive - frames[depth].child;
-            ref_node *n = &rp->nodes[frames[depth].node];
-            ref_region *r = &rp->regions[frames[depth].region];
-            n->inclusive += inclusive;
-            n->exclusive += exclusive;
-            r->exclusive += exclusive;
-            r->thread_excl += exclusive;
-            if (--r->active == 0) r->inclusive += inclusive;
-            if (depth) frames[depth - 1].child += inclusive;
+            rp->nodes[frames[depth].node].ticks += e->ticks - frames[depth].enter;
+            rp->regions[frames[depth].region].active--;
         }
+    }
+    for (size_t k = 0; k < rp->node_count; k++) {
+        ref_node *n = &rp->nodes[k];
+        n->inclusive = tt_process_duration(p, n->ticks);
+        n->exclusive += n->inclusive;
+        if (n->parent != UINT32_MAX) rp->nodes[n->parent].exclusive -= n->inclusive;
+    }
+    for (size_t k = 0; k < rp->node_count; k++) {
+        ref_node *n = &rp->nodes[k];
+        ref_region *r = &rp->regions[n->merged];
+        r->exclusive += n->exclusive;
+        r->thread_excl += n->exclusive;
+        if (n->outermost) r->inclusive += n->inclusive;
     }
 
     CHECK_U64(th->events, s->events_read);

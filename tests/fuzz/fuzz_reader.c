@@ -42,6 +42,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             if (tt_cursor_problem(c)) fuzz_sink += strlen(tt_cursor_problem(c));
             tt_cursor_close(c);
+            /* The call tree behind the records (TREE chunks), as the profile reads it. */
+            tt_stream_tree tree;
+            if (tt_stream_tree_read(p, s, &tree, &err) == 1) {
+                for (size_t k = 0; k < tree.node_count; k++)
+                    fuzz_sink += strlen(p->regions[tree.nodes[k].region].name) + tree.nodes[k].visits +
+                                 (tree.nodes[k].parent == UINT32_MAX ? 0 : tree.nodes[tree.nodes[k].parent].region);
+                tt_stream_tree_free(&tree);
+            }
         }
     }
     tt_mpi_view *v;

@@ -166,8 +166,9 @@ def test_search_gives_the_occurrences(index, experiment):
 
 
 def profile_of_tree(index, nodes):
-    """Per region name: visits, exclusive, and inclusive counted once per outermost activation."""
-    regions = collections.defaultdict(lambda: [0, 0, 0])
+    """Per region name: visits, exclusive, and inclusive counted once per outermost activation; and the calls
+    of its nodes and of their children."""
+    regions = collections.defaultdict(lambda: [0, 0, 0, 0])
     path = {}
     for number, node in enumerate(nodes):
         ancestors = path.get(node["parent"], ()) if node["parent"] != 0xFFFFFFFF else ()
@@ -175,6 +176,9 @@ def profile_of_tree(index, nodes):
         path[number] = ancestors + (name,)
         regions[name][0] += node["visits"]
         regions[name][1] += node["exclusive"]
+        regions[name][3] += node["visits"]
+        if ancestors:
+            regions[index.regions[nodes[node["parent"]]["region"]]["name"]][3] += node["visits"]
         if name not in ancestors:
             regions[name][2] += node["inclusive"]
     return regions
@@ -187,7 +191,12 @@ def test_tree_of_the_whole_run_is_the_profile(index, experiment):
     profile = _tracetop.profile(str(experiment))
     assert len(ours) == len(profile["regions"])
     for region in profile["regions"]:
-        assert ours[region["name"]] == [region["visits"], region["exclusive_ns"], region["inclusive_ns"]], region
+        visits, exclusive, inclusive, calls = ours[region["name"]]
+        # The index sums each call's ns; the profile ticks per call path, converted once (profile.h): a ns
+        # apart per call at most (exclusive: per call of the region and of its callees).
+        assert visits == region["visits"], region
+        assert abs(exclusive - region["exclusive_ns"]) <= calls, region
+        assert abs(inclusive - region["inclusive_ns"]) <= visits, region
 
 
 def test_tree_of_a_range_clips_the_calls(index, experiment):
@@ -309,7 +318,10 @@ def test_deep_recursion(tmp_path):
     ours = profile_of_tree(index, nodes)
     profile = {region["name"]: region for region in _tracetop.profile(str(tmp_path / "exp"))["regions"]}
     down = profile["__main__:down"]
-    assert ours["__main__:down"] == [down["visits"], down["exclusive_ns"], down["inclusive_ns"]] and down["visits"] == 2403
+    visits, exclusive, inclusive, calls = ours["__main__:down"]
+    assert visits == down["visits"] == 2403
+    # A ns apart per call at most (test_tree_of_the_whole_run_is_the_profile).
+    assert abs(exclusive - down["exclusive_ns"]) <= calls and abs(inclusive - down["inclusive_ns"]) <= visits
     _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 800, [0]))
     assert max(s["depth"] for s in spans) == main["depths"] - 1
 

@@ -275,4 +275,6 @@ def test_scorep_layout_for_vampir_and_cube(tmp_path):
             assert 0 < low == high  # one visit
             spent = sum(values["time"].location_value(cnode, location_of[rank]) for cnode in parser.all_cnodes()
                         if parser.get_region(cnode).name == "MPI_Send")
-            assert spent == pytest.approx(high)
+            # A ns apart at most (and the doubles' rounding): the profile converts ticks summed per call path
+            # (profile.h), max_time each visit's two times.
+            assert spent == pytest.approx(high, abs=1.5e-9)

@@ -1,0 +1,128 @@
+"""The call tree the hook keeps (src/core/calltree.h): every stream that ends has one, written behind its
+records as TREE chunks (format.h), and profile.txt and `tracetop summary` made from the trees are byte for byte
+what reading the records back gives: the same experiment with its trees cut off reads back to the same text.
+A stream cut by a crash has no tree and is read back."""
+import shutil
+import signal
+import struct
+import sys
+
+import pytest
+
+from helpers import PROGRAMS, assert_complete, tracetop, workload
+
+from tracetop import _tracetop
+
+INSTRUMENTERS = [
+    None,  # the default one of this Python (sys.monitoring on 3.12+)
+    "profile",
+    "trace",
+    pytest.param("monitoring", marks=pytest.mark.skipif(sys.version_info < (3, 12), reason="Python 3.12+")),
+]
+
+CHUNK_HEADER = 32
+TREE = 2  # TT_CHUNK_TREE
+
+
+def tree_chunks(path):
+    """The number of TREE chunks of a stream file, and the offset of the first (None without): chunk headers
+    as format.h gives them (u32 stored_size at 16, u8 flags at 25), from behind the 16-byte file header."""
+    data = path.read_bytes()
+    offset, trees, first = 16, 0, None
+    while offset + CHUNK_HEADER <= len(data):
+        stored, flags = struct.unpack_from("<I", data, offset + 16)[0], data[offset + 25]
+        if flags & TREE:
+            trees += 1
+            first = offset if first is None else first
+        offset += CHUNK_HEADER + stored
+    return trees, first
+
+
+def stream_files(experiment):
+    return sorted(p for p in (experiment / "trace").glob("*/*.tts") if p.name != "defs.tts")
+
+
+def without_trees(experiment, copy):
+    """A copy of the experiment whose streams end after their records, as an older tracetop wrote them."""
+    shutil.copytree(experiment, copy)
+    for path in stream_files(copy):
+        _, first = tree_chunks(path)
+        if first is not None:
+            with open(path, "r+b") as f:
+                f.truncate(first)
+    return copy
+
+
+def assert_trees_read_back_the_same(tmp_path, experiment, profile_txt=True):
+    summary = tracetop("summary", experiment, cwd=tmp_path)
+    assert summary.returncode == 0, summary.stderr
+    if profile_txt:
+        assert (experiment / "profile.txt").read_text() == summary.stdout
+    read_back = tracetop("summary", without_trees(experiment, tmp_path / "read-back"), cwd=tmp_path)
+    assert (read_back.returncode, read_back.stdout, read_back.stderr) == (0, summary.stdout, summary.stderr)
+    return summary
+
+
+@pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
+@pytest.mark.parametrize("option", ["", "--no-c-calls", "--filter"])
+def test_tree_profile_is_the_read_back_profile(tmp_path, instrumenter, option):
+    options = [f"--instrumenter={instrumenter}"] if instrumenter else []
+    if option == "--filter":
+        (tmp_path / "filter").write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE __main__:filtered\n"
+                                         "SCOREP_REGION_NAMES_END\n")
+        options += ["--filter", "filter"]
+    elif option:
+        options.append(option)
+    completed = tracetop("run", *options, "--output", "exp", PROGRAMS / "calltree.py", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    experiment = tmp_path / "exp"
+    assert_complete(experiment)
+    files = stream_files(experiment)
+    assert len(files) == 5 and all(tree_chunks(path)[0] >= 1 for path in files)
+    assert_trees_read_back_the_same(tmp_path, experiment)
+    regions = {r["name"]: r for r in _tracetop.profile(str(experiment))["regions"]}
+    assert regions["__main__:fib"]["visits"] == 1973 + 3 * 465 and "gc:collection(gen2)" in regions
+    assert ("__main__:filtered" in regions) == (option != "--filter")
+    # settrace sees no C calls.
+    assert ("builtins:max" in regions) == (option != "--no-c-calls" and instrumenter != "trace")
+
+
+def test_crashed_run_reads_back_its_cut_streams(tmp_path):
+    completed = tracetop("run", "--output", "exp", PROGRAMS / "calltree.py", "crash", cwd=tmp_path)
+    assert completed.returncode == -signal.SIGKILL
+    experiment = tmp_path / "exp"
+    trees = [tree_chunks(path)[0] for path in stream_files(experiment)]
+    # The workers ended before the crash: theirs have trees; the main thread's and the spinner's were cut.
+    assert sorted(trees) == [0, 0, 1, 1, 1]
+    summary = assert_trees_read_back_the_same(tmp_path, experiment, profile_txt=False)
+    assert "cut after" in summary.stderr and "did not end normally" in summary.stdout
+
+
+# The workloads of bench/, at --quick's smaller sizes (processes: followed children, a tree per stream of each).
+WORKLOADS = {"fib": 16, "generators": 5, "builtins_heavy": 500, "exceptions": 1000, "threads": 1000,
+             "objects": 10, "allocations": 2000, "processes": 2}
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_workload_tree_profile_is_the_read_back_profile(tmp_path, name):
+    completed = tracetop("run", "--output", "exp", workload(f"{name}.py"), WORKLOADS[name], cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    assert all(tree_chunks(path)[0] >= 1 for path in stream_files(tmp_path / "exp"))
+    assert_trees_read_back_the_same(tmp_path, tmp_path / "exp")
+
+
+def test_tree_larger_than_a_chunks_room(tmp_path):
+    """Recursion 50,000 deep: more new call paths than one chunk's room (calltree.h), made as chunks are taken;
+    and a sibling ring of 300 callees called in changing order."""
+    code = ("import sys\nsys.setrecursionlimit(60000)\n"
+            "def down(n):\n    return 0 if n == 0 else 1 + down(n - 1)\n"
+            "fs = [eval(f'lambda: {i}') for i in range(300)]\n"
+            "def spread(k):\n    return sum(fs[(i * k) % 300]() for i in range(300))\n"
+            "print(down(50000), sum(spread(k) for k in range(1, 40)))")
+    completed = tracetop("run", "--output", "exp", "-c", code, cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    [path] = stream_files(tmp_path / "exp")
+    assert tree_chunks(path)[0] >= 2  # 50,000 nodes and more: more than a chunk of them
+    assert_trees_read_back_the_same(tmp_path, tmp_path / "exp")
+    regions = {r["name"]: r for r in _tracetop.profile(str(tmp_path / "exp"))["regions"]}
+    assert regions["__main__:down"]["visits"] == 50001
