@@ -60,6 +60,18 @@ static void say_read(void *ctx, uint64_t bytes)
     if (c->total) tt_ext_progress_say(&c->line, "%.0f%% of the trace read", 100.0 * (double)bytes / (double)c->total);
 }
 
+/* Starts the reading of the trace of experiment_dir, said as `what` once it
+ * takes `after` seconds (None: never): 0, or -1 with a Python error when
+ * `after` is no number. */
+static int reading_start(reading *r, const char *what, const char *experiment_dir, PyObject *after)
+{
+    double seconds = after == Py_None ? 0 : PyFloat_AsDouble(after);
+    if (seconds == -1 && PyErr_Occurred()) return -1;
+    r->total = trace_bytes(experiment_dir);
+    tt_ext_progress_start(&r->line, what, seconds);
+    return 0;
+}
+
 static PyObject *convert(PyObject *module, PyObject *args, PyObject *kwds)
 {
     (void)module;
@@ -71,16 +83,14 @@ static PyObject *convert(PyObject *module, PyObject *args, PyObject *kwds)
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&sO&|zKKOz:convert", kwlist, PyUnicode_FSConverter, &dir, &format,
                                      PyUnicode_FSConverter, &path, &thread, &start, &stop, &after, &filter_path))
         return NULL;
-    double seconds = after == Py_None ? 0 : PyFloat_AsDouble(after);
-    if (seconds == -1 && PyErr_Occurred()) {
+    char what[300];
+    snprintf(what, sizeof what, "converting %s to %s", PyBytes_AS_STRING(dir), format);
+    reading said;
+    if (reading_start(&said, what, PyBytes_AS_STRING(dir), after) != 0) {
         Py_DECREF(dir);
         Py_DECREF(path);
         return NULL;
     }
-    char what[300];
-    snprintf(what, sizeof what, "converting %s to %s", PyBytes_AS_STRING(dir), format);
-    reading said = {.total = trace_bytes(PyBytes_AS_STRING(dir))};
-    tt_ext_progress_start(&said.line, what, seconds);
     tt_read_progress progress = {say_read, &said, 0};
     tt_trace *trace = NULL;
     tt_filter *filter = NULL;
@@ -197,16 +207,14 @@ static PyObject *score(PyObject *module, PyObject *args, PyObject *kwds)
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|O&pddnO:score", kwlist, PyUnicode_FSConverter, &dir,
                                      optional_path, &filter_path, &q.suggest, &min_percent, &max_us, &top, &after))
         return NULL;
-    double seconds = after == Py_None ? 0 : PyFloat_AsDouble(after);
-    if (seconds == -1 && PyErr_Occurred()) {
+    char what[300];
+    snprintf(what, sizeof what, "scoring %s", PyBytes_AS_STRING(dir));
+    reading said;
+    if (reading_start(&said, what, PyBytes_AS_STRING(dir), after) != 0) {
         Py_DECREF(dir);
         Py_XDECREF(filter_path);
         return NULL;
     }
-    char what[300];
-    snprintf(what, sizeof what, "scoring %s", PyBytes_AS_STRING(dir));
-    reading said = {.total = trace_bytes(PyBytes_AS_STRING(dir))};
-    tt_ext_progress_start(&said.line, what, seconds);
     tt_read_progress progress = {say_read, &said, 0};
     if (after != Py_None) q.progress = &progress;
     q.dir = PyBytes_AS_STRING(dir);
