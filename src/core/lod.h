@@ -152,11 +152,15 @@ typedef struct tt_lod_objects {
     uint64_t created, destroyed;
 } tt_lod_objects;
 
-/* How a build goes, for a caller that shows it: `read` is told the events
- * read so far every TT_LOD_PROGRESS_EVENTS events, from the building thread. */
+/* How a build goes, for a caller that shows it, from the building thread:
+ * `say` is told the events read so far every TT_LOD_PROGRESS_EVENTS events
+ * (TT_LOD_READING), then the spans merged into coarser levels so far after
+ * each block merged (TT_LOD_MERGING), then once that the index is written
+ * (TT_LOD_WRITING): no phase of a long build goes by unsaid. */
 #define TT_LOD_PROGRESS_EVENTS (1u << 18)
+typedef enum tt_lod_phase { TT_LOD_READING, TT_LOD_MERGING, TT_LOD_WRITING } tt_lod_phase;
 typedef struct tt_lod_progress {
-    void (*read)(void *ctx, uint64_t events);
+    void (*say)(void *ctx, tt_lod_phase phase, uint64_t done);
     void *ctx;
 } tt_lod_progress;
 

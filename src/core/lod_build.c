@@ -177,6 +177,7 @@ typedef struct builder {
     size_t stack_cap;
     const tt_lod_progress *progress; /* or NULL */
     uint64_t events;                 /* read so far */
+    uint64_t spans_merged;           /* into coarser levels so far */
 
     /* The image's file, written at its end through a buffer. */
     int fd;
@@ -478,7 +479,8 @@ static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *
     tt_event ev;
     int first = 1;
     while (tt_cursor_next(c, &ev)) {
-        if (++b->events % TT_LOD_PROGRESS_EVENTS == 0 && b->progress) b->progress->read(b->progress->ctx, b->events);
+        if (++b->events % TT_LOD_PROGRESS_EVENTS == 0 && b->progress)
+            b->progress->say(b->progress->ctx, TT_LOD_READING, b->events);
         if (first) {
             l->rec.begin = ev.time;
             first = 0;
@@ -717,6 +719,8 @@ static int merge_level(builder *b, const span_vec *in, merger *m, size_t n)
         for (const tt_lod_span *s; (s = tt_lod_peek(c)); tt_lod_advance(c))
             for (size_t k = 0; k < n; k++)
                 if (merge_span(b, &m[k], *s) != 0) return -1;
+        b->spans_merged += block->spans;
+        if (b->progress) b->progress->say(b->progress->ctx, TT_LOD_MERGING, b->spans_merged);
     }
     for (size_t k = 0; k < n; k++)
         if ((m[k].open && merge_emit(b, &m[k], m[k].cur) != 0) || (m[k].have_made && merge_put(b, &m[k], UINT64_MAX) != 0))
@@ -951,6 +955,7 @@ static void cat_align8(catalog *c)
 /* Appends the catalog after the spans, then puts the header in front. */
 static int write_records(builder *b, uint64_t signature)
 {
+    if (b->progress) b->progress->say(b->progress->ctx, TT_LOD_WRITING, 0);
     size_t ref_count = 0;
     for (size_t i = 0; i < b->lane_count; i++) ref_count += (size_t)b->lanes[i].rec.depths * b->levels;
     ref_count += b->track_count * b->levels;

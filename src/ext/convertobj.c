@@ -48,15 +48,28 @@ static uint64_t trace_bytes(const char *experiment_dir)
     return total;
 }
 
-typedef struct converting {
+/* A conversion or a scoring as it reads the trace, said as the share of its bytes read. */
+typedef struct reading {
     tt_ext_progress line;
     uint64_t total;
-} converting;
+} reading;
 
-static void say_converted(void *ctx, uint64_t bytes)
+static void say_read(void *ctx, uint64_t bytes)
 {
-    converting *c = ctx;
+    reading *c = ctx;
     if (c->total) tt_ext_progress_say(&c->line, "%.0f%% of the trace read", 100.0 * (double)bytes / (double)c->total);
+}
+
+/* Starts the reading of the trace of experiment_dir, said as `what` once it
+ * takes `after` seconds (None: never): 0, or -1 with a Python error when
+ * `after` is no number. */
+static int reading_start(reading *r, const char *what, const char *experiment_dir, PyObject *after)
+{
+    double seconds = after == Py_None ? 0 : PyFloat_AsDouble(after);
+    if (seconds == -1 && PyErr_Occurred()) return -1;
+    r->total = trace_bytes(experiment_dir);
+    tt_ext_progress_start(&r->line, what, seconds);
+    return 0;
 }
 
 static PyObject *convert(PyObject *module, PyObject *args, PyObject *kwds)
@@ -70,17 +83,15 @@ static PyObject *convert(PyObject *module, PyObject *args, PyObject *kwds)
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&sO&|zKKOz:convert", kwlist, PyUnicode_FSConverter, &dir, &format,
                                      PyUnicode_FSConverter, &path, &thread, &start, &stop, &after, &filter_path))
         return NULL;
-    double seconds = after == Py_None ? 0 : PyFloat_AsDouble(after);
-    if (seconds == -1 && PyErr_Occurred()) {
+    char what[300];
+    snprintf(what, sizeof what, "converting %s to %s", PyBytes_AS_STRING(dir), format);
+    reading said;
+    if (reading_start(&said, what, PyBytes_AS_STRING(dir), after) != 0) {
         Py_DECREF(dir);
         Py_DECREF(path);
         return NULL;
     }
-    char what[300];
-    snprintf(what, sizeof what, "converting %s to %s", PyBytes_AS_STRING(dir), format);
-    converting said = {.total = trace_bytes(PyBytes_AS_STRING(dir))};
-    tt_ext_progress_start(&said.line, what, seconds);
-    tt_read_progress progress = {say_converted, &said, 0};
+    tt_read_progress progress = {say_read, &said, 0};
     tt_trace *trace = NULL;
     tt_filter *filter = NULL;
     tt_export_result result;
@@ -126,6 +137,7 @@ typedef struct score_request {
     int suggest;
     double min_share, max_ns;
     size_t top;
+    tt_read_progress *progress; /* or NULL */
     /* results */
     char *report, *suggested;
     size_t suggested_count;
@@ -143,6 +155,7 @@ static int score_trace(score_request *q, tt_error *err)
     tt_score *sc = NULL;
     tt_filter *filter = NULL;
     if (tt_trace_open(q->dir, &trace, err) != 0) return -1;
+    if (q->progress) tt_trace_set_progress(trace, q->progress);
     int rc = tt_score_build(trace, &sc, err);
     if (rc == 0 && q->filter_path) rc = tt_filter_load(q->filter_path, &filter, err);
     if (rc == 0 && q->suggest) {
@@ -185,14 +198,25 @@ static int optional_path(PyObject *arg, void *out)
 static PyObject *score(PyObject *module, PyObject *args, PyObject *kwds)
 {
     (void)module;
-    static char *kwlist[] = {"experiment_dir", "filter", "suggest", "min_percent", "max_us_per_visit", "top", NULL};
-    PyObject *dir, *filter_path = NULL;
+    static char *kwlist[] = {"experiment_dir", "filter", "suggest", "min_percent", "max_us_per_visit", "top",
+                             "progress", NULL};
+    PyObject *dir, *filter_path = NULL, *after = Py_None;
     double min_percent = 1.0, max_us = 5.0;
     Py_ssize_t top = 25;
     score_request q = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|O&pddn:score", kwlist, PyUnicode_FSConverter, &dir,
-                                     optional_path, &filter_path, &q.suggest, &min_percent, &max_us, &top))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|O&pddnO:score", kwlist, PyUnicode_FSConverter, &dir,
+                                     optional_path, &filter_path, &q.suggest, &min_percent, &max_us, &top, &after))
         return NULL;
+    char what[300];
+    snprintf(what, sizeof what, "scoring %s", PyBytes_AS_STRING(dir));
+    reading said;
+    if (reading_start(&said, what, PyBytes_AS_STRING(dir), after) != 0) {
+        Py_DECREF(dir);
+        Py_XDECREF(filter_path);
+        return NULL;
+    }
+    tt_read_progress progress = {say_read, &said, 0};
+    if (after != Py_None) q.progress = &progress;
     q.dir = PyBytes_AS_STRING(dir);
     q.filter_path = filter_path ? PyBytes_AS_STRING(filter_path) : NULL;
     q.min_share = min_percent / 100.0;
@@ -226,8 +250,10 @@ static PyObject *score(PyObject *module, PyObject *args, PyObject *kwds)
 
 static PyMethodDef convert_methods[] = {
     {"score", (PyCFunction)(void (*)(void))score, METH_VARARGS | METH_KEYWORDS,
-     "score(experiment_dir, filter=None, suggest=False, min_percent=1.0, max_us_per_visit=5.0, top=25)\n--\n\n"
-     "What the trace's regions cost, as scorep-score tells it: {text, problems, corrupt,\n"
+     "score(experiment_dir, filter=None, suggest=False, min_percent=1.0, max_us_per_visit=5.0, top=25,\n"
+     "      progress=None)\n--\n\n"
+     "What the trace's regions cost, as scorep-score tells it (a scoring longer than\n"
+     "`progress` seconds says how it goes on stderr): {text, problems, corrupt,\n"
      "native_bytes and otf2_bytes (with the filter file or the suggested filter),\n"
      "recorded_native_bytes (the model without filter), trace_bytes (on disk),\n"
      "suggested (a filter file's text, or None), suggested_count}."},

@@ -73,9 +73,25 @@ static PyObject *track_item(const tt_lod *lod, size_t i)
 
 static PyObject *problem_item(const tt_lod *lod, size_t i) { return text(tt_lod_problem(lod, i)); }
 
-static void say_progress(void *ctx, uint64_t events)
+/* An index's build as it goes: a phase's first report is said at once (past
+ * the build's first `after` seconds), so that a new phase is told when it
+ * begins, then a line a second. */
+typedef struct indexing {
+    tt_ext_progress line;
+    tt_lod_phase phase;
+} indexing;
+
+static void say_progress(void *ctx, tt_lod_phase phase, uint64_t done)
 {
-    tt_ext_progress_say(ctx, "%.1f M events read", (double)events / 1e6);
+    indexing *x = ctx;
+    if (phase != x->phase) x->line.last = 0;
+    x->phase = phase;
+    if (phase == TT_LOD_READING)
+        tt_ext_progress_say(&x->line, "%.1f M events read", (double)done / 1e6);
+    else if (phase == TT_LOD_MERGING)
+        tt_ext_progress_say(&x->line, "%.1f M spans merged into coarser levels", (double)done / 1e6);
+    else
+        tt_ext_progress_say(&x->line, "writing the index");
 }
 
 static PyObject *Index_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -91,8 +107,8 @@ static PyObject *Index_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     char what[300];
     snprintf(what, sizeof what, "indexing %s", PyBytes_AS_STRING(path));
-    tt_ext_progress said;
-    tt_ext_progress_start(&said, what, seconds);
+    indexing said = {.phase = TT_LOD_READING};
+    tt_ext_progress_start(&said.line, what, seconds);
     tt_lod_progress progress = {say_progress, &said};
     tt_lod *lod;
     tt_error err;

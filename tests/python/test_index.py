@@ -383,7 +383,9 @@ def test_damaged_spans_end_the_reading_there(tmp_path):
 
 
 def test_a_long_build_says_how_it_goes(tmp_path):
-    """With progress=0 (any build is long), a line on stderr says how many events were read; without, nothing."""
+    """With progress=0 (any build is long), lines on stderr say how many events were read, then how many spans
+    were merged into the coarser levels, then that the index is written: each phase says when it begins, so
+    none goes by silent; without, nothing."""
     completed = tracetop("--output", "exp", "-c", "f = abs\nfor i in range(400000): f(i)", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     build = "from tracetop import _tracetop; _tracetop.Index('exp', progress={})"
@@ -392,4 +394,6 @@ def test_a_long_build_says_how_it_goes(tmp_path):
     os.remove(tmp_path / "exp" / "view.idx")
     said = python("-c", build.format("0"), cwd=tmp_path)
     assert said.returncode == 0, said.stderr
-    assert re.fullmatch(r"(tracetop: indexing exp: \d+\.\d M events read \(\d+ s\)\n)+", said.stderr), said.stderr
+    assert re.fullmatch(r"(tracetop: indexing exp: \d+\.\d M events read \(\d+ s\)\n)+"
+                        r"(tracetop: indexing exp: \d+\.\d M spans merged into coarser levels \(\d+ s\)\n)+"
+                        r"tracetop: indexing exp: writing the index \(\d+ s\)\n", said.stderr), said.stderr

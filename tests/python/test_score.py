@@ -110,3 +110,15 @@ def test_bad_input(experiment, tmp_path):
     assert completed.stderr == f"tracetop: error: cannot write {tmp_path / 'no' / 'x.filter'}: No such file or directory\n"
     completed = tracetop("score", tmp_path / "nothing", cwd=tmp_path)
     assert completed.returncode == 2 and len(completed.stderr.splitlines()) == 1
+
+
+def test_a_long_scoring_says_how_it_goes(experiment):
+    """With progress=0 (any scoring is long), lines on stderr say how much of the trace was read; without,
+    nothing (as `convert`'s)."""
+    run = f"from tracetop import _tracetop; _tracetop.score({str(experiment)!r}, progress={{}})"
+    quiet = python("-c", run.format("None"), cwd=experiment.parent)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    said = python("-c", run.format("0"), cwd=experiment.parent)
+    assert said.returncode == 0, said.stderr
+    assert re.fullmatch(rf"(tracetop: scoring {re.escape(str(experiment))}: \d+% of the trace read \(\d+ s\)\n)+",
+                        said.stderr), said.stderr

@@ -32,7 +32,7 @@ def main(arguments, prog):
     namespace.experiment = chosen(namespace.experiment)
     result = _tracetop.score(namespace.experiment, filter=namespace.filter,
                              suggest=namespace.suggest_filter is not None, min_percent=namespace.min_percent,
-                             max_us_per_visit=namespace.max_time_per_visit, top=namespace.top)
+                             max_us_per_visit=namespace.max_time_per_visit, top=namespace.top, progress=1.0)
     if namespace.suggest_filter is not None:
         try:
             with open(namespace.suggest_filter, "w", encoding="utf-8") as file:
