@@ -46,6 +46,7 @@ struct tt_lod {
     const char *strings;
     tt_error cache_problem;
     int cache_failed;
+    lod_trace *trace; /* level 0's calls, read from the trace (lod_trace.c) */
     pthread_mutex_t blocks_lock; /* queries run in any number of threads */
     cached_block blocks[LOD_CACHED_BLOCKS];
     uint64_t blocks_used;
@@ -175,7 +176,17 @@ static int check_image(tt_lod *x, uint64_t signature)
          * loads in the time its metadata takes: a cursor checks each span
          * it decodes (tt_lod_peek). */
         for (uint64_t r = 0; r < (uint64_t)l->depths * h->levels; r++)
-            if (!fits(x, refs[r].off, refs[r].count, sizeof(lod_block))) return 0;
+            if ((refs[r].off != LOD_REF_TRACE || refs[r].count != 0 || r % h->levels == 0) &&
+                !fits(x, refs[r].off, refs[r].count, sizeof(lod_block)))
+                return 0;
+        /* Chunks in the stream's order: their times never go back (a cursor
+         * finds one by binary search). */
+        if (!fits(x, l->chunks_off, l->chunk_count, sizeof(lod_chunk_rec))) return 0;
+        const lod_chunk_rec *ch = (const lod_chunk_rec *)(x->catalog + l->chunks_off);
+        for (uint64_t j = 0; j < l->chunk_count; j++)
+            if (ch[j].first > ch[j].last || (j && ch[j].first < ch[j - 1].last) || ch[j].low > ch[j].high ||
+                ch[j].high > l->depths)
+                return 0;
         const tt_lod_param *p = (const tt_lod_param *)(x->catalog + l->params_off);
         for (uint64_t j = 0; j < l->param_count; j++)
             if (!string_ok(x, p[j].name) || !string_ok(x, p[j].text)) return 0;
@@ -241,6 +252,11 @@ int tt_lod_open(const char *experiment_dir, tt_lod **out, int *built, const tt_l
         return tt_fail(err, "out of memory");
     }
     sprintf(path, "%s/%s", experiment_dir, TT_LOD_FILE);
+    if (!(x->trace = lod_trace_new(experiment_dir))) {
+        tt_lod_close(x);
+        free(path);
+        return tt_fail(err, "out of memory");
+    }
     uint64_t trace_bytes;
     uint64_t signature = trace_signature(experiment_dir, &trace_bytes);
     int was_built = 0;
@@ -301,6 +317,7 @@ void tt_lod_close(tt_lod *x)
 {
     if (!x) return;
     for (size_t i = 0; i < LOD_CACHED_BLOCKS; i++) free(x->blocks[i].raw);
+    lod_trace_free(x->trace);
     pthread_mutex_destroy(&x->blocks_lock);
     if (x->image && x->mapped)
         munmap((void *)x->image, x->size);
@@ -309,6 +326,8 @@ void tt_lod_close(tt_lod *x)
     free(x->catalog);
     free(x);
 }
+
+lod_trace *lod_trace_of(const tt_lod *x) { return x->trace; }
 
 uint64_t tt_lod_begin(const tt_lod *x) { return x->h->begin; }
 uint64_t tt_lod_end(const tt_lod *x) { return x->h->end; }
@@ -437,17 +456,13 @@ static int load_block(tt_lod_cursor *c)
     return 1;
 }
 
-void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t, tt_lod_cursor *c)
+static const tt_lod_span *block_peek(tt_lod_cursor *c);
+static const tt_lod_span *local_peek(tt_lod_cursor *c);
+
+/* Places c's blocks at their first span that ends after t. */
+static void seek_blocks(tt_lod_cursor *c, const lod_ref *ref, uint64_t t)
 {
-    c->x = x;
-    c->region_count = x->h->region_count;
-    c->blocks = NULL;
-    c->block_count = c->block = 0;
-    c->spans = c->next = 0;
-    c->have = 0;
-    const lod_ref *ref = span_ref(x, lane, depth, level);
-    if (!ref) return;
-    c->blocks = (const lod_block *)(x->catalog + ref->off);
+    c->blocks = (const lod_block *)(c->x->catalog + ref->off);
     c->block_count = (size_t)ref->count;
     /* The first block that ends after t; then its first span that does. */
     size_t lo = 0, hi = c->block_count;
@@ -464,7 +479,45 @@ void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, u
         return;
     }
     const tt_lod_span *s;
-    while ((s = tt_lod_peek(c)) && s->end <= t) tt_lod_advance(c);
+    while ((s = block_peek(c)) && s->end <= t) c->have_block = 0;
+}
+
+void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t0, uint64_t t1,
+                 tt_lod_cursor *c)
+{
+    c->x = x;
+    c->region_count = x->h->region_count;
+    c->blocks = NULL;
+    c->block_count = c->block = 0;
+    c->spans = c->next = 0;
+    c->have = c->have_block = c->taken = 0;
+    c->until = t1;
+    c->trace = 0;
+    c->chunk = c->chunk_count = 0;
+    c->local_count = c->local_next = 0;
+    c->chunk_done = 0;
+    const lod_ref *ref = span_ref(x, lane, depth, level);
+    if (!ref) return;
+    if (level > 0 && ref->off == LOD_REF_TRACE) ref = span_ref(x, lane, depth, 0);
+    c->trace = ref == span_ref(x, lane, depth, 0);
+    seek_blocks(c, ref, t0);
+    if (!c->trace) return;
+    /* The chunks: from the first whose last event is after t0. */
+    const lod_chunk_rec *chunks = lod_lane_chunks(x, lane, &c->chunk_count);
+    size_t lo = 0, hi = c->chunk_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (chunks[mid].last > t0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    c->lane = lane;
+    c->depth = depth;
+    c->chunk = lo;
+    c->chunk_from = 0;
+    const tt_lod_span *s;
+    while ((s = local_peek(c)) && s->end <= t0) c->local_next++;
 }
 
 /* Value i of a column of `width`-byte values in planes of n bytes (byte
@@ -476,9 +529,10 @@ static inline uint64_t column_value(const uint8_t *col, unsigned width, size_t n
     return v;
 }
 
-const tt_lod_span *tt_lod_peek(tt_lod_cursor *c)
+/* The next span of the blocks, or NULL. */
+static const tt_lod_span *block_peek(tt_lod_cursor *c)
 {
-    if (c->have) return &c->span;
+    if (c->have_block) return &c->block_span;
     while (c->next >= c->spans) {
         if (c->block >= c->block_count) return NULL;
         c->block++;
@@ -497,12 +551,55 @@ const tt_lod_span *tt_lod_peek(tt_lod_cursor *c)
         return NULL;
     }
     uint64_t start = c->prev_end + gap;
-    c->span = (tt_lod_span){start, start + length, (uint32_t)region, (uint32_t)calls + 1};
+    c->block_span = (tt_lod_span){start, start + length, (uint32_t)region, (uint32_t)calls + 1};
     c->prev_end = start + length;
     c->next++;
+    c->have_block = 1;
+    return &c->block_span;
+}
+
+/* The next call of the chunks held whole, or NULL; a chunk is read only
+ * once the calls before it are, and only when it starts before c->until
+ * and holds calls at c's depth. */
+static const tt_lod_span *local_peek(tt_lod_cursor *c)
+{
+    size_t n;
+    const lod_chunk_rec *chunks = lod_lane_chunks(c->x, c->lane, &n);
+    while (c->local_next >= c->local_count) {
+        if (c->chunk_done) {
+            c->chunk++;
+            c->chunk_from = 0;
+            c->chunk_done = 0;
+        }
+        if (c->chunk >= c->chunk_count || chunks[c->chunk].first >= c->until) return NULL;
+        const lod_chunk_rec *ch = &chunks[c->chunk];
+        size_t got = c->depth >= ch->low && c->depth < ch->high
+                         ? lod_chunk_spans(c->x, c->lane, c->chunk, c->depth, c->chunk_from, c->local, TT_LOD_CHUNK_SPANS)
+                         : 0;
+        c->local_count = (uint32_t)got;
+        c->local_next = 0;
+        c->chunk_from += got;
+        c->chunk_done = got < TT_LOD_CHUNK_SPANS;
+    }
+    return &c->local[c->local_next];
+}
+
+const tt_lod_span *tt_lod_peek(tt_lod_cursor *c)
+{
+    if (c->have) return &c->span;
+    if (c->taken == 1) c->have_block = 0;
+    if (c->taken == 2) c->local_next++;
+    c->taken = 0;
+    const tt_lod_span *a = block_peek(c), *b = c->trace ? local_peek(c) : NULL;
+    const tt_lod_span *s = b && (!a || b->start < a->start) ? b : a;
+    if (!s || s->start >= c->until) return NULL;
+    c->taken = s == a ? 1 : 2;
+    c->span = *s;
     c->have = 1;
     return &c->span;
 }
+
+const char *tt_lod_read_problem(const tt_lod *x) { return lod_trace_problem(x->trace); }
 
 const tt_lod_param *tt_lod_params(const tt_lod *x, size_t lane, size_t *count)
 {
@@ -524,6 +621,14 @@ const tt_lod_sample *tt_lod_samples(const tt_lod *x, size_t track, unsigned leve
     *count = (size_t)ref->count;
     return (const tt_lod_sample *)(x->catalog + ref->off);
 }
+
+const lod_chunk_rec *lod_lane_chunks(const tt_lod *x, size_t lane, size_t *count)
+{
+    *count = lane < x->h->lane_count ? (size_t)x->lanes[lane].chunk_count : 0;
+    return *count ? (const lod_chunk_rec *)(x->catalog + x->lanes[lane].chunks_off) : NULL;
+}
+
+uint32_t lod_lane_process(const tt_lod *x, size_t lane) { return x->lanes[lane].trace_process; }
 
 const lod_tree_rec *lod_lane_tree(const tt_lod *x, size_t lane, size_t *count)
 {

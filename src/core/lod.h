@@ -11,11 +11,13 @@
  *  - Per lane and call depth, the calls ("spans") at LEVEL 0: every call,
  *    exactly, in start order. Calls at one depth of one thread never overlap,
  *    so their ends are in order too and a cursor finds the first span of a
- *    time range by binary search. Spans are kept compressed in blocks
- *    (lod_file.h), about two bytes each: with its levels, the index
- *    takes under half the size of the (compressed) trace (bench/viewer.py);
- *    every other record is kept in one compressed catalog, decoded into
- *    memory when the index is loaded.
+ *    time range by binary search. Level 0 is read from the trace itself
+ *    (the index keeps where each chunk of it starts, and the calls open
+ *    across a chunk's edge: lod_file.h), so the index takes under half the
+ *    size of the (compressed) trace (bench/viewer.py) whatever the calls'
+ *    times; coarser spans are kept compressed in blocks (lod_file.h), every
+ *    other record in one compressed catalog, decoded into memory when the
+ *    index is loaded.
  *  - Per lane and depth, coarser LEVELs k = 1, 2, ...: level k has the calls
  *    of level k-1 merged where they are too small to tell apart at its grain
  *    of tt_lod_grain(k) ns: a call at least one grain long stays as it is,
@@ -59,9 +61,11 @@
  *    index is then kept in memory only and tt_lod_cache_problem says why.
  *  - A loaded index is read-only: any number of threads may query it at once.
  *  - Queries allocate only their result (and scratch they free), read
- *    nothing but the index (its spans mapped from its file), and never fail for a range or lane that is out of bounds: they
+ *    the index (its spans mapped from its file) and, at level 0, the chunks
+ *    of the trace in their range, and never fail for a range or lane that is out of bounds: they
  *    answer what lies within. The index keeps the last 64 blocks of spans
- *    they decompressed (some 3 MiB at most), for the queries that follow.
+ *    they decompressed (some 3 MiB at most) and the calls of the last 32
+ *    chunks of the trace they read, for the queries that follow.
  *  - A damaged cache file is never trusted: every offset, count and string
  *    in it is checked when it is loaded, and one that does not fit makes a
  *    rebuild. The spans are not read then (loading costs the metadata
@@ -192,11 +196,15 @@ const char *tt_lod_cache_problem(const tt_lod *x);
  * TT_LOD_BLOCK_BYTES (the widths of its columns, then their bytes). */
 #define TT_LOD_BLOCK_SPANS 2048u
 #define TT_LOD_BLOCK_BYTES (4u + TT_LOD_BLOCK_SPANS * 24u)
+/* A level-0 cursor takes the calls a chunk of the trace holds this many at a time. */
+#define TT_LOD_CHUNK_SPANS 512u
 
 /* Reading the spans of one depth of a lane at one level, in order. The
  * index keeps them compressed (lod_file.h): a cursor decompresses the block
  * it reads into its own buffer (or copies it from the blocks the index
- * keeps) and decodes it (so a cursor is not copied once placed). Its fields
+ * keeps) and decodes it (so a cursor is not copied once placed). At level 0
+ * it merges those (the calls open across a chunk's edge) with the calls the
+ * trace's chunks hold whole, read from the trace (lod_file.h). Its fields
  * are the cursor's own. */
 typedef struct tt_lod_cursor {
     const tt_lod *x;
@@ -207,19 +215,34 @@ typedef struct tt_lod_cursor {
     uint32_t spans, next;      /* in the block; the next to decode */
     uint64_t prev_end;
     uint64_t region_count;     /* a span's region is below it */
+    uint64_t until;            /* no span that starts at or after it is read */
     int have;                  /* span holds the span at the cursor */
     tt_lod_span span;
+    /* Level 0: the blocks' next span, and the trace's. */
+    int trace, have_block, taken; /* taken: 1 span came from the blocks, 2 from the trace */
+    int chunk_done;               /* local holds the last of its chunk's calls */
+    tt_lod_span block_span;
+    size_t lane, chunk, chunk_count, chunk_from; /* chunk_from: where `local` was taken in it */
+    uint32_t depth, local_count, local_next;
+    tt_lod_span local[TT_LOD_CHUNK_SPANS];
     uint8_t raw[TT_LOD_BLOCK_BYTES];
 } tt_lod_cursor;
 
-/* Places c at the first span of (lane, depth, level) that ends after t.
- * Out of range: c reads no span. */
-void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t, tt_lod_cursor *c);
+/* Places c at the first span of (lane, depth, level) that ends after t0,
+ * to read those that start before t1. Out of range: c reads no span. */
+void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t0, uint64_t t1,
+                 tt_lod_cursor *c);
 /* The span at the cursor, or NULL at the end (or where the data is damaged:
- * a span whose bytes or region do not fit ends the reading). */
+ * a span whose bytes or region do not fit ends the reading; a chunk of the
+ * trace that is not as the index found it gives no calls, and
+ * tt_lod_read_problem says why). */
 const tt_lod_span *tt_lod_peek(tt_lod_cursor *c);
 /* Moves past the span tt_lod_peek gave. */
 static inline void tt_lod_advance(tt_lod_cursor *c) { c->have = 0; }
+/* NULL while every chunk of the trace a query read was as the index found
+ * it; else the first problem, in one line (a trace changed or cut since the
+ * index was made: open it again to make a new one). */
+const char *tt_lod_read_problem(const tt_lod *x);
 const tt_lod_param *tt_lod_params(const tt_lod *x, size_t lane, size_t *count);
 const tt_lod_mark *tt_lod_marks(const tt_lod *x, size_t lane, size_t *count);
 const tt_lod_sample *tt_lod_samples(const tt_lod *x, size_t track, unsigned level, size_t *count);

@@ -43,6 +43,7 @@ typedef struct span_vec {
     size_t n, cap;
     uint64_t count; /* spans in all */
     int same; /* this level equals the one below it: shares its blocks */
+    int scratch; /* its blocks go to the builder's scratch file, not the image */
     lod_block *blocks; /* data: offsets in the image */
     size_t block_count, block_cap;
     uint64_t blocks_off; /* where the lod_block array goes in the image */
@@ -54,8 +55,12 @@ typedef struct sample_vec {
     int same;
 } sample_vec;
 
+/* Level 0 is made whole, in the scratch file, for the coarser levels, and
+ * the index keeps of it only the calls no chunk of the trace holds whole
+ * (lod_file.h): `crossing`, the index's level 0. */
 typedef struct depth_levels {
     span_vec level[TT_LOD_MAX_LEVELS];
+    span_vec crossing;
 } depth_levels;
 
 typedef struct track_build {
@@ -72,12 +77,15 @@ typedef struct lane_build {
     size_t param_cap;
     tt_lod_mark *marks;
     size_t mark_cap;
+    lod_chunk_rec *chunks;
+    size_t chunk_cap;
 } lane_build;
 
 typedef struct frame {
     uint64_t start;
     uint32_t region;
     uint32_t node; /* in its lane's tree */
+    uint32_t chunk; /* where its ENTER was read: its lane's chunk */
 } frame;
 
 /* An OBJECTS record as read, until its track is known. */
@@ -192,6 +200,8 @@ typedef struct builder {
     uint8_t *raw;    /* a block's bytes: TT_LOD_BLOCK_BYTES of scratch */
     uint8_t *packed; /* and compressed: tt_compress_bound(TT_LOD_BLOCK_BYTES) */
     tt_lod_cursor *cursor; /* reads blocks back */
+    FILE *scratch;         /* level 0's blocks (span_vec.scratch) */
+    uint64_t scratch_size;
 } builder;
 
 /* ---- the image's file ---- */
@@ -343,7 +353,7 @@ static int flush_block(builder *b, span_vec *v, int last)
     }
     size_t size = (size_t)(end - raw);
     if (TT_RESERVE(v->blocks, v->block_cap, v->block_count + 1) != 0) return -1;
-    if (last && size <= LOD_SMALL_TOTAL - b->small_size) {
+    if (last && !v->scratch && size <= LOD_SMALL_TOTAL - b->small_size) {
         if (TT_RESERVE(b->small, b->small_cap, b->small_size + size) != 0) return -1;
         memcpy(b->small + b->small_size, raw, size);
         v->blocks[v->block_count++] = (lod_block){v->v[0].start, v->v[n - 1].end, b->small_size, (uint32_t)n,
@@ -360,7 +370,15 @@ static int flush_block(builder *b, span_vec *v, int last)
         stored = raw;
         n_stored = size;
     }
-    uint64_t at = out_put(b, stored, n_stored);
+    uint64_t at;
+    if (v->scratch) {
+        at = b->scratch_size;
+        if (!b->io_errno && pwrite(fileno(b->scratch), stored, n_stored, (off_t)at) != (ssize_t)n_stored)
+            b->io_errno = errno ? errno : ENOSPC;
+        b->scratch_size += n_stored;
+    } else {
+        at = out_put(b, stored, n_stored);
+    }
     v->blocks[v->block_count++] = (lod_block){v->v[0].start, v->v[n - 1].end, at, (uint32_t)n,
                                               stored == raw ? TT_CODEC_NONE : TT_CODEC_ZSTD, (uint32_t)size,
                                               (uint32_t)n_stored};
@@ -466,7 +484,9 @@ static int flush_all(builder *b, int last)
 {
     for (size_t i = 0; i < b->lane_count; i++)
         for (uint32_t d = 0; d < b->lanes[i].rec.depths; d++)
-            if (flush_block(b, &b->lanes[i].depths[d].level[0], last) != 0) return -1;
+            if (flush_block(b, &b->lanes[i].depths[d].level[0], last) != 0 ||
+                flush_block(b, &b->lanes[i].depths[d].crossing, last) != 0)
+                return -1;
     return 0;
 }
 
@@ -486,13 +506,26 @@ static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *
             first = 0;
         }
         l->rec.end = ev.time;
+        if (!ev.synthesized && ev.kind != TT_EV_STREAM_END) { /* an event of the chunk read last */
+            const tt_chunk_start *at = tt_cursor_chunk(c);
+            lod_chunk_rec *ch = l->rec.chunk_count ? &l->chunks[l->rec.chunk_count - 1] : NULL;
+            if (!ch || ch->seq != at->seq) {
+                if (TT_RESERVE(l->chunks, l->chunk_cap, l->rec.chunk_count + 1) != 0) return -1;
+                ch = &l->chunks[l->rec.chunk_count++];
+                *ch = (lod_chunk_rec){.first = ev.time, .offset = at->offset, .before_time = at->time,
+                                      .before_ticks = at->ticks, .seq = at->seq, .depth = at->depth,
+                                      .crc = at->crc, .low = UINT32_MAX};
+            }
+            ch->last = ev.time;
+            ch->events++;
+        }
         switch (ev.kind) {
         case TT_EV_ENTER: {
             uint32_t region = region_of(b, p, ev.region);
             if (region == NONE || TT_RESERVE(b->stack, b->stack_cap, depth + 1) != 0) return -1;
             uint32_t node = lod_tree_node_of(&l->tree, depth ? b->stack[depth - 1].node : NONE, region);
             if (node == NONE) return -1;
-            b->stack[depth++] = (frame){ev.time, region, node};
+            b->stack[depth++] = (frame){ev.time, region, node, (uint32_t)l->rec.chunk_count - 1};
             break;
         }
         case TT_EV_LEAVE: {
@@ -508,7 +541,15 @@ static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *
                 memset(l->depths + l->rec.depths, 0, (depth + 1 - l->rec.depths) * sizeof *l->depths);
                 l->rec.depths = (uint32_t)depth + 1;
             }
-            if (push_span(b, &l->depths[depth].level[0], (tt_lod_span){f.start, ev.time, f.region, 1}) != 0 ||
+            /* A call the chunk holds whole is the trace's; any other the index keeps. */
+            tt_lod_span span = {f.start, ev.time, f.region, 1};
+            lod_chunk_rec *ch = &l->chunks[l->rec.chunk_count - 1];
+            int whole = !ev.synthesized && f.chunk == l->rec.chunk_count - 1;
+            if (whole && depth < ch->low) ch->low = (uint32_t)depth;
+            if (whole && depth >= ch->high) ch->high = (uint32_t)depth + 1;
+            l->depths[depth].level[0].scratch = 1;
+            if (push_span(b, &l->depths[depth].level[0], span) != 0 ||
+                (!whole && push_span(b, &l->depths[depth].crossing, span) != 0) ||
                 (b->pending > LOD_PENDING_MAX && flush_all(b, 0) != 0))
                 return -1;
             l->rec.calls++;
@@ -528,6 +569,8 @@ static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *
             break;
         }
     }
+    for (size_t i = 0; i < l->rec.chunk_count; i++)
+        if (l->chunks[i].low > l->chunks[i].high) l->chunks[i].low = l->chunks[i].high = 0; /* none whole */
     if (!first) {
         if (l->rec.begin < b->begin) b->begin = l->rec.begin;
         if (l->rec.end > b->end) b->end = l->rec.end;
@@ -535,7 +578,7 @@ static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *
     return 0;
 }
 
-static int read_process(builder *b, const tt_trace *t, const tt_process *p, uint32_t process_name)
+static int read_process(builder *b, const tt_trace *t, const tt_process *p, uint32_t index, uint32_t process_name)
 {
     if (p->defs_cut && add_problem(b, p->defs_cut) != 0) return -1;
     if (TT_RESERVE(b->merged, b->merged_cap, p->region_count + 1) != 0) return -1;
@@ -559,6 +602,7 @@ static int read_process(builder *b, const tt_trace *t, const tt_process *p, uint
         lane_build *l = &b->lanes[lane];
         memset(l, 0, sizeof *l);
         l->rec.process = process_name;
+        l->rec.trace_process = index;
         l->rec.pid = p->pid;
         l->rec.native_tid = th->native_tid;
         l->rec.stream = (uint32_t)s;
@@ -707,13 +751,20 @@ static int merge_level(builder *b, const span_vec *in, merger *m, size_t n)
     tt_lod_cursor *c = b->cursor;
     for (size_t i = 0; i < in->block_count; i++) {
         const lod_block *block = &in->blocks[i];
-        if (block->codec & LOD_BLOCK_IN_CATALOG)
+        if (in->scratch) {
+            if (!b->io_errno && pread(fileno(b->scratch), b->packed, block->stored, (off_t)block->data) !=
+                                    (ssize_t)block->stored)
+                b->io_errno = errno ? errno : EIO;
+            if (b->io_errno) return -1;
+        } else if (block->codec & LOD_BLOCK_IN_CATALOG) {
             memcpy(b->packed, b->small + block->data, block->stored);
-        else if (out_read(b, block->data, b->packed, block->stored) != 0)
+        } else if (out_read(b, block->data, b->packed, block->stored) != 0) {
             return -1;
+        }
         c->blocks = NULL; /* this block only */
         c->block_count = c->block = 0;
-        c->have = 0;
+        c->have = c->have_block = c->taken = c->trace = 0;
+        c->until = UINT64_MAX;
         c->region_count = UINT32_MAX;
         if (!lod_block_decode(c, block, b->packed)) return -1;
         for (const tt_lod_span *s; (s = tt_lod_peek(c)); tt_lod_advance(c))
@@ -871,13 +922,16 @@ static uint64_t align8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
 /* Where the records go in the catalog (lod_file.h): the records' offsets
  * are set, and refs (per lane, then per track, as the catalog holds them)
  * filled. Returns the offset of the strings. */
+/* The spans the index keeps of level k of a depth: level 0's, those no chunk holds whole. */
+static span_vec *kept_level(depth_levels *d, unsigned k) { return k ? &d->level[k] : &d->crossing; }
+
 static uint64_t lay_out(builder *b, lod_header *h, lod_ref *refs, uint64_t *small_off)
 {
     uint64_t off = 0;
     for (size_t i = 0; i < b->lane_count; i++)
         for (uint32_t d = 0; d < b->lanes[i].rec.depths; d++)
             for (unsigned k = 0; k < b->levels; k++) {
-                span_vec *v = &b->lanes[i].depths[d].level[k];
+                span_vec *v = kept_level(&b->lanes[i].depths[d], k);
                 if (v->same) continue;
                 v->blocks_off = off;
                 off += v->block_count * sizeof(lod_block);
@@ -897,8 +951,11 @@ static uint64_t lay_out(builder *b, lod_header *h, lod_ref *refs, uint64_t *smal
         l->rec.refs_off = refs_off + r * sizeof(lod_ref);
         for (uint32_t d = 0; d < l->rec.depths; d++)
             for (unsigned k = 0; k < b->levels; k++, r++) {
-                const span_vec *v = &l->depths[d].level[k];
-                refs[r] = v->same ? refs[r - 1] : (lod_ref){v->blocks_off, v->block_count};
+                const span_vec *v = kept_level(&l->depths[d], k);
+                if (!v->same)
+                    refs[r] = (lod_ref){v->blocks_off, v->block_count};
+                else /* level 0's, or the level's below it */
+                    refs[r] = k == 1 ? (lod_ref){LOD_REF_TRACE, 0} : refs[r - 1];
             }
     }
     for (size_t i = 0; i < b->track_count; i++) {
@@ -914,6 +971,8 @@ static uint64_t lay_out(builder *b, lod_header *h, lod_ref *refs, uint64_t *smal
         off += l->rec.mark_count * sizeof(tt_lod_mark);
         l->rec.tree_off = off;
         off += l->rec.tree_count * sizeof(lod_tree_rec);
+        l->rec.chunks_off = off;
+        off += l->rec.chunk_count * sizeof(lod_chunk_rec);
     }
     r = 0;
     for (size_t i = 0; i < b->lane_count; i++) r += (size_t)b->lanes[i].rec.depths * b->levels;
@@ -984,7 +1043,7 @@ static int write_records(builder *b, uint64_t signature)
     for (size_t i = 0; i < b->lane_count; i++)
         for (uint32_t d = 0; d < b->lanes[i].rec.depths; d++)
             for (unsigned k = 0; k < b->levels; k++) {
-                span_vec *v = &b->lanes[i].depths[d].level[k];
+                span_vec *v = kept_level(&b->lanes[i].depths[d], k);
                 if (v->same) continue;
                 for (size_t j = 0; j < v->block_count; j++)
                     if (v->blocks[j].codec & LOD_BLOCK_IN_CATALOG) v->blocks[j].data += small_off;
@@ -1006,6 +1065,7 @@ static int write_records(builder *b, uint64_t signature)
                                 n->exclusive > 0 ? (uint64_t)n->exclusive : 0};
             cat_put(&c, &rec, sizeof rec);
         }
+        cat_put(&c, l->chunks, l->rec.chunk_count * sizeof *l->chunks);
     }
     for (size_t i = 0; i < b->track_count; i++)
         for (unsigned k = 0; k < b->levels; k++) {
@@ -1049,6 +1109,11 @@ static void builder_free(builder *b)
                 free(l->depths[d].level[k].v);
                 free(l->depths[d].level[k].blocks);
             }
+        for (uint32_t d = 0; d < l->rec.depths; d++) {
+            free(l->depths[d].crossing.v);
+            free(l->depths[d].crossing.blocks);
+        }
+        free(l->chunks);
         free(l->depths);
         lod_tree_free(&l->tree);
         free(l->params);
@@ -1071,6 +1136,7 @@ static void builder_free(builder *b)
     free(b->raw);
     free(b->packed);
     free(b->cursor);
+    if (b->scratch) fclose(b->scratch);
     tt_compress_ctx_free(b->zctx);
 }
 
@@ -1083,6 +1149,8 @@ static int build(builder *b, const char *experiment_dir, uint64_t signature, uin
     b->raw = malloc(TT_LOD_BLOCK_BYTES);
     b->packed = malloc(tt_compress_bound(TT_LOD_BLOCK_BYTES));
     b->cursor = malloc(sizeof *b->cursor);
+    b->scratch = tmpfile();
+    if (!b->scratch) return tt_fail_errno(err, "cannot make a temporary file for the index of %s", experiment_dir);
     b->zctx = tt_compress_ctx_new(trace_bytes <= LOD_SMALL_TRACE ? LOD_CATALOG_LEVEL : LOD_ZSTD_LEVEL);
     if (!b->out || !b->raw || !b->packed || !b->cursor)
         return tt_fail(err, "out of memory building the index of %s", experiment_dir);
@@ -1099,7 +1167,7 @@ static int build(builder *b, const char *experiment_dir, uint64_t signature, uin
         const tt_process *p = tt_trace_process(t, i);
         uint32_t name;
         rc = blob_add_str(&b->strings, p->name, &name);
-        if (rc == 0) rc = read_process(b, t, p, name);
+        if (rc == 0) rc = read_process(b, t, p, (uint32_t)i, name);
     }
     tt_trace_close(t);
     if (rc == 0) rc = make_object_tracks(b);

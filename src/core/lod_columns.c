@@ -98,7 +98,8 @@ static int referred(columns *c, uint64_t refs_off, uint64_t count, size_t size)
     if (!inside(c, refs_off, count, sizeof(lod_ref))) return -1;
     const lod_ref *refs = (const lod_ref *)(c->catalog + refs_off);
     for (uint64_t r = 0; r < count; r++)
-        if ((r == 0 || refs[r].off != refs[r - 1].off || refs[r].count != refs[r - 1].count) &&
+        if (refs[r].off != LOD_REF_TRACE &&
+            (r == 0 || refs[r].off != refs[r - 1].off || refs[r].count != refs[r - 1].count) &&
             array(c, refs[r].off, refs[r].count, size, 1) != 0)
             return -1;
     return 0;
@@ -117,7 +118,8 @@ int lod_columns(uint8_t *catalog, size_t size, const lod_header *h, int encode)
         if (referred(&c, l.refs_off, (uint64_t)l.depths * h->levels, sizeof(lod_block)) != 0 ||
             array(&c, l.params_off, l.param_count, sizeof(tt_lod_param), 1) != 0 ||
             array(&c, l.marks_off, l.mark_count, sizeof(tt_lod_mark), 1) != 0 ||
-            tree(&c, l.tree_off, l.tree_count) != 0)
+            tree(&c, l.tree_off, l.tree_count) != 0 ||
+            array(&c, l.chunks_off, l.chunk_count, sizeof(lod_chunk_rec), 1) != 0)
             rc = -1;
     }
     for (uint32_t i = 0; rc == 0 && i < h->track_count; i++) {

@@ -48,6 +48,21 @@
  * depth's level is kept in the catalog (while those take at most 256 KiB),
  * where it compresses with the others rather than alone.
  *
+ * Level 0, every call exactly, is the trace's (version 10): a call's exact
+ * start and end take the same bits in an index as in the trace (where
+ * calls are tens of ns apart they are mostly the clock's noise, which no
+ * coding takes out), so an index holding them could not be much smaller
+ * than its trace. What the index keeps of level 0 is, per lane and depth,
+ * only the calls that the trace's chunks do not hold whole: those open
+ * across the edge of a chunk (or closed by the reader at a stream's end),
+ * as spans in blocks as above; and per lane its chunks (lod_chunk_rec): the
+ * times of each one's first and last event and where a cursor starts
+ * reading it (tt_cursor_seek). The calls within a chunk (its ENTER and
+ * LEAVE both read from it) are read from the trace when a query needs level
+ * 0 (lod_trace.c), one chunk of some tens of thousands of events at a time;
+ * a level not stored above level 0 is marked LOD_REF_TRACE, read the same
+ * way. A level-0 cursor merges the two, in start order.
+ *
  * Each lane's call tree of the whole run (lod_tree_rec, parents before
  * their children) is made while the trace is read, from the reader's
  * nesting, so that the profile of the whole run is answered without
@@ -62,7 +77,7 @@
 #include "u64map.h"
 
 #define LOD_MAGIC "TTLODIDX"
-#define LOD_VERSION 9u
+#define LOD_VERSION 10u
 
 typedef struct lod_header {
     char magic[8];
@@ -84,6 +99,9 @@ typedef struct lod_header {
 typedef struct lod_ref {
     uint64_t off, count;
 } lod_ref;
+
+/* lod_ref.off of a level of spans that is level 0: read with the trace. */
+#define LOD_REF_TRACE UINT64_MAX
 
 typedef struct lod_block {
     uint64_t start, end;  /* of its first span, of its last span */
@@ -109,7 +127,38 @@ typedef struct lod_lane_rec {
     uint64_t params_off, param_count;
     uint64_t marks_off, mark_count;
     uint64_t tree_off, tree_count; /* lod_tree_rec */
+    uint64_t chunks_off, chunk_count; /* lod_chunk_rec */
+    uint32_t trace_process; /* its process's index in the trace (tt_trace_process) */
+    uint32_t reserved;
 } lod_lane_rec;
+
+/* A chunk of a lane's stream (see above), in the stream's order. */
+typedef struct lod_chunk_rec {
+    uint64_t first, last;       /* the times of its first and last event */
+    uint64_t offset;            /* tt_chunk_start's */
+    uint64_t before_time, before_ticks;
+    uint32_t seq, depth, crc;
+    uint32_t low, high;         /* the depths of the calls it holds whole: low .. high - 1 */
+    uint32_t events;            /* read from it (STREAM_END not counted) */
+} lod_chunk_rec;
+
+/* The spans at `depth` of the calls that chunk `chunk` of `lane` holds whole,
+ * from position `from` on: up to `max` into out (lod_trace.c). Returns how
+ * many; fewer than max only at the chunk's end. A chunk that cannot be read
+ * as the index found it gives none, and the index says why
+ * (tt_lod_read_problem). */
+size_t lod_chunk_spans(const tt_lod *x, size_t lane, size_t chunk, uint32_t depth, size_t from, tt_lod_span *out,
+                       size_t max);
+/* The lane's chunks (lod.c). */
+const lod_chunk_rec *lod_lane_chunks(const tt_lod *x, size_t lane, size_t *count);
+/* What lod_trace.c keeps of an index: set up and freed by lod.c. */
+typedef struct lod_trace lod_trace;
+lod_trace *lod_trace_new(const char *experiment_dir);
+void lod_trace_free(lod_trace *r);
+lod_trace *lod_trace_of(const tt_lod *x);
+const char *lod_trace_problem(lod_trace *r);
+/* The index of the lane's process in the trace (lod.c). */
+uint32_t lod_lane_process(const tt_lod *x, size_t lane);
 
 /* A node of a lane's call tree as the catalog keeps it: whole numbers
  * (they compress to half of what doubles do). Its exclusive time, its

@@ -103,7 +103,7 @@ int tt_lod_query_spans(const tt_lod *x, tt_lod_view v, const uint32_t *lanes, si
         uint32_t depths = tt_lod_lane(x, lanes[i]).depths;
         for (uint32_t d = 0; rc == 0 && d < depths; d++) {
             tt_lod_cursor c;
-            tt_lod_seek(x, lanes[i], d, level, v.t0, &c);
+            tt_lod_seek(x, lanes[i], d, level, v.t0, v.t1, &c);
             rc = view_depth(&c, v, px, only, lanes[i], d, limit, &found);
         }
     }
@@ -238,7 +238,7 @@ static int tree_lane(const tt_lod *x, uint32_t lane, uint64_t t0, uint64_t t1, l
     tt_lod_cursor *at = malloc(depths * sizeof *at); /* the position at each depth */
     open_call *stack = malloc(depths * sizeof *stack);
     int rc = at && stack ? 0 : -1;
-    for (uint32_t d = 0; rc == 0 && d < depths; d++) tt_lod_seek(x, lane, d, 0, t0, &at[d]);
+    for (uint32_t d = 0; rc == 0 && d < depths; d++) tt_lod_seek(x, lane, d, 0, t0, t1, &at[d]);
     size_t top = 0; /* open calls on the stack */
     while (rc == 0) {
         uint32_t d = (uint32_t)top; /* the depth of the next call */
@@ -318,12 +318,12 @@ int tt_lod_call_at(const tt_lod *x, size_t lane, uint32_t depth, uint64_t time, 
                    uint64_t *self_ns, size_t *first_param, size_t *param_count)
 {
     tt_lod_cursor c;
-    tt_lod_seek(x, lane, depth, 0, time, &c);
+    tt_lod_seek(x, lane, depth, 0, time, time < UINT64_MAX ? time + 1 : time, &c);
     const tt_lod_span *s = tt_lod_peek(&c);
     if (!s || s->start > time) return 0;
     *span = *s;
     uint64_t callees = 0;
-    tt_lod_seek(x, lane, depth + 1, 0, span->start, &c);
+    tt_lod_seek(x, lane, depth + 1, 0, span->start, span->end, &c);
     for (; (s = tt_lod_peek(&c)) && s->start < span->end; tt_lod_advance(&c)) callees += s->end - s->start;
     *self_ns = span->end - span->start - callees;
     size_t n;

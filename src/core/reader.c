@@ -89,6 +89,7 @@ typedef struct chunk_file {
     uint64_t chunk_offset; /* where the chunk just read starts */
     uint32_t chunks;       /* intact chunks read, = the seq expected next */
     int after_partial;     /* the chunk just read is a PARTIAL snapshot */
+    uint32_t crc;          /* the checksum of the chunk just read */
 
     struct tt_chunk_header h; /* of the chunk just read ... */
     const uint8_t *payload;   /* ... and its h.raw_size decoded bytes */
@@ -267,6 +268,7 @@ static int cf_next(chunk_file *cf)
     }
 
     cf->h = h;
+    cf->crc = tt_get_u32(header + TT_CHUNK_CRC_OFFSET);
     cf->chunk_offset = cf->offset;
     cf->offset += TT_CHUNK_HEADER_SIZE + h.stored_size;
     cf->chunks++;
@@ -1079,6 +1081,7 @@ struct tt_cursor {
     tick_clock clock;
     const uint8_t *chunk_start; /* the payload of the chunk in records */
     uint64_t consumed;          /* record bytes of the chunks before it */
+    tt_chunk_start at;          /* where that chunk starts (tt_cursor_chunk) */
 
     const tt_process *p;
     size_t stream;
@@ -1148,6 +1151,26 @@ void tt_cursor_close(tt_cursor *c)
     cf_close(&c->cf);
     free(c->stack);
     free(c);
+}
+
+const tt_chunk_start *tt_cursor_chunk(const tt_cursor *c) { return &c->at; }
+
+int tt_cursor_seek(tt_cursor *c, const tt_chunk_start *at)
+{
+    /* What the cursor had read up to the chunk: its state there, which the
+     * chunk's records need besides themselves (format.h: times never go
+     * back, LEAVEs close what is open). The regions open are not known: the
+     * placeholder stands for them. */
+    if (c->events || c->phase != READING) return -1;
+    if (TT_RESERVE(c->stack, c->stack_cap, (size_t)at->depth + 1) != 0) return -1;
+    for (uint32_t i = 0; i < at->depth; i++) c->stack[i] = (uint32_t)c->p->region_count;
+    c->depth = at->depth;
+    c->last_time = at->time;
+    c->last_ticks = at->ticks;
+    c->cf.offset = at->offset;
+    c->cf.chunks = at->seq;
+    if (fseeko(c->cf.f, (off_t)at->offset, SEEK_SET) != 0) cf_read_error(&c->cf);
+    return 0;
 }
 
 /* The data ends here: say how, in one line, and start closing regions. */
@@ -1231,6 +1254,8 @@ static int read_event(tt_cursor *c, tt_event *ev)
         }
         c->consumed += (uint64_t)(c->records.pos - c->chunk_start);
         c->chunk_start = c->cf.payload;
+        c->at = (tt_chunk_start){.offset = c->cf.chunk_offset, .time = c->last_time, .ticks = c->last_ticks,
+                                 .seq = c->cf.chunks - 1, .depth = (uint32_t)c->depth, .crc = c->cf.crc};
         if (c->progress) {
             c->progress->bytes += sizeof c->cf.h + c->cf.h.stored_size;
             c->progress->read(c->progress->ctx, c->progress->bytes);

@@ -261,6 +261,30 @@ typedef struct tt_call {
  * leaves regions out gives 0 here: everything comes from tt_cursor_next. */
 size_t tt_cursor_next_calls(tt_cursor *c, tt_call *out, size_t max);
 
+/* Where a stream's chunk of records starts, as a cursor reading through it
+ * found it: what another cursor needs to start reading there
+ * (tt_cursor_seek) and give the same events from there on, besides the
+ * chunk itself (format.h: a chunk decodes on its own). */
+typedef struct tt_chunk_start {
+    uint64_t offset;      /* of the chunk in the stream's file */
+    uint64_t time, ticks; /* of the event before it (0: none): times never go back */
+    uint32_t seq;         /* its sequence number in the file */
+    uint32_t depth;       /* regions open at its start */
+    uint32_t crc;         /* its checksum: whether it is still the chunk that was read */
+} tt_chunk_start;
+
+/* The chunk that the last event tt_cursor_next gave was read from (an event
+ * read from the data: not a synthesized one). */
+const tt_chunk_start *tt_cursor_chunk(const tt_cursor *c);
+
+/* Places c, opened and nothing read yet, at a chunk another cursor found
+ * (tt_cursor_chunk), so that it reads on from there as that one did. The
+ * regions open there are not known to it: their LEAVEs name the
+ * placeholder region (region_count). 0, or -1 when c has read already or
+ * memory runs out; a chunk that is no longer there is reported by the
+ * cursor as damage or a cut, as any. */
+int tt_cursor_seek(tt_cursor *c, const tt_chunk_start *at);
+
 /* Valid once tt_cursor_next returned 0. */
 tt_stream_state tt_cursor_state(const tt_cursor *c);
 /* NULL when complete, else one line: what was cut and where, e.g.

@@ -369,9 +369,9 @@ static PyObject *Index_raw_spans(IndexObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "nkk:raw_spans", &lane, &depth, &level)) return NULL;
     tt_lod_cursor c;
     if (lane >= 0 && depth <= UINT32_MAX && level <= UINT32_MAX)
-        tt_lod_seek(self->lod, (size_t)lane, (uint32_t)depth, (unsigned)level, 0, &c);
+        tt_lod_seek(self->lod, (size_t)lane, (uint32_t)depth, (unsigned)level, 0, UINT64_MAX, &c);
     else
-        tt_lod_seek(self->lod, SIZE_MAX, 0, 0, 0, &c); /* reads nothing */
+        tt_lod_seek(self->lod, SIZE_MAX, 0, 0, 0, 0, &c); /* reads nothing */
     tt_lod_span *spans = NULL;
     size_t n = 0, cap = 0;
     const tt_lod_span *s;

@@ -37,7 +37,7 @@ static void query(const tt_lod *x)
         for (uint32_t depth = 0; depth < l.depths && depth < 64; depth++)
             for (unsigned level = 0; level < tt_lod_levels(x); level++) {
                 tt_lod_cursor c;
-                tt_lod_seek(x, i, depth, level, tt_lod_begin(x), &c);
+                tt_lod_seek(x, i, depth, level, tt_lod_begin(x), UINT64_MAX, &c);
                 const tt_lod_span *s;
                 for (int k = 0; k < 1000 && (s = tt_lod_peek(&c)); k++, tt_lod_advance(&c)) fuzz_sink += s->region;
             }

@@ -345,12 +345,13 @@ def test_a_killed_programs_trace_is_indexed_up_to_its_cut(tmp_path):
 
 
 def test_damaged_spans_end_the_reading_there(tmp_path):
-    """Damage inside the compressed spans, where loading does not look: queries read up to it, no further."""
-    # Large enough for blocks outside the catalog (a depth's last block is in it: lod_file.h).
-    assert tracetop("--output", "exp", PROGRAMS / "viewer_demo.py", "2000", cwd=tmp_path).returncode == 0
+    """Damage inside the compressed spans, where loading does not look: queries read up to it, no further. (Level 0
+    is the trace's, lod_file.h: the blocks outside the catalog are coarse levels' of long runs of calls.)"""
+    code = "f = abs\nfor i in range(300000): f(i)"
+    assert tracetop("--output", "exp", "-c", code, cwd=tmp_path).returncode == 0
     experiment = tmp_path / "exp"
     index = _tracetop.Index(str(experiment))
-    assert index.lanes[1]["name"] == "worker-0"  # and the index is in the experiment, to copy
+    assert index.levels > 1  # and the index is in the experiment, to copy
     copy = copy_experiment(experiment, tmp_path)
     cache = copy / "view.idx"
     data = bytearray(cache.read_bytes())
@@ -360,26 +361,28 @@ def test_damaged_spans_end_the_reading_there(tmp_path):
     data[header_size:header_size + 11] = b"\xff" * 11  # no zstd frame starts so
     cache.write_bytes(bytes(data))
     damaged = _tracetop.Index(str(copy))
-    assert not damaged.built and damaged.lanes[1]["name"] == "worker-0"
-    read = {(lane, depth): len(raw_spans(damaged, lane, depth, 0))
-            for lane, info in enumerate(damaged.lanes) for depth in range(info["depths"])}
-    whole = {(lane, depth): len(raw_spans(index, lane, depth, 0))
-             for lane, info in enumerate(index.lanes) for depth in range(info["depths"])}
-    cut = [place for place in read if read[place] < whole[place]]
-    assert len(cut) == 1 and read[cut[0]] == 0  # the reading of one depth ends at its first block
-    # (Every region searched: level 0, as the coarser levels, stored apart, are intact.)
-    level, spans = decode_spans(damaged.spans(damaged.begin_ns, damaged.end_ns + 1, 1000, all_lanes(damaged),
-                                              list(range(len(damaged.regions)))))
-    assert level == 0 and spans and all(s["region"] < len(damaged.regions) for s in spans)
-    assert not any((s["lane"], s["depth"]) == cut[0] for s in spans)
-    nodes = decode_tree(damaged.tree(damaged.begin_ns + 1, damaged.end_ns + 1, all_lanes(damaged)))
-    assert all(node["region"] < len(damaged.regions) for node in nodes)
-    # The whole run's tree is the index's own, made as the trace was read: whole.
-    assert damaged.tree(damaged.begin_ns, damaged.end_ns + 1, all_lanes(damaged)) == \
-        index.tree(index.begin_ns, index.end_ns + 1, all_lanes(index))
-    lane, depth = cut[0]
+    assert not damaged.built and damaged.lanes == index.lanes
+    places = [(lane, depth, level) for lane, info in enumerate(index.lanes) for depth in range(info["depths"])
+              for level in range(1, index.levels)]
+    read = {place: len(raw_spans(damaged, *place)) for place in places}
+    whole = {place: len(raw_spans(index, *place)) for place in places}
+    cut = [place for place in places if read[place] < whole[place]]
+    # The reading of one depth's level ends at its first block (and of the levels above it that are that one).
+    assert cut and {place[:2] for place in cut} == {cut[0][:2]} and all(read[place] == 0 for place in cut)
+    lane, depth, level = cut[0]
+    width = 2000
+    grain = 64 << (level - 1)
+    view = (index.begin_ns, index.begin_ns + grain * width)
+    assert damaged.level_for(*view, width) == level
+    _, spans = decode_spans(damaged.spans(*view, width, all_lanes(damaged)))
+    assert all(s["region"] < len(damaged.regions) for s in spans)
+    assert not any((s["lane"], s["depth"]) == (lane, depth) for s in spans)
+    # Level 0, the trace's, is whole: every call, found by a search.
+    everything = list(range(len(damaged.regions)))
+    assert damaged.spans(damaged.begin_ns, damaged.end_ns + 1, 1000, all_lanes(damaged), everything) == \
+        index.spans(index.begin_ns, index.end_ns + 1, 1000, all_lanes(index), everything)
     start, end, _, _ = raw_spans(index, lane, depth, 0)[0]
-    assert damaged.call_at(lane, depth, (start + end) // 2) is None
+    assert damaged.call_at(lane, depth, (start + end) // 2) == index.call_at(lane, depth, (start + end) // 2)
 
 
 def test_a_long_build_says_how_it_goes(tmp_path):
