@@ -421,11 +421,21 @@ static PyObject *Index_get_built(IndexObject *self, void *closure)
     return PyBool_FromLong(self->built);
 }
 
+static PyObject *Index_get_read_problem(IndexObject *self, void *closure)
+{
+    (void)closure;
+    const char *problem = tt_lod_read_problem(self->lod);
+    return problem ? text(problem) : Py_NewRef(Py_None);
+}
+
 static PyGetSetDef Index_getset[] = {
     {"begin_ns", (getter)Index_get_begin, NULL, "the earliest event, ns since the experiment's epoch", NULL},
     {"end_ns", (getter)Index_get_end, NULL, "the latest event", NULL},
     {"levels", (getter)Index_get_levels, NULL, "levels of detail (0: every call)", NULL},
     {"built", (getter)Index_get_built, NULL, "True when the index was built now, False when loaded", NULL},
+    {"read_problem", (getter)Index_get_read_problem, NULL,
+     "None, or why calls a query needed could not be read from the trace (changed, cut or damaged since the index\n"
+     "was made): the first such problem", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -88,6 +88,7 @@ class DataAPI:
         self.comm = CommAPI(experiment)
         self.experiment = experiment
         self.task_lanes = None  # TaskLanes, made at the first question about tasks
+        self.told_read_problem = False
         self.activity = json.dumps(_activity(experiment, index.lanes)).encode()
         # The objects tracks come after every other (lod.h): the counters' and parameters' indices stay theirs.
         tracks = [track for track in index.tracks if track["kind"] != "objects"]
@@ -103,7 +104,11 @@ class DataAPI:
         method = getattr(self, f"api_{name}", None) or getattr(self.comm, f"api_{name}", None)
         if method is None:
             return None
-        return method(query)
+        answer = method(query)
+        if self.index.read_problem and not self.told_read_problem:  # the calls of a view are read from the trace
+            self.told_read_problem = True
+            messages.warning(f"{self.index.read_problem}; the view lacks those calls (open it again to index it anew)")
+        return answer
 
     def api_meta(self, query):
         return self.meta, "application/json"
