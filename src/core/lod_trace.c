@@ -96,12 +96,9 @@ static void say(lod_trace *r, const char *fmt, ...)
     r->problem = strdup(line);
 }
 
-static const tt_lod *sort_index; /* for by_region_name, under r->lock */
-
-static int by_region_name(const void *a, const void *b)
+static int by_region_name(const void *a, const void *b, void *x)
 {
-    return strcmp(tt_lod_region(sort_index, *(const uint32_t *)a).name,
-                  tt_lod_region(sort_index, *(const uint32_t *)b).name);
+    return strcmp(tt_lod_region(x, *(const uint32_t *)a).name, tt_lod_region(x, *(const uint32_t *)b).name);
 }
 
 /* The index's region named as region `id` of process p (the builder merged
@@ -112,8 +109,7 @@ static uint32_t region_of(const tt_lod *x, lod_trace *r, size_t process, const t
         size_t n = tt_lod_region_count(x);
         if (!(r->by_name = malloc((n ? n : 1) * sizeof *r->by_name))) return NONE;
         for (size_t i = 0; i < n; i++) r->by_name[i] = (uint32_t)i;
-        sort_index = x;
-        qsort(r->by_name, n, sizeof *r->by_name, by_region_name);
+        qsort_r(r->by_name, n, sizeof *r->by_name, by_region_name, (void *)x);
     }
     if (!r->regions) {
         r->process_count = tt_trace_process_count(r->trace);

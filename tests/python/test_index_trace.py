@@ -31,13 +31,14 @@ for t in threads:
 
 
 def chunks(path):
-    """The chunks of a stream file (format.h: a 16-byte file header, then chunks of a 32-byte header and payload):
-    [(offset, stored size)]."""
+    """The chunks of records of a stream file (format.h: a 16-byte file header, then chunks of a 32-byte header and
+    payload; those of its call tree, flag 2, left out): [(offset, stored size)]."""
     data = path.read_bytes()
     found, offset = [], 16
     while offset + 32 <= len(data):
         stored, = struct.unpack_from("I", data, offset + 16)
-        found.append((offset, stored))
+        if not data[offset + 25] & 2:
+            found.append((offset, stored))
         offset += 32 + stored
     return found
 

@@ -1,17 +1,16 @@
 """The whole run's call tree is kept in view.idx when it is built: the profile tab shows it, equal to what
-`tracetop summary` says, without a span read (the spans of the index are damaged here, and the browser's
-requests for spans refused); a range is still computed from the spans."""
+`tracetop summary` says, without a span read (the trace's chunks, where the index reads every call, are damaged
+here, and the browser's requests for spans refused); a range is still computed from the spans."""
+import os
 import struct
 
 import pytest
 
 from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
 from helpers import PROGRAMS, tracetop
+from test_index_trace import chunks
 from tracetop import _tracetop
 from tracetop.viewer.server import ViewerServer
-
-HEADER_SIZE = 152  # lod_file.h: lod_header
-CATALOG_OFF = 48   # its catalog_off: the spans' blocks lie between the header and the catalog
 
 
 def tree_visits(index, t0, t1):
@@ -22,7 +21,8 @@ def tree_visits(index, t0, t1):
 
 @pytest.fixture(scope="module")
 def damaged(tmp_path_factory):
-    """An experiment of three threads whose view.idx has every span block outside its catalog overwritten."""
+    """An experiment of three threads whose trace has every chunk damaged after its view.idx was made (level 0, every
+    call, is read from them: lod_file.h), its files' names, sizes and times kept (the index is still theirs)."""
     where = tmp_path_factory.mktemp("stored_tree")
     completed = tracetop("--output", "exp", PROGRAMS / "viewer_demo.py", "3000", cwd=where)
     assert completed.returncode == 0, completed.stderr
@@ -33,26 +33,27 @@ def damaged(tmp_path_factory):
     inner = tree_visits(index, index.begin_ns + 1, index.end_ns + 1)  # a range: from the spans
     assert whole == calls and inner == calls
     del index
-    cache = experiment / "view.idx"
-    data = bytearray(cache.read_bytes())
-    catalog, = struct.unpack_from("Q", data, CATALOG_OFF)
-    assert catalog > HEADER_SIZE + 1000, "no span block outside the catalog: the damage would test nothing"
-    data[HEADER_SIZE:catalog] = b"\xff" * (catalog - HEADER_SIZE)
-    cache.write_bytes(bytes(data))
+    summary = {region["name"]: (region["visits"], region["exclusive_ns"], region["inclusive_ns"])
+               for region in _tracetop.profile(str(experiment))["regions"]}  # (from the trace, before the damage)
+    for path in (experiment / "trace").rglob("[0-9]*.tts"):
+        times = path.stat()
+        data = bytearray(path.read_bytes())
+        for offset, stored in chunks(path):
+            data[offset + 32 + stored // 2] ^= 0xFF
+        path.write_bytes(bytes(data))
+        os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
     index = _tracetop.Index(str(experiment))
     assert not index.built  # the damage is where loading does not look
     # The spans are gone for a range; the whole run's tree is the index's own.
     assert tree_visits(index, index.begin_ns + 1, index.end_ns + 1) < calls / 2
     assert tree_visits(index, index.begin_ns, index.end_ns + 1) == calls
     server = ViewerServer(str(experiment), index).start()
-    yield server, experiment
+    yield server, summary
     server.close()
 
 
 def test_profile_tab_shows_the_stored_tree_without_spans(browser, damaged):  # noqa: F811
-    server, experiment = damaged
-    summary = {region["name"]: (region["visits"], region["exclusive_ns"], region["inclusive_ns"])
-               for region in _tracetop.profile(str(experiment))["regions"]}
+    server, summary = damaged
     asked = []
     with page_of(browser) as page:
         page.on("request", lambda request: asked.append(request.url.split("/api/")[-1].split("?")[0]))
