@@ -183,9 +183,11 @@ static int check_image(tt_lod *x, uint64_t signature)
          * finds one by binary search). */
         if (!fits(x, l->chunks_off, l->chunk_count, sizeof(lod_chunk_rec))) return 0;
         const lod_chunk_rec *ch = (const lod_chunk_rec *)(x->catalog + l->chunks_off);
+        if (!fits(x, l->sums_off, l->sum_count, sizeof(uint64_t))) return 0;
         for (uint64_t j = 0; j < l->chunk_count; j++)
             if (ch[j].first > ch[j].last || (j && ch[j].first < ch[j - 1].last) || ch[j].low > ch[j].high ||
-                ch[j].high > l->depths)
+                ch[j].high > l->depths || ch[j].sums_at > l->sum_count ||
+                ch[j].high - ch[j].low > l->sum_count - ch[j].sums_at)
                 return 0;
         const tt_lod_param *p = (const tt_lod_param *)(x->catalog + l->params_off);
         for (uint64_t j = 0; j < l->param_count; j++)
@@ -482,8 +484,8 @@ static void seek_blocks(tt_lod_cursor *c, const lod_ref *ref, uint64_t t)
     while ((s = block_peek(c)) && s->end <= t) c->have_block = 0;
 }
 
-void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t0, uint64_t t1,
-                 tt_lod_cursor *c)
+static void seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t0, uint64_t t1,
+                 uint64_t skip_from, uint64_t skip_to, tt_lod_cursor *c)
 {
     c->x = x;
     c->region_count = x->h->region_count;
@@ -496,6 +498,8 @@ void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, u
     c->chunk = c->chunk_count = 0;
     c->local_count = c->local_next = 0;
     c->chunk_done = 0;
+    c->skip_from = skip_from;
+    c->skip_to = skip_to;
     const lod_ref *ref = span_ref(x, lane, depth, level);
     if (!ref) return;
     if (level > 0 && ref->off == LOD_REF_TRACE) ref = span_ref(x, lane, depth, 0);
@@ -518,6 +522,26 @@ void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, u
     c->chunk_from = 0;
     const tt_lod_span *s;
     while ((s = local_peek(c)) && s->end <= t0) c->local_next++;
+}
+
+void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t0, uint64_t t1,
+                 tt_lod_cursor *c)
+{
+    seek(x, lane, depth, level, t0, t1, 1, 0, c);
+}
+
+uint64_t lod_seek_callees(const tt_lod *x, size_t lane, uint32_t depth, uint64_t start, uint64_t end,
+                          tt_lod_cursor *c)
+{
+    seek(x, lane, depth, 0, start, end, start, end, c);
+    size_t n;
+    const lod_chunk_rec *chunks = lod_lane_chunks(x, lane, &n);
+    const uint64_t *sums = lod_lane_sums(x, lane);
+    uint64_t summed = 0;
+    for (size_t i = c->chunk; i < n && chunks[i].first < end; i++)
+        if (chunks[i].first >= start && chunks[i].last <= end && depth >= chunks[i].low && depth < chunks[i].high)
+            summed += sums[chunks[i].sums_at + depth - chunks[i].low];
+    return summed;
 }
 
 /* Value i of a column of `width`-byte values in planes of n bytes (byte
@@ -573,7 +597,8 @@ static const tt_lod_span *local_peek(tt_lod_cursor *c)
         }
         if (c->chunk >= c->chunk_count || chunks[c->chunk].first >= c->until) return NULL;
         const lod_chunk_rec *ch = &chunks[c->chunk];
-        size_t got = c->depth >= ch->low && c->depth < ch->high
+        int skipped = ch->first >= c->skip_from && ch->last <= c->skip_to;
+        size_t got = !skipped && c->depth >= ch->low && c->depth < ch->high
                          ? lod_chunk_spans(c->x, c->lane, c->chunk, c->depth, c->chunk_from, c->local, TT_LOD_CHUNK_SPANS)
                          : 0;
         c->local_count = (uint32_t)got;
@@ -626,6 +651,12 @@ const lod_chunk_rec *lod_lane_chunks(const tt_lod *x, size_t lane, size_t *count
 {
     *count = lane < x->h->lane_count ? (size_t)x->lanes[lane].chunk_count : 0;
     return *count ? (const lod_chunk_rec *)(x->catalog + x->lanes[lane].chunks_off) : NULL;
+}
+
+const uint64_t *lod_lane_sums(const tt_lod *x, size_t lane)
+{
+    return lane < x->h->lane_count && x->lanes[lane].sum_count ? (const uint64_t *)(x->catalog + x->lanes[lane].sums_off)
+                                                                : NULL;
 }
 
 uint32_t lod_lane_process(const tt_lod *x, size_t lane) { return x->lanes[lane].trace_process; }

@@ -221,6 +221,7 @@ typedef struct tt_lod_cursor {
     /* Level 0: the blocks' next span, and the trace's. */
     int trace, have_block, taken; /* taken: 1 span came from the blocks, 2 from the trace */
     int chunk_done;               /* local holds the last of its chunk's calls */
+    uint64_t skip_from, skip_to;  /* the chunks within are not read (lod_seek_callees) */
     tt_lod_span block_span;
     size_t lane, chunk, chunk_count, chunk_from; /* chunk_from: where `local` was taken in it */
     uint32_t depth, local_count, local_next;

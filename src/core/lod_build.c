@@ -79,6 +79,8 @@ typedef struct lane_build {
     size_t mark_cap;
     lod_chunk_rec *chunks;
     size_t chunk_cap;
+    uint64_t *sums;
+    size_t sum_cap;
 } lane_build;
 
 typedef struct frame {
@@ -200,6 +202,8 @@ typedef struct builder {
     uint8_t *raw;    /* a block's bytes: TT_LOD_BLOCK_BYTES of scratch */
     uint8_t *packed; /* and compressed: tt_compress_bound(TT_LOD_BLOCK_BYTES) */
     tt_lod_cursor *cursor; /* reads blocks back */
+    uint64_t *depth_sum;   /* the time of the whole calls at each depth of the chunk being read */
+    size_t depth_sum_cap;
     FILE *scratch;         /* level 0's blocks (span_vec.scratch) */
     uint64_t scratch_size;
 } builder;
@@ -490,6 +494,21 @@ static int flush_all(builder *b, int last)
     return 0;
 }
 
+/* The chunk last read of lane l is done: its sums kept (lod_file.h). */
+static int end_chunk(builder *b, lane_build *l)
+{
+    if (!l->rec.chunk_count) return 0;
+    lod_chunk_rec *ch = &l->chunks[l->rec.chunk_count - 1];
+    if (ch->low > ch->high) ch->low = ch->high = 0; /* none whole */
+    ch->sums_at = l->rec.sum_count;
+    if (TT_RESERVE(l->sums, l->sum_cap, l->rec.sum_count + (ch->high - ch->low) + 1) != 0) return -1;
+    for (uint32_t d = ch->low; d < ch->high; d++) {
+        l->sums[l->rec.sum_count++] = b->depth_sum[d];
+        b->depth_sum[d] = 0;
+    }
+    return 0;
+}
+
 /* Reads one stream into lane `lane`. Fails only when memory runs out or
  * the image cannot be written. */
 static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *c)
@@ -510,7 +529,8 @@ static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *
             const tt_chunk_start *at = tt_cursor_chunk(c);
             lod_chunk_rec *ch = l->rec.chunk_count ? &l->chunks[l->rec.chunk_count - 1] : NULL;
             if (!ch || ch->seq != at->seq) {
-                if (TT_RESERVE(l->chunks, l->chunk_cap, l->rec.chunk_count + 1) != 0) return -1;
+                if (end_chunk(b, l) != 0 || TT_RESERVE(l->chunks, l->chunk_cap, l->rec.chunk_count + 1) != 0)
+                    return -1;
                 ch = &l->chunks[l->rec.chunk_count++];
                 *ch = (lod_chunk_rec){.first = ev.time, .offset = at->offset, .before_time = at->time,
                                       .before_ticks = at->ticks, .seq = at->seq, .depth = at->depth,
@@ -545,8 +565,16 @@ static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *
             tt_lod_span span = {f.start, ev.time, f.region, 1};
             lod_chunk_rec *ch = &l->chunks[l->rec.chunk_count - 1];
             int whole = !ev.synthesized && f.chunk == l->rec.chunk_count - 1;
-            if (whole && depth < ch->low) ch->low = (uint32_t)depth;
-            if (whole && depth >= ch->high) ch->high = (uint32_t)depth + 1;
+            if (whole) {
+                if (depth >= b->depth_sum_cap) {
+                    size_t had = b->depth_sum_cap;
+                    if (TT_RESERVE(b->depth_sum, b->depth_sum_cap, depth + 1) != 0) return -1;
+                    memset(b->depth_sum + had, 0, (b->depth_sum_cap - had) * sizeof *b->depth_sum);
+                }
+                b->depth_sum[depth] += ev.time - f.start;
+                if (depth < ch->low) ch->low = (uint32_t)depth;
+                if (depth >= ch->high) ch->high = (uint32_t)depth + 1;
+            }
             l->depths[depth].level[0].scratch = 1;
             if (push_span(b, &l->depths[depth].level[0], span) != 0 ||
                 (!whole && push_span(b, &l->depths[depth].crossing, span) != 0) ||
@@ -569,8 +597,7 @@ static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *
             break;
         }
     }
-    for (size_t i = 0; i < l->rec.chunk_count; i++)
-        if (l->chunks[i].low > l->chunks[i].high) l->chunks[i].low = l->chunks[i].high = 0; /* none whole */
+    if (end_chunk(b, l) != 0) return -1;
     if (!first) {
         if (l->rec.begin < b->begin) b->begin = l->rec.begin;
         if (l->rec.end > b->end) b->end = l->rec.end;
@@ -973,6 +1000,8 @@ static uint64_t lay_out(builder *b, lod_header *h, lod_ref *refs, uint64_t *smal
         off += l->rec.tree_count * sizeof(lod_tree_rec);
         l->rec.chunks_off = off;
         off += l->rec.chunk_count * sizeof(lod_chunk_rec);
+        l->rec.sums_off = off;
+        off += l->rec.sum_count * sizeof(uint64_t);
     }
     r = 0;
     for (size_t i = 0; i < b->lane_count; i++) r += (size_t)b->lanes[i].rec.depths * b->levels;
@@ -1066,6 +1095,7 @@ static int write_records(builder *b, uint64_t signature)
             cat_put(&c, &rec, sizeof rec);
         }
         cat_put(&c, l->chunks, l->rec.chunk_count * sizeof *l->chunks);
+        cat_put(&c, l->sums, l->rec.sum_count * sizeof *l->sums);
     }
     for (size_t i = 0; i < b->track_count; i++)
         for (unsigned k = 0; k < b->levels; k++) {
@@ -1114,6 +1144,7 @@ static void builder_free(builder *b)
             free(l->depths[d].crossing.blocks);
         }
         free(l->chunks);
+        free(l->sums);
         free(l->depths);
         lod_tree_free(&l->tree);
         free(l->params);
@@ -1136,6 +1167,7 @@ static void builder_free(builder *b)
     free(b->raw);
     free(b->packed);
     free(b->cursor);
+    free(b->depth_sum);
     if (b->scratch) fclose(b->scratch);
     tt_compress_ctx_free(b->zctx);
 }

@@ -119,7 +119,8 @@ int lod_columns(uint8_t *catalog, size_t size, const lod_header *h, int encode)
             array(&c, l.params_off, l.param_count, sizeof(tt_lod_param), 1) != 0 ||
             array(&c, l.marks_off, l.mark_count, sizeof(tt_lod_mark), 1) != 0 ||
             tree(&c, l.tree_off, l.tree_count) != 0 ||
-            array(&c, l.chunks_off, l.chunk_count, sizeof(lod_chunk_rec), 1) != 0)
+            array(&c, l.chunks_off, l.chunk_count, sizeof(lod_chunk_rec), 1) != 0 ||
+            array(&c, l.sums_off, l.sum_count, sizeof(uint64_t), 0) != 0)
             rc = -1;
     }
     for (uint32_t i = 0; rc == 0 && i < h->track_count; i++) {

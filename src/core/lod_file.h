@@ -128,6 +128,7 @@ typedef struct lod_lane_rec {
     uint64_t marks_off, mark_count;
     uint64_t tree_off, tree_count; /* lod_tree_rec */
     uint64_t chunks_off, chunk_count; /* lod_chunk_rec */
+    uint64_t sums_off, sum_count;     /* u64: the chunks' sums (lod_chunk_rec.sums_at) */
     uint32_t trace_process; /* its process's index in the trace (tt_trace_process) */
     uint32_t reserved;
 } lod_lane_rec;
@@ -137,6 +138,7 @@ typedef struct lod_chunk_rec {
     uint64_t first, last;       /* the times of its first and last event */
     uint64_t offset;            /* tt_chunk_start's */
     uint64_t before_time, before_ticks;
+    uint64_t sums_at;           /* the time of its whole calls at depth low + k: the lane's sums[sums_at + k] */
     uint32_t seq, depth, crc;
     uint32_t low, high;         /* the depths of the calls it holds whole: low .. high - 1 */
     uint32_t events;            /* read from it (STREAM_END not counted) */
@@ -149,8 +151,15 @@ typedef struct lod_chunk_rec {
  * (tt_lod_read_problem). */
 size_t lod_chunk_spans(const tt_lod *x, size_t lane, size_t chunk, uint32_t depth, size_t from, tt_lod_span *out,
                        size_t max);
-/* The lane's chunks (lod.c). */
+/* The lane's chunks, and their sums (lod.c). */
 const lod_chunk_rec *lod_lane_chunks(const tt_lod *x, size_t lane, size_t *count);
+const uint64_t *lod_lane_sums(const tt_lod *x, size_t lane);
+/* Places c at level 0 of (lane, depth) to read the calls within [start,
+ * end) but those of the chunks that lie within it and hold them whole,
+ * whose time it returns (their sums): the callees of a call that long
+ * without reading the chunks it spans. */
+uint64_t lod_seek_callees(const tt_lod *x, size_t lane, uint32_t depth, uint64_t start, uint64_t end,
+                          tt_lod_cursor *c);
 /* What lod_trace.c keeps of an index: set up and freed by lod.c. */
 typedef struct lod_trace lod_trace;
 lod_trace *lod_trace_new(const char *experiment_dir);

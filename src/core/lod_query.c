@@ -322,8 +322,9 @@ int tt_lod_call_at(const tt_lod *x, size_t lane, uint32_t depth, uint64_t time, 
     const tt_lod_span *s = tt_lod_peek(&c);
     if (!s || s->start > time) return 0;
     *span = *s;
-    uint64_t callees = 0;
-    tt_lod_seek(x, lane, depth + 1, 0, span->start, span->end, &c);
+    /* Its callees: the calls at depth + 1 within it (those of the trace's
+     * chunks within it summed by the index: a long call's in a few ms). */
+    uint64_t callees = lod_seek_callees(x, lane, depth + 1, span->start, span->end, &c);
     for (; (s = tt_lod_peek(&c)) && s->start < span->end; tt_lod_advance(&c)) callees += s->end - s->start;
     *self_ns = span->end - span->start - callees;
     size_t n;

@@ -180,26 +180,40 @@ static int decode(const tt_lod *x, lod_trace *r, size_t lane, size_t chunk, kept
     size_t count = 0, cap = 0, top = 0, stack_cap = 0;
     uint64_t events = 0, last = 0;
     int rc = tt_cursor_seek(c, &at);
-    tt_event ev;
-    while (rc == 0 && tt_cursor_next(c, &ev) && !ev.synthesized && ev.kind != TT_EV_STREAM_END) {
-        const tt_chunk_start *now = tt_cursor_chunk(c);
-        if (now->seq != ch->seq) break; /* the next chunk */
-        if (events++ == 0 && now->crc != ch->crc) break;
-        last = ev.time;
-        if (ev.kind == TT_EV_ENTER) {
-            uint32_t region = region_of(x, r, process, p, ev.region);
-            if (region == NONE || TT_RESERVE(stack, stack_cap, top + 1) != 0) {
-                rc = -1;
-                break;
+    /* Calls in bulk (tt_cursor_next_calls: never past a chunk's end), any
+     * other event one at a time: the one that starts the next chunk ends it. */
+    tt_call bulk[256];
+    for (int more = rc == 0; more;) {
+        tt_event ev;
+        size_t got = tt_cursor_next_calls(c, bulk, sizeof bulk / sizeof bulk[0]);
+        if (got == 0) {
+            if (!tt_cursor_next(c, &ev) || ev.synthesized || ev.kind == TT_EV_STREAM_END) break;
+            const tt_chunk_start *now = tt_cursor_chunk(c);
+            if (now->seq != ch->seq || (events == 0 && now->crc != ch->crc)) break;
+            bulk[0] = (tt_call){.time = ev.time, .region = ev.region, .depth = ev.depth, .kind = ev.kind};
+            got = 1;
+        }
+        events += got;
+        last = bulk[got - 1].time;
+        for (size_t i = 0; i < got; i++) {
+            const tt_call *e = &bulk[i];
+            if (e->kind == TT_EV_ENTER) {
+                uint32_t region = region_of(x, r, process, p, e->region);
+                if (region == NONE || TT_RESERVE(stack, stack_cap, top + 1) != 0) {
+                    rc = -1;
+                    more = 0;
+                    break;
+                }
+                stack[top++] = (open_call){e->time, region};
+            } else if (e->kind == TT_EV_LEAVE && top) { /* (else a call begun before the chunk: not its) */
+                if (TT_RESERVE(calls, cap, count + 1) != 0) {
+                    rc = -1;
+                    more = 0;
+                    break;
+                }
+                top--;
+                calls[count++] = (placed_call){e->depth, {stack[top].start, e->time, stack[top].region, 1}};
             }
-            stack[top++] = (open_call){ev.time, region};
-        } else if (ev.kind == TT_EV_LEAVE && top) { /* (else a call begun before the chunk: not its) */
-            if (TT_RESERVE(calls, cap, count + 1) != 0) {
-                rc = -1;
-                break;
-            }
-            top--;
-            calls[count++] = (placed_call){ev.depth, {stack[top].start, ev.time, stack[top].region, 1}};
         }
     }
     if (rc == 0 && (events != ch->events || last != ch->last)) {
