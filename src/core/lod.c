@@ -484,6 +484,20 @@ static void seek_blocks(tt_lod_cursor *c, const lod_ref *ref, uint64_t t)
     while ((s = block_peek(c)) && s->end <= t) c->have_block = 0;
 }
 
+/* The first of n chunks whose last event is after t. */
+static size_t chunk_after(const lod_chunk_rec *chunks, size_t n, uint64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (chunks[mid].last > t)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
 static void seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, uint64_t t0, uint64_t t1,
                  uint64_t skip_from, uint64_t skip_to, tt_lod_cursor *c)
 {
@@ -508,17 +522,9 @@ static void seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, u
     if (!c->trace) return;
     /* The chunks: from the first whose last event is after t0. */
     const lod_chunk_rec *chunks = lod_lane_chunks(x, lane, &c->chunk_count);
-    size_t lo = 0, hi = c->chunk_count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (chunks[mid].last > t0)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
     c->lane = lane;
     c->depth = depth;
-    c->chunk = lo;
+    c->chunk = chunk_after(chunks, c->chunk_count, t0);
     c->chunk_from = 0;
     const tt_lod_span *s;
     while ((s = local_peek(c)) && s->end <= t0) c->local_next++;
@@ -538,7 +544,8 @@ uint64_t lod_seek_callees(const tt_lod *x, size_t lane, uint32_t depth, uint64_t
     const lod_chunk_rec *chunks = lod_lane_chunks(x, lane, &n);
     const uint64_t *sums = lod_lane_sums(x, lane);
     uint64_t summed = 0;
-    for (size_t i = c->chunk; i < n && chunks[i].first < end; i++)
+    /* (From the first chunk in it: c has read on past those it skips.) */
+    for (size_t i = chunk_after(chunks, n, start); i < n && chunks[i].first < end; i++)
         if (chunks[i].first >= start && chunks[i].last <= end && depth >= chunks[i].low && depth < chunks[i].high)
             summed += sums[chunks[i].sums_at + depth - chunks[i].low];
     return summed;
