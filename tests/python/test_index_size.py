@@ -1,7 +1,8 @@
-"""view.idx against the trace it indexes: at most half its size (lod_file.h: the spans in compressed blocks, every
-other record in one compressed catalog), on runs of nested calls in three threads and of recursion, quiet and slowed
-(the index takes more bytes per call the longer the calls take), a parameter-heavy one and one with --objects, whose
-objects records compress with the catalog.
+"""view.idx against the trace it indexes: at most half its size (lod_file.h: level 0, every call, is the trace's; the
+index keeps the coarser levels in compressed blocks, the calls open across a chunk's edge, where each chunk starts,
+and every other record in one compressed catalog), on runs of nested calls in three threads and of recursion, quiet
+and slowed (a coarse level takes more bytes per item the longer the calls take), a parameter-heavy one and one with
+--objects, whose objects records compress with the catalog.
 A trace of a few calls has none on disk: made at each open, it costs less than keeping it (lod.c)."""
 import os
 import shutil
@@ -102,7 +103,7 @@ def test_beside_a_loaded_machine(tmp_path, program):
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
 def test_nested_calls_slowed_by_valgrind(tmp_path):
     """The same program under valgrind, some 20 times slower: every call's times take more bytes (view.idx 8: 0.49 of
-    the trace, 9: 0.43), where the trace's short forms hold the most of them in the same bytes."""
+    the trace, 9: 0.43, when it held them), where the trace's short forms hold the most of them in the same bytes."""
     (tmp_path / "nested.py").write_text(NESTED)
     completed = run("valgrind", "-q", "--trace-children=yes", sys.executable, "-m", "tracetop", "run", "--output",
                     "exp", "nested.py", str(20_000 // 9), cwd=tmp_path, env=environment(PYTHONMALLOC="malloc"),
