@@ -180,13 +180,14 @@ static int check_image(tt_lod *x, uint64_t signature)
                 !fits(x, refs[r].off, refs[r].count, sizeof(lod_block)))
                 return 0;
         /* Chunks in the stream's order: their times never go back (a cursor
-         * finds one by binary search). */
+         * finds one by binary search). The calls open at a chunk's start all
+         * end at a depth the lane has. */
         if (!fits(x, l->chunks_off, l->chunk_count, sizeof(lod_chunk_rec))) return 0;
         const lod_chunk_rec *ch = (const lod_chunk_rec *)(x->catalog + l->chunks_off);
         if (!fits(x, l->sums_off, l->sum_count, sizeof(uint64_t))) return 0;
         for (uint64_t j = 0; j < l->chunk_count; j++)
             if (ch[j].first > ch[j].last || (j && ch[j].first < ch[j - 1].last) || ch[j].low > ch[j].high ||
-                ch[j].high > l->depths || ch[j].sums_at > l->sum_count ||
+                ch[j].high > l->depths || ch[j].depth > l->depths || ch[j].sums_at > l->sum_count ||
                 ch[j].high - ch[j].low > l->sum_count - ch[j].sums_at)
                 return 0;
         const tt_lod_param *p = (const tt_lod_param *)(x->catalog + l->params_off);
@@ -484,8 +485,7 @@ static void seek_blocks(tt_lod_cursor *c, const lod_ref *ref, uint64_t t)
     while ((s = block_peek(c)) && s->end <= t) c->have_block = 0;
 }
 
-/* The first of n chunks whose last event is after t. */
-static size_t chunk_after(const lod_chunk_rec *chunks, size_t n, uint64_t t)
+size_t lod_chunk_after(const lod_chunk_rec *chunks, size_t n, uint64_t t)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -524,7 +524,7 @@ static void seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, u
     const lod_chunk_rec *chunks = lod_lane_chunks(x, lane, &c->chunk_count);
     c->lane = lane;
     c->depth = depth;
-    c->chunk = chunk_after(chunks, c->chunk_count, t0);
+    c->chunk = lod_chunk_after(chunks, c->chunk_count, t0);
     c->chunk_from = 0;
     const tt_lod_span *s;
     while ((s = local_peek(c)) && s->end <= t0) c->local_next++;
@@ -545,7 +545,7 @@ uint64_t lod_seek_callees(const tt_lod *x, size_t lane, uint32_t depth, uint64_t
     const uint64_t *sums = lod_lane_sums(x, lane);
     uint64_t summed = 0;
     /* (From the first chunk in it: c has read on past those it skips.) */
-    for (size_t i = chunk_after(chunks, n, start); i < n && chunks[i].first < end; i++)
+    for (size_t i = lod_chunk_after(chunks, n, start); i < n && chunks[i].first < end; i++)
         if (chunks[i].first >= start && chunks[i].last <= end && depth >= chunks[i].low && depth < chunks[i].high)
             summed += sums[chunks[i].sums_at + depth - chunks[i].low];
     return summed;

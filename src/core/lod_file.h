@@ -154,6 +154,8 @@ size_t lod_chunk_spans(const tt_lod *x, size_t lane, size_t chunk, uint32_t dept
 /* The lane's chunks, and their sums (lod.c). */
 const lod_chunk_rec *lod_lane_chunks(const tt_lod *x, size_t lane, size_t *count);
 const uint64_t *lod_lane_sums(const tt_lod *x, size_t lane);
+/* The first of n chunks whose last event is after t (lod.c). */
+size_t lod_chunk_after(const lod_chunk_rec *chunks, size_t n, uint64_t t);
 /* Places c at level 0 of (lane, depth) to read the calls within [start,
  * end) but those of the chunks that lie within it and hold them whole,
  * whose time it returns (their sums): the callees of a call that long

@@ -58,37 +58,93 @@ static int put_placed(placed_vec *out, tt_lod_span s, uint32_t lane, uint32_t de
     return 0;
 }
 
-/* The spans of cursor c (placed at the view's start) in view: those below a
- * pixel merged into runs of at most 3 pixels, each with the region of its
- * longest part. 0, 1 when the limit was reached, -1 when memory runs out. */
-static int view_depth(tt_lod_cursor *c, tt_lod_view v, double px, const uint8_t *only, uint32_t lane, uint32_t depth,
-                      size_t limit, placed_vec *out)
+/* How the spans of a depth are merged for a view: those below a pixel into
+ * runs of at most 3 pixels, each with the region of its longest part. Kept
+ * across the slices of time a level-0 query reads a lane in. */
+typedef struct depth_view {
+    tt_lod_span cur;
+    uint64_t longest;
+    int open;
+} depth_view;
+
+/* The spans of cursor c that start in [from, until) (and before the view's
+ * end) through st; those it closes go to out. 0, 1 when `limit` items are
+ * made (*made counts them), -1 when memory runs out. */
+static int view_spans(tt_lod_cursor *c, depth_view *st, uint64_t from, uint64_t until, tt_lod_view v, double px,
+                      const uint8_t *only, uint32_t lane, uint32_t depth, size_t limit, size_t *made, placed_vec *out)
 {
-    tt_lod_span cur = {0};
-    uint64_t longest = 0;
-    int open = 0;
     const tt_lod_span *s;
-    for (; (s = tt_lod_peek(c)) && s->start < v.t1; tt_lod_advance(c)) {
-        if (only && !only[s->region]) continue;
+    for (; (s = tt_lod_peek(c)) && s->start < v.t1 && s->start < until; tt_lod_advance(c)) {
+        if (s->start < from || (only && !only[s->region])) continue; /* (the slice before read it) */
         tt_lod_span next = *s;
         uint64_t len = next.end - next.start;
-        if (open && (double)len < px && (double)longest < px && (double)(next.start - cur.end) < px &&
-            (double)(next.end - cur.start) < 3 * px) {
-            cur.end = next.end;
-            cur.calls += next.calls;
-            if (len > longest) {
-                longest = len;
-                cur.region = next.region;
+        if (st->open && (double)len < px && (double)st->longest < px && (double)(next.start - st->cur.end) < px &&
+            (double)(next.end - st->cur.start) < 3 * px) {
+            st->cur.end = next.end;
+            st->cur.calls += next.calls;
+            if (len > st->longest) {
+                st->longest = len;
+                st->cur.region = next.region;
             }
             continue;
         }
-        if (open && put_placed(out, cur, lane, depth) != 0) return -1;
-        if (limit && out->n >= limit) return 1;
-        cur = next;
-        longest = len;
-        open = 1;
+        if (st->open && put_placed(out, st->cur, lane, depth) != 0) return -1;
+        if (st->open && limit && ++*made >= limit) return 1;
+        st->cur = next;
+        st->longest = len;
+        st->open = 1;
     }
-    return open ? put_placed(out, cur, lane, depth) : 0;
+    return 0;
+}
+
+/* What can be seen of one lane, a depth after the other into found. The
+ * depths read from the trace (level 0: lod_file.h) are read a slice of
+ * time at a time, each slice a chunk of the trace, every depth in it
+ * before the next: each chunk is read once (the index keeps the last few
+ * read), where a depth after the other would read each again. */
+static int view_lane(const tt_lod *x, tt_lod_view v, unsigned level, double px, const uint8_t *only, uint32_t lane,
+                     size_t limit, size_t *made, placed_vec *found)
+{
+    uint32_t depths = tt_lod_lane(x, lane).depths;
+    depth_view *st = calloc(depths ? depths : 1, sizeof *st);
+    placed_vec *per = calloc(depths ? depths : 1, sizeof *per);
+    uint8_t *sliced = calloc(depths ? depths : 1, 1);
+    int rc = st && per && sliced ? 0 : -1;
+    tt_lod_cursor *c = rc == 0 ? malloc(sizeof *c) : NULL;
+    if (!c) rc = -1;
+    for (uint32_t d = 0; rc == 0 && d < depths; d++) {
+        tt_lod_seek(x, lane, d, level, v.t0, v.t1, c);
+        sliced[d] = (uint8_t)c->trace;
+        if (!c->trace) rc = view_spans(c, &st[d], 0, UINT64_MAX, v, px, only, lane, d, limit, made, &per[d]);
+    }
+    size_t n;
+    const lod_chunk_rec *chunks = lod_lane_chunks(x, lane, &n);
+    size_t k = lod_chunk_after(chunks, n, v.t0);
+    int any = depths && memchr(sliced, 1, depths) != NULL;
+    for (uint64_t from = 0; rc == 0 && any && from < v.t1; k++) {
+        uint64_t until = k < n && chunks[k].last < v.t1 ? chunks[k].last : v.t1;
+        if (until <= from) continue;
+        for (uint32_t d = 0; rc == 0 && d < depths; d++) {
+            if (!sliced[d]) continue;
+            tt_lod_seek(x, lane, d, level, from > v.t0 ? from : v.t0, v.t1, c);
+            rc = view_spans(c, &st[d], from, until, v, px, only, lane, d, limit, made, &per[d]);
+        }
+        from = until;
+    }
+    for (uint32_t d = 0; rc >= 0 && d < depths; d++) {
+        if (rc == 0 && st[d].open && put_placed(&per[d], st[d].cur, lane, d) != 0) rc = -1;
+        if (rc >= 0 && per[d].n && TT_RESERVE(found->v, found->cap, found->n + per[d].n) != 0) rc = -1;
+        if (rc >= 0 && per[d].n) {
+            memcpy(found->v + found->n, per[d].v, per[d].n * sizeof *per[d].v);
+            found->n += per[d].n;
+        }
+    }
+    for (uint32_t d = 0; per && d < depths; d++) free(per[d].v);
+    free(per);
+    free(st);
+    free(sliced);
+    free(c);
+    return rc;
 }
 
 int tt_lod_query_spans(const tt_lod *x, tt_lod_view v, const uint32_t *lanes, size_t lane_count,
@@ -97,16 +153,10 @@ int tt_lod_query_spans(const tt_lod *x, tt_lod_view v, const uint32_t *lanes, si
     unsigned level = only ? 0 : tt_lod_level_for(x, v);
     double px = ns_per_pixel(v);
     placed_vec found = {0};
+    size_t made = 0;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < lane_count; i++) {
-        if (lanes[i] >= tt_lod_lane_count(x)) continue;
-        uint32_t depths = tt_lod_lane(x, lanes[i]).depths;
-        for (uint32_t d = 0; rc == 0 && d < depths; d++) {
-            tt_lod_cursor c;
-            tt_lod_seek(x, lanes[i], d, level, v.t0, v.t1, &c);
-            rc = view_depth(&c, v, px, only, lanes[i], d, limit, &found);
-        }
-    }
+    for (size_t i = 0; rc == 0 && i < lane_count; i++)
+        if (lanes[i] < tt_lod_lane_count(x)) rc = view_lane(x, v, level, px, only, lanes[i], limit, &made, &found);
     size_t count = found.n;
     if (rc < 0 || buffer_size(out, 8 + count * (2 * 8 + 4 * 4)) != 0) {
         free(found.v);
