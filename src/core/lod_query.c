@@ -112,21 +112,37 @@ static int view_lane(const tt_lod *x, tt_lod_view v, unsigned level, double px, 
     int rc = st && per && sliced ? 0 : -1;
     tt_lod_cursor *c = rc == 0 ? malloc(sizeof *c) : NULL;
     if (!c) rc = -1;
-    for (uint32_t d = 0; rc == 0 && d < depths; d++) {
-        tt_lod_seek(x, lane, d, level, v.t0, v.t1, c);
-        sliced[d] = (uint8_t)c->trace;
-        if (!c->trace) rc = view_spans(c, &st[d], 0, UINT64_MAX, v, px, only, lane, d, limit, made, &per[d]);
-    }
+    /* The depths at which the chunks in view hold calls whole: those are
+     * read a slice at a time; any other in one go (its blocks, and the
+     * chunks' records, not read). */
     size_t n;
     const lod_chunk_rec *chunks = lod_lane_chunks(x, lane, &n);
     size_t k = lod_chunk_after(chunks, n, v.t0);
+    int64_t *whole = rc == 0 ? calloc((size_t)depths + 1, sizeof *whole) : NULL;
+    if (!whole) rc = -1;
+    for (size_t i = k; rc == 0 && i < n && chunks[i].first < v.t1; i++)
+        if (chunks[i].low < chunks[i].high && chunks[i].high <= depths) {
+            whole[chunks[i].low]++;
+            whole[chunks[i].high]--;
+        }
+    for (uint32_t d = 0; rc == 0 && d < depths; d++) {
+        if (d) whole[d] += whole[d - 1];
+        if (whole[d]) {
+            tt_lod_seek(x, lane, d, level, v.t0, v.t0 + 1, c); /* (whether it is read from the trace) */
+            sliced[d] = (uint8_t)c->trace;
+        }
+        if (sliced[d]) continue;
+        tt_lod_seek(x, lane, d, level, v.t0, v.t1, c);
+        rc = view_spans(c, &st[d], 0, UINT64_MAX, v, px, only, lane, d, limit, made, &per[d]);
+    }
+    free(whole);
     int any = depths && memchr(sliced, 1, depths) != NULL;
     for (uint64_t from = 0; rc == 0 && any && from < v.t1; k++) {
         uint64_t until = k < n && chunks[k].last < v.t1 ? chunks[k].last : v.t1;
         if (until <= from) continue;
         for (uint32_t d = 0; rc == 0 && d < depths; d++) {
             if (!sliced[d]) continue;
-            tt_lod_seek(x, lane, d, level, from > v.t0 ? from : v.t0, v.t1, c);
+            tt_lod_seek(x, lane, d, level, from > v.t0 ? from : v.t0, until, c);
             rc = view_spans(c, &st[d], from, until, v, px, only, lane, d, limit, made, &per[d]);
         }
         from = until;
