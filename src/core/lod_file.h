@@ -26,7 +26,8 @@
  *       problems u32 string offset[problem_count] (padded to 8 bytes)
  *       refs     lod_ref: per lane depths * levels (depth-major), per track levels
  *       data     params, marks, samples (a level not stored shares the
- *                array of the level below it), each lane's call tree
+ *                array of the level below it), each lane's call tree,
+ *                its chunks (lod_chunk_rec) and their sums (u64)
  *       objects  tt_lod_objects[object_count], in time order
  *       small    the bytes of the last block of each depth's level (up to
  *                256 KiB in all)
