@@ -151,6 +151,7 @@ def test_the_call_at_a_time(index, calls):
 
 def copy_with_its_index(experiment, tmp_path):
     """A copy whose files keep their times: the index made for the original is the copy's (its signature)."""
+    _tracetop.Index(str(experiment))  # made, if no test before made it
     copy = tmp_path / "copy"
     shutil.copytree(experiment, copy)
     assert not _tracetop.Index(str(copy)).built
@@ -182,6 +183,26 @@ def test_a_chunk_damaged_after_the_index_was_made(experiment, tmp_path):
     # Its calls are left out; every other is read, and the whole run's tree is the index's own.
     assert index.tree(index.begin_ns, index.end_ns + 1, all_lanes(index)) == \
         _tracetop.Index(str(experiment)).tree(index.begin_ns, index.end_ns + 1, all_lanes(index))
+
+
+def test_the_viewer_warns_once_of_calls_it_cannot_read(experiment, tmp_path, capsys):
+    from tracetop.viewer.server import DataAPI
+    copy = copy_with_its_index(experiment, tmp_path)
+    path, (offset, stored) = middle_chunk(copy)
+    times = os.stat(path)
+    data = bytearray(path.read_bytes())
+    data[offset + 32 + stored // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
+    index = _tracetop.Index(str(copy))
+    api = DataAPI(str(copy), index)
+    capsys.readouterr()
+    query = {"t0": str(index.begin_ns), "t1": str(index.end_ns + 1), "width": "1000", "lanes": "all",
+             "only": ",".join(str(i) for i in range(len(index.regions)))}
+    for _ in range(2):
+        assert api.answer("spans", query)[0]
+    warned = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(warned) == 1 and "the trace changed since its index was made" in warned[0]
 
 
 def test_a_trace_cut_after_the_index_was_made(experiment, tmp_path):
