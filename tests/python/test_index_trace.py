@@ -164,14 +164,19 @@ def middle_chunk(copy):
     return path, found[len(found) // 2]
 
 
-def test_a_chunk_damaged_after_the_index_was_made(experiment, tmp_path):
-    copy = copy_with_its_index(experiment, tmp_path)
+def damage_middle_chunk(copy):
+    """A byte of a chunk of stream 0 flipped, the file's name, size and time kept: the index is still the trace's."""
     path, (offset, stored) = middle_chunk(copy)
     times = os.stat(path)
     data = bytearray(path.read_bytes())
     data[offset + 32 + stored // 2] ^= 0xFF
     path.write_bytes(bytes(data))
-    os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))  # the same name, size and time: the index is used
+    os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
+
+
+def test_a_chunk_damaged_after_the_index_was_made(experiment, tmp_path):
+    copy = copy_with_its_index(experiment, tmp_path)
+    damage_middle_chunk(copy)
     index = _tracetop.Index(str(copy))
     assert not index.built and index.read_problem is None
     for lane in all_lanes(index):
@@ -188,12 +193,7 @@ def test_a_chunk_damaged_after_the_index_was_made(experiment, tmp_path):
 def test_the_viewer_warns_once_of_calls_it_cannot_read(experiment, tmp_path, capsys):
     from tracetop.viewer.server import DataAPI
     copy = copy_with_its_index(experiment, tmp_path)
-    path, (offset, stored) = middle_chunk(copy)
-    times = os.stat(path)
-    data = bytearray(path.read_bytes())
-    data[offset + 32 + stored // 2] ^= 0xFF
-    path.write_bytes(bytes(data))
-    os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
+    damage_middle_chunk(copy)
     index = _tracetop.Index(str(copy))
     api = DataAPI(str(copy), index)
     capsys.readouterr()
