@@ -197,8 +197,8 @@ static inline PyObject *frame_code(PyFrameObject *frame)
 
 /* Every event but the two that nearly all are (hook, below). It takes its
  * arguments in the hook's registers, a first one unused (the hook's object,
- * which tracetop sets to none), so that the hook hands an event on with a
- * jump and keeps them where they came on the way: it copies none. */
+ * which tracetop sets to none): the hook hands an event on with a jump and
+ * keeps fewer copies of its arguments on the way. */
 static int __attribute__((noinline, noclone)) hook_general(void *unused, PyFrameObject *frame, int what,
                                                            PyObject *arg)
 {
