@@ -157,15 +157,18 @@ static inline void tt_record_commit(tt_stream *s, uint8_t *end)
 /* Publishes the record of `length` bytes written at `used` in chunk c. */
 static inline void tt_record_commit_at(tt_stream *s, tt_chunk *c, uint32_t used, uint32_t length)
 {
+    s->events++; /* before the store, which orders what follows it: one add to memory, not three */
     atomic_store_explicit(&c->used, used + length, memory_order_release);
-    s->events++;
 }
 
 /* The record of a region entered, already pushed, at `used` in chunk c
- * (reserved), in the shortest form (format.h). */
-static inline void tt_stream_enter_at(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t now, uint32_t region)
+ * (reserved), in the shortest form (format.h); dt from tt_stream_dt. The
+ * callers take the call tree's step between the two: before the record's
+ * bytes are stored, which the compiler must assume may alias the tree's
+ * node, so that nothing of the tree is kept in a register or loaded again
+ * across them. */
+static inline void tt_stream_enter_at(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, uint32_t region)
 {
-    uint64_t dt = tt_stream_dt(s, now);
     uint32_t *slot = tt_predict_slot(&s->predict);
     uint32_t predicted = *slot;
     tt_predict_enter(&s->predict, slot, region);
@@ -196,8 +199,9 @@ static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
     /* Reserved first: a fresh chunk resets the predictor. */
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
-    tt_stream_enter_at(s, c, used, now, region);
+    uint64_t dt = tt_stream_dt(s, now);
     tt_calltree_enter(&s->tree, region, s->last_ticks);
+    tt_stream_enter_at(s, c, used, dt, region);
 }
 
 /* tt_stream_enter at the clock's time, out of line: for the hooks' paths
@@ -213,10 +217,10 @@ static inline void tt_stream_skip(tt_stream *s, uint32_t entry)
 }
 
 /* The record of the innermost call's return, already popped, at `used` in
- * chunk c (reserved). */
-static inline void tt_stream_leave_at(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t now)
+ * chunk c (reserved); dt from tt_stream_dt, the tree's step taken between
+ * (as for tt_stream_enter_at). */
+static inline void tt_stream_leave_at(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt)
 {
-    uint64_t dt = tt_stream_dt(s, now);
     tt_predict_leave(&s->predict);
     uint8_t *p = c->data + used;
     if (tt_likely(dt < TT_EV_SHORT_DT_LIMIT)) {
@@ -241,8 +245,9 @@ static inline void tt_stream_leave(tt_stream *s, uint64_t now)
     if (s->stack[--s->depth] >= TT_STACK_OWN) return;
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
-    tt_stream_leave_at(s, c, used, now);
+    uint64_t dt = tt_stream_dt(s, now);
     tt_calltree_leave(&s->tree, s->last_ticks);
+    tt_stream_leave_at(s, c, used, dt);
 }
 
 /* The innermost stack entry: a region id, TT_STACK_SKIP or TT_STACK_OWN;

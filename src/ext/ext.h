@@ -378,8 +378,9 @@ static inline int tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used, ui
     }
     s->stack[depth] = (uint32_t)entry;
     s->depth = depth + 1;
-    tt_stream_enter_at(s, chunk, used, tt_fast_now(), (uint32_t)entry);
+    uint64_t dt = tt_stream_dt(s, tt_fast_now());
     tt_calltree_enter_node(&s->tree, node, s->last_ticks);
+    tt_stream_enter_at(s, chunk, used, dt, (uint32_t)entry);
     return 1;
 }
 
@@ -400,8 +401,9 @@ static inline int tt_fast_leave(tt_stream *s, tt_chunk *chunk, uint32_t used)
     uint32_t depth = s->depth;
     if (tt_unlikely((s->stack + depth)[-1] >= TT_STACK_OWN)) return 0;
     s->depth = depth - 1;
-    tt_stream_leave_at(s, chunk, used, tt_fast_now());
+    uint64_t dt = tt_stream_dt(s, tt_fast_now());
     tt_calltree_leave(&s->tree, s->last_ticks);
+    tt_stream_leave_at(s, chunk, used, dt);
     return 1;
 }
 

@@ -195,11 +195,14 @@ static inline PyObject *frame_code(PyFrameObject *frame)
 }
 #endif
 
-/* Every event but the two that nearly all are (hook, below), without the
- * hook's object (tracetop sets none): the hook keeps the arguments it hands
- * on where they came, and so needs no copies of them. */
-static int __attribute__((noinline)) hook_general(PyFrameObject *frame, int what, PyObject *arg)
+/* Every event but the two that nearly all are (hook, below). It takes its
+ * arguments in the hook's registers, a first one unused (the hook's object,
+ * which tracetop sets to none): the hook hands an event on with a jump and
+ * keeps fewer copies of its arguments on the way. */
+static int __attribute__((noinline, noclone)) hook_general(void *unused, PyFrameObject *frame, int what,
+                                                           PyObject *arg)
 {
+    (void)unused;
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return -1;
     if (tt_unlikely(!tt_active)) return 0;
     tt_stream *s = tt_thread_stream();
@@ -237,19 +240,19 @@ static int __attribute__((noinline)) hook_general(PyFrameObject *frame, int what
 
 /* A call of the C function func, as hook does the others, where the hook
  * found room (chunk, used). Apart, so that the hook's registers suffice
- * without saving any. */
-static int __attribute__((noinline, noclone)) hook_c_call(PyObject *func, tt_stream *s, tt_chunk *chunk,
-                                                          uint32_t used)
+ * without saving any; func last, where the hook has it. */
+static int __attribute__((noinline, noclone)) hook_c_call(tt_stream *s, tt_chunk *chunk, uint32_t used,
+                                                          PyObject *func)
 {
     if (tt_fast_enter_c(s, chunk, used, func)) return 0;
-    return hook_general(NULL, PyTrace_C_CALL, func); /* which needs no frame */
+    return hook_general(NULL, NULL, PyTrace_C_CALL, func); /* which needs no frame */
 }
 
 /* The hook: the events nearly all are recorded without a call (ext.h,
  * tt_fast_stream), the rest by hook_general. */
 static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
-    (void)obj;
+    (void)obj; /* none: tracetop sets none */
     tt_chunk *chunk;
     uint32_t used;
     tt_stream *s = tt_fast_stream(&chunk, &used);
@@ -259,14 +262,14 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
         } else if (what == PyTrace_RETURN) {
             if (tt_fast_leave(s, chunk, used)) return 0;
         } else if (what == PyTrace_C_CALL) {
-            return hook_c_call(arg, s, chunk, used);
+            return hook_c_call(s, chunk, used, arg);
         } else if (what == PyTrace_C_RETURN || what == PyTrace_C_EXCEPTION) {
             if (tt_record_c_calls && tt_fast_leave(s, chunk, used)) return 0;
         } else {
             return 0; /* line, opcode and exception events of the trace hook */
         }
     }
-    return hook_general(frame, what, arg);
+    return hook_general(NULL, frame, what, arg);
 }
 
 int tt_hook_sees_c_return(void)
