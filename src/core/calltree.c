@@ -189,8 +189,8 @@ void tt_calltree_write(tt_stream *s)
     for (uint32_t first = 1; first < t->count;) {
         uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
         uint32_t room = TT_CHUNK_PAYLOAD_SIZE - used, size = BLOCK_HEAD, count = 0;
-        while (first + count < t->count && size + node_size(t, first + count) <= room)
-            size += node_size(t, first + count++);
+        for (uint32_t next; first + count < t->count && size + (next = node_size(t, first + count)) <= room; count++)
+            size += next;
         if (count == 0) { /* a fresh chunk holds any node: 4 fields of 10 bytes at most */
             tree_room(s, TT_CHUNK_PAYLOAD_SIZE, &c);
             continue;
