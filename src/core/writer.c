@@ -99,7 +99,7 @@ static int open_file(tt_writer *w, tt_stream *s)
         return -1;
     }
     s->file_end = s->file_size = TT_FILE_HEADER_SIZE;
-    w->besides += TT_FILE_HEADER_SIZE;
+    w->headers += TT_FILE_HEADER_SIZE;
     return 0;
 }
 
@@ -147,22 +147,18 @@ static uint64_t payload_hash(tt_chunk *c, uint32_t used)
     return XXH3_64bits_digest(s->partial_hash);
 }
 
-/* What the trace may hold besides its events' records, per record, before
- * the writer pays the rest back by compressing events
- * (TT_ALLOWANCE_HUNDREDTHS / 100 of a byte), and what it foretells of
- * what is still to come: a node of a call tree once written, compressed
- * (format.h: TREE_NODES; 3.6 to 3.8 bytes on bench's workloads), and the
- * definitions still being filled as zstd takes them (to 0.44 of them).
- * Events are compressed at zstd's fastest level: the bytes to save are
- * given, and it saves them for the fewest instructions (-1: a quarter of
- * what it reads, 23 instructions a byte; level 1 a third, 43). */
-#define TT_ALLOWANCE_HUNDREDTHS 10u
+/* Bytes per record the trace keeps to without being asked to compress
+ * (TT_TARGET_TENTHS / 10), and what a node of a call tree takes once
+ * written, compressed (format.h: TREE_NODES; 3.6 to 3.8 on bench's
+ * workloads): the trees come at a stream's end, their bytes are foretold. */
+#define TT_TARGET_TENTHS 24u
 #define TT_TREE_NODE_BYTES 4u
+/* The definitions still being filled are foretold too, as zstd takes them
+ * (to 0.44 of them on bench's workloads). */
 #define TT_DEFS_SHRINK 2u
-#define TT_ZSTD_PAYBACK_LEVEL (-1)
 
-/* Notes what the stream of chunk c has recorded up to it: its records,
- * and its tree's nodes until the tree itself comes. */
+/* Notes what the stream of event chunk c has recorded up to it: its
+ * records, and its tree's nodes until the tree itself comes. */
 static void account(tt_writer *w, const tt_chunk *c)
 {
     tt_stream *s = c->stream;
@@ -180,22 +176,21 @@ static void account(tt_writer *w, const tt_chunk *c)
 
 /* What compresses chunk c (NULL: none): the session's compressor
  * (compress) for every chunk; else, the definitions and the call trees
- * (TREE chunks) always, and events only to pay back what else the trace
- * holds beyond the allowance.
+ * (TREE chunks) always, and events only where the trace would pass
+ * TT_TARGET_TENTHS / 10 bytes per record.
  *
  * Definitions are names and paths, a few dozen bytes per region written
  * once, which zstd takes to less than half in one pass (0.3 of a byte per
  * event of a program that imports asyncio, 0.13 after); a tree is written
- * once per thread, at its end. The events' own short forms take 2.0 to 2.3
- * bytes each, and compressing them costs the writer 50 instructions per
- * event or more: most programs' definitions, trees and headers stay within
- * the allowance, and nothing of theirs is compressed. A program that
- * imports much (thousands of regions' names), has many call paths (a
- * tree's node each) or starts many threads (a file each) in few events
- * goes past it; then event chunks are compressed, as many as save what it
- * is over, and no more. What is over is the same whatever the events' own
- * size: a program slowed down (valgrind) writes longer forms, and is not
- * compressed for them. */
+ * once per thread, at its end. Events cost the writer some 30 instructions
+ * each to compress (zstd level 1; 1.5 to 2 times smaller), and nearly
+ * every program's trace keeps to the target without: their own short
+ * forms take 2.0 to 2.3 bytes. What takes a trace past it is what comes
+ * with the events: a program that imports much (a few thousand regions'
+ * names), has many call paths (a tree's node each), starts many threads (a
+ * file each) in few events. Then event chunks are compressed, as many as
+ * bring the whole trace, trees foretold, back to the target, and no more:
+ * the writer's work follows what the trace would be over. */
 static void *compressor(tt_writer *w, const tt_chunk *c)
 {
     if (w->zctx) return w->zctx;
@@ -203,9 +198,10 @@ static void *compressor(tt_writer *w, const tt_chunk *c)
         if (!w->defs_zctx) w->defs_zctx = tt_compress_ctx_new(TT_ZSTD_DEFS_LEVEL);
         return w->defs_zctx;
     }
-    uint64_t besides = w->besides + w->anticipated + w->defs_pending + TT_CHUNK_HEADER_SIZE;
-    if (besides * 100 <= w->saved * 100 + w->records * TT_ALLOWANCE_HUNDREDTHS) return NULL;
-    if (!w->events_zctx) w->events_zctx = tt_compress_ctx_new(TT_ZSTD_PAYBACK_LEVEL);
+    uint64_t used = atomic_load_explicit(&c->used, memory_order_acquire);
+    uint64_t bytes = w->bytes + w->headers + TT_CHUNK_HEADER_SIZE + used + w->anticipated + w->defs_pending;
+    if (bytes * 10 <= w->records * TT_TARGET_TENTHS) return NULL;
+    if (!w->events_zctx) w->events_zctx = tt_compress_ctx_new(TT_ZSTD_CHUNK_LEVEL);
     return w->events_zctx;
 }
 
@@ -220,7 +216,6 @@ static uint32_t encode_chunk(tt_writer *w, tt_chunk *c, const uint8_t **payload)
     account(w, c);
     void *zctx = compressor(w, c);
     size_t n = zctx ? tt_compress(zctx, stored, w->scratch_cap - TT_CHUNK_HEADER_SIZE, c->data, used) : 0;
-    if (n && zctx == w->events_zctx) w->saved += used - n;
     if (n) {
         h.codec = TT_CODEC_ZSTD;
         h.stored_size = (uint32_t)n;
@@ -250,8 +245,6 @@ static int append_chunk(tt_writer *w, tt_chunk *c, const uint8_t *payload, uint3
     s->written_seq = c->seq + 1;
     s->partial_used = 0;
     w->bytes += TT_CHUNK_HEADER_SIZE + stored_size;
-    w->besides += s == &w->session->defs || (c->flags & TT_CHUNK_TREE) ? TT_CHUNK_HEADER_SIZE + stored_size
-                                                                       : TT_CHUNK_HEADER_SIZE;
     w->chunks++;
     return 0;
 }

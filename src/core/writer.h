@@ -54,10 +54,9 @@ typedef struct tt_writer {
     size_t scratch_cap;
     void *zctx;
     void *defs_zctx; /* the definitions' and trees' compressor when zctx is NULL, made at first use */
-    void *events_zctx; /* when zctx is NULL: events' where the trace holds much besides (writer.c) */
+    void *events_zctx; /* when zctx is NULL: events' where the trace would pass its bytes per record */
     uint64_t records;     /* in the event chunks handed to the writer so far */
-    uint64_t besides;     /* bytes written that are no event records: definitions, trees, headers */
-    uint64_t saved;       /* bytes compressing events saved */
+    uint64_t headers;     /* bytes of file headers written */
     uint64_t anticipated; /* bytes of the trees still to come, as their nodes so far foretell */
     uint64_t defs_pending; /* bytes the definitions not yet written will take, as foretold */
     uint64_t last_sync_ns;
