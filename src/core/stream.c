@@ -7,17 +7,10 @@
 
 #include "session.h"
 
-/* Hands chunk c to the writer with the stream's totals so far. */
-static void submit(tt_stream *s, tt_chunk *c)
-{
-    c->records = s->events;
-    c->tree_nodes = s->kind == TT_FILE_EVENTS && !s->tree.lost ? s->tree.count : 0;
-    tt_writer_submit(&s->session->writer, c);
-}
-
 /* Puts `fresh` in place of the current chunk, which goes to the writer. */
 static tt_chunk *replace_chunk(tt_stream *s, tt_chunk *fresh)
 {
+    tt_session *session = s->session;
     fresh->stream = s;
     fresh->seq = s->next_seq++;
     fresh->base_ticks = s->last_ticks;
@@ -27,7 +20,7 @@ static tt_chunk *replace_chunk(tt_stream *s, tt_chunk *fresh)
     atomic_store_explicit(&fresh->used, 0, memory_order_relaxed);
     tt_chunk *full = atomic_load_explicit(&s->chunk, memory_order_relaxed);
     atomic_store_explicit(&s->chunk, fresh, memory_order_release);
-    submit(s, full);
+    tt_writer_submit(&session->writer, full);
     return fresh;
 }
 
@@ -159,5 +152,5 @@ void tt_stream_close(tt_stream *s, uint64_t now)
     tt_calltree_write(s);
     tt_chunk *last = atomic_load_explicit(&s->chunk, memory_order_relaxed);
     atomic_store_explicit(&s->chunk, NULL, memory_order_release);
-    submit(s, last);
+    tt_writer_submit(&s->session->writer, last);
 }

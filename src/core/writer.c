@@ -99,7 +99,6 @@ static int open_file(tt_writer *w, tt_stream *s)
         return -1;
     }
     s->file_end = s->file_size = TT_FILE_HEADER_SIZE;
-    w->headers += TT_FILE_HEADER_SIZE;
     return 0;
 }
 
@@ -147,62 +146,20 @@ static uint64_t payload_hash(tt_chunk *c, uint32_t used)
     return XXH3_64bits_digest(s->partial_hash);
 }
 
-/* Bytes per record the trace keeps to without being asked to compress
- * (TT_TARGET_TENTHS / 10), and what a node of a call tree takes once
- * written, compressed (format.h: TREE_NODES; 3.6 to 3.8 on bench's
- * workloads): the trees come at a stream's end, their bytes are foretold. */
-#define TT_TARGET_TENTHS 24u
-#define TT_TREE_NODE_BYTES 4u
-/* The definitions still being filled are foretold too, as zstd takes them
- * (to 0.44 of them on bench's workloads). */
-#define TT_DEFS_SHRINK 2u
-
-/* Notes what the stream of event chunk c has recorded up to it: its
- * records, and its tree's nodes until the tree itself comes. */
-static void account(tt_writer *w, const tt_chunk *c)
-{
-    tt_stream *s = c->stream;
-    if (s == &w->session->defs) return;
-    if (c->flags & TT_CHUNK_TREE) {
-        if (!s->tree_written) w->anticipated -= (uint64_t)s->tree_nodes_seen * TT_TREE_NODE_BYTES;
-        s->tree_written = 1;
-        return;
-    }
-    w->records += c->records - s->records_seen;
-    s->records_seen = c->records;
-    w->anticipated += ((uint64_t)c->tree_nodes - s->tree_nodes_seen) * TT_TREE_NODE_BYTES;
-    s->tree_nodes_seen = c->tree_nodes;
-}
-
-/* What compresses chunk c (NULL: none): the session's compressor
- * (compress) for every chunk; else, the definitions and the call trees
- * (TREE chunks) always, and events only where the trace would pass
- * TT_TARGET_TENTHS / 10 bytes per record.
- *
- * Definitions are names and paths, a few dozen bytes per region written
- * once, which zstd takes to less than half in one pass (0.3 of a byte per
- * event of a program that imports asyncio, 0.13 after); a tree is written
- * once per thread, at its end. Events cost the writer some 30 instructions
- * each to compress (zstd level 1; 1.5 to 2 times smaller), and nearly
- * every program's trace keeps to the target without: their own short
- * forms take 2.0 to 2.3 bytes. What takes a trace past it is what comes
- * with the events: a program that imports much (a few thousand regions'
- * names), has many call paths (a tree's node each), starts many threads (a
- * file each) in few events. Then event chunks are compressed, as many as
- * bring the whole trace, trees foretold, back to the target, and no more:
- * the writer's work follows what the trace would be over. */
+/* What compresses chunk c: the session's compressor (compress), else none
+ * for events and one of their own for the definitions and the call trees
+ * (TREE chunks). Definitions are names and paths, a few dozen bytes per
+ * region written once, which zstd takes to less than half in one pass (0.3
+ * of a byte per event of a program that imports asyncio, 0.13 after); a
+ * tree is written once per thread, at its end, a node per call path, whose
+ * parents, regions and counts repeat (generators: 0.51 of a byte per event
+ * raw). Events stay as they are, where zstd would cost the writer some 165
+ * instructions per event. */
 static void *compressor(tt_writer *w, const tt_chunk *c)
 {
-    if (w->zctx) return w->zctx;
-    if (c->stream == &w->session->defs || (c->flags & TT_CHUNK_TREE)) {
-        if (!w->defs_zctx) w->defs_zctx = tt_compress_ctx_new(TT_ZSTD_DEFS_LEVEL);
-        return w->defs_zctx;
-    }
-    uint64_t used = atomic_load_explicit(&c->used, memory_order_acquire);
-    uint64_t bytes = w->bytes + w->headers + TT_CHUNK_HEADER_SIZE + used + w->anticipated + w->defs_pending;
-    if (bytes * 10 <= w->records * TT_TARGET_TENTHS) return NULL;
-    if (!w->events_zctx) w->events_zctx = tt_compress_ctx_new(TT_ZSTD_CHUNK_LEVEL);
-    return w->events_zctx;
+    if (w->zctx || (c->stream != &w->session->defs && !(c->flags & TT_CHUNK_TREE))) return w->zctx;
+    if (!w->defs_zctx) w->defs_zctx = tt_compress_ctx_new(TT_ZSTD_DEFS_LEVEL);
+    return w->defs_zctx;
 }
 
 /* A full chunk as it goes on disk: its header in w->scratch, the payload
@@ -213,7 +170,6 @@ static uint32_t encode_chunk(tt_writer *w, tt_chunk *c, const uint8_t **payload)
     uint32_t used = atomic_load_explicit(&c->used, memory_order_acquire);
     struct tt_chunk_header h = {.seq = c->seq, .base_ticks = c->base_ticks, .raw_size = used, .flags = c->flags};
     uint8_t *stored = w->scratch + TT_CHUNK_HEADER_SIZE;
-    account(w, c);
     void *zctx = compressor(w, c);
     size_t n = zctx ? tt_compress(zctx, stored, w->scratch_cap - TT_CHUNK_HEADER_SIZE, c->data, used) : 0;
     if (n) {
@@ -387,7 +343,6 @@ static void pass(tt_writer *w, tt_chunk *queued, snapshot **snaps, size_t *snap_
         if (c->stream == &session->defs && !w->failed && write_chunk(w, c) < 0) fail(w);
     snapshot defs;
     take_snapshot(&session->defs, &defs);
-    w->defs_pending = defs.chunk ? defs.used / TT_DEFS_SHRINK : 0;
     if (defs.chunk && !w->failed && write_partial(w, &defs) < 0) fail(w);
     if (session->live) publish_live(w, queued, &defs, *snaps, n);
     /* ... then the events. */
@@ -602,7 +557,6 @@ int tt_writer_stop(tt_writer *w, tt_error *err)
     for (tt_stream *s = w->session->streams; s; s = s->next) close_file(w, s);
     tt_compress_ctx_free(w->zctx);
     tt_compress_ctx_free(w->defs_zctx);
-    tt_compress_ctx_free(w->events_zctx);
     free(w->scratch);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->wake);

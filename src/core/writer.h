@@ -54,14 +54,9 @@ typedef struct tt_writer {
     size_t scratch_cap;
     void *zctx;
     void *defs_zctx; /* the definitions' and trees' compressor when zctx is NULL, made at first use */
-    void *events_zctx; /* when zctx is NULL: events' where the trace would pass its bytes per record */
-    uint64_t records;     /* in the event chunks handed to the writer so far */
-    uint64_t headers;     /* bytes of file headers written */
-    uint64_t anticipated; /* bytes of the trees still to come, as their nodes so far foretell */
-    uint64_t defs_pending; /* bytes the definitions not yet written will take, as foretold */
     uint64_t last_sync_ns;
 
-    uint64_t bytes, chunks; /* chunks written, headers included */
+    uint64_t bytes, chunks;
     tt_error error; /* set once when writing failed */
     int failed;
 } tt_writer;
