@@ -107,8 +107,8 @@ void tt_calltree_gc_done(tt_calltree *t, unsigned generation, uint64_t ticks, ui
     g->uncollectable += uncollectable;
 }
 
-/* Where a tree record of up to `need` bytes goes: in the current chunk when
- * it is a TREE chunk with room, else in a fresh one. */
+/* Where `need` more bytes of tree go: in the current chunk when it is a
+ * TREE chunk with that room, else in a fresh one. */
 static uint8_t *tree_room(tt_stream *s, uint32_t need, tt_chunk **out)
 {
     tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
@@ -116,8 +116,8 @@ static uint8_t *tree_room(tt_stream *s, uint32_t need, tt_chunk **out)
     if (!(c->flags & TT_CHUNK_TREE) || used + need > TT_CHUNK_PAYLOAD_SIZE) {
         c = tt_stream_rotate(s);
         /* Before any byte of it is published (used, release): the writer
-         * sees the flag with the bytes. */
-        c->flags = TT_CHUNK_TREE;
+         * sees the flags with the bytes. */
+        c->flags = TT_CHUNK_TREE | TT_CHUNK_TREE_COLUMNS;
         used = 0;
     }
     *out = c;
@@ -127,6 +127,41 @@ static uint8_t *tree_room(tt_stream *s, uint32_t need, tt_chunk **out)
 static void tree_commit(tt_chunk *c, const uint8_t *end)
 {
     atomic_store_explicit(&c->used, (uint32_t)(end - c->data), memory_order_release);
+}
+
+static uint32_t varint_size(uint64_t v)
+{
+    uint32_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* The bytes of node n's four fields (format.h: TREE_NODES). */
+static uint32_t node_size(const tt_calltree *t, uint32_t n)
+{
+    const tt_calltree_node *node = &t->nodes[n];
+    return varint_size(n - node->parent / sizeof *node) + varint_size(node->region) + varint_size(node->visits) +
+           varint_size(node->inclusive);
+}
+
+/* TREE_NODES' tag and count, at most. */
+#define BLOCK_HEAD (1u + 5u)
+
+/* Nodes [first, first + count) as one TREE_NODES block at p: field by
+ * field, each a column, which zstd takes to less than the records would. */
+static uint8_t *put_block(const tt_calltree *t, uint8_t *p, uint32_t first, uint32_t count)
+{
+    const tt_calltree_node *nodes = t->nodes;
+    *p++ = TT_DEF_TREE_NODE;
+    p = tt_put_varint(p, count);
+    for (uint32_t n = first; n < first + count; n++) p = tt_put_varint(p, n - nodes[n].parent / sizeof *nodes);
+    for (uint32_t n = first; n < first + count; n++) p = tt_put_varint(p, nodes[n].region);
+    for (uint32_t n = first; n < first + count; n++) p = tt_put_varint(p, nodes[n].visits);
+    for (uint32_t n = first; n < first + count; n++) p = tt_put_varint(p, nodes[n].inclusive);
+    return p;
 }
 
 void tt_calltree_write(tt_stream *s)
@@ -149,13 +184,18 @@ void tt_calltree_write(tt_stream *s)
         p = tt_put_varint(p, t->gc[g].uncollectable);
     }
     tree_commit(c, p);
-    for (uint32_t n = 1; n < t->count; n++) {
-        const tt_calltree_node *node = &t->nodes[n];
-        p = tree_room(s, 1 + 4 * 10, &c);
-        *p++ = TT_DEF_TREE_NODE;
-        p = tt_put_varint(p, node->parent / sizeof *node);
-        p = tt_put_varint(p, node->region);
-        p = tt_put_varint(p, node->visits);
-        tree_commit(c, tt_put_varint(p, node->inclusive));
+    /* As many nodes per block as the chunk has room for, a fresh chunk
+     * when not one more fits. */
+    for (uint32_t first = 1; first < t->count;) {
+        uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
+        uint32_t room = TT_CHUNK_PAYLOAD_SIZE - used, size = BLOCK_HEAD, count = 0;
+        for (uint32_t next; first + count < t->count && size + (next = node_size(t, first + count)) <= room; count++)
+            size += next;
+        if (count == 0) { /* a fresh chunk holds any node: 4 fields of 10 bytes at most */
+            tree_room(s, TT_CHUNK_PAYLOAD_SIZE, &c);
+            continue;
+        }
+        tree_commit(c, put_block(t, c->data + used, first, count));
+        first += count;
     }
 }

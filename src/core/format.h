@@ -22,7 +22,8 @@
  *     u32 raw_size       payload bytes once decoded
  *     u8  codec          TT_CODEC_NONE or TT_CODEC_ZSTD
  *     u8  flags          TT_CHUNK_PARTIAL: a prefix of a chunk still being filled;
- *                        TT_CHUNK_TREE: a stream's call tree (below), not events
+ *                        TT_CHUNK_TREE: a stream's call tree (below), not events;
+ *                        TT_CHUNK_TREE_COLUMNS: with TREE, its nodes in columns
  *     u16 reserved       0
  *     u32 crc            checksum: the low 32 bits of XXH3-64(header bytes [0, 28))
  *                        xor XXH3-64(stored payload)
@@ -126,10 +127,18 @@
  * (calltree.h), so that a profile needs no read of the calls:
  *     TREE        v nodes, v events, v end_ticks, v reads,
  *                 3 x (v collections, v ticks, v longest, v collected, v uncollectable)
- *     TREE_NODE   v parent, v region, v visits, v inclusive_ticks     (nodes times)
- * TREE comes first, then one TREE_NODE per node, numbered 1, 2, ... in
- * order (0 is the root: no region, parent of the outermost calls); a
- * node's parent is numbered below it. A node is a call path: visits are its
+ *     TREE_NODES  v count, count x v (n - parent), count x v region,
+ *                 count x v visits, count x v inclusive_ticks
+ * TREE comes first, then TREE_NODES blocks, each the next `count` nodes,
+ * numbered 1, 2, ... in order (0 is the root: no region, parent of the
+ * outermost calls), field by field: a column of each field, which zstd
+ * takes to less than node by node would (generators: 79,873 bytes of rows,
+ * 66,000 compressed; 59,438 in columns, 33,306 compressed). A block lies in
+ * one chunk. A node's parent is numbered below it: n - parent, its number
+ * less its parent's, is 1 or more, nearly always a byte. Every TREE chunk
+ * has the flag TT_CHUNK_TREE_COLUMNS; a TREE chunk without it is an earlier
+ * writer's (a TREE_NODE record per node), whose stream a reader reads
+ * record by record. A node is a call path: visits are its
  * ENTER records, inclusive_ticks the sum of its calls' LEAVE ticks minus
  * ENTER ticks. events: the stream's records (STREAM_END included); end_ticks
  * the time of STREAM_END; reads: how many of its records a profile takes
@@ -198,7 +207,7 @@
 
 enum tt_file_kind { TT_FILE_DEFS = 1, TT_FILE_EVENTS = 2 };
 enum tt_codec { TT_CODEC_NONE = 0, TT_CODEC_ZSTD = 1 };
-enum { TT_CHUNK_PARTIAL = 1, TT_CHUNK_TREE = 2 };
+enum { TT_CHUNK_PARTIAL = 1, TT_CHUNK_TREE = 2, TT_CHUNK_TREE_COLUMNS = 4 };
 
 enum tt_event_tag {
     TT_EV_ENTER = 1,
@@ -280,7 +289,7 @@ enum tt_def_tag {
     TT_DEF_OPEN_AT_START = 18,
     /* In TREE chunks (above), not in defs.tts. */
     TT_DEF_TREE = 20,
-    TT_DEF_TREE_NODE = 21,
+    TT_DEF_TREE_NODE = 21, /* TREE_NODES */
 };
 
 enum tt_region_kind {

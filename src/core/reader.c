@@ -1621,18 +1621,31 @@ static int parse_tree(const tt_process *p, const uint8_t *pos, const uint8_t *en
                 tree->gc[g] = (tt_tree_gc){v[4 + 5 * g], v[5 + 5 * g], v[6 + 5 * g], v[7 + 5 * g], v[8 + 5 * g]};
             if (!(tree->nodes = malloc((*expected ? *expected : 1) * sizeof *tree->nodes))) return -2;
             *have_head = 1;
-        } else if (tag == TT_DEF_TREE_NODE && *have_head && tree->node_count < *expected) {
-            for (size_t i = 0; i < 4; i++)
-                if (tt_get_varint(&pos, end, &v[i]) != 0) return -1;
-            size_t n = tree->node_count;
-            if (v[0] > n) return -1; /* a parent numbered below its child; 0: the root */
-            uint64_t region = v[1];
-            if (region >= p->region_count) {
-                if (strict) return -1;
-                region = p->region_count;
+        } else if (tag == TT_DEF_TREE_NODE && *have_head) {
+            uint64_t count;
+            if (tt_get_varint(&pos, end, &count) != 0 || count > *expected - tree->node_count) return -1;
+            tt_tree_node *nodes = tree->nodes + tree->node_count;
+            for (size_t k = 0; k < count; k++) {
+                /* Node k of the block is number tree->node_count + k + 1; its
+                 * parent is numbered below it (0: the root, kept as -1). */
+                uint64_t number = tree->node_count + k + 1, below;
+                if (tt_get_varint(&pos, end, &below) != 0 || below == 0 || below > number) return -1;
+                nodes[k].parent = (uint32_t)(number - below - 1);
             }
-            tree->nodes[n] = (tt_tree_node){(uint32_t)v[0] - 1, (uint32_t)region, v[2], v[3]};
-            tree->node_count++;
+            for (size_t k = 0; k < count; k++) {
+                uint64_t region;
+                if (tt_get_varint(&pos, end, &region) != 0) return -1;
+                if (region >= p->region_count) {
+                    if (strict) return -1;
+                    region = p->region_count;
+                }
+                nodes[k].region = (uint32_t)region;
+            }
+            for (size_t k = 0; k < count; k++)
+                if (tt_get_varint(&pos, end, &nodes[k].visits) != 0) return -1;
+            for (size_t k = 0; k < count; k++)
+                if (tt_get_varint(&pos, end, &nodes[k].inclusive_ticks) != 0) return -1;
+            tree->node_count += count;
         } else {
             return -1;
         }
@@ -1678,6 +1691,7 @@ int tt_stream_tree_read(const tt_process *p, size_t stream, tt_stream_tree *out,
          * stream read back, which says what and where. */
         if (fread(cf.stored, 1, h.stored_size, cf.f) != h.stored_size || !tt_chunk_verify(header, cf.stored)) break;
         if (!(h.flags & TT_CHUNK_TREE)) continue;
+        if (!(h.flags & TT_CHUNK_TREE_COLUMNS)) break; /* an earlier writer's rows: read back */
         out->bytes += TT_CHUNK_HEADER_SIZE + h.stored_size;
         const uint8_t *payload = cf.stored;
         if (h.codec != TT_CODEC_NONE) {

@@ -302,7 +302,7 @@ uint64_t tt_cursor_record_bytes(const tt_cursor *c);
 void tt_cursor_close(tt_cursor *c);
 
 /* The call tree a writer put behind a stream's records (TREE chunks,
- * format.h): nodes in the order the TREE_NODEs give them, less the root,
+ * format.h): nodes in the order its TREE_NODES blocks give them, less the root,
  * so node k here is the format's k + 1; parent UINT32_MAX for an outermost
  * call. Regions as a cursor maps them (the "<undefined>" placeholder for an
  * id incomplete definitions do not cover). */

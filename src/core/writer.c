@@ -147,14 +147,19 @@ static uint64_t payload_hash(tt_chunk *c, uint32_t used)
 }
 
 /* What compresses chunk c: the session's compressor (compress), else none
- * for events and one of their own for the definitions. Those are names and
- * paths, a few dozen bytes per region written once, which zstd takes to
- * less than half in one pass (0.3 of a byte per event of a program that
- * imports asyncio, 0.13 after); events stay as they are, where zstd would
- * cost the writer some 165 instructions per event. */
+ * for events and one of their own for the definitions and the call trees
+ * (TREE chunks). Definitions are names and paths, a few dozen bytes per
+ * region written once, which zstd takes to less than half in one pass (0.3
+ * of a byte per event of a program that imports asyncio, 0.13 after); a
+ * tree is written once per thread, at its end, a node per call path, whose
+ * parents, regions and counts repeat (generators: 0.51 of a byte per event
+ * raw). Events stay as they are: zstd would cost the writer 23 (level -1)
+ * to 43 (level 1) instructions a byte of them, and `tracetop score`'s model
+ * and convert's estimate of a JSON file take a stream file's bytes for its
+ * records' (bench/README.md: "Bytes per event, every workload"). */
 static void *compressor(tt_writer *w, const tt_chunk *c)
 {
-    if (w->zctx || c->stream != &w->session->defs) return w->zctx;
+    if (w->zctx || (c->stream != &w->session->defs && !(c->flags & TT_CHUNK_TREE))) return w->zctx;
     if (!w->defs_zctx) w->defs_zctx = tt_compress_ctx_new(TT_ZSTD_DEFS_LEVEL);
     return w->defs_zctx;
 }

@@ -53,7 +53,7 @@ typedef struct tt_writer {
     uint8_t *scratch; /* one chunk header + a compressed payload */
     size_t scratch_cap;
     void *zctx;
-    void *defs_zctx; /* the definitions' compressor when zctx is NULL, made at their first chunk */
+    void *defs_zctx; /* the definitions' and trees' compressor when zctx is NULL, made at first use */
     uint64_t last_sync_ns;
 
     uint64_t bytes, chunks;

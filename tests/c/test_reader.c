@@ -1957,6 +1957,102 @@ static void test_tasks_model(void)
     tt_trace_close(t);
 }
 
+/* ---- TREE chunks (format.h): the nodes in columns ---- */
+
+/* The tree of a(b, b) then a: node 1 a (root's child), 2 b (under 1). */
+enum { TREE_NODES = 2 };
+static const uint64_t tree_parent[TREE_NODES] = {0, 1}, tree_region[TREE_NODES] = {0, 1};
+static const uint64_t tree_visits[TREE_NODES] = {2, 2}, tree_inclusive[TREE_NODES] = {300, 70};
+
+/* A stream of those calls and STREAM_END, then its tree: TREE, then the
+ * nodes in blocks of `split` and the rest, the second block in a chunk of
+ * its own when `apart`; `flags` on the TREE chunks; `below` in place of
+ * node 2's n - parent (-1: the true 1), `count` in place of the second
+ * block's (0: the true one). */
+static void write_tree(const char *exp, uint8_t flags, int64_t below, uint64_t count, int apart, int zstd)
+{
+    static rec r;
+    tfile tf;
+    write_std_defs(exp, 9, 1, TICK_NS);
+    tf_open(&tf, exp, 9, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);
+    e_enter(&r, 10, 1);
+    e_leave(&r, 30);
+    e_enter(&r, 10, 1);
+    e_leave(&r, 40);
+    e_leave(&r, 110);
+    e_enter(&r, 10, 0);
+    e_leave(&r, 100);
+    e_tag(&r, TT_EV_STREAM_END, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    put_u8(&r, TT_DEF_TREE);
+    put_v(&r, TREE_NODES);
+    put_v(&r, 9);   /* events */
+    put_v(&r, 310); /* end ticks */
+    for (int i = 0; i < 1 + 5 * 3; i++) put_v(&r, 0);
+    for (size_t first = 0; first < TREE_NODES; first++) {
+        put_u8(&r, TT_DEF_TREE_NODE);
+        put_v(&r, first == 1 && count ? count : 1);
+        put_v(&r, first == 1 && below >= 0 ? (uint64_t)below : first + 1 - tree_parent[first]);
+        put_v(&r, tree_region[first]);
+        put_v(&r, tree_visits[first]);
+        put_v(&r, tree_inclusive[first]);
+        if (apart && first == 0) tf_chunk_codec(&tf, 310, &r, flags, zstd);
+    }
+    tf_chunk_codec(&tf, 310, &r, flags, zstd);
+    tf_close(&tf);
+}
+
+/* 1 with the tree as written, 0 without one, as tt_stream_tree_read says. */
+static int tree_read(const char *exp, int *same)
+{
+    tt_trace *t;
+    tt_error err;
+    if (tt_trace_open(exp_path(exp), &t, &err) != 0) return -1;
+    tt_stream_tree tree;
+    int found = tt_stream_tree_read(tt_trace_process(t, 0), 0, &tree, &err);
+    *same = found == 1 && tree.node_count == TREE_NODES && tree.events == 9 && tree.end_ticks == 310;
+    for (size_t n = 0; *same && n < TREE_NODES; n++)
+        *same = tree.nodes[n].parent == (uint32_t)(tree_parent[n] - 1) && tree.nodes[n].region == tree_region[n] &&
+                tree.nodes[n].visits == tree_visits[n] && tree.nodes[n].inclusive_ticks == tree_inclusive[n];
+    if (found == 1) tt_stream_tree_free(&tree);
+    tt_trace_close(t);
+    return found;
+}
+
+static void test_tree_chunks(void)
+{
+    const uint8_t columns = TT_CHUNK_TREE | TT_CHUNK_TREE_COLUMNS;
+    int same;
+    /* In one chunk, in two, compressed: the same tree. */
+    write_tree("tree_one", columns, -1, 0, 0, 0);
+    CHECK(tree_read("tree_one", &same) == 1 && same);
+    write_tree("tree_two", columns, -1, 0, 1, 0);
+    CHECK(tree_read("tree_two", &same) == 1 && same);
+    write_tree("tree_zstd", columns, -1, 0, 1, 1);
+    CHECK(tree_read("tree_zstd", &same) == 1 && same);
+    /* An earlier writer's TREE chunk (no TT_CHUNK_TREE_COLUMNS): no tree,
+     * the stream is read back; its records read the same either way. */
+    write_tree("tree_rows", TT_CHUNK_TREE, -1, 0, 0, 0);
+    CHECK(tree_read("tree_rows", &same) == 0);
+    static stream_read s;
+    if (read_stream("tree_rows", 0, 0, &s) == 0) {
+        CHECK(s.state == TT_STREAM_COMPLETE);
+        CHECK_U64(s.n, 9);
+    }
+    /* n - parent 2 for node 2: the root, a parent like any (another tree);
+     * 0 (itself) or past the root, or more nodes than TREE announced: no
+     * tree. */
+    write_tree("tree_root", columns, 2, 0, 0, 0);
+    CHECK(tree_read("tree_root", &same) == 1 && !same);
+    write_tree("tree_self", columns, 0, 0, 0, 0);
+    CHECK(tree_read("tree_self", &same) == 0);
+    write_tree("tree_past", columns, 3, 0, 0, 0);
+    CHECK(tree_read("tree_past", &same) == 0);
+    write_tree("tree_more", columns, -1, 2, 0, 0);
+    CHECK(tree_read("tree_more", &same) == 0);
+}
+
 int main(void)
 {
     if (!mkdtemp(root)) {
@@ -1979,6 +2075,7 @@ int main(void)
     test_gc_and_usage();
     test_tasks();
     test_tasks_model();
+    test_tree_chunks();
     nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     return check_report();
 }
