@@ -125,8 +125,11 @@
  * stream's call-path tree as the writer kept it while recording
  * (calltree.h), so that a profile needs no read of the calls:
  *     TREE        v nodes, v events, v end_ticks, v reads,
- *                 3 x (v collections, v ticks, v longest, v collected, v uncollectable)
- *     TREE_NODE   v parent, v region, v visits, v inclusive_ticks     (nodes times)
+ *                 3 x (v collections, v ticks, v longest, v collected, v uncollectable),
+ *                 v layout (TT_TREE_LAYOUT; a reader takes no tree of another)
+ *     TREE_NODE   v parent, v region << 1 | more, v visits, v inclusive_ticks,
+ *                 if more: v task + 1, v suspended_ticks, v awaited_ticks, v suspensions
+ *                                                                    (nodes times)
  * TREE comes first, then one TREE_NODE per node, numbered 1, 2, ... in
  * order (0 is the root: no region, parent of the outermost calls); a
  * node's parent is numbered below it. A node is a call path: visits are its
@@ -134,8 +137,18 @@
  * ENTER ticks. events: the stream's records (STREAM_END included); end_ticks
  * the time of STREAM_END; reads: how many of its records a profile takes
  * from the records still (OBJECTS, MPI_SEND ... MPI_COLLECTIVE_END,
- * TASK_RESUME); then per generation 0..2 its GC records: how many, their
- * durations' sum and longest (ticks), objects collected and uncollectable.
+ * asyncio steps the writer could not follow); then per generation 0..2 its
+ * GC records: how many, their durations' sum and longest (ticks), objects
+ * collected and uncollectable. asyncio tasks (a step: tasklanes.h): task + 1
+ * is not 0 for the node of a step of that task (TASK_RESUME's), whose path
+ * is then its own, apart from the same path's in other tasks or out of
+ * steps (a reader merges them for the call-path profile): the node and
+ * those beneath it, down to another step's node, are the task's time;
+ * suspended_ticks: the task's time between its steps (from a step's end to
+ * its next, the next through this node), summed; awaited_ticks and
+ * suspensions: the suspensions after steps whose last returns left this
+ * node, and their time, summed (a reader counts those of COROUTINE regions
+ * as the await time per coroutine).
  * A stream without TREE chunks (a crash, an older writer, a tree the writer
  * gave up) is read record by record; readers of events stop at the first
  * TREE chunk.
@@ -199,6 +212,9 @@
 enum tt_file_kind { TT_FILE_DEFS = 1, TT_FILE_EVENTS = 2 };
 enum tt_codec { TT_CODEC_NONE = 0, TT_CODEC_ZSTD = 1 };
 enum { TT_CHUNK_PARTIAL = 1, TT_CHUNK_TREE = 2 };
+/* TREE's layout (above). The first had no layout field: a reader finds its
+ * first TREE_NODE's tag (21) there, or nothing, and reads the stream back. */
+#define TT_TREE_LAYOUT 2
 
 enum tt_event_tag {
     TT_EV_ENTER = 1,

@@ -1583,11 +1583,11 @@ static int parse_tree(const tt_process *p, const uint8_t *pos, const uint8_t *en
     int strict = p->ended && p->defs_state == TT_STREAM_COMPLETE;
     while (pos < end) {
         uint8_t tag = *pos++;
-        uint64_t v[4 + 5 * 3];
+        uint64_t v[4 + 5 * 3 + 1];
         if (tag == TT_DEF_TREE && !*have_head) {
             for (size_t i = 0; i < sizeof v / sizeof *v; i++)
                 if (tt_get_varint(&pos, end, &v[i]) != 0) return -1;
-            if (v[0] >= UINT32_MAX) return -1;
+            if (v[0] >= UINT32_MAX || v[4 + 5 * 3] != TT_TREE_LAYOUT) return -1;
             *expected = (size_t)v[0];
             tree->events = v[1];
             tree->end_ticks = v[2];
@@ -1601,12 +1601,17 @@ static int parse_tree(const tt_process *p, const uint8_t *pos, const uint8_t *en
                 if (tt_get_varint(&pos, end, &v[i]) != 0) return -1;
             size_t n = tree->node_count;
             if (v[0] > n) return -1; /* a parent numbered below its child; 0: the root */
-            uint64_t region = v[1];
+            uint64_t region = v[1] >> 1, more[4] = {0};
+            for (size_t i = 0; (v[1] & 1) && i < 4; i++)
+                if (tt_get_varint(&pos, end, &more[i]) != 0) return -1;
+            if (more[0] > UINT32_MAX) return -1;
             if (region >= p->region_count) {
                 if (strict) return -1;
                 region = p->region_count;
             }
-            tree->nodes[n] = (tt_tree_node){(uint32_t)v[0] - 1, (uint32_t)region, v[2], v[3]};
+            tree->nodes[n] = (tt_tree_node){(uint32_t)v[0] - 1, (uint32_t)region, v[2], v[3],
+                                            (uint32_t)more[0] - 1, more[1], more[2], more[3]};
+            tree->steps |= more[0] != 0;
             tree->node_count++;
         } else {
             return -1;
