@@ -735,6 +735,7 @@ int tt_profile_build_tasks(const tt_trace *t, size_t process, tt_profile **out, 
     if (tasks) *tasks = NULL;
     tt_tasks_reading reading;
     if (tasks && tt_tasks_reading_open(&reading, t, process, err) != 0) return -1;
+    reading.step_ns = !out;
     tt_profile *prof = calloc(1, sizeof *prof);
     if (!prof) {
         if (tasks) tt_tasks_reading_close(&reading, tasks, 1);

@@ -20,7 +20,8 @@ struct tt_open_step {
     uint64_t begin, begin_ticks;
 };
 
-static int add_await(tt_tasks_reading *r, size_t process, uint32_t region, uint64_t ticks, uint64_t suspensions)
+static int add_await(tt_tasks_reading *r, size_t process, uint32_t region, uint64_t ticks, uint64_t ns,
+                     uint64_t suspensions)
 {
     tt_tasks *t = r->tasks;
     int fresh;
@@ -32,6 +33,7 @@ static int add_await(tt_tasks_reading *r, size_t process, uint32_t region, uint6
         t->awaits[t->await_count++] = (tt_task_await){.process = process, .region = region};
     }
     t->awaits[*index].suspended_ticks += ticks;
+    t->awaits[*index].suspended_ns += ns;
     t->awaits[*index].suspensions += suspensions;
     return 0;
 }
@@ -160,11 +162,13 @@ static int begin_step(tt_tasks_reading *r, size_t lane_index, const tt_profile_n
                       uint32_t depth, uint64_t time, uint64_t ticks)
 {
     tt_task_lane *lane = &r->tasks->lanes[lane_index];
-    if (lane->step_count && ticks >= lane->end_ticks) {
-        uint64_t gap = ticks - lane->end_ticks;
+    uint64_t end = lane->step_count ? lane->steps[lane->step_count - 1].end : 0;
+    if (lane->step_count && (r->step_ns ? time >= end : ticks >= lane->end_ticks)) {
+        uint64_t gap = ticks - lane->end_ticks, gap_ns = time - end;
         lane->suspended_ticks += gap;
+        lane->suspended_ns += gap_ns;
         for (size_t i = 0; i < lane->chain_len; i++)
-            if (add_await(r, lane->process, lane->chain[i], gap, 1) != 0) return -1;
+            if (add_await(r, lane->process, lane->chain[i], gap, gap_ns, 1) != 0) return -1;
     }
     if (TT_RESERVE(r->open, r->open_cap, r->open_count + 1) != 0) return -1;
     r->open[r->open_count++] = (struct tt_open_step){lane_index, depth, nodes[node].region, node, time, ticks};
@@ -197,6 +201,7 @@ int tt_tasks_reading_leave(tt_tasks_reading *r, const tt_profile_node *nodes, ui
     if (TT_RESERVE(lane->steps, lane->step_cap, lane->step_count + 1) != 0) return -1;
     lane->steps[lane->step_count++] = (tt_task_step){o->begin, time, o->region};
     lane->running_ticks += ticks - o->begin_ticks;
+    lane->running_ns += time - o->begin;
     lane->end_ticks = ticks;
     /* The coroutines among the regions these returns left, outermost first:
      * from the step's own up to the first one left. */
@@ -235,7 +240,7 @@ int tt_tasks_reading_tree(tt_tasks_reading *r, const tt_stream_tree *tree)
         }
         r->seen[i] = lane;
         if (n->suspensions && n->region < p->region_count && p->regions[n->region].awaits &&
-            add_await(r, r->process_index, n->region, n->awaited_ticks, n->suspensions) != 0)
+            add_await(r, r->process_index, n->region, n->awaited_ticks, 0, n->suspensions) != 0)
             return -1;
     }
     for (size_t i = 0; i < count; i++)
@@ -293,13 +298,15 @@ static void finish(tt_tasks_reading *r)
             qsort(lane->steps, lane->step_count, sizeof *lane->steps, by_begin);
             lane->first_region = lane->steps[0].region;
         }
-        lane->running_ns = tt_process_duration(p, lane->running_ticks);
-        lane->suspended_ns = tt_process_duration(p, lane->suspended_ticks);
+        if (!r->step_ns) {
+            lane->running_ns = tt_process_duration(p, lane->running_ticks);
+            lane->suspended_ns = tt_process_duration(p, lane->suspended_ticks);
+        }
         lane->top_ns = tt_process_duration(p, lane->top_ns);
         t->lanes[kept++] = *lane;
     }
     t->lane_count = kept;
-    for (size_t i = 0; i < t->await_count; i++)
+    for (size_t i = 0; !r->step_ns && i < t->await_count; i++)
         t->awaits[i].suspended_ns =
             tt_process_duration(tt_trace_process(t->trace, t->awaits[i].process), t->awaits[i].suspended_ticks);
     if (t->await_count) qsort(t->awaits, t->await_count, sizeof *t->awaits, by_suspended); /* NULL when none */

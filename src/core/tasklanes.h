@@ -9,8 +9,10 @@
  *    kept, with the steps' nodes (format.h: TREE_NODE), gives its tasks'
  *    times from the tree (tt_tasks_reading_tree), the same as its records
  *    give them, its steps' times aside (no lane's steps then: only counts).
- *    Times are summed in ticks and converted once per lane, per await and
- *    per region of a lane (profile.h's definition). tt_tasks_build reads the streams of
+ *    The summary's times are summed in ticks and converted once per lane,
+ *    per await and per region of a lane (profile.h's definition); the
+ *    lanes alone (tt_tasks_build) sum each step's and suspension's ns, as
+ *    a viewer draws them (step_ns below). tt_tasks_build reads the streams of
  *    the processes that have tasks (a trace without tasks is not read at
  *    all), in memory proportional to the steps and the call tree, not to
  *    the events.
@@ -98,6 +100,10 @@ typedef struct tt_tasks_reading {
     uint32_t stamps; /* the last stamp given */
     uint32_t *touched; /* the segment's nodes, in the order first touched */
     size_t touched_count, touched_cap;
+    /* The lanes alone (tt_tasks_build, for a viewer that draws the steps):
+     * times summed in ns, each step's and suspension's as drawn; else in
+     * ticks, converted once (the summary's, which a writer's tree gives). */
+    int step_ns;
     const tt_process *process;
     size_t process_index;
     size_t stream, first; /* the stream being read; the lane of the process's task 0 */
