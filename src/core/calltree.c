@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "records.h"
 #include "stream.h"
 
 /* The returns since the last ENTER record when not known (calltree.h). */
@@ -130,16 +131,34 @@ found:
 
 /* ---- asyncio steps (calltree.h) ---- */
 
+/* 1 when the stream's current chunk holds an ENTER record: read back, for
+ * the rare predictor whose last is 0 where region 0 has a node (its ENTER
+ * leaves the same last as none). -1 when the chunk does not decode. */
+static int chunk_has_enter(tt_stream *s)
+{
+    tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
+    tt_predictor predict = {0};
+    tt_records it;
+    tt_records_init(&it, c->data, atomic_load_explicit(&c->used, memory_order_relaxed), c->base_ticks, &predict);
+    tt_event_record r;
+    const char *why;
+    int rc;
+    while ((rc = tt_records_next_event(&it, &r, &why)) == 1)
+        if (r.tag == TT_EV_ENTER) return 1;
+    return rc < 0 ? -1 : 0;
+}
+
 /* The returns recorded since the last ENTER record, from the predictor the
- * records left (a chunk resets it: `carry` holds the count before); UNKNOWN
- * when a last of 0 may be region 0's ENTER. */
+ * records left (a chunk resets it: `carry` holds the count before, when
+ * the chunk has no ENTER); UNKNOWN when that cannot be told. */
 static uint64_t returns_since_enter(tt_calltree *t)
 {
-    const tt_predictor *p = &stream_of(t)->predict;
-    uint64_t leaves = p->leaves_shifted >> 5;
-    if (p->last != 0) return leaves;
-    if (t->zero_entered || t->carry_unknown) return UNKNOWN;
-    return t->carry + leaves;
+    tt_stream *s = stream_of(t);
+    uint64_t leaves = s->predict.leaves_shifted >> 5;
+    if (s->predict.last != 0) return leaves;
+    int entered = t->zero_entered ? chunk_has_enter(s) : 0;
+    if (entered < 0 || t->carry_unknown) return UNKNOWN;
+    return entered ? leaves : t->carry + leaves;
 }
 
 void tt_calltree_rotated(tt_calltree *t)

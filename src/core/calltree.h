@@ -129,8 +129,8 @@ typedef struct tt_calltree {
     tt_calltree_waits *waits;  /* by node number, count of them once any */
     uint32_t waits_cap;
     uint64_t carry;            /* returns since the last ENTER before this chunk (none in it) */
-    int carry_unknown;         /* ... not known: the last ENTER may have been region 0's */
-    int zero_entered;          /* region 0 has a node: a predictor's last of 0 says nothing */
+    int carry_unknown;         /* ... not known: a chunk that did not decode */
+    int zero_entered;          /* region 0 has a node: a predictor's last of 0 may be its ENTER */
     int steps_lost;            /* given up (memory, an unknown count): read back */
 } tt_calltree;
 
