@@ -2,10 +2,23 @@
  * lookups of paths not tried inline, and the TREE chunks. */
 #include "calltree.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+#include "records.h"
 #include "stream.h"
+
+/* The returns since the last ENTER record when not known (calltree.h). */
+#define UNKNOWN UINT64_MAX
+
+static tt_stream *stream_of(tt_calltree *t) { return (tt_stream *)((char *)t - offsetof(tt_stream, tree)); }
+
+static uint32_t offset_of(const tt_calltree *t, const tt_calltree_node *n)
+{
+    return (uint32_t)((const char *)n - (const char *)t->nodes);
+}
 
 static uint32_t slot_of(const tt_calltree *t, uint32_t parent, uint32_t region)
 {
@@ -31,6 +44,21 @@ void tt_calltree_free(tt_calltree *t)
 {
     free(t->nodes);
     free(t->slots);
+    tt_u64map_free(&t->keys);
+    free(t->key_region);
+    free(t->key_task);
+    free(t->open);
+    free(t->saved);
+    for (uint32_t i = 0; i < t->task_cap; i++) free(t->tasks[i].chain);
+    free(t->tasks);
+    free(t->waits);
+    t->key_region = t->key_task = NULL;
+    t->open = NULL;
+    t->saved = NULL;
+    t->tasks = NULL;
+    t->waits = NULL;
+    t->task_cap = t->open_count = 0;
+    t->saved_count = 0;
     t->cur = t->nodes = NULL;
     t->slots = NULL;
     t->lost = 1;
@@ -72,9 +100,14 @@ void tt_calltree_reserve(tt_calltree *t)
     }
 }
 
+static void settle(tt_calltree *t);
+
 tt_calltree_node *tt_calltree_child(tt_calltree *t, uint32_t region)
 {
     if (t->lost) return t->nodes;
+    /* A step's ancestors have no last child while it is open (a fresh node
+     * neither): the first ENTER after its LEAVE comes here. */
+    if (t->open_count && !t->cur->last) settle(t);
     tt_calltree_node *nodes = t->nodes;
     uint32_t parent = (uint32_t)((char *)t->cur - (char *)nodes), j = slot_of(t, parent, region), n;
     for (; (n = t->slots[j]) != 0; j = (j + 1) & t->mask)
@@ -85,6 +118,7 @@ tt_calltree_node *tt_calltree_child(tt_calltree *t, uint32_t region)
     }
     n = t->count++;
     t->slots[j] = n;
+    t->zero_entered |= region == 0;
     /* In the ring of parent's children after the one entered last, so that
      * calls made in turn follow each other there. */
     uint32_t offset = n * (uint32_t)sizeof *nodes, last = t->cur->last;
@@ -93,6 +127,203 @@ tt_calltree_node *tt_calltree_child(tt_calltree *t, uint32_t region)
 found:
     t->cur->last = n * (uint32_t)sizeof *nodes;
     return &nodes[n];
+}
+
+/* ---- asyncio steps (calltree.h) ---- */
+
+/* 1 when the stream's current chunk holds an ENTER record: read back, for
+ * the rare predictor whose last is 0 where region 0 has a node (its ENTER
+ * leaves the same last as none). -1 when the chunk does not decode. */
+static int chunk_has_enter(tt_stream *s)
+{
+    tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
+    tt_predictor predict = {0};
+    tt_records it;
+    tt_records_init(&it, c->data, atomic_load_explicit(&c->used, memory_order_relaxed), c->base_ticks, &predict);
+    tt_event_record r;
+    const char *why;
+    int rc;
+    while ((rc = tt_records_next_event(&it, &r, &why)) == 1)
+        if (r.tag == TT_EV_ENTER) return 1;
+    return rc < 0 ? -1 : 0;
+}
+
+/* The returns recorded since the last ENTER record, from the predictor the
+ * records left (a chunk resets it: `carry` holds the count before, when
+ * the chunk has no ENTER); UNKNOWN when that cannot be told. */
+static uint64_t returns_since_enter(tt_calltree *t)
+{
+    tt_stream *s = stream_of(t);
+    uint64_t leaves = s->predict.leaves_shifted >> 5;
+    if (s->predict.last != 0) return leaves;
+    int entered = t->zero_entered ? chunk_has_enter(s) : 0;
+    if (entered < 0 || t->carry_unknown) return UNKNOWN;
+    return entered ? leaves : t->carry + leaves;
+}
+
+void tt_calltree_rotated(tt_calltree *t)
+{
+    uint64_t returns = returns_since_enter(t);
+    t->carry_unknown = returns == UNKNOWN;
+    t->carry = t->carry_unknown ? 0 : returns;
+}
+
+/* Puts the open steps' ancestors' links back, from saved[from] on. */
+static void restore_links(tt_calltree *t, size_t from)
+{
+    while (t->saved_count > from) {
+        const tt_calltree_link *l = &t->saved[--t->saved_count];
+        tt_calltree_at(t, l->node)->last = l->last;
+    }
+}
+
+/* Steps are followed no further: the stream is read back (reads). */
+static void lose_steps(tt_calltree *t)
+{
+    restore_links(t, 0);
+    t->open_count = 0;
+    if (!t->steps_lost) t->reads++;
+    t->steps_lost = 1;
+}
+
+static tt_calltree_waits *waits_of(tt_calltree *t, uint32_t offset)
+{
+    uint32_t n = offset / (uint32_t)sizeof(tt_calltree_node);
+    if (n >= t->waits_cap) {
+        uint32_t cap = t->count > n ? t->count : n + 1;
+        tt_calltree_waits *waits = realloc(t->waits, cap * sizeof *waits);
+        if (!waits) return NULL;
+        memset(waits + t->waits_cap, 0, (cap - t->waits_cap) * sizeof *waits);
+        t->waits = waits;
+        t->waits_cap = cap;
+    }
+    return &t->waits[n];
+}
+
+static tt_calltree_task *task_of(tt_calltree *t, uint32_t task)
+{
+    if (task >= t->task_cap) {
+        uint32_t cap = t->task_cap ? t->task_cap : 16;
+        while (cap <= task) cap *= 2;
+        tt_calltree_task *tasks = realloc(t->tasks, cap * sizeof *tasks);
+        if (!tasks) return NULL;
+        memset(tasks + t->task_cap, 0, (cap - t->task_cap) * sizeof *tasks);
+        t->tasks = tasks;
+        t->task_cap = cap;
+    }
+    return &t->tasks[task];
+}
+
+/* Ends the innermost open step, whose node the last `returns` returns left
+ * (the ones after it, `above`, came after its LEAVE). 0, or -1 out of memory. */
+static int end_step(tt_calltree *t, uint64_t returns)
+{
+    const tt_calltree_step *st = &t->open[t->open_count - 1];
+    tt_calltree_node *node = tt_calltree_at(t, st->node);
+    restore_links(t, st->saved);
+    tt_calltree_task *task = task_of(t, st->task);
+    if (!task || TT_RESERVE(task->chain, task->chain_cap, returns) != 0) return -1;
+    task->stepped = 1;
+    task->end = node->inclusive - st->before + st->begin;
+    /* The returns left the step's node and the nodes down its last links:
+     * nothing was entered since. */
+    uint32_t offset = st->node;
+    task->chain_len = 0;
+    for (uint64_t i = 0; i < returns; i++, offset = tt_calltree_at(t, offset)->last)
+        task->chain[task->chain_len++] = offset;
+    t->open_count--;
+    return 0;
+}
+
+/* Ends the steps whose node is no longer open (see calltree.h). */
+static void settle(tt_calltree *t)
+{
+    if (t->steps_lost) return;
+    uint64_t returns = returns_since_enter(t);
+    while (t->open_count) {
+        /* Ended when the current node is its node's parent or above: the
+         * levels up to it are the returns after its LEAVE. */
+        uint32_t offset = tt_calltree_at(t, t->open[t->open_count - 1].node)->parent;
+        uint64_t above = 0;
+        for (;; above++) {
+            if (tt_calltree_at(t, offset) == t->cur) break;
+            if (offset == 0) return; /* open: the current node is beneath it */
+            offset = tt_calltree_at(t, offset)->parent;
+        }
+        if (returns == UNKNOWN || returns <= above || end_step(t, returns - above) != 0) {
+            lose_steps(t);
+            return;
+        }
+    }
+}
+
+tt_calltree_node *tt_calltree_step_find(tt_calltree *t, uint32_t region, uint32_t task)
+{
+    if (t->lost) return t->nodes;
+    if (t->open_count) settle(t);
+    if (t->steps_lost || region >= TT_CALLTREE_STEP) return tt_calltree_find(t, region);
+    int fresh;
+    uint64_t *k = tt_u64map_slot(&t->keys, tt_u64_pair(task, region), &fresh);
+    if (k && fresh) {
+        if (t->key_count == t->key_cap) {
+            uint32_t cap = t->key_cap ? 2 * t->key_cap : 16;
+            uint32_t *regions = realloc(t->key_region, cap * sizeof *regions);
+            if (regions) t->key_region = regions;
+            uint32_t *tasks = regions ? realloc(t->key_task, cap * sizeof *tasks) : NULL;
+            if (tasks) t->key_task = tasks;
+            if (tasks) t->key_cap = cap;
+        }
+        if (t->key_count < t->key_cap) {
+            t->key_region[t->key_count] = region;
+            t->key_task[t->key_count] = task;
+            *k = ++t->key_count;
+        }
+    }
+    if (!k || !*k || *k >= TT_CALLTREE_STEP) {
+        lose_steps(t);
+        return tt_calltree_find(t, region);
+    }
+    return tt_calltree_child(t, TT_CALLTREE_STEP | (uint32_t)(*k - 1));
+}
+
+void tt_calltree_step_enter(tt_calltree *t, tt_calltree_node *node, uint32_t task, uint64_t ticks)
+{
+    uint64_t before = node->inclusive;
+    tt_calltree_enter_node(t, node, ticks);
+    if (t->lost || t->steps_lost || !(node->region & TT_CALLTREE_STEP) || node->region == TT_CALLTREE_ROOT) return;
+    uint32_t offset = offset_of(t, node);
+    tt_calltree_task *tk = task_of(t, task);
+    size_t depth = 0;
+    for (uint32_t a = node->parent;; a = tt_calltree_at(t, a)->parent) {
+        depth++;
+        if (a == 0) break;
+    }
+    if (!tk || TT_RESERVE(t->open, t->open_cap, t->open_count + 1) != 0 ||
+        TT_RESERVE(t->saved, t->saved_cap, t->saved_count + depth) != 0) {
+        lose_steps(t);
+        return;
+    }
+    if (tk->stepped && ticks >= tk->end) {
+        uint64_t gap = ticks - tk->end;
+        tt_calltree_waits *w = waits_of(t, offset);
+        for (size_t i = 0; w && i < tk->chain_len; i++) {
+            tt_calltree_waits *c = waits_of(t, tk->chain[i]);
+            if (!c) w = NULL;
+            else c->awaited += gap, c->suspensions++;
+        }
+        if (!w || !(w = waits_of(t, offset))) {
+            lose_steps(t);
+            return;
+        }
+        w->suspended += gap;
+    }
+    t->open[t->open_count++] = (tt_calltree_step){offset, task, ticks, before, t->saved_count};
+    for (uint32_t a = node->parent;; a = tt_calltree_at(t, a)->parent) {
+        tt_calltree_node *n = tt_calltree_at(t, a);
+        t->saved[t->saved_count++] = (tt_calltree_link){a, n->last};
+        n->last = 0;
+        if (a == 0) break;
+    }
 }
 
 void tt_calltree_gc_done(tt_calltree *t, unsigned generation, uint64_t ticks, uint64_t collected,
@@ -139,38 +370,74 @@ static uint32_t varint_size(uint64_t v)
     return n;
 }
 
-/* The bytes of node n's four fields (format.h: TREE_NODES). */
+/* Node n as TREE_NODES writes it (format.h): its region, and for a step's
+ * node or one an asyncio step awaited in, its task + 1 and waits. */
+typedef struct node_fields {
+    uint64_t region; /* region << 1 | more */
+    uint32_t task;   /* task + 1; 0: none */
+    const tt_calltree_waits *waits;
+} node_fields;
+
+static node_fields fields_of(const tt_calltree *t, uint32_t n)
+{
+    static const tt_calltree_waits none;
+    const tt_calltree_waits *w = n < t->waits_cap ? &t->waits[n] : &none;
+    uint32_t region = t->nodes[n].region, task = 0;
+    if (region & TT_CALLTREE_STEP) {
+        task = t->key_task[region & ~TT_CALLTREE_STEP] + 1;
+        region = t->key_region[region & ~TT_CALLTREE_STEP];
+    }
+    int more = task || w->suspended || w->suspensions;
+    return (node_fields){(uint64_t)region << 1 | (uint64_t)more, task, w};
+}
+
+/* The bytes of node n's fields in a TREE_NODES block. */
 static uint32_t node_size(const tt_calltree *t, uint32_t n)
 {
     const tt_calltree_node *node = &t->nodes[n];
-    return varint_size(n - node->parent / sizeof *node) + varint_size(node->region) + varint_size(node->visits) +
-           varint_size(node->inclusive);
+    node_fields f = fields_of(t, n);
+    uint32_t size = varint_size(n - node->parent / sizeof *node) + varint_size(f.region) +
+                    varint_size(node->visits) + varint_size(node->inclusive);
+    if (f.region & 1)
+        size += varint_size(f.task) + varint_size(f.waits->suspended) + varint_size(f.waits->awaited) +
+                varint_size(f.waits->suspensions);
+    return size;
 }
 
 /* TREE_NODES' tag and count, at most. */
 #define BLOCK_HEAD (1u + 5u)
 
 /* Nodes [first, first + count) as one TREE_NODES block at p: field by
- * field, each a column, which zstd takes to less than the records would. */
+ * field, each a column, which zstd takes to less than the records would;
+ * the asyncio fields of the nodes that have them last. */
 static uint8_t *put_block(const tt_calltree *t, uint8_t *p, uint32_t first, uint32_t count)
 {
     const tt_calltree_node *nodes = t->nodes;
     *p++ = TT_DEF_TREE_NODE;
     p = tt_put_varint(p, count);
     for (uint32_t n = first; n < first + count; n++) p = tt_put_varint(p, n - nodes[n].parent / sizeof *nodes);
-    for (uint32_t n = first; n < first + count; n++) p = tt_put_varint(p, nodes[n].region);
+    for (uint32_t n = first; n < first + count; n++) p = tt_put_varint(p, fields_of(t, n).region);
     for (uint32_t n = first; n < first + count; n++) p = tt_put_varint(p, nodes[n].visits);
     for (uint32_t n = first; n < first + count; n++) p = tt_put_varint(p, nodes[n].inclusive);
+    for (uint32_t n = first; n < first + count; n++) {
+        node_fields f = fields_of(t, n);
+        if (!(f.region & 1)) continue;
+        p = tt_put_varint(p, f.task);
+        p = tt_put_varint(p, f.waits->suspended);
+        p = tt_put_varint(p, f.waits->awaited);
+        p = tt_put_varint(p, f.waits->suspensions);
+    }
     return p;
 }
 
 void tt_calltree_write(tt_stream *s)
 {
     tt_calltree *t = &s->tree;
+    if (!t->lost && t->open_count) settle(t); /* every call is closed */
     t->closed = 1;
     if (t->lost) return;
     tt_chunk *c;
-    uint8_t *p = tree_room(s, 1 + 10 * (4 + 5 * TT_CALLTREE_GENERATIONS), &c);
+    uint8_t *p = tree_room(s, 1 + 10 * (5 + 5 * TT_CALLTREE_GENERATIONS), &c);
     *p++ = TT_DEF_TREE;
     p = tt_put_varint(p, t->count - 1);
     p = tt_put_varint(p, s->events);
@@ -191,7 +458,7 @@ void tt_calltree_write(tt_stream *s)
         uint32_t room = TT_CHUNK_PAYLOAD_SIZE - used, size = BLOCK_HEAD, count = 0;
         for (uint32_t next; first + count < t->count && size + (next = node_size(t, first + count)) <= room; count++)
             size += next;
-        if (count == 0) { /* a fresh chunk holds any node: 4 fields of 10 bytes at most */
+        if (count == 0) { /* a fresh chunk holds any node: 8 fields of 10 bytes at most */
             tree_room(s, TT_CHUNK_PAYLOAD_SIZE, &c);
             continue;
         }

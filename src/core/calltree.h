@@ -3,7 +3,7 @@
  *
  * Contract:
  *  - A stream's tree follows exactly the ENTER and LEAVE records the stream
- *    writes (stream.h calls tt_calltree_enter / tt_calltree_leave with the
+ *    writes (stream.h calls tt_calltree_find, tt_calltree_enter_node and tt_calltree_leave with the
  *    ticks each record carries, the stream's last_ticks after it), so it is
  *    the call-path tree a reader would build from the stream (profile.h):
  *    node 0 is the root (no region); every other node is a call path, its
@@ -31,7 +31,22 @@
  *    (format.h) behind the stream's records, with the stream's record count,
  *    its last ticks, its collections (tt_calltree_gc) and how many of its
  *    records a profile must still read from the data (`reads`: OBJECTS,
- *    MPI messages and collectives, TASK_RESUME).
+ *    MPI messages and collectives; asyncio steps it could not follow).
+ *  - asyncio tasks (tasklanes.h says what a step is): a step's ENTER comes
+ *    out of line (tt_stream_enter_step, after TASK_RESUME), into a node of
+ *    its own task: its region field is TT_CALLTREE_STEP | k, k naming the
+ *    pair (region, task), so no other call's lookup finds it, and every
+ *    node beneath it is the task's. A reader merges such nodes back into
+ *    their path. While a step is open, the `last` links of its node's
+ *    ancestors are 0 (saved), so that the first ENTER after the step's
+ *    LEAVE, at whatever depth, looks its node up out of line: the step is
+ *    settled there (tt_calltree_child), before that ENTER's record, while
+ *    the predictor (format.h) still counts the returns since the last
+ *    ENTER: those down to the step's node are the coroutines that await
+ *    (the nodes down its `last` links), and the time to the task's next
+ *    step is added to them (awaited, suspensions) and to the next step's
+ *    node (suspended). The hooks' paths are unchanged: a step costs a few
+ *    links saved and one lookup per level of the loop after it.
  */
 #ifndef TRACETOP_CALLTREE_H
 #define TRACETOP_CALLTREE_H
@@ -39,12 +54,15 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "u64map.h"
 
 /* Nodes one chunk can add: its ENTER records, 2 bytes each at least. */
 #define TT_CALLTREE_RESERVE (TT_CHUNK_PAYLOAD_SIZE / 2u)
 /* The root's region, which no call's is. */
 #define TT_CALLTREE_ROOT UINT32_MAX
 #define TT_CALLTREE_GENERATIONS 3
+/* Set in the region field of a step's node (above); calls' regions stay below. */
+#define TT_CALLTREE_STEP 0x80000000u
 
 /* Links are byte offsets from the first node (node k's is k times the
  * size): the hooks follow one with an add, no multiply. visits and
@@ -63,6 +81,32 @@ typedef struct tt_calltree_gc {
     uint64_t collections, ticks, longest, collected, uncollectable;
 } tt_calltree_gc;
 
+/* An asyncio step open, or ended and not yet settled. */
+typedef struct tt_calltree_step {
+    uint32_t node, task; /* its node's offset; its task id */
+    uint64_t begin;      /* its ENTER's ticks */
+    uint64_t before;     /* its node's inclusive before that ENTER */
+    size_t saved;        /* its ancestors' links from saved[saved] on */
+} tt_calltree_step;
+
+/* A task of this stream, by id. */
+typedef struct tt_calltree_task {
+    int stepped;         /* a step of it ended: `end` and `chain` hold */
+    uint64_t end;        /* ticks its last step ended */
+    uint32_t *chain;     /* the nodes its last step's last returns left: offsets */
+    size_t chain_len, chain_cap;
+} tt_calltree_task;
+
+/* What a node adds for the tasks (written with it when not all 0). */
+typedef struct tt_calltree_waits {
+    uint64_t suspended;           /* a step's node: its task's suspended time before its steps here */
+    uint64_t awaited, suspensions; /* a node a step's last returns left: its share of the waits after */
+} tt_calltree_waits;
+
+typedef struct tt_calltree_link {
+    uint32_t node, last;
+} tt_calltree_link;
+
 typedef struct tt_calltree {
     tt_calltree_node *cur;   /* the innermost open call's node; the root: none open */
     tt_calltree_node *nodes; /* count used of cap */
@@ -73,6 +117,21 @@ typedef struct tt_calltree {
     int closed;              /* written: no more room made */
     uint64_t reads;
     tt_calltree_gc gc[TT_CALLTREE_GENERATIONS];
+    /* asyncio steps (above); all zero in a stream without any */
+    tt_u64map keys;            /* (task, region) -> k + 1 */
+    uint32_t *key_region, *key_task, key_count, key_cap;
+    tt_calltree_step *open;    /* innermost last */
+    size_t open_count, open_cap;
+    tt_calltree_link *saved;   /* ancestors' links of the open steps */
+    size_t saved_count, saved_cap;
+    tt_calltree_task *tasks;
+    uint32_t task_cap;
+    tt_calltree_waits *waits;  /* by node number, count of them once any */
+    uint32_t waits_cap;
+    uint64_t carry;            /* returns since the last ENTER before this chunk (none in it) */
+    int carry_unknown;         /* ... not known: a chunk that did not decode */
+    int zero_entered;          /* region 0 has a node: a predictor's last of 0 may be its ENTER */
+    int steps_lost;            /* given up (memory, an unknown count): read back */
 } tt_calltree;
 
 /* A tree with the root alone and room for a chunk's calls: 0, or -1 when
@@ -90,7 +149,8 @@ static inline tt_calltree_node *tt_calltree_at(const tt_calltree *t, uint32_t of
 }
 
 /* The child of the current node for `region`, found or made; the root
- * (harmless to count in) when the tree is lost. */
+ * (harmless to count in) when the tree is lost. Settles the steps that
+ * ended first (see above). */
 tt_calltree_node *tt_calltree_child(tt_calltree *t, uint32_t region);
 
 /* The child of the current node tried first: the one entered last. Its
@@ -116,13 +176,24 @@ static inline void tt_calltree_enter_node(tt_calltree *t, tt_calltree_node *chil
     t->cur = child;
 }
 
-static inline void tt_calltree_enter(tt_calltree *t, uint32_t region, uint64_t ticks)
+/* The node of a call of `region` from the current one, to enter once its
+ * record is made (tt_calltree_enter_node). */
+static inline tt_calltree_node *tt_calltree_find(tt_calltree *t, uint32_t region)
 {
     tt_calltree_node *child = tt_calltree_last_child(t);
     if (__builtin_expect(child->region != region, 0) && !(child = tt_calltree_next_child(t, child, region)))
         child = tt_calltree_child(t, region);
-    tt_calltree_enter_node(t, child, ticks);
+    return child;
 }
+
+/* The node of a step of `task` resuming `region`, from the current node
+ * (a plain call's when steps are given up); its record is made next. */
+tt_calltree_node *tt_calltree_step_find(tt_calltree *t, uint32_t region, uint32_t task);
+/* Enters it at `ticks`: the step begins. */
+void tt_calltree_step_enter(tt_calltree *t, tt_calltree_node *node, uint32_t task, uint64_t ticks);
+
+/* The stream's predictor is about to be reset (a fresh chunk). */
+void tt_calltree_rotated(tt_calltree *t);
 
 /* The innermost call returned at `ticks`. */
 static inline void tt_calltree_leave(tt_calltree *t, uint64_t ticks)

@@ -127,8 +127,10 @@
  * (calltree.h), so that a profile needs no read of the calls:
  *     TREE        v nodes, v events, v end_ticks, v reads,
  *                 3 x (v collections, v ticks, v longest, v collected, v uncollectable)
- *     TREE_NODES  v count, count x v (n - parent), count x v region,
- *                 count x v visits, count x v inclusive_ticks
+ *     TREE_NODES  v count, count x v (n - parent), count x v (region << 1 | more),
+ *                 count x v visits, count x v inclusive_ticks,
+ *                 then for each of those nodes with `more`, in order:
+ *                 v task + 1, v suspended_ticks, v awaited_ticks, v suspensions
  * TREE comes first, then TREE_NODES blocks, each the next `count` nodes,
  * numbered 1, 2, ... in order (0 is the root: no region, parent of the
  * outermost calls), field by field: a column of each field, which zstd
@@ -137,14 +139,24 @@
  * one chunk. A node's parent is numbered below it: n - parent, its number
  * less its parent's, is 1 or more, nearly always a byte. Every TREE chunk
  * has the flag TT_CHUNK_TREE_COLUMNS; a TREE chunk without it is an earlier
- * writer's (a TREE_NODE record per node), whose stream a reader reads
- * record by record. A node is a call path: visits are its
+ * writer's (a TREE_NODE record per node, no asyncio fields), whose stream a
+ * reader reads record by record. A node is a call path: visits are its
  * ENTER records, inclusive_ticks the sum of its calls' LEAVE ticks minus
  * ENTER ticks. events: the stream's records (STREAM_END included); end_ticks
  * the time of STREAM_END; reads: how many of its records a profile takes
  * from the records still (OBJECTS, MPI_SEND ... MPI_COLLECTIVE_END,
- * TASK_RESUME); then per generation 0..2 its GC records: how many, their
- * durations' sum and longest (ticks), objects collected and uncollectable.
+ * asyncio steps the writer could not follow); then per generation 0..2 its
+ * GC records: how many, their durations' sum and longest (ticks), objects
+ * collected and uncollectable. asyncio tasks (a step: tasklanes.h): task + 1
+ * is not 0 for the node of a step of that task (TASK_RESUME's), whose path
+ * is then its own, apart from the same path's in other tasks or out of
+ * steps (a reader merges them for the call-path profile): the node and
+ * those beneath it, down to another step's node, are the task's time;
+ * suspended_ticks: the task's time between its steps (from a step's end to
+ * its next, the next through this node), summed; awaited_ticks and
+ * suspensions: the suspensions after steps whose last returns left this
+ * node, and their time, summed (a reader counts those of COROUTINE regions
+ * as the await time per coroutine).
  * A stream without TREE chunks (a crash, an older writer, a tree the writer
  * gave up) is read record by record; readers of events stop at the first
  * TREE chunk.

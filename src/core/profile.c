@@ -23,7 +23,8 @@
  * tasks is read through the same loop made with a test per ENTER and per
  * LEAVE that tells tasklanes.c where steps begin and end, and which nodes a
  * step touched: the tasks' times come from the tree (tasklanes.h), in the
- * same read.
+ * same read; or from the tree the writer kept, whose steps' nodes are
+ * merged back into their paths here (thread_from_tree).
  */
 #include "profile.h"
 
@@ -131,10 +132,9 @@ typedef struct builder {
     index_set object_places; /* prof->objects by (region, type name) */
     size_t object_cap;
 
-    /* The thread's times are ns summed (a process with asyncio tasks, whose
-     * tasks take their times from the tree as it is read, in ns; or a trace
-     * that keeps a range, whose edges have no ticks), else ticks, converted
-     * once per node and per generation of collections (finish_thread). */
+    /* The thread's times are ns summed (a trace that keeps a range, whose
+     * edges have no ticks), else ticks, converted once per node and per
+     * generation of collections (finish_thread). */
     int summed_ns;
     uint64_t gc_ticks[TT_PROFILE_GC_GENERATIONS], gc_longest[TT_PROFILE_GC_GENERATIONS];
 
@@ -425,23 +425,24 @@ static inline __attribute__((always_inline)) int read_events_with(builder *b, tt
                     *link = (child_link){call->region, node};
                 }
                 visits[node]++;
-                nodes[node].inclusive_ns -= with_tasks ? time : call->ticks;
+                nodes[node].inclusive_ns -= call->ticks;
                 cur = node;
                 if (with_tasks) {
                     last_node = node;
                     last_depth = call->depth;
                     if (seen[node] != stamp) {
-                        if (tt_tasks_reading_enter(tasks, nodes, node, call->depth, time) != 0) return -1;
+                        if (tt_tasks_reading_enter(tasks, nodes, node, call->depth, time, call->ticks) != 0)
+                            return -1;
                         stamp = tt_tasks_reading_stamp(tasks);
                         step_depth = tasks->step_depth;
                     }
                 }
             } else {
-                nodes[cur].inclusive_ns += with_tasks ? time : call->ticks;
+                nodes[cur].inclusive_ns += call->ticks;
                 cur = nodes[cur].parent;
                 if (with_tasks && call->depth + 1 == step_depth) {
                     if (tt_tasks_reading_leave(tasks, nodes, last_node, last_depth - call->depth, cur, call->depth,
-                                               time) != 0)
+                                               time, call->ticks) != 0)
                         return -1;
                     stamp = tt_tasks_reading_stamp(tasks);
                     step_depth = tasks->step_depth;
@@ -457,6 +458,28 @@ static int __attribute__((noinline)) read_events(builder *b, tt_cursor *c) { ret
 
 static int __attribute__((noinline)) read_events_tasks(builder *b, tt_cursor *c) { return read_events_with(b, c, 1); }
 
+/* Thread b->th from a tree whose steps' nodes (format.h) are paths of their
+ * own: each node into its path's (path_node), in the tree's order, so that
+ * a path is numbered by its first node, which was its first call. */
+static int merge_steps(builder *b, const tt_stream_tree *tree)
+{
+    uint32_t *path = malloc((tree->node_count ? tree->node_count : 1) * sizeof *path);
+    if (!path) return -1;
+    for (size_t i = 0; i < tree->node_count; i++) {
+        const tt_tree_node *t = &tree->nodes[i];
+        uint32_t node = path_node(b, t->parent == NONE ? NONE : path[t->parent], t->region);
+        if (node == NONE) {
+            free(path);
+            return -1;
+        }
+        path[i] = node;
+        b->visits[node] += t->visits;
+        b->th->nodes[node].inclusive_ns += t->inclusive_ticks;
+    }
+    free(path);
+    return 0;
+}
+
 /* Thread b->th from the call tree its writer kept (reader.h: tt_stream_tree)
  * in place of its records: the same nodes in the same order as read_events
  * makes them (both number a path at its first call), their times in ticks;
@@ -465,6 +488,11 @@ static int thread_from_tree(builder *b, tt_cursor *c, const tt_stream_tree *tree
 {
     tt_profile_thread *th = b->th;
     size_t count = tree->node_count;
+    if (b->tasks && b->process->task_count && tt_tasks_reading_tree(b->tasks, tree) != 0) return -1;
+    if (tree->steps) {
+        if (merge_steps(b, tree) != 0) return -1;
+        count = 0;
+    }
     if (count >= NONE - 1 || TT_RESERVE(th->nodes, b->node_cap, count + 1) != 0 ||
         TT_RESERVE(b->visits, b->visits_cap, count + 1) != 0 ||
         TT_RESERVE(b->last_created, b->created_cap, count + 2) != 0)
@@ -486,7 +514,7 @@ static int thread_from_tree(builder *b, tt_cursor *c, const tt_stream_tree *tree
             th->nodes[t->parent].first_child = i;
         *last = i;
     }
-    th->node_count = count;
+    if (!tree->steps) th->node_count = count;
     for (size_t g = 0; g < TT_PROFILE_GC_GENERATIONS; g++) {
         tt_profile_gc *pg = &b->prof->gc[g];
         pg->collections += tree->gc[g].collections;
@@ -505,11 +533,11 @@ static int thread_from_tree(builder *b, tt_cursor *c, const tt_stream_tree *tree
 /* The tree of stream `stream` of p when the profile can be made from it: 1
  * with *tree set, 0 when the stream's records are to be read (no tree; or
  * records the profile counts that the tree does not hold; or a trace read
- * in part, or asyncio tasks, which take their times from the records), -1
- * when memory runs out. */
+ * in part; or the tasks alone, whose lanes take their steps from the
+ * records), -1 when memory runs out. */
 static int usable_tree(builder *b, const tt_process *p, size_t stream, tt_stream_tree *tree)
 {
-    if (b->summed_ns || p->left_out) return 0;
+    if (b->summed_ns || p->left_out || b->tasks_only) return 0;
     tt_error err;
     int rc = tt_stream_tree_read(p, stream, tree, &err);
     if (rc == 1 && tree->reads) {
@@ -610,12 +638,13 @@ static int build_thread(builder *b, size_t process, size_t stream)
     b->last_created[0] = NONE;
 
     int rc;
-    b->summed_ns = (b->tasks && p->task_count) || tt_trace_keeps_range(b->trace);
+    b->summed_ns = tt_trace_keeps_range(b->trace);
     tt_stream_tree tree;
     int has_tree = usable_tree(b, p, stream, &tree);
     if (has_tree < 0) {
         rc = -1;
     } else if (has_tree) {
+        if (b->tasks && p->task_count) tt_tasks_reading_stream(b->tasks, stream);
         rc = thread_from_tree(b, c, &tree);
         tt_stream_tree_free(&tree);
     } else if (b->tasks && p->task_count) {
@@ -706,6 +735,7 @@ int tt_profile_build_tasks(const tt_trace *t, size_t process, tt_profile **out, 
     if (tasks) *tasks = NULL;
     tt_tasks_reading reading;
     if (tasks && tt_tasks_reading_open(&reading, t, process, err) != 0) return -1;
+    reading.step_ns = !out;
     tt_profile *prof = calloc(1, sizeof *prof);
     if (!prof) {
         if (tasks) tt_tasks_reading_close(&reading, tasks, 1);

@@ -8,8 +8,9 @@
  *    visits, inclusive and exclusive time. A node's inclusive time is the
  *    sum of its calls' durations in the clock's ticks, converted to ns once
  *    (so it may differ by up to a ns per call from a sum of per-call ns);
- *    its exclusive time is that minus its children's. A process with asyncio
- *    tasks sums ns per call (its tasks' times come from the same read). Per region (by name, merged over
+ *    its exclusive time is that minus its children's (a process with asyncio
+ *    tasks the same: its tasks' times come from the same read, or from the
+ *    writer's tree, whose steps' nodes are merged back into their paths). Per region (by name, merged over
  *    threads and processes) it gives visits, exclusive time and inclusive
  *    time counted once per outermost activation (recursion is not double
  *    counted).

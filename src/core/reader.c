@@ -1633,18 +1633,33 @@ static int parse_tree(const tt_process *p, const uint8_t *pos, const uint8_t *en
                 nodes[k].parent = (uint32_t)(number - below - 1);
             }
             for (size_t k = 0; k < count; k++) {
-                uint64_t region;
-                if (tt_get_varint(&pos, end, &region) != 0) return -1;
-                if (region >= p->region_count) {
+                uint64_t field, region;
+                if (tt_get_varint(&pos, end, &field) != 0) return -1;
+                if ((region = field >> 1) >= p->region_count) {
                     if (strict) return -1;
                     region = p->region_count;
                 }
                 nodes[k].region = (uint32_t)region;
+                /* Marked for the asyncio fields after the columns. */
+                nodes[k].task = (field & 1) ? 0 : UINT32_MAX;
             }
             for (size_t k = 0; k < count; k++)
                 if (tt_get_varint(&pos, end, &nodes[k].visits) != 0) return -1;
             for (size_t k = 0; k < count; k++)
                 if (tt_get_varint(&pos, end, &nodes[k].inclusive_ticks) != 0) return -1;
+            for (size_t k = 0; k < count; k++) {
+                tt_tree_node *node = &nodes[k];
+                uint64_t task = 0;
+                node->suspended_ticks = node->awaited_ticks = node->suspensions = 0;
+                if (node->task == UINT32_MAX) continue;
+                if (tt_get_varint(&pos, end, &task) != 0 || task > UINT32_MAX ||
+                    tt_get_varint(&pos, end, &node->suspended_ticks) != 0 ||
+                    tt_get_varint(&pos, end, &node->awaited_ticks) != 0 ||
+                    tt_get_varint(&pos, end, &node->suspensions) != 0)
+                    return -1;
+                node->task = (uint32_t)(task - 1);
+                tree->steps |= task != 0;
+            }
             tree->node_count += count;
         } else {
             return -1;

@@ -309,6 +309,9 @@ void tt_cursor_close(tt_cursor *c);
 typedef struct tt_tree_node {
     uint32_t parent, region;
     uint64_t visits, inclusive_ticks;
+    /* asyncio (format.h): the task whose step's node it is (UINT32_MAX: none) */
+    uint32_t task;
+    uint64_t suspended_ticks, awaited_ticks, suspensions;
 } tt_tree_node;
 
 typedef struct tt_tree_gc {
@@ -319,6 +322,7 @@ typedef struct tt_stream_tree {
     size_t node_count;
     tt_tree_node *nodes;
     uint64_t events, end_ticks, reads; /* TREE's fields (format.h) */
+    int steps; /* some node is a step's (task not UINT32_MAX) */
     tt_tree_gc gc[3];
     uint64_t bytes; /* its TREE chunks on disk, headers included */
 } tt_stream_tree;

@@ -16,6 +16,7 @@ static tt_chunk *replace_chunk(tt_stream *s, tt_chunk *fresh)
     fresh->base_ticks = s->last_ticks;
     fresh->flags = 0;
     if (s->kind == TT_FILE_EVENTS) tt_calltree_reserve(&s->tree); /* room for this chunk's calls */
+    if (s->kind == TT_FILE_EVENTS) tt_calltree_rotated(&s->tree);
     memset(&s->predict, 0, sizeof s->predict); /* a chunk decodes on its own */
     atomic_store_explicit(&fresh->used, 0, memory_order_relaxed);
     tt_chunk *full = atomic_load_explicit(&s->chunk, memory_order_relaxed);
@@ -45,6 +46,17 @@ tt_chunk *tt_stream_try_rotate(tt_stream *s)
 
 void tt_stream_enter_now(tt_stream *s, uint32_t region) { tt_stream_enter(s, tt_clock_now(), region); }
 
+void tt_stream_enter_step(tt_stream *s, uint32_t region, uint32_t task)
+{
+    if (tt_unlikely(s->depth == s->stack_cap) && tt_stream_grow_stack(s) < 0) return;
+    s->stack[s->depth++] = region;
+    uint32_t used;
+    tt_chunk *c = tt_record_chunk(s, 0, &used);
+    tt_calltree_node *node = tt_calltree_step_find(&s->tree, region, task);
+    tt_stream_enter_at(s, c, used, tt_stream_dt(s, tt_clock_now()), region);
+    tt_calltree_step_enter(&s->tree, node, task, s->last_ticks);
+}
+
 int tt_stream_grow_stack(tt_stream *s)
 {
     uint32_t cap = s->stack_cap ? s->stack_cap * 2 : 256;
@@ -65,7 +77,6 @@ void tt_stream_free_stack(tt_stream *s)
 
 void tt_stream_mark(tt_stream *s, uint64_t now, uint8_t tag, uint32_t name)
 {
-    s->tree.reads += tag == TT_EV_TASK_RESUME;
     uint8_t *p = tt_record_begin(s, tag, now, 0);
     tt_record_commit(s, tt_put_varint(p, name));
 }

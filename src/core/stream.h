@@ -196,13 +196,20 @@ static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
 {
     if (tt_unlikely(s->depth == s->stack_cap) && tt_stream_grow_stack(s) < 0) return;
     s->stack[s->depth++] = region;
-    /* Reserved first: a fresh chunk resets the predictor. */
+    /* Reserved first: a fresh chunk resets the predictor. The node before
+     * the record: a lookup may settle asyncio steps, which reads the
+     * predictor as the records before this one left it (calltree.h). */
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
     uint64_t dt = tt_stream_dt(s, now);
-    tt_calltree_enter(&s->tree, region, s->last_ticks);
+    tt_calltree_node *node = tt_calltree_find(&s->tree, region);
+    tt_calltree_enter_node(&s->tree, node, s->last_ticks);
     tt_stream_enter_at(s, c, used, dt, region);
 }
+
+/* The ENTER of an asyncio step of `task` (its TASK_RESUME just recorded),
+ * out of line: the call tree keeps the step's node (calltree.h). */
+void tt_stream_enter_step(tt_stream *s, uint32_t region, uint32_t task);
 
 /* tt_stream_enter at the clock's time, out of line: for the hooks' paths
  * without a call, when the call tree has to look the call's node up. */

@@ -17,10 +17,11 @@ struct tt_open_step {
     uint32_t depth; /* the reader's depth once its ENTER was read */
     uint32_t region;
     uint32_t node;  /* its call-tree node */
-    uint64_t begin;
+    uint64_t begin, begin_ticks;
 };
 
-static int add_await(tt_tasks_reading *r, size_t process, uint32_t region, uint64_t ns)
+static int add_await(tt_tasks_reading *r, size_t process, uint32_t region, uint64_t ticks, uint64_t ns,
+                     uint64_t suspensions)
 {
     tt_tasks *t = r->tasks;
     int fresh;
@@ -31,22 +32,23 @@ static int add_await(tt_tasks_reading *r, size_t process, uint32_t region, uint6
         *index = t->await_count;
         t->awaits[t->await_count++] = (tt_task_await){.process = process, .region = region};
     }
+    t->awaits[*index].suspended_ticks += ticks;
     t->awaits[*index].suspended_ns += ns;
-    t->awaits[*index].suspensions++;
+    t->awaits[*index].suspensions += suspensions;
     return 0;
 }
 
-/* Adds ns to the exclusive time of `region` in lane. */
-static int add_exclusive(tt_tasks_reading *r, size_t lane, uint32_t region, uint64_t ns)
+/* Adds ticks to the exclusive time of `region` in lane. */
+static int add_exclusive(tt_tasks_reading *r, size_t lane, uint32_t region, uint64_t ticks)
 {
     int fresh;
     uint64_t *at = tt_u64map_slot(&r->exclusive, tt_u64_pair((uint32_t)lane, region), &fresh);
     if (!at) return -1;
-    *at += ns;
+    *at += ticks;
     return 0;
 }
 
-/* Stamps node (open at `time`) for the segment. */
+/* Stamps node (open at `time`, in ticks) for the segment. */
 static int touch(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t node, uint64_t time)
 {
     if (TT_RESERVE(r->touched, r->touched_cap, r->touched_count + 1) != 0) return -1;
@@ -87,8 +89,8 @@ static int end_segment(tt_tasks_reading *r, const tt_profile_node *nodes, uint32
     for (uint32_t d = depth; d >= r->step_depth && d != 0; d--, cur = nodes[cur].parent)
         if (r->seen[cur] == r->segment) r->start[cur] -= time; /* open: its inclusive time counts up to now */
     const struct tt_open_step *step = &r->open[r->open_count - 1];
-    /* Per node its inclusive ns in the segment (in start), then its exclusive
-     * ns (in excl): one sum in the map per node. */
+    /* Per node its inclusive ticks in the segment (in start), then its
+     * exclusive ticks (in excl): one sum in the map per node. */
     if (TT_RESERVE(r->excl, r->excl_cap, r->start_cap) != 0) return -1;
     for (size_t i = 0; i < r->touched_count; i++) {
         uint32_t n = r->touched[i];
@@ -120,9 +122,10 @@ void tt_tasks_reading_process(tt_tasks_reading *r, size_t index)
 {
     tt_tasks *t = r->tasks;
     r->process = tt_trace_process(t->trace, index);
+    r->process_index = index;
     r->first = t->lane_count;
     for (uint32_t k = 0; k < r->process->task_count; k++)
-        t->lanes[t->lane_count++] = (tt_task_lane){.process = index, .task = k, .top_region = NONE};
+        t->lanes[t->lane_count++] = (tt_task_lane){.process = index, .task = k, .first_region = NONE, .top_region = NONE};
 }
 
 void tt_tasks_reading_stream(tt_tasks_reading *r, size_t stream)
@@ -153,49 +156,53 @@ void tt_tasks_reading_resume(tt_tasks_reading *r, const tt_event *ev)
     if (r->tasks->lanes[r->pending].step_count == 0) r->tasks->lanes[r->pending].stream = r->stream;
 }
 
-/* A step of `lane` begins at `time`: the time since its last one was
- * suspended, in the coroutines its last step left. */
+/* A step of `lane` begins at `time` (`ticks`): the time since its last one
+ * was suspended, in the coroutines its last step left. */
 static int begin_step(tt_tasks_reading *r, size_t lane_index, const tt_profile_node *nodes, uint32_t node,
-                      uint32_t depth, uint64_t time)
+                      uint32_t depth, uint64_t time, uint64_t ticks)
 {
     tt_task_lane *lane = &r->tasks->lanes[lane_index];
-    if (lane->step_count && time >= lane->steps[lane->step_count - 1].end) {
-        uint64_t gap = time - lane->steps[lane->step_count - 1].end;
-        lane->suspended_ns += gap;
+    uint64_t end = lane->step_count ? lane->steps[lane->step_count - 1].end : 0;
+    if (lane->step_count && (r->step_ns ? time >= end : ticks >= lane->end_ticks)) {
+        uint64_t gap = ticks - lane->end_ticks, gap_ns = time - end;
+        lane->suspended_ticks += gap;
+        lane->suspended_ns += gap_ns;
         for (size_t i = 0; i < lane->chain_len; i++)
-            if (add_await(r, lane->process, lane->chain[i], gap) != 0) return -1;
+            if (add_await(r, lane->process, lane->chain[i], gap, gap_ns, 1) != 0) return -1;
     }
     if (TT_RESERVE(r->open, r->open_cap, r->open_count + 1) != 0) return -1;
-    r->open[r->open_count++] = (struct tt_open_step){lane_index, depth, nodes[node].region, node, time};
+    r->open[r->open_count++] = (struct tt_open_step){lane_index, depth, nodes[node].region, node, time, ticks};
     return 0;
 }
 
 int tt_tasks_reading_enter(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t node, uint32_t depth,
-                           uint64_t time)
+                           uint64_t time, uint64_t ticks)
 {
     if (r->pending == NONE) {
         if (!r->segment) { /* stamped by a step that ended */
             r->seen[node] = 0;
             return 0;
         }
-        return touch(r, nodes, node, time);
+        return touch(r, nodes, node, ticks);
     }
     size_t lane = r->pending;
     r->pending = NONE;
-    if (end_segment(r, nodes, node, depth, time) != 0 || begin_step(r, lane, nodes, node, depth, time) != 0)
+    if (end_segment(r, nodes, node, depth, ticks) != 0 || begin_step(r, lane, nodes, node, depth, time, ticks) != 0)
         return -1;
-    return begin_segment(r, nodes, node, depth, time);
+    return begin_segment(r, nodes, node, depth, ticks);
 }
 
 int tt_tasks_reading_leave(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t deepest, uint32_t returns,
-                           uint32_t cur, uint32_t depth, uint64_t time)
+                           uint32_t cur, uint32_t depth, uint64_t time, uint64_t ticks)
 {
-    if (end_segment(r, nodes, cur, depth, time) != 0) return -1;
+    if (end_segment(r, nodes, cur, depth, ticks) != 0) return -1;
     const struct tt_open_step *o = &r->open[--r->open_count];
     tt_task_lane *lane = &r->tasks->lanes[o->lane];
     if (TT_RESERVE(lane->steps, lane->step_cap, lane->step_count + 1) != 0) return -1;
     lane->steps[lane->step_count++] = (tt_task_step){o->begin, time, o->region};
+    lane->running_ticks += ticks - o->begin_ticks;
     lane->running_ns += time - o->begin;
+    lane->end_ticks = ticks;
     /* The coroutines among the regions these returns left, outermost first:
      * from the step's own up to the first one left. */
     const tt_process *p = r->process;
@@ -206,7 +213,39 @@ int tt_tasks_reading_leave(tt_tasks_reading *r, const tt_profile_node *nodes, ui
     lane->chain_len = 0;
     if (TT_RESERVE(lane->chain, lane->chain_cap, n) != 0) return -1;
     while (n) lane->chain[lane->chain_len++] = r->chain[--n];
-    return begin_segment(r, nodes, cur, depth, time);
+    return begin_segment(r, nodes, cur, depth, ticks);
+}
+
+int tt_tasks_reading_tree(tt_tasks_reading *r, const tt_stream_tree *tree)
+{
+    /* Per node: its lane (that of the step's node it is, or is beneath),
+     * in seen (NONE: none), and its exclusive ticks, in excl. */
+    size_t count = tree->node_count;
+    const tt_process *p = r->process;
+    if (TT_RESERVE(r->seen, r->seen_cap, count) != 0 || TT_RESERVE(r->excl, r->excl_cap, count) != 0) return -1;
+    for (size_t i = 0; i < count; i++) {
+        const tt_tree_node *n = &tree->nodes[i];
+        r->excl[i] = n->inclusive_ticks;
+        if (n->parent != NONE) r->excl[n->parent] -= n->inclusive_ticks;
+        uint32_t lane = n->parent == NONE ? NONE : r->seen[n->parent];
+        if (n->task < p->task_count) { /* the placeholder has no lane */
+            tt_task_lane *l = &r->tasks->lanes[lane = (uint32_t)(r->first + n->task)];
+            if (!l->step_count) {
+                l->stream = r->stream;
+                l->first_region = n->region;
+            }
+            l->step_count += n->visits;
+            l->running_ticks += n->inclusive_ticks;
+            l->suspended_ticks += n->suspended_ticks;
+        }
+        r->seen[i] = lane;
+        if (n->suspensions && n->region < p->region_count && p->regions[n->region].awaits &&
+            add_await(r, r->process_index, n->region, n->awaited_ticks, 0, n->suspensions) != 0)
+            return -1;
+    }
+    for (size_t i = 0; i < count; i++)
+        if (r->seen[i] != NONE && add_exclusive(r, r->seen[i], tree->nodes[i].region, r->excl[i]) != 0) return -1;
+    return 0;
 }
 
 int tt_trace_has_tasks(const tt_trace *t)
@@ -229,33 +268,47 @@ static int by_suspended(const void *x, const void *y)
     return (a->region > b->region) - (a->region < b->region);
 }
 
-/* Lanes without a step go; the rest get their most used region. */
+/* Lanes without a step go; the rest get their most used region; ticks
+ * become ns. */
 static void finish(tt_tasks_reading *r)
 {
     tt_tasks *t = r->tasks;
-    uint64_t key, ns;
-    for (size_t at = 0; tt_u64map_next(&r->exclusive, &at, &key, &ns);) {
+    uint64_t key, ticks;
+    for (size_t at = 0; tt_u64map_next(&r->exclusive, &at, &key, &ticks);) {
         tt_task_lane *lane = &t->lanes[key >> 32];
         uint32_t region = (uint32_t)key;
         /* ties go to the lower region id, so that the map's order never shows */
-        if (lane->top_region == NONE || ns > lane->top_ns || (ns == lane->top_ns && region < lane->top_region)) {
-            lane->top_ns = ns;
+        if (lane->top_region == NONE || ticks > lane->top_ns ||
+            (ticks == lane->top_ns && region < lane->top_region)) {
+            lane->top_ns = ticks;
             lane->top_region = region;
         }
     }
     size_t kept = 0;
     for (size_t i = 0; i < t->lane_count; i++) {
         tt_task_lane *lane = &t->lanes[i];
+        const tt_process *p = tt_trace_process(t->trace, lane->process);
         free(lane->chain);
         lane->chain = NULL;
         if (!lane->step_count) {
             free(lane->steps);
             continue;
         }
-        qsort(lane->steps, lane->step_count, sizeof *lane->steps, by_begin);
+        if (lane->steps) {
+            qsort(lane->steps, lane->step_count, sizeof *lane->steps, by_begin);
+            lane->first_region = lane->steps[0].region;
+        }
+        if (!r->step_ns) {
+            lane->running_ns = tt_process_duration(p, lane->running_ticks);
+            lane->suspended_ns = tt_process_duration(p, lane->suspended_ticks);
+        }
+        lane->top_ns = tt_process_duration(p, lane->top_ns);
         t->lanes[kept++] = *lane;
     }
     t->lane_count = kept;
+    for (size_t i = 0; !r->step_ns && i < t->await_count; i++)
+        t->awaits[i].suspended_ns =
+            tt_process_duration(tt_trace_process(t->trace, t->awaits[i].process), t->awaits[i].suspended_ticks);
     if (t->await_count) qsort(t->awaits, t->await_count, sizeof *t->awaits, by_suspended); /* NULL when none */
 }
 
@@ -378,7 +431,7 @@ char *tt_tasks_render_text(const tt_tasks *tasks, size_t top)
             size_t w = width_of(tt_task_lane_name(tasks, l));
             if (w > name_w) name_w = w;
             if ((w = width_of(p->threads[l->stream].name)) > thread_w) thread_w = w;
-            if ((w = width_of(region_name(tasks, l->process, l->steps[0].region))) > first_w) first_w = w;
+            if ((w = width_of(region_name(tasks, l->process, l->first_region))) > first_w) first_w = w;
         }
         fprintf(f, "\nAsyncio tasks: %zu task%s, %" PRIu64 " steps, %.3f ms running, %.3f ms suspended (awaiting)\n  ",
                 tasks->lane_count, tasks->lane_count == 1 ? "" : "s", steps, (double)running / 1e6,
@@ -398,7 +451,7 @@ char *tt_tasks_render_text(const tt_tasks *tasks, size_t top)
             cell(f, p->threads[l->stream].name, thread_w);
             fprintf(f, "  %6zu  %12.3f  %12.3f  ", l->step_count, (double)l->running_ns / 1e6,
                     (double)l->suspended_ns / 1e6);
-            cell(f, region_name(tasks, l->process, l->steps[0].region), first_w);
+            cell(f, region_name(tasks, l->process, l->first_region), first_w);
             fputs("  ", f);
             cell(f, region_name(tasks, l->process, l->top_region), 0);
             fputc('\n', f);

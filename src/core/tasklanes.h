@@ -5,7 +5,14 @@
  * Contract:
  *  - The tasks are made in the profile's read of the trace (profile.h:
  *    tt_profile_build_tasks), in the same pass as its call tree: the
- *    summary reads each stream once. tt_tasks_build reads the streams of
+ *    summary reads each stream once; a stream whose call tree the writer
+ *    kept, with the steps' nodes (format.h: TREE_NODE), gives its tasks'
+ *    times from the tree (tt_tasks_reading_tree), the same as its records
+ *    give them, its steps' times aside (no lane's steps then: only counts).
+ *    The summary's times are summed in ticks and converted once per lane,
+ *    per await and per region of a lane (profile.h's definition); the
+ *    lanes alone (tt_tasks_build) sum each step's and suspension's ns, as
+ *    a viewer draws them (step_ns below). tt_tasks_build reads the streams of
  *    the processes that have tasks (a trace without tasks is not read at
  *    all), in memory proportional to the steps and the call tree, not to
  *    the events.
@@ -44,9 +51,12 @@ typedef struct tt_task_lane {
     size_t step_count;
     tt_task_step *steps; /* in time order */
     uint64_t running_ns, suspended_ns;
+    uint32_t first_region; /* the coroutine of its first step */
     uint32_t top_region; /* most exclusive time in its steps; UINT32_MAX when none */
     uint64_t top_ns;
-    /* while reading: the coroutines its last step left, awaiting */
+    /* while reading: times in ticks (converted once, as a call tree's:
+     * profile.h), the end of its last step, the coroutines it left, awaiting */
+    uint64_t running_ticks, suspended_ticks, end_ticks;
     uint32_t *chain;
     size_t chain_len, chain_cap, step_cap;
 } tt_task_lane;
@@ -55,6 +65,7 @@ typedef struct tt_task_await {
     size_t process;
     uint32_t region;
     uint64_t suspended_ns, suspensions;
+    uint64_t suspended_ticks; /* while reading */
 } tt_task_await;
 
 typedef struct tt_tasks {
@@ -89,7 +100,12 @@ typedef struct tt_tasks_reading {
     uint32_t stamps; /* the last stamp given */
     uint32_t *touched; /* the segment's nodes, in the order first touched */
     size_t touched_count, touched_cap;
+    /* The lanes alone (tt_tasks_build, for a viewer that draws the steps):
+     * times summed in ns, each step's and suspension's as drawn; else in
+     * ticks, converted once (the summary's, which a writer's tree gives). */
+    int step_ns;
     const tt_process *process;
+    size_t process_index;
     size_t stream, first; /* the stream being read; the lane of the process's task 0 */
     struct tt_open_step *open; /* the open steps, innermost last */
     size_t open_count, open_cap;
@@ -117,15 +133,19 @@ void tt_tasks_reading_stream(tt_tasks_reading *r, size_t stream);
 int tt_tasks_reading_node(tt_tasks_reading *r, uint32_t node);
 /* A TASK_RESUME read. */
 void tt_tasks_reading_resume(tt_tasks_reading *r, const tt_event *ev);
-/* An ENTER into `node` (the tree's `nodes`, its ENTER counted), to depth
- * `depth`, at `time`, when pending is set or the node is not stamped. */
+/* An ENTER into `node` (the tree's `nodes`, its ENTER counted, inclusive
+ * times in ticks), to depth `depth`, at `time` (ns) and `ticks`, when
+ * pending is set or the node is not stamped. */
 int tt_tasks_reading_enter(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t node, uint32_t depth,
-                           uint64_t time);
+                           uint64_t time, uint64_t ticks);
 /* The LEAVE that ends the innermost step at `time`, the last of `returns`
  * in a row since the last ENTER, into `deepest`; cur is the node open after
  * it, at `depth`. */
 int tt_tasks_reading_leave(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t deepest, uint32_t returns,
-                           uint32_t cur, uint32_t depth, uint64_t time);
+                           uint32_t cur, uint32_t depth, uint64_t time, uint64_t ticks);
+/* The tasks of the stream being read, from its writer's tree instead. -1
+ * when memory runs out. */
+int tt_tasks_reading_tree(tt_tasks_reading *r, const tt_stream_tree *tree);
 /* The tasks, once every stream was read (NULL after a failure: -1). */
 int tt_tasks_reading_close(tt_tasks_reading *r, tt_tasks **out, int failed);
 

@@ -414,9 +414,11 @@ static inline int tt_fast_leave(tt_stream *s, tt_chunk *chunk, uint32_t used)
 int tt_tasks_mark_coroutine(uint32_t region);
 /* A coroutine's code (entry has TT_CODE_COROUTINE) is about to be entered
  * in stream s: when no coroutine resumes it (the innermost open call is
- * none) and asyncio runs a task now, records TASK_RESUME. Only ever called
- * for coroutines: plain calls pay the test of the bit. */
-void tt_task_resume(tt_stream *s, uint32_t region);
+ * none) and asyncio runs a task now, records TASK_RESUME and returns the
+ * task's id, whose step the caller then enters (tt_stream_enter_step);
+ * else TT_NO_ID. Only ever called for coroutines: plain calls pay the test
+ * of the bit. */
+uint32_t tt_task_resume(tt_stream *s, uint32_t region);
 /* Forgets the tasks of the previous session (ids are per session) and
  * defines in `session` the coroutines known so far. */
 void tt_tasks_reset(tt_session *session);

@@ -217,7 +217,13 @@ static int __attribute__((noinline, noclone)) hook_general(void *unused, PyFrame
         }
         entry = tt_code_entry(frame_code(frame));
         region = (uint32_t)entry;
-        if (tt_unlikely(entry & TT_CODE_COROUTINE)) tt_task_resume(s, region);
+        if (tt_unlikely(entry & TT_CODE_COROUTINE)) {
+            uint32_t task = tt_task_resume(s, region);
+            if (task != TT_NO_ID) {
+                tt_stream_enter_step(s, region, task);
+                return 0;
+            }
+        }
         break;
     case PyTrace_RETURN:
         tt_stream_leave(s, tt_clock_now());

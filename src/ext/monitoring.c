@@ -96,8 +96,10 @@ static PyObject *__attribute__((noinline)) enter(PyObject *const *args, Py_ssize
                 tt_likely(tt_record_calls) || tt_region_filtered ? tt_code_entry(args[0]) : TT_STACK_SKIP;
             uint32_t region = (uint32_t)entry;
             if (tt_region_is_filtered(region)) return ignored(disabling);
-            if (tt_unlikely(entry & TT_CODE_COROUTINE) && tt_likely(tt_record_calls)) tt_task_resume(s, region);
-            tt_hook_enter(s, tt_likely(tt_record_calls) ? region : TT_STACK_SKIP);
+            uint32_t task = TT_NO_ID;
+            if (tt_unlikely(entry & TT_CODE_COROUTINE) && tt_likely(tt_record_calls)) task = tt_task_resume(s, region);
+            if (task != TT_NO_ID) tt_stream_enter_step(s, region, task);
+            else tt_hook_enter(s, tt_likely(tt_record_calls) ? region : TT_STACK_SKIP);
         }
     }
     Py_RETURN_NONE;

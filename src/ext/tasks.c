@@ -169,11 +169,11 @@ static void check_name(PyObject *task, uint32_t id)
     if (name_id != TT_NO_ID && name_id != task_names[id]) name_task(id, name_id);
 }
 
-void tt_task_resume(tt_stream *s, uint32_t region)
+uint32_t tt_task_resume(tt_stream *s, uint32_t region)
 {
-    if (region >= TT_STACK_OWN || tt_region_is_filtered(region)) return;
+    if (region >= TT_STACK_OWN || tt_region_is_filtered(region)) return TT_NO_ID;
     uint32_t caller = tt_stream_top(s);
-    if (caller < awaiting_cap && awaiting[caller]) return; /* awaited inside a step */
+    if (caller < awaiting_cap && awaiting[caller]) return TT_NO_ID; /* awaited inside a step */
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyObject *task = running_task();
@@ -184,6 +184,7 @@ void tt_task_resume(tt_stream *s, uint32_t region)
     PyErr_Clear();
     PyErr_Restore(type, value, tb);
     if (id != TT_NO_ID) tt_stream_mark(s, tt_clock_now(), TT_EV_TASK_RESUME, id);
+    return id;
 }
 
 /* Where this Python keeps asyncio's running tasks elsewhere than the table

@@ -1994,7 +1994,7 @@ static void write_tree(const char *exp, uint8_t flags, int64_t below, uint64_t c
         put_u8(&r, TT_DEF_TREE_NODE);
         put_v(&r, first == 1 && count ? count : 1);
         put_v(&r, first == 1 && below >= 0 ? (uint64_t)below : first + 1 - tree_parent[first]);
-        put_v(&r, tree_region[first]);
+        put_v(&r, tree_region[first] << 1); /* no asyncio fields */
         put_v(&r, tree_visits[first]);
         put_v(&r, tree_inclusive[first]);
         if (apart && first == 0) tf_chunk_codec(&tf, 310, &r, flags, zstd);

@@ -3,6 +3,7 @@ records as TREE chunks (format.h), and profile.txt and `tracetop summary` made f
 what reading the records back gives: the same experiment with its trees cut off reads back to the same text.
 A stream cut by a crash has no tree and is read back."""
 import shutil
+import subprocess
 import signal
 import struct
 import sys
@@ -108,6 +109,8 @@ def test_workload_tree_profile_is_the_read_back_profile(tmp_path, name):
     completed = tracetop("run", "--output", "exp", workload(f"{name}.py"), WORKLOADS[name], cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     assert all(tree_chunks(path)[0] >= 1 for path in stream_files(tmp_path / "exp"))
+    # Every tree holds all its profile needs (generators' asyncio tasks too): no stream is read back.
+    assert tree_heads(tmp_path / "exp") == [0] * len(stream_files(tmp_path / "exp"))
     assert_trees_read_back_the_same(tmp_path, tmp_path / "exp")
 
 
@@ -126,3 +129,52 @@ def test_tree_larger_than_a_chunks_room(tmp_path):
     assert_trees_read_back_the_same(tmp_path, tmp_path / "exp")
     regions = {r["name"]: r for r in _tracetop.profile(str(tmp_path / "exp"))["regions"]}
     assert regions["__main__:down"]["visits"] == 50001
+
+
+def tree_heads(experiment):
+    """Per stream file its TREE record's `reads` (format.h): records a profile must still read from the data, 0
+    when the tree holds all it needs (asyncio steps included); None for a stream without a tree."""
+    heads = []
+    for path in stream_files(experiment):
+        count, first = tree_chunks(path)
+        if not first:
+            heads.append(None)
+            continue
+        data = path.read_bytes()
+        payload = data[first + CHUNK_HEADER:first + CHUNK_HEADER + struct.unpack_from("<I", data, first + 16)[0]]
+        assert data[first + 24] == 0  # TT_CODEC_NONE: the writer keeps a tree's chunks as they are
+        assert payload[0] == 20  # TT_DEF_TREE
+        fields, value, shift = [], 0, 0
+        for byte in payload[1:]:
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                fields.append(value)
+                value, shift = 0, 0
+                if len(fields) == 4:
+                    break
+        heads.append(fields[3])
+    return heads
+
+
+TASK_CASES = ["interleaving", "awaiting", "nested", "cancelled", "raising", "gathered", "alive", "threads",
+              pytest.param("eager", marks=pytest.mark.skipif(sys.version_info < (3, 12), reason="eager tasks: 3.12+"))]
+
+
+@pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
+@pytest.mark.parametrize("case", TASK_CASES)
+def test_asyncio_tasks_come_from_the_trees(tmp_path, case, instrumenter):
+    """A program with asyncio tasks: its per-task profile (summary's task tables) from the trees the hook kept,
+    byte for byte what reading the records back gives, and every stream's tree holds all of it (reads 0: the run
+    read no records back for profile.txt)."""
+    options = [f"--instrumenter={instrumenter}"] if instrumenter else []
+    completed = tracetop("run", *options, "--output", "exp", PROGRAMS / "calltree_tasks.py", case, cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    plain = subprocess.run([sys.executable, PROGRAMS / "calltree_tasks.py", case], capture_output=True, text=True)
+    assert completed.stdout == plain.stdout
+    experiment = tmp_path / "exp"
+    assert_complete(experiment)
+    assert tree_heads(experiment) == [0] * len(stream_files(experiment))
+    summary = assert_trees_read_back_the_same(tmp_path, experiment)
+    if instrumenter != "trace":  # settrace sees coroutines' resumes as calls too: tasks come all the same
+        assert "Asyncio tasks:" in summary.stdout
