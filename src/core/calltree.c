@@ -186,16 +186,26 @@ static void lose_steps(tt_calltree *t)
     t->steps_lost = 1;
 }
 
+/* arr grown for at least `need` elements of `size` bytes, the new ones
+ * zeroed (*cap updated), or NULL when memory runs out (arr unchanged). */
+static void *grow_zeroed(void *arr, uint32_t *cap, uint32_t need, size_t size)
+{
+    size_t grown_cap = *cap;
+    if (need > UINT32_MAX / 2) return NULL; /* doubling must keep the capacity a u32 */
+    char *grown = tt_grow(arr, &grown_cap, need, size);
+    if (!grown) return NULL;
+    memset(grown + (size_t)*cap * size, 0, (grown_cap - *cap) * size);
+    *cap = (uint32_t)grown_cap;
+    return grown;
+}
+
 static tt_calltree_waits *waits_of(tt_calltree *t, uint32_t offset)
 {
     uint32_t n = offset / (uint32_t)sizeof(tt_calltree_node);
     if (n >= t->waits_cap) {
-        uint32_t cap = t->count > n ? t->count : n + 1;
-        tt_calltree_waits *waits = realloc(t->waits, cap * sizeof *waits);
+        tt_calltree_waits *waits = grow_zeroed(t->waits, &t->waits_cap, n + 1, sizeof *waits);
         if (!waits) return NULL;
-        memset(waits + t->waits_cap, 0, (cap - t->waits_cap) * sizeof *waits);
         t->waits = waits;
-        t->waits_cap = cap;
     }
     return &t->waits[n];
 }
@@ -203,13 +213,9 @@ static tt_calltree_waits *waits_of(tt_calltree *t, uint32_t offset)
 static tt_calltree_task *task_of(tt_calltree *t, uint32_t task)
 {
     if (task >= t->task_cap) {
-        uint32_t cap = t->task_cap ? t->task_cap : 16;
-        while (cap <= task) cap *= 2;
-        tt_calltree_task *tasks = realloc(t->tasks, cap * sizeof *tasks);
+        tt_calltree_task *tasks = grow_zeroed(t->tasks, &t->task_cap, task + 1, sizeof *tasks);
         if (!tasks) return NULL;
-        memset(tasks + t->task_cap, 0, (cap - t->task_cap) * sizeof *tasks);
         t->tasks = tasks;
-        t->task_cap = cap;
     }
     return &t->tasks[task];
 }
