@@ -116,8 +116,9 @@ class Experiment:
             raise _tracetop.TraceError(f"cannot write {name} in {self.shown!r}: {problem.strerror}") from None
 
     def write_profile(self):
-        """Writes profile.txt from the trace; returns what the reader found cut or damaged: (problems, corrupt)."""
-        text, problems, corrupt = _tracetop.summary(self.path, top=PROFILE_ROWS)
+        """Writes profile.txt from the trace, which this run has just written (its records' checksums are for a
+        later read: profile.txt takes the call trees); returns what the reader found cut or damaged: (problems, corrupt)."""
+        text, problems, corrupt = _tracetop.summary(self.path, top=PROFILE_ROWS, trust_records=True)
         self.write("profile.txt", text)
         return problems, corrupt
 

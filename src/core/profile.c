@@ -483,7 +483,8 @@ static int merge_steps(builder *b, const tt_stream_tree *tree)
 /* Thread b->th from the call tree its writer kept (reader.h: tt_stream_tree)
  * in place of its records: the same nodes in the same order as read_events
  * makes them (both number a path at its first call), their times in ticks;
- * its first event from cursor c. 0, or -1 when memory runs out. */
+ * its first event from cursor c (what the cursor found wrong, should it
+ * find no first event). 0, or -1 when memory runs out. */
 static int thread_from_tree(builder *b, tt_cursor *c, const tt_stream_tree *tree)
 {
     tt_profile_thread *th = b->th;
@@ -524,10 +525,18 @@ static int thread_from_tree(builder *b, tt_cursor *c, const tt_stream_tree *tree
         if (tree->gc[g].longest > b->gc_longest[g]) b->gc_longest[g] = tree->gc[g].longest;
     }
     tt_event first;
-    if (tt_cursor_next(c, &first)) th->begin_ns = first.time;
     th->end_ns = tt_process_time(b->process, tree->end_ticks);
     th->events = tree->events;
-    return 0;
+    if (tt_cursor_next(c, &first)) {
+        th->begin_ns = first.time;
+        return 0;
+    }
+    /* Its first chunk of records is damaged (the tree was reached past it,
+     * reader.h: tt_trace_trust_records): the span has no beginning. */
+    th->begin_ns = th->end_ns;
+    return tt_cursor_state(c) == TT_STREAM_COMPLETE
+               ? 0
+               : add_problem(b, tt_cursor_problem(c), tt_cursor_state(c) == TT_STREAM_CORRUPT);
 }
 
 /* The tree of stream `stream` of p when the profile can be made from it: 1
@@ -539,7 +548,7 @@ static int usable_tree(builder *b, const tt_process *p, size_t stream, tt_stream
 {
     if (b->summed_ns || p->left_out || b->tasks_only) return 0;
     tt_error err;
-    int rc = tt_stream_tree_read(p, stream, tree, &err);
+    int rc = tt_stream_tree_read(b->trace, p, stream, tree, &err);
     if (rc == 1 && tree->reads) {
         tt_stream_tree_free(tree);
         rc = 0;

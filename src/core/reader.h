@@ -165,6 +165,16 @@ void tt_trace_set_progress(tt_trace *t, tt_read_progress *progress);
  * both synthesized), so that what a cursor reads stays well nested. */
 void tt_trace_keep_range(tt_trace *t, uint64_t from, uint64_t to);
 
+/* For the end of the run that has just written the trace (its profile.txt):
+ * the call trees (tt_stream_tree_read) are reached over the chunks of
+ * records by their headers alone, without reading their payloads or
+ * checking their checksums: the tree holds all that profile.txt takes of
+ * a stream, and is checked itself. A cut shows in the headers (a stream
+ * without its tree is read back, which says what was cut); damage inside a
+ * chunk of records is for whoever reads the records to find (the reader
+ * says what and where: `tracetop summary`, convert, the viewer). */
+void tt_trace_trust_records(tt_trace *t);
+
 /* Leaves out the calls of the regions that filter f excludes (its name and
  * file rules, filter.h), for the cursors opened afterwards (`convert
  * --filter`): their ENTERs and LEAVEs are not given, the calls they made
@@ -327,13 +337,14 @@ typedef struct tt_stream_tree {
     uint64_t bytes; /* its TREE chunks on disk, headers included */
 } tt_stream_tree;
 
-/* Reads the tree of stream `stream` of process p, going over its chunks of
- * records without decoding them (checked: their checksums, in sequence, the
- * file's end right after the tree): 1 with
+/* Reads the tree of stream `stream` of process p of trace t, going over its
+ * chunks of records without decoding them (checked: in sequence, within the
+ * file, the file's end right after the tree; their checksums too unless
+ * tt_trace_trust_records): 1 with
  * *out set (tt_stream_tree_free it), 0 when the stream has no whole tree
  * (cut, an older writer's, damaged; read its records then), -1 when memory
  * runs out. */
-int tt_stream_tree_read(const tt_process *p, size_t stream, tt_stream_tree *out, tt_error *err);
+int tt_stream_tree_read(const tt_trace *t, const tt_process *p, size_t stream, tt_stream_tree *out, tt_error *err);
 void tt_stream_tree_free(tt_stream_tree *tree);
 
 #endif

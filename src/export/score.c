@@ -137,7 +137,7 @@ static int count_tree(builder *b, const tt_process *p, size_t stream)
     tt_score *s = b->s;
     tt_stream_tree tree;
     tt_error err;
-    int rc = tt_stream_tree_read(p, stream, &tree, &err);
+    int rc = tt_stream_tree_read(s->trace, p, stream, &tree, &err);
     if (rc <= 0) return rc;
     s->tree_bytes += tree.bytes;
     s->tree_nodes += tree.node_count;

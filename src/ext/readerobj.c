@@ -504,11 +504,11 @@ static int choose_process(const tt_trace *t, const char *path, const process_cho
 
 /* Opens the experiment at `path` (a bytes object from PyUnicode_FSConverter,
  * released here) and builds its profile (of the process chosen), without
- * the GIL; and renders the text when `text_top` is not 0: the summary's
+ * the GIL, its records trusted when `trust_records` (tt_trace_trust_records); and renders the text when `text_top` is not 0: the summary's
  * asyncio tasks too (tasklanes.h, made in the same read), when the trace
  * has some. 0, or -1 with TraceError or MemoryError. */
-static int build_profile(PyObject *path, const process_choice *choice, tt_trace **trace, tt_profile **prof,
-                         size_t text_top, char **text_out, char **tasks_out)
+static int build_profile(PyObject *path, const process_choice *choice, int trust_records, tt_trace **trace,
+                         tt_profile **prof, size_t text_top, char **text_out, char **tasks_out)
 {
     tt_tasks *tasks = NULL;
     tt_error err;
@@ -524,6 +524,7 @@ static int build_profile(PyObject *path, const process_choice *choice, tt_trace 
         Py_DECREF(path);
         return -1;
     }
+    if (rc == 0 && trust_records) tt_trace_trust_records(*trace);
     Py_BEGIN_ALLOW_THREADS
     if (rc == 0)
         rc = tt_profile_build_tasks(*trace, process, prof, text_top && tt_trace_has_tasks(*trace) ? &tasks : NULL,
@@ -660,7 +661,7 @@ static PyObject *profile(PyObject *module, PyObject *args, PyObject *kwds)
         Py_DECREF(path);
         return NULL;
     }
-    if (build_profile(path, &choice, &trace, &prof, 0, NULL, NULL) != 0) return NULL;
+    if (build_profile(path, &choice, 0, &trace, &prof, 0, NULL, NULL) != 0) return NULL;
     PyObject *result = profile_dict(prof);
     tt_profile_free(prof);
     tt_trace_close(trace);
@@ -670,12 +671,13 @@ static PyObject *profile(PyObject *module, PyObject *args, PyObject *kwds)
 static PyObject *summary(PyObject *module, PyObject *args, PyObject *kwds)
 {
     (void)module;
-    static char *kwlist[] = {"experiment_dir", "top", "pid", "rank", NULL};
+    static char *kwlist[] = {"experiment_dir", "top", "pid", "rank", "trust_records", NULL};
     PyObject *path;
     Py_ssize_t top = 25;
     process_choice choice = {Py_None, Py_None};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|n$OO:summary", kwlist, PyUnicode_FSConverter, &path, &top,
-                                     &choice.pid, &choice.rank))
+    int trust_records = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|n$OOp:summary", kwlist, PyUnicode_FSConverter, &path, &top,
+                                     &choice.pid, &choice.rank, &trust_records))
         return NULL;
     if (top <= 0) {
         Py_DECREF(path);
@@ -688,7 +690,7 @@ static PyObject *summary(PyObject *module, PyObject *args, PyObject *kwds)
     tt_trace *trace;
     tt_profile *prof;
     char *rendered = NULL, *tasks = NULL;
-    if (build_profile(path, &choice, &trace, &prof, (size_t)top, &rendered, &tasks) != 0) return NULL;
+    if (build_profile(path, &choice, trust_records, &trace, &prof, (size_t)top, &rendered, &tasks) != 0) return NULL;
     PyObject *result = Py_BuildValue("(NNN)", PyUnicode_FromFormat("%U%s", text(rendered), tasks), problem_list(prof),
                                      PyBool_FromLong(prof->corrupt));
     free(tasks);
@@ -705,10 +707,13 @@ static PyMethodDef reader_methods[] = {
      "as a dict: events, total_ns, corrupt, problems, regions (merged by name),\n"
      "threads, processes, messages (MPI, by world rank) and collectives."},
     {"summary", (PyCFunction)(void (*)(void))summary, METH_VARARGS | METH_KEYWORDS,
-     "summary(experiment_dir, top=25, *, pid=None, rank=None)\n--\n\n"
+     "summary(experiment_dir, top=25, *, pid=None, rank=None, trust_records=False)\n--\n\n"
      "(text, problems, corrupt): the text summary of an experiment (of one\n"
      "process, by pid or MPI rank; what `tracetop summary` prints), the lines\n"
-     "saying what was cut or damaged, and whether anything was damaged."},
+     "saying what was cut or damaged, and whether anything was damaged.\n"
+     "trust_records: for the run that has just written the trace, its profile.txt:\n"
+     "the call trees are reached without checking the records' checksums, whose\n"
+     "damage a later read of the records reports."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -25,18 +25,21 @@ CHUNK_HEADER = 32
 TREE = 2  # TT_CHUNK_TREE
 
 
-def tree_chunks(path):
-    """The number of TREE chunks of a stream file, and the offset of the first (None without): chunk headers
-    as format.h gives them (u32 stored_size at 16, u8 flags at 25), from behind the 16-byte file header."""
+def chunks(path):
+    """(offset, flags) of each chunk of a stream file: chunk headers as format.h gives them (u32 stored_size at
+    16, u8 flags at 25), from behind the 16-byte file header."""
     data = path.read_bytes()
-    offset, trees, first = 16, 0, None
+    offset, found = 16, []
     while offset + CHUNK_HEADER <= len(data):
-        stored, flags = struct.unpack_from("<I", data, offset + 16)[0], data[offset + 25]
-        if flags & TREE:
-            trees += 1
-            first = offset if first is None else first
-        offset += CHUNK_HEADER + stored
-    return trees, first
+        found.append((offset, data[offset + 25]))
+        offset += CHUNK_HEADER + struct.unpack_from("<I", data, offset + 16)[0]
+    return found
+
+
+def tree_chunks(path):
+    """The number of TREE chunks of a stream file, and the offset of the first (None without)."""
+    trees = [offset for offset, flags in chunks(path) if flags & TREE]
+    return len(trees), trees[0] if trees else None
 
 
 def stream_files(experiment):
@@ -97,6 +100,50 @@ def test_crashed_run_reads_back_its_cut_streams(tmp_path):
     assert sorted(trees) == [0, 0, 1, 1, 1]
     summary = assert_trees_read_back_the_same(tmp_path, experiment, profile_txt=False)
     assert "cut after" in summary.stderr and "did not end normally" in summary.stdout
+
+
+def damage(path, offset, length=16):
+    data = bytearray(path.read_bytes())
+    data[offset:offset + length] = bytes(byte ^ 0x5A for byte in data[offset:offset + length])
+    path.write_bytes(bytes(data))
+
+
+def test_run_end_reaches_the_trees_by_the_records_headers(tmp_path):
+    """profile.txt at the end of a run (trust_records, experiment.py) reaches each tree over the chunks of records
+    by their headers: damage inside a chunk of records leaves it as it was (the tree is all it takes), and a later
+    `tracetop summary`, which checks every chunk, and convert say what and where; damage in the first chunk, from
+    which the thread's span begins, is said at once. A damaged tree or a cut stream is read back either way."""
+    code = "def f(i):\n    return i\nprint(sum(f(i) for i in range(60000)))"
+    completed = tracetop("run", "--output", "exp", "-c", code, cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    experiment = tmp_path / "exp"
+    profile_txt = (experiment / "profile.txt").read_text()
+    [path] = stream_files(experiment)
+    records = [offset for offset, flags in chunks(path) if not flags & TREE]
+    first_tree = tree_chunks(path)[1]
+    assert len(records) >= 3 and first_tree
+    second = records[1] + CHUNK_HEADER + 100
+    damage(path, second)
+    assert _tracetop.summary(str(experiment), trust_records=True) == (profile_txt, [], False)
+    for command in (["summary", experiment], ["convert", experiment, "--to", "chrome", "-o", "trace.json"]):
+        completed = tracetop(*command, cwd=tmp_path)
+        assert completed.returncode == 0 and "corrupt: checksum mismatch in chunk 1 at byte" in completed.stderr
+    text, problems, corrupt = _tracetop.summary(str(experiment))
+    assert corrupt and len(problems) == 1 and text != profile_txt
+    damage(path, second)  # undone
+
+    damage(path, records[0] + CHUNK_HEADER + 100)
+    text, problems, corrupt = _tracetop.summary(str(experiment), trust_records=True)
+    assert corrupt and problems == [_tracetop.summary(str(experiment))[1][0]] and "chunk 0" in problems[0]
+    damage(path, records[0] + CHUNK_HEADER + 100)  # undone
+
+    damage(path, first_tree + CHUNK_HEADER)  # the tree: read back, as without trust
+    damaged_tree = _tracetop.summary(str(experiment), trust_records=True)
+    assert damaged_tree == _tracetop.summary(str(experiment)) and "checksum mismatch" in damaged_tree[1][0]
+    with open(path, "r+b") as f:
+        f.truncate(first_tree - 1)  # the last chunk of records cut: read back up to the cut
+    text, problems, corrupt = _tracetop.summary(str(experiment), trust_records=True)
+    assert not corrupt and len(problems) == 1 and "cut" in problems[0]
 
 
 # The workloads of bench/, at --quick's smaller sizes (processes: followed children, a tree per stream of each).
