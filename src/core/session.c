@@ -231,7 +231,7 @@ tt_stream *tt_session_new_stream_open(tt_session *s, uint64_t native_tid, const 
     stream_init(s, st, TT_FILE_EVENTS, first, open ? open->since : tt_clock_now());
     st->native_tid = native_tid;
     tt_sampler_stream_init(st);
-    if (tt_stream_grow_stack(st) < 0 || tt_calltree_init(&st->tree) < 0) {
+    if (tt_stream_reserve_stack(st, 0) < 0 || tt_calltree_init(&st->tree) < 0) {
         tt_pool_put(&s->pool, first);
         tt_stream_free_stack(st);
         free(st);

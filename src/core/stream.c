@@ -15,8 +15,11 @@ static tt_chunk *replace_chunk(tt_stream *s, tt_chunk *fresh)
     fresh->seq = s->next_seq++;
     fresh->base_ticks = s->last_ticks;
     fresh->flags = 0;
-    if (s->kind == TT_FILE_EVENTS) tt_calltree_reserve(&s->tree); /* room for this chunk's calls */
-    if (s->kind == TT_FILE_EVENTS) tt_calltree_rotated(&s->tree);
+    if (s->kind == TT_FILE_EVENTS) {
+        tt_calltree_reserve(&s->tree); /* room for this chunk's calls */
+        tt_calltree_rotated(&s->tree);
+        tt_stream_reserve_stack(s, 0); /* and on the stack */
+    }
     memset(&s->predict, 0, sizeof s->predict); /* a chunk decodes on its own */
     atomic_store_explicit(&fresh->used, 0, memory_order_relaxed);
     tt_chunk *full = atomic_load_explicit(&s->chunk, memory_order_relaxed);
@@ -48,7 +51,7 @@ void tt_stream_enter_now(tt_stream *s, uint32_t region) { tt_stream_enter(s, tt_
 
 void tt_stream_enter_step(tt_stream *s, uint32_t region, uint32_t task)
 {
-    if (tt_unlikely(s->depth == s->stack_cap) && tt_stream_grow_stack(s) < 0) return;
+    if (tt_unlikely(!tt_stream_push_room(s))) return;
     s->stack[s->depth++] = region;
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
@@ -57,14 +60,22 @@ void tt_stream_enter_step(tt_stream *s, uint32_t region, uint32_t task)
     tt_calltree_step_enter(&s->tree, node, task, s->last_ticks);
 }
 
-int tt_stream_grow_stack(tt_stream *s)
+int tt_stream_reserve_stack(tt_stream *s, uint32_t more)
 {
-    uint32_t cap = s->stack_cap ? s->stack_cap * 2 : 256;
-    uint32_t *base = realloc(s->stack ? s->stack - 1 : NULL, (cap + 1) * sizeof *base);
-    if (!base) return -1;
-    base[0] = TT_STACK_SKIP; /* stack[-1] (stream.h) */
-    s->stack = base + 1;
-    s->stack_cap = cap;
+    uint64_t need = (uint64_t)s->depth + more + TT_STACK_ROOM, cap = s->stack_cap ? s->stack_cap : 256;
+    if (need > cap) {
+        while (cap < need) cap *= 2;
+        /* Untouched pages of the room cost address space, not memory. */
+        uint32_t *base = cap < UINT32_MAX ? realloc(s->stack ? s->stack - 1 : NULL, (cap + 1) * sizeof *base) : NULL;
+        if (!base) {
+            s->fast_used_max = 0;
+            return -1;
+        }
+        base[0] = TT_STACK_SKIP; /* stack[-1] (stream.h) */
+        s->stack = base + 1;
+        s->stack_cap = (uint32_t)cap;
+    }
+    s->fast_used_max = TT_FAST_USED_MAX;
     return 0;
 }
 
@@ -72,7 +83,7 @@ void tt_stream_free_stack(tt_stream *s)
 {
     if (s->stack) free(s->stack - 1);
     s->stack = NULL;
-    s->stack_cap = s->depth = 0;
+    s->stack_cap = s->depth = s->fast_used_max = 0;
 }
 
 void tt_stream_mark(tt_stream *s, uint64_t now, uint8_t tag, uint32_t name)

@@ -31,6 +31,15 @@
 #define TT_STACK_SKIP UINT32_MAX       /* a call not recorded */
 #define TT_STACK_OWN (UINT32_MAX - 1u) /* a call into tracetop itself (see api.c) */
 
+/* The entries the hooks' paths without a call (ext.h) may push between two
+ * checks of the stack's room, which they do not make: a chunk's ENTER
+ * records at most (2 bytes each). The room is checked, and made, as the
+ * stream takes each chunk and by every other push (fast_used_max). */
+#define TT_STACK_ROOM (TT_CHUNK_PAYLOAD_SIZE / 2u)
+/* The chunk's `used` up to which those paths record: room for any record
+ * of integer fields. */
+#define TT_FAST_USED_MAX (TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED)
+
 #if defined(__GNUC__)
 #define tt_likely(x) __builtin_expect(!!(x), 1)
 #define tt_unlikely(x) __builtin_expect(!!(x), 0)
@@ -51,6 +60,10 @@ typedef struct tt_stream {
     uint32_t *stack;     /* region ids, TT_STACK_SKIP for calls not recorded; stack[-1] is
                           * TT_STACK_SKIP, so that a return's one test of the innermost
                           * entry also finds nothing open */
+    /* TT_FAST_USED_MAX while the stack had TT_STACK_ROOM entries free at
+     * its last check (TT_STACK_ROOM above); 0, closing the hooks' paths
+     * without a call to the stream, when memory ran out making them. */
+    uint32_t fast_used_max;
     uint64_t events;
     uint32_t next_seq;   /* seq of the next chunk this stream takes */
     uint64_t epoch;      /* its session's epoch when the stack was last valid (session.h) */
@@ -89,8 +102,19 @@ tt_chunk *tt_stream_rotate(tt_stream *s);
 /* The same without waiting: NULL, and nothing done, when the budget is used up. */
 tt_chunk *tt_stream_try_rotate(tt_stream *s);
 
-/* Grows the stack of open regions; 0, or -1 when out of memory. */
-int tt_stream_grow_stack(tt_stream *s);
+/* Room on the stack of open regions for `more` entries pushed next and
+ * TT_STACK_ROOM beyond them: 0, or -1 when memory runs out (`more` may
+ * still fit; fast_used_max is 0 then). */
+int tt_stream_reserve_stack(tt_stream *s, uint32_t more);
+
+/* Room for one entry pushed next, by any push but the hooks' paths without
+ * a call: 1 when it fits. */
+static inline int tt_stream_push_room(tt_stream *s)
+{
+    if (__builtin_expect(s->stack_cap - s->depth > TT_STACK_ROOM, 1)) return 1;
+    tt_stream_reserve_stack(s, 1);
+    return s->depth < s->stack_cap;
+}
 /* Frees it: the stream has nothing open and no stack. */
 void tt_stream_free_stack(tt_stream *s);
 
@@ -116,13 +140,14 @@ static inline uint8_t *tt_record_reserve(tt_stream *s, uint32_t extra)
 }
 
 /* 1 when a record of up to TT_RECORD_MAX_FIXED bytes fits in the current
- * chunk, with *chunk and *used where it goes; else 0 (tt_record_chunk hands
- * it on): for the hooks' paths that make no call. */
+ * chunk, and the stack has room for a call (fast_used_max), with *chunk and
+ * *used where it goes; else 0 (tt_record_chunk hands it on): for the hooks'
+ * paths that make no call. */
 static inline int tt_record_room(tt_stream *s, tt_chunk **chunk, uint32_t *used)
 {
     *chunk = atomic_load_explicit(&s->chunk, memory_order_relaxed);
     *used = atomic_load_explicit(&(*chunk)->used, memory_order_relaxed);
-    return tt_likely(*used <= TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED);
+    return tt_likely(*used <= s->fast_used_max);
 }
 
 /* The ticks from the stream's last record to `now`, which becomes the
@@ -194,7 +219,7 @@ static inline void tt_stream_enter_at(tt_stream *s, tt_chunk *c, uint32_t used, 
 /* A region entered: pushed and recorded. */
 static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
 {
-    if (tt_unlikely(s->depth == s->stack_cap) && tt_stream_grow_stack(s) < 0) return;
+    if (tt_unlikely(!tt_stream_push_room(s))) return;
     s->stack[s->depth++] = region;
     /* Reserved first: a fresh chunk resets the predictor. The node before
      * the record: a lookup may settle asyncio steps, which reads the
@@ -219,7 +244,7 @@ void tt_stream_enter_now(tt_stream *s, uint32_t region);
  * that its return is dropped too. */
 static inline void tt_stream_skip(tt_stream *s, uint32_t entry)
 {
-    if (tt_unlikely(s->depth == s->stack_cap) && tt_stream_grow_stack(s) < 0) return;
+    if (tt_unlikely(!tt_stream_push_room(s))) return;
     s->stack[s->depth++] = entry;
 }
 

@@ -363,13 +363,14 @@ static inline uint64_t tt_fast_now(void)
 
 /* A call of the region `entry` names (ext.h: tt_code_entry): 1 when it was
  * recorded, 0 when it is not a region recorded so (none, a coroutine's,
- * filtered) or the stack has no room. One whose node the call tree does not
+ * filtered). The stack has room: tt_fast_stream found it (stream.h,
+ * fast_used_max), so there is no test of it here. One whose node the call tree does not
  * find at once (calltree.h) is recorded out of line (tt_stream_enter_now),
  * with nothing of the hook's left to keep. */
 static inline int tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used, uint64_t entry)
 {
     uint32_t depth = s->depth;
-    if (tt_unlikely(entry >= TT_STACK_OWN || tt_region_filtered || depth == s->stack_cap)) return 0;
+    if (tt_unlikely(entry >= TT_STACK_OWN || tt_region_filtered)) return 0;
     tt_calltree_node *node = tt_calltree_last_child(&s->tree);
     if (tt_unlikely(node->region != (uint32_t)entry) &&
         !(node = tt_calltree_next_child(&s->tree, node, (uint32_t)entry))) {

@@ -260,8 +260,7 @@ static int apply_plan(tt_stream *s, const plan *p, int own_stream)
     if (p->close_from != UINT32_MAX)
         while (s->depth > p->close_from) tt_stream_leave(s, plan_time);
     uint32_t at = p->insert_at < s->depth ? p->insert_at : s->depth;
-    while (s->depth + p->skips > s->stack_cap)
-        if (tt_stream_grow_stack(s) < 0) break;
+    tt_stream_reserve_stack(s, p->skips);
     if (s->depth + p->skips <= s->stack_cap) {
         memmove(s->stack + at + p->skips, s->stack + at, (size_t)(s->depth - at) * sizeof *s->stack);
         for (uint32_t i = 0; i < p->skips; i++) s->stack[at + i] = TT_STACK_SKIP;
