@@ -2,7 +2,8 @@
 #include "format.h"
 
 #include <string.h>
-#include <xxhash.h>
+
+#include "hash.h"
 
 #ifdef TRACETOP_HAVE_ZSTD
 #include <zstd.h>

@@ -11,9 +11,9 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "clock.h"
+#include "hash.h"
 #include "session.h"
 #include "thread.h"
 
