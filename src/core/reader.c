@@ -1081,6 +1081,7 @@ struct tt_cursor {
     tick_clock clock;
     const uint8_t *chunk_start; /* the payload of the chunk in records */
     uint64_t consumed;          /* record bytes of the chunks before it */
+    uint64_t stored, raw;       /* payload bytes of the chunks of records read, on disk and decoded */
     tt_chunk_start at;          /* where that chunk starts (tt_cursor_chunk) */
 
     const tt_process *p;
@@ -1254,6 +1255,8 @@ static int read_event(tt_cursor *c, tt_event *ev)
         }
         c->consumed += (uint64_t)(c->records.pos - c->chunk_start);
         c->chunk_start = c->cf.payload;
+        c->stored += c->cf.h.stored_size;
+        c->raw += c->cf.h.raw_size;
         c->at = (tt_chunk_start){.offset = c->cf.chunk_offset, .time = c->last_time, .ticks = c->last_ticks,
                                  .seq = c->cf.chunks - 1, .depth = (uint32_t)c->depth, .crc = c->cf.crc};
         if (c->progress) {
@@ -1596,6 +1599,12 @@ uint64_t tt_cursor_events_read(const tt_cursor *c) { return c->events; }
 uint64_t tt_cursor_record_bytes(const tt_cursor *c)
 {
     return c->consumed + (uint64_t)(c->records.pos - c->chunk_start);
+}
+
+void tt_cursor_payload_bytes(const tt_cursor *c, uint64_t *stored, uint64_t *raw)
+{
+    *stored = c->stored;
+    *raw = c->raw;
 }
 
 /* ---- the call tree behind a stream's records ---- */

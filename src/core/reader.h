@@ -299,6 +299,12 @@ uint64_t tt_cursor_events_read(const tt_cursor *c);
  * a synthesized one. For `tracetop score`. */
 uint64_t tt_cursor_record_bytes(const tt_cursor *c);
 
+/* The payload bytes of the chunks of records read so far, as stored on disk
+ * and decoded: a writer compresses some chunks of events (writer.c), whose
+ * records then take stored / raw of their bytes on disk. For `tracetop
+ * score`, of a cursor read from the start. */
+void tt_cursor_payload_bytes(const tt_cursor *c, uint64_t *stored, uint64_t *raw);
+
 void tt_cursor_close(tt_cursor *c);
 
 /* The call tree a writer put behind a stream's records (TREE chunks,
