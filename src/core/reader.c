@@ -1734,6 +1734,32 @@ int tt_stream_tree_read(const tt_process *p, size_t stream, tt_stream_tree *out,
     return found;
 }
 
+uint64_t tt_stream_record_bytes(const tt_process *p, size_t stream)
+{
+    if (stream >= p->thread_count || !p->threads[stream].present) return 0;
+    char name[32];
+    snprintf(name, sizeof name, "%zu.tts", stream);
+    char *path = path_join(p->dir, name);
+    chunk_file cf;
+    tt_error err;
+    int rc = path ? cf_open(&cf, path, TT_FILE_EVENTS, &err) : -1;
+    free(path);
+    if (rc != 0) return 0;
+    uint64_t bytes = 0;
+    uint8_t header[TT_CHUNK_HEADER_SIZE];
+    struct tt_chunk_header h;
+    const char *why;
+    while (!cf.stopped && fread(header, 1, sizeof header, cf.f) == sizeof header &&
+           tt_chunk_header_decode(header, &h, &why) == 0 && !(h.flags & TT_CHUNK_TREE) &&
+           cf.offset + TT_CHUNK_HEADER_SIZE + h.stored_size <= cf.file_size) {
+        bytes += h.raw_size;
+        cf.offset += TT_CHUNK_HEADER_SIZE + h.stored_size;
+        if (fseeko(cf.f, (off_t)cf.offset, SEEK_SET) != 0) break;
+    }
+    cf_close(&cf);
+    return bytes;
+}
+
 void tt_stream_tree_free(tt_stream_tree *tree)
 {
     free(tree->nodes);

@@ -340,6 +340,12 @@ typedef struct tt_stream_tree {
  * (cut, an older writer's, damaged; read its records then), -1 when memory
  * runs out. */
 int tt_stream_tree_read(const tt_process *p, size_t stream, tt_stream_tree *out, tt_error *err);
+
+/* The bytes of the records of a stream's file, as decoded (its chunks'
+ * raw_size, TREE chunks not counted), from the chunk headers alone: what
+ * the records are, whether the writer compressed them or not. 0 for a
+ * stream without a readable file. */
+uint64_t tt_stream_record_bytes(const tt_process *p, size_t stream);
 void tt_stream_tree_free(tt_stream_tree *tree);
 
 #endif
