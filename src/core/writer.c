@@ -155,7 +155,7 @@ static uint64_t payload_hash(tt_chunk *c, uint32_t used)
  * being filled as zstd will take them (to 0.4 of them). A trace less than
  * PAYBACK_MIN over is left as it is: a chunk compressed for it would save
  * many times what it is over, in a trace of a few KiB. */
-#define BESIDES_HUNDREDTHS 10u
+#define BESIDES_HUNDREDTHS 5u
 #define PAYBACK_MIN 3072u
 #define TREE_NODE_BYTES 3u
 #define DEFS_SHRINK 2u
