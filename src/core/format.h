@@ -20,7 +20,10 @@
  *     u64 base_ticks     events: the time the first record's delta counts from
  *     u32 stored_size    payload bytes as stored
  *     u32 raw_size       payload bytes once decoded
- *     u8  codec          TT_CODEC_NONE or TT_CODEC_ZSTD
+ *     u8  codec          TT_CODEC_NONE or TT_CODEC_ZSTD: a writer compresses the chunks it
+ *                        chooses (tracetop's: definitions and trees always, events where
+ *                        they pay back what else the trace holds, writer.c), so what
+ *                        the records of a chunk are is raw_size, not stored_size
  *     u8  flags          TT_CHUNK_PARTIAL: a prefix of a chunk still being filled;
  *                        TT_CHUNK_TREE: a stream's call tree (below), not events;
  *                        TT_CHUNK_TREE_COLUMNS: with TREE, its nodes in columns

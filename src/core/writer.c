@@ -153,8 +153,8 @@ static uint64_t payload_hash(tt_chunk *c, uint32_t used)
  * of a call tree as it will be written, compressed (format.h: TREE_NODES;
  * 3.2 bytes on bench's workloads and pip's), and the definitions still
  * being filled as zstd will take them (to 0.4 of them). A trace less than
- * PAYBACK_MIN over is left as it is: a chunk compressed for it would save
- * many times what it is over, in a trace of a few KiB. */
+ * PAYBACK_MIN over (before any payback) is left as it is: a chunk compressed
+ * for it would save many times what it is over, in a trace of a few KiB. */
 #define BESIDES_HUNDREDTHS 5u
 #define PAYBACK_MIN 3072u
 #define TREE_NODE_BYTES 3u
@@ -206,7 +206,8 @@ static void *compressor(tt_writer *w, const tt_chunk *c)
         return w->defs_zctx;
     }
     uint64_t besides = w->besides + w->foretold + w->defs_pending + TT_CHUNK_HEADER_SIZE;
-    if (besides * 100 < (w->saved + PAYBACK_MIN) * 100 + w->records * BESIDES_HUNDREDTHS) return NULL;
+    uint64_t allowance = w->records * BESIDES_HUNDREDTHS / 100;
+    if (besides < allowance + PAYBACK_MIN || besides <= allowance + w->saved) return NULL;
     if (!w->events_zctx) w->events_zctx = tt_compress_ctx_new(TT_ZSTD_EVENTS_LEVEL);
     return w->events_zctx;
 }
