@@ -194,8 +194,8 @@ static void account(tt_writer *w, const tt_chunk *c)
  * allowance, and nothing of theirs is compressed. A program that imports
  * much (thousands of regions' names), has many call paths (a tree's node
  * each) or starts many threads (a file each) in few events goes past it;
- * then event chunks are compressed, as many as save what it is over, and no
- * more. What is over is the same whatever the events' own size: a program
+ * then event chunks are compressed, as many as save what it is over (the
+ * last may save more: a chunk is compressed whole). What is over is the same whatever the events' own size: a program
  * slowed down (valgrind, a loaded machine) writes longer forms and is not
  * compressed for them. */
 static void *compressor(tt_writer *w, const tt_chunk *c)
