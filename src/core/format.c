@@ -2,9 +2,11 @@
 #include "format.h"
 
 #include <string.h>
-#include <xxhash.h>
+
+#include "hash.h"
 
 #ifdef TRACETOP_HAVE_ZSTD
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_literalCompressionMode */
 #include <zstd.h>
 #endif
 
@@ -102,6 +104,9 @@ void *tt_compress_ctx_new(int level)
         ZSTD_freeCCtx(ctx);
         return NULL;
     }
+    /* An experimental parameter: a libzstd without it leaves the literals
+     * raw, which costs bytes, not correctness. */
+    if (ctx && level < 0) ZSTD_CCtx_setParameter(ctx, ZSTD_c_literalCompressionMode, ZSTD_ps_enable);
     return ctx;
 }
 void tt_compress_ctx_free(void *ctx) { ZSTD_freeCCtx(ctx); }

@@ -20,7 +20,10 @@
  *     u64 base_ticks     events: the time the first record's delta counts from
  *     u32 stored_size    payload bytes as stored
  *     u32 raw_size       payload bytes once decoded
- *     u8  codec          TT_CODEC_NONE or TT_CODEC_ZSTD
+ *     u8  codec          TT_CODEC_NONE or TT_CODEC_ZSTD: a writer compresses the chunks it
+ *                        chooses (tracetop's: definitions and trees always, events where
+ *                        they pay back what else the trace holds, writer.c), so what
+ *                        the records of a chunk are is raw_size, not stored_size
  *     u8  flags          TT_CHUNK_PARTIAL: a prefix of a chunk still being filled;
  *                        TT_CHUNK_TREE: a stream's call tree (below), not events;
  *                        TT_CHUNK_TREE_COLUMNS: with TREE, its nodes in columns
@@ -378,7 +381,8 @@ int tt_chunk_verify(const uint8_t *header, const uint8_t *payload);
  * failed, or would not make the payload smaller. */
 size_t tt_compress(void *ctx, uint8_t *dst, size_t dst_cap, const uint8_t *src, size_t len);
 size_t tt_compress_bound(size_t len);
-/* A context that compresses at zstd `level` (NULL without zstd). */
+/* A context that compresses at zstd `level` (NULL without zstd); at a
+ * negative level (fast), with the literals Huffman-coded still. */
 void *tt_compress_ctx_new(int level);
 /* The level of trace chunks: the writer thread must keep up with the traced
  * program on one core; higher levels gain little on event streams. */
@@ -386,6 +390,13 @@ void *tt_compress_ctx_new(int level);
 /* The level of definition chunks (writer.c), compressed whatever the
  * session's choice: written once, they are worth a better level. */
 #define TT_ZSTD_DEFS_LEVEL 3
+/* The level of the event chunks the writer compresses to pay back what
+ * else a trace holds (writer.c): of zstd's levels the one that saves a byte
+ * for the fewest instructions on event records, its literals (which
+ * negative levels leave as they are) Huffman-coded as tt_compress_ctx_new
+ * does at every negative level: a third of the bytes saved, some 65 to 90
+ * instructions a byte saved (bench/README.md). */
+#define TT_ZSTD_EVENTS_LEVEL (-10)
 void tt_compress_ctx_free(void *ctx);
 
 /* Decodes a stored payload into dst (exactly h->raw_size bytes). 0 on

@@ -15,10 +15,10 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "file.h"
 #include "format.h"
+#include "hash.h"
 #include "lod_file.h"
 
 /* Blocks of spans decompressed, kept for the queries that follow: a view

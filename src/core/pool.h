@@ -27,6 +27,10 @@ typedef struct tt_chunk {
     uint32_t seq;              /* position in the stream's file */
     uint64_t base_ticks;       /* what the first record's delta counts from */
     uint8_t flags;             /* the chunk header's: TT_CHUNK_TREE | TT_CHUNK_TREE_COLUMNS (calltree.c) or 0 */
+    /* Its stream's records and call-tree nodes when it was handed to the
+     * writer, which weighs with them whether to compress it (writer.c). */
+    uint64_t records;
+    uint32_t tree_nodes;
     /* Bytes of data that hold complete records. Written only by the
      * stream's owner (release), read by the writer (acquire) so it can put
      * a chunk still being filled on disk. */

@@ -1082,6 +1082,7 @@ struct tt_cursor {
     tick_clock clock;
     const uint8_t *chunk_start; /* the payload of the chunk in records */
     uint64_t consumed;          /* record bytes of the chunks before it */
+    uint64_t stored, raw;       /* payload bytes of the chunks of records read, on disk and decoded */
     tt_chunk_start at;          /* where that chunk starts (tt_cursor_chunk) */
 
     const tt_process *p;
@@ -1255,6 +1256,8 @@ static int read_event(tt_cursor *c, tt_event *ev)
         }
         c->consumed += (uint64_t)(c->records.pos - c->chunk_start);
         c->chunk_start = c->cf.payload;
+        c->stored += c->cf.h.stored_size;
+        c->raw += c->cf.h.raw_size;
         c->at = (tt_chunk_start){.offset = c->cf.chunk_offset, .time = c->last_time, .ticks = c->last_ticks,
                                  .seq = c->cf.chunks - 1, .depth = (uint32_t)c->depth, .crc = c->cf.crc};
         if (c->progress) {
@@ -1601,6 +1604,12 @@ uint64_t tt_cursor_record_bytes(const tt_cursor *c)
     return c->consumed + (uint64_t)(c->records.pos - c->chunk_start);
 }
 
+void tt_cursor_payload_bytes(const tt_cursor *c, uint64_t *stored, uint64_t *raw)
+{
+    *stored = c->stored;
+    *raw = c->raw;
+}
+
 /* ---- the call tree behind a stream's records ---- */
 
 /* Parses the records of one TREE chunk's payload into tree: 0, or -1 when
@@ -1730,6 +1739,32 @@ int tt_stream_tree_read(const tt_trace *t, const tt_process *p, size_t stream, t
     if (!found) tt_stream_tree_free(out);
     if (rc == -2) return tt_fail(err, "out of memory");
     return found;
+}
+
+uint64_t tt_stream_record_bytes(const tt_process *p, size_t stream)
+{
+    if (stream >= p->thread_count || !p->threads[stream].present) return 0;
+    char name[32];
+    snprintf(name, sizeof name, "%zu.tts", stream);
+    char *path = path_join(p->dir, name);
+    chunk_file cf;
+    tt_error err;
+    int rc = path ? cf_open(&cf, path, TT_FILE_EVENTS, &err) : -1;
+    free(path);
+    if (rc != 0) return 0;
+    uint64_t bytes = 0;
+    uint8_t header[TT_CHUNK_HEADER_SIZE];
+    struct tt_chunk_header h;
+    const char *why;
+    while (!cf.stopped && fread(header, 1, sizeof header, cf.f) == sizeof header &&
+           tt_chunk_header_decode(header, &h, &why) == 0 && !(h.flags & TT_CHUNK_TREE) &&
+           cf.offset + TT_CHUNK_HEADER_SIZE + h.stored_size <= cf.file_size) {
+        bytes += h.raw_size;
+        cf.offset += TT_CHUNK_HEADER_SIZE + h.stored_size;
+        if (fseeko(cf.f, (off_t)cf.offset, SEEK_SET) != 0) break;
+    }
+    cf_close(&cf);
+    return bytes;
 }
 
 void tt_stream_tree_free(tt_stream_tree *tree)

@@ -309,6 +309,12 @@ uint64_t tt_cursor_events_read(const tt_cursor *c);
  * a synthesized one. For `tracetop score`. */
 uint64_t tt_cursor_record_bytes(const tt_cursor *c);
 
+/* The payload bytes of the chunks of records read so far, as stored on disk
+ * and decoded: a writer compresses some chunks of events (writer.c), whose
+ * records then take stored / raw of their bytes on disk. For `tracetop
+ * score`, of a cursor read from the start. */
+void tt_cursor_payload_bytes(const tt_cursor *c, uint64_t *stored, uint64_t *raw);
+
 void tt_cursor_close(tt_cursor *c);
 
 /* The call tree a writer put behind a stream's records (TREE chunks,
@@ -345,6 +351,12 @@ typedef struct tt_stream_tree {
  * (cut, an older writer's, damaged; read its records then), -1 when memory
  * runs out. */
 int tt_stream_tree_read(const tt_trace *t, const tt_process *p, size_t stream, tt_stream_tree *out, tt_error *err);
+
+/* The bytes of the records of a stream's file, as decoded (its chunks'
+ * raw_size, TREE chunks not counted), from the chunk headers alone: what
+ * the records are, whether the writer compressed them or not. 0 for a
+ * stream without a readable file. */
+uint64_t tt_stream_record_bytes(const tt_process *p, size_t stream);
 void tt_stream_tree_free(tt_stream_tree *tree);
 
 #endif

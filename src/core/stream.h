@@ -94,6 +94,9 @@ typedef struct tt_stream {
     uint32_t written_seq;  /* seq of the next chunk to put on disk */
     uint32_t partial_used; /* bytes of chunk written_seq already on disk */
     void *partial_hash;    /* XXH3 state over those bytes */
+    uint64_t records_seen;    /* the records of its chunks the writer has had ... */
+    uint32_t tree_nodes_seen; /* ... and its tree's nodes as of them, foretold until its tree comes */
+    int tree_seen;
 } tt_stream;
 
 /* Hands the full current chunk to the writer and starts a fresh one;

@@ -11,9 +11,9 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "clock.h"
+#include "hash.h"
 #include "session.h"
 #include "thread.h"
 
@@ -99,6 +99,7 @@ static int open_file(tt_writer *w, tt_stream *s)
         return -1;
     }
     s->file_end = s->file_size = TT_FILE_HEADER_SIZE;
+    w->besides += TT_FILE_HEADER_SIZE;
     return 0;
 }
 
@@ -146,22 +147,69 @@ static uint64_t payload_hash(tt_chunk *c, uint32_t used)
     return XXH3_64bits_digest(s->partial_hash);
 }
 
-/* What compresses chunk c: the session's compressor (compress), else none
- * for events and one of their own for the definitions and the call trees
- * (TREE chunks). Definitions are names and paths, a few dozen bytes per
- * region written once, which zstd takes to less than half in one pass (0.3
- * of a byte per event of a program that imports asyncio, 0.13 after); a
- * tree is written once per thread, at its end, a node per call path, whose
- * parents, regions and counts repeat (generators: 0.51 of a byte per event
- * raw). Events stay as they are: zstd would cost the writer 23 (level -1)
- * to 43 (level 1) instructions a byte of them, and `tracetop score`'s model
- * and convert's estimate of a JSON file take a stream file's bytes for its
- * records' (bench/README.md: "Bytes per event, every workload"). */
+/* What the trace may hold besides its events' records, per record, before
+ * the writer pays the rest back by compressing events: BESIDES_HUNDREDTHS
+ * hundredths of a byte. What it foretells of what is still to come: a node
+ * of a call tree as it will be written, compressed (format.h: TREE_NODES;
+ * 3.2 bytes on bench's workloads and pip's), and the definitions still
+ * being filled as zstd will take them (to 0.4 of them). A trace less than
+ * PAYBACK_MIN over (before any payback) is left as it is: a chunk compressed
+ * for it would save many times what it is over, in a trace of a few KiB. */
+#define BESIDES_HUNDREDTHS 5u
+#define PAYBACK_MIN 3072u
+#define TREE_NODE_BYTES 3u
+#define DEFS_SHRINK 2u
+
+/* Notes what the stream of chunk c has recorded up to it (its records, and
+ * its tree's nodes until the tree itself comes), before c is written. */
+static void account(tt_writer *w, const tt_chunk *c)
+{
+    tt_stream *s = c->stream;
+    if (s == &w->session->defs || s->tree_seen) return;
+    if (c->flags & TT_CHUNK_TREE) {
+        w->foretold -= (uint64_t)s->tree_nodes_seen * TREE_NODE_BYTES;
+        s->tree_seen = 1;
+        return;
+    }
+    w->records += c->records - s->records_seen;
+    s->records_seen = c->records;
+    if (c->tree_nodes > s->tree_nodes_seen) {
+        w->foretold += (uint64_t)(c->tree_nodes - s->tree_nodes_seen) * TREE_NODE_BYTES;
+        s->tree_nodes_seen = c->tree_nodes;
+    }
+}
+
+/* What compresses chunk c (NULL: none): the session's compressor
+ * (compress) for every chunk; else the definitions and the call trees
+ * (TREE chunks) always, and events only to pay back what else the trace
+ * holds beyond BESIDES_HUNDREDTHS per record.
+ *
+ * Definitions are names and paths, a few dozen bytes per region written
+ * once, which zstd takes to less than half in one pass; a tree is written
+ * once per thread, at its end, a node per call path, whose parents, regions
+ * and counts repeat. Events' own short forms take 2.0 to 2.4 bytes each,
+ * and compressing them costs the writer some 65 to 90 instructions per byte
+ * saved (bench/README.md: "Trace bytes per event: events compressed to pay
+ * back"): most programs' definitions, trees and headers stay within the
+ * allowance, and nothing of theirs is compressed. A program that imports
+ * much (thousands of regions' names), has many call paths (a tree's node
+ * each) or starts many threads (a file each) in few events goes past it;
+ * then event chunks are compressed, as many as save what it is over (the
+ * last may save more: a chunk is compressed whole). What is over is the same whatever the events' own size: a program
+ * slowed down (valgrind, a loaded machine) writes longer forms and is not
+ * compressed for them. */
 static void *compressor(tt_writer *w, const tt_chunk *c)
 {
-    if (w->zctx || (c->stream != &w->session->defs && !(c->flags & TT_CHUNK_TREE))) return w->zctx;
-    if (!w->defs_zctx) w->defs_zctx = tt_compress_ctx_new(TT_ZSTD_DEFS_LEVEL);
-    return w->defs_zctx;
+    if (w->zctx) return w->zctx;
+    if (c->stream == &w->session->defs || (c->flags & TT_CHUNK_TREE)) {
+        if (!w->defs_zctx) w->defs_zctx = tt_compress_ctx_new(TT_ZSTD_DEFS_LEVEL);
+        return w->defs_zctx;
+    }
+    uint64_t besides = w->besides + w->foretold + w->defs_pending + TT_CHUNK_HEADER_SIZE;
+    uint64_t allowance = w->records * BESIDES_HUNDREDTHS / 100;
+    if (besides < allowance + PAYBACK_MIN || besides <= allowance + w->saved) return NULL;
+    if (!w->events_zctx) w->events_zctx = tt_compress_ctx_new(TT_ZSTD_EVENTS_LEVEL);
+    return w->events_zctx;
 }
 
 /* A full chunk as it goes on disk: its header in w->scratch, the payload
@@ -172,8 +220,10 @@ static uint32_t encode_chunk(tt_writer *w, tt_chunk *c, const uint8_t **payload)
     uint32_t used = atomic_load_explicit(&c->used, memory_order_acquire);
     struct tt_chunk_header h = {.seq = c->seq, .base_ticks = c->base_ticks, .raw_size = used, .flags = c->flags};
     uint8_t *stored = w->scratch + TT_CHUNK_HEADER_SIZE;
+    account(w, c);
     void *zctx = compressor(w, c);
     size_t n = zctx ? tt_compress(zctx, stored, w->scratch_cap - TT_CHUNK_HEADER_SIZE, c->data, used) : 0;
+    if (n && zctx == w->events_zctx) w->saved += used - n;
     if (n) {
         h.codec = TT_CODEC_ZSTD;
         h.stored_size = (uint32_t)n;
@@ -203,6 +253,8 @@ static int append_chunk(tt_writer *w, tt_chunk *c, const uint8_t *payload, uint3
     s->written_seq = c->seq + 1;
     s->partial_used = 0;
     w->bytes += TT_CHUNK_HEADER_SIZE + stored_size;
+    w->besides += s == &w->session->defs || (c->flags & TT_CHUNK_TREE) ? TT_CHUNK_HEADER_SIZE + stored_size
+                                                                       : TT_CHUNK_HEADER_SIZE;
     w->chunks++;
     return 0;
 }
@@ -345,6 +397,7 @@ static void pass(tt_writer *w, tt_chunk *queued, snapshot **snaps, size_t *snap_
         if (c->stream == &session->defs && !w->failed && write_chunk(w, c) < 0) fail(w);
     snapshot defs;
     take_snapshot(&session->defs, &defs);
+    w->defs_pending = defs.used / DEFS_SHRINK;
     if (defs.chunk && !w->failed && write_partial(w, &defs) < 0) fail(w);
     if (session->live) publish_live(w, queued, &defs, *snaps, n);
     /* ... then the events. */
@@ -519,7 +572,10 @@ int tt_writer_resume(tt_writer *w, tt_error *err)
 
 void tt_writer_submit(tt_writer *w, tt_chunk *c)
 {
+    tt_stream *s = c->stream;
     c->next = NULL;
+    c->records = s->events;
+    c->tree_nodes = s->kind == TT_FILE_EVENTS && !s->tree.lost ? s->tree.count : 0;
     pthread_mutex_lock(&w->lock);
     if (w->queue_tail)
         w->queue_tail->next = c;
@@ -559,6 +615,7 @@ int tt_writer_stop(tt_writer *w, tt_error *err)
     for (tt_stream *s = w->session->streams; s; s = s->next) close_file(w, s);
     tt_compress_ctx_free(w->zctx);
     tt_compress_ctx_free(w->defs_zctx);
+    tt_compress_ctx_free(w->events_zctx);
     free(w->scratch);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->wake);

@@ -1,8 +1,9 @@
 /* writer.h -- the thread that puts a process's chunks on disk.
  *
  * Streams hand full chunks to the writer and go on at once (double
- * buffering); the writer compresses each (zstd) and appends it to its
- * stream's file, then returns the buffer to the pool.
+ * buffering); the writer compresses some (zstd: writer.c's compressor says
+ * which) and appends each to its stream's file, then returns the buffer to
+ * the pool.
  *
  * So that a process that dies (SIGKILL, a crash) loses at most the last
  * TT_WRITER_PERIOD_MS of each thread, the writer also puts the filled part of
@@ -54,6 +55,12 @@ typedef struct tt_writer {
     size_t scratch_cap;
     void *zctx;
     void *defs_zctx; /* the definitions' and trees' compressor when zctx is NULL, made at first use */
+    void *events_zctx; /* the events' when zctx is NULL, made at first use (writer.c: compressor) */
+    uint64_t records;    /* in the event chunks written so far */
+    uint64_t besides;    /* bytes written besides their records: definitions, trees, headers */
+    uint64_t foretold;   /* bytes of the trees still to come, as their nodes so far foretell */
+    uint64_t defs_pending; /* bytes the definitions not yet written will take, as foretold */
+    uint64_t saved;      /* bytes the events' compression saved */
     uint64_t last_sync_ns;
 
     uint64_t bytes, chunks;

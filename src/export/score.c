@@ -28,7 +28,7 @@ typedef struct open_call {
 
 typedef struct builder {
     tt_score *s;
-    size_t region_cap, problem_cap, stream_cap;
+    size_t region_cap, problem_cap, stream_cap, stored_cap;
     uint32_t *slots; /* merged regions by name: index + 1 */
     size_t mask;
     uint32_t *map; /* the process being read: region id -> merged, NONE until needed */
@@ -89,7 +89,7 @@ static uint64_t file_size(const char *dir, const char *name)
     return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
-/* Reads one stream; its record bytes in *bytes. Fails only when memory runs out. */
+/* Reads one stream; its record bytes in *bytes, as decoded. Fails only when memory runs out. */
 static int read_stream(builder *b, const tt_process *p, tt_cursor *c, uint64_t *bytes)
 {
     tt_score *s = b->s;
@@ -172,14 +172,18 @@ static int read_process(builder *b, const tt_process *p)
             continue;
         }
         s->streams++;
-        uint64_t bytes;
+        uint64_t bytes, stored, raw;
         int rc = read_stream(b, p, c, &bytes);
         if (rc == 0 && tt_cursor_state(c) != TT_STREAM_COMPLETE)
             rc = add_problem(b, tt_cursor_problem(c), tt_cursor_state(c) == TT_STREAM_CORRUPT);
+        tt_cursor_payload_bytes(c, &stored, &raw);
         tt_cursor_close(c);
         if (rc != 0 || count_tree(b, p, i) != 0) return -1;
-        if (TT_RESERVE(s->stream_bytes, b->stream_cap, s->streams) != 0) return -1;
+        if (TT_RESERVE(s->stream_bytes, b->stream_cap, s->streams) != 0 ||
+            TT_RESERVE(s->stream_stored, b->stored_cap, s->streams) != 0)
+            return -1;
         s->stream_bytes[s->streams - 1] = bytes;
+        s->stream_stored[s->streams - 1] = raw ? (double)stored / (double)raw : 1.0;
         if (bytes > s->max_stream_bytes) s->max_stream_bytes = bytes;
         process_bytes += bytes;
     }
@@ -250,6 +254,7 @@ void tt_score_free(tt_score *s)
     if (!s) return;
     free(s->regions);
     free(s->stream_bytes);
+    free(s->stream_stored);
     for (size_t i = 0; i < s->problem_count; i++) free(s->problems[i]);
     free(s->problems);
     free(s);
@@ -271,12 +276,14 @@ static uint64_t kept_records(const tt_score *s, const tt_filter *f, int otf2)
 
 uint64_t tt_score_native_bytes(const tt_score *s, const tt_filter *f)
 {
-    uint64_t records = kept_records(s, f, 0), all = kept_records(s, NULL, 0), chunks = 0;
-    /* Streams keep the same share of their records: each fills its chunks. */
+    uint64_t records = kept_records(s, f, 0), all = kept_records(s, NULL, 0), chunks = 0, stored = 0;
+    /* Streams keep the same share of their records: each fills its chunks,
+     * which take on disk what its chunks take now (compressed or not). */
     double share = all ? (double)records / (double)all : 0;
     for (size_t i = 0; i < s->streams; i++) {
         uint64_t kept = (uint64_t)llround((double)s->stream_bytes[i] * share);
         chunks += kept ? (kept + s->chunk_payload - 1) / s->chunk_payload : 1;
+        stored += (uint64_t)llround((double)kept * s->stream_stored[i]);
     }
     /* The call trees keep the nodes of the regions kept (a filtered call's
      * children move up a level, where they may share a node: a bound). */
@@ -284,7 +291,7 @@ uint64_t tt_score_native_bytes(const tt_score *s, const tt_filter *f)
     for (size_t i = 0; i < s->region_count; i++)
         if (!tt_score_excluded(&s->regions[i], f)) nodes += s->regions[i].tree_nodes;
     uint64_t trees = s->tree_nodes ? (uint64_t)llround((double)s->tree_bytes * (double)nodes / (double)s->tree_nodes) : 0;
-    return s->defs_bytes + s->streams * TT_FILE_HEADER_SIZE + chunks * TT_CHUNK_HEADER_SIZE + records + trees;
+    return s->defs_bytes + s->streams * TT_FILE_HEADER_SIZE + chunks * TT_CHUNK_HEADER_SIZE + stored + trees;
 }
 
 uint64_t tt_score_otf2_bytes(const tt_score *s, const tt_filter *f) { return kept_records(s, f, 1); }

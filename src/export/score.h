@@ -10,8 +10,9 @@
  *
  * A prediction of the native trace's size under a filter keeps what the
  * filter leaves: the definitions as they are, each stream's file header,
- * its records less those of the excluded regions, and a chunk header per
- * chunk those records fill.
+ * its records less those of the excluded regions, taking on disk what its
+ * records take now per byte (the writer compresses some chunks), and a
+ * chunk header per chunk those records fill.
  */
 #ifndef TRACETOP_SCORE_H
 #define TRACETOP_SCORE_H
@@ -38,7 +39,8 @@ typedef struct tt_score {
     tt_score_region *regions;
     uint64_t other_events, other_bytes, other_otf2_bytes;
     uint64_t streams;
-    uint64_t *stream_bytes;    /* records of each stream */
+    uint64_t *stream_bytes;    /* records of each stream, decoded */
+    double *stream_stored;     /* the bytes its chunks of records take on disk per byte decoded (compressed: < 1) */
     uint64_t chunk_payload;    /* record bytes a chunk holds */
     uint64_t defs_bytes;       /* the definitions files, as they are */
     uint64_t trace_bytes;      /* all trace files, as they are */

@@ -438,6 +438,18 @@ static PyObject *Trace_count_enters(TraceObject *self, PyObject *args)
     return dict;
 }
 
+static PyObject *Trace_record_bytes(TraceObject *self, PyObject *args)
+{
+    Py_ssize_t index, stream;
+    const tt_process *p;
+    if (!PyArg_ParseTuple(args, "nn:record_bytes", &index, &stream) || !(p = process_at(self, index))) return NULL;
+    uint64_t bytes;
+    Py_BEGIN_ALLOW_THREADS
+    bytes = stream < 0 ? 0 : tt_stream_record_bytes(p, (size_t)stream);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromUnsignedLongLong(bytes);
+}
+
 static PyMethodDef Trace_methods[] = {
     {"read_stream", (PyCFunction)Trace_read_stream, METH_VARARGS,
      "read_stream(process_index, stream)\n--\n\n"
@@ -448,6 +460,10 @@ static PyMethodDef Trace_methods[] = {
      "count_enters(process_index, stream)\n--\n\n"
      "{region name: number of ENTER events} of one stream, read without building\n"
      "a list of events."},
+    {"record_bytes", (PyCFunction)Trace_record_bytes, METH_VARARGS,
+     "record_bytes(process_index, stream)\n--\n\n"
+     "The bytes of one stream's records as decoded (compressed chunks at their\n"
+     "raw size; the call tree not counted), from its chunk headers; 0 without a file."},
     {NULL, NULL, 0, NULL},
 };
 

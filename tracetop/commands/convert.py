@@ -1,7 +1,6 @@
 """`tracetop convert EXP --to FORMAT [-o OUT]`: the experiment's trace in a standard format."""
 
 import argparse
-import os
 import re
 
 from tracetop import _tracetop, messages
@@ -26,15 +25,14 @@ def json_too_large(experiment, format, thread=None, start=0, stop=2**64 - 1, lim
     ratio = JSON_BYTES_PER_TRACE_BYTE.get(format)
     if ratio is None:
         return None
-    processes = _tracetop.Trace(experiment).processes
-    end = max((process["end_time"] or 0 for process in processes), default=0)
+    opened = _tracetop.Trace(experiment)
+    end = max((process["end_time"] or 0 for process in opened.processes), default=0)
     trace = 0
-    for process in processes:
+    for index, process in enumerate(opened.processes):
         for stream in process["threads"]:
             if thread is None or thread in (stream["name"], str(stream["native_tid"])):
-                path = os.path.join(experiment, "trace", str(process["pid"]), f"{stream['stream']}.tts")
-                if os.path.exists(path):
-                    trace += os.path.getsize(path) * _share(stream["usage"], start, stop, end)
+                # Its records as decoded: the writer compresses some chunks, which convert as their records.
+                trace += opened.record_bytes(index, stream["stream"]) * _share(stream["usage"], start, stop, end)
     if trace * ratio <= limit:
         return None
     viewer = "chrome://tracing and Perfetto's UI" if format == "chrome" else "speedscope"
