@@ -1702,6 +1702,28 @@ static int stored_payload(chunk_file *cf, const struct tt_chunk_header *h, const
     return 0;
 }
 
+/* The next record of it that is not an ENTER or a LEAVE tt_records_peek
+ * reads (those it passes over, counting them in *records, neither their
+ * time nor the predictor kept: the records it gives have no time, a call
+ * no region): 1 with *r set, 0 at the end, -1 with *why when a record is
+ * malformed. For readers of a chunk's other records, which pass over the
+ * calls at a few instructions each. */
+static int next_not_call(tt_records *it, tt_event_record *r, const char **why, uint64_t *records)
+{
+    const uint8_t *p = it->pos, *q;
+    uint64_t passed = 0, dt, id;
+    uint8_t tag;
+    while (it->end - p > TT_RECORD_MAX_FIXED && (q = tt_records_peek(p, &tag, &dt, &id)) != NULL) {
+        passed++;
+        p = q;
+    }
+    *records += passed;
+    it->pos = p;
+    int k = tt_records_next_event(it, r, why);
+    *records += k == 1;
+    return k;
+}
+
 /* A chunk of records flagged TT_CHUNK_COUNTED, just read (header h, raw
  * header bytes `header`), into tree: where it is, its records and those a
  * profile counts. 0, -1 when its records do not decode, -2 out of memory. */
@@ -1717,10 +1739,8 @@ static int note_counted(chunk_file *cf, const uint8_t *header, const struct tt_c
     tt_records_init(&it, payload, h->raw_size, h->base_ticks, &predict);
     tt_event_record r;
     const char *why;
-    while ((rc = tt_records_next_event(&it, &r, &why)) == 1) {
-        tree->counted_chunk_records++;
+    while ((rc = next_not_call(&it, &r, &why, &tree->counted_chunk_records)) == 1)
         tree->counted_records += tt_ev_counted(r.tag);
-    }
     if (rc < 0) return -1;
     tree->counted_at[tree->counted_chunks++] = (tt_chunk_start){
         .offset = cf->offset - TT_CHUNK_HEADER_SIZE - h->stored_size,
@@ -1819,10 +1839,11 @@ int tt_stream_counted_read(const tt_process *p, size_t stream, const tt_stream_t
         tt_records_init(&it, cf.payload, cf.h.raw_size, cf.h.base_ticks, &predict);
         tt_event_record r;
         const char *why;
+        uint64_t records = 0;
         int k = 0;
-        while (rc == 0 && (k = tt_records_next_event(&it, &r, &why)) == 1) {
+        while (rc == 0 && (k = next_not_call(&it, &r, &why, &records)) == 1) {
             if (!tt_ev_counted(r.tag)) continue;
-            tt_event ev = {.kind = r.tag, .time = tt_process_time(p, r.ticks), .ticks = r.ticks};
+            tt_event ev = {.kind = r.tag};
             if ((why = counted_fields(p, strict, &r, &ev)) != NULL) {
                 cf_damage_chunk(&cf, why);
                 rc = 1;

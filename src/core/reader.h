@@ -346,7 +346,7 @@ void tt_stream_tree_free(tt_stream_tree *tree);
 /* Gives `each` the records a profile counts beyond the tree (tt_ev_counted)
  * of stream `stream` of p, read from the chunks its tree found flagged
  * (tree->counted_at) alone, in order, each as the event a cursor gives for
- * it (time and ticks as the record has them, depth 0). 0 when all were
+ * it without its time (time, ticks and depth 0). 0 when all were
  * given; 1 when a chunk is no longer what the tree read found (changed
  * since), with the problem in one line in err, the records before it
  * given; -1 when memory runs out or `each` fails (its err). */
