@@ -1734,7 +1734,7 @@ static int note_counted(chunk_file *cf, const uint8_t *header, const struct tt_c
     int rc = stored_payload(cf, h, &payload);
     if (rc != 0) return rc;
     if (TT_RESERVE(tree->counted_at, *cap, tree->counted_chunks + 1) != 0) return -2;
-    tt_predictor predict = {0};
+    tt_predictor predict; /* reset by tt_records_init */
     tt_records it;
     tt_records_init(&it, payload, h->raw_size, h->base_ticks, &predict);
     tt_event_record r;
@@ -1834,12 +1834,11 @@ int tt_stream_counted_read(const tt_process *p, size_t stream, const tt_stream_t
             rc = 1;
             break;
         }
-        memset(&predict, 0, sizeof predict);
         tt_records it;
         tt_records_init(&it, cf.payload, cf.h.raw_size, cf.h.base_ticks, &predict);
         tt_event_record r;
         const char *why;
-        uint64_t records = 0;
+        uint64_t records = 0; /* counted by the tree read already */
         int k = 0;
         while (rc == 0 && (k = next_not_call(&it, &r, &why, &records)) == 1) {
             if (!tt_ev_counted(r.tag)) continue;
