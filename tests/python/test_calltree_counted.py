@@ -29,10 +29,11 @@ def record_chunks(path):
     return flags
 
 
-def assert_counted_chunks_alone(experiment, tmp_path):
+def assert_counted_chunks_alone(experiment, tmp_path, calls_alone=True):
     """profile.txt and `tracetop summary` are the read-back's (its copy made in tmp_path / "read-back"); every
     stream's profile came from its tree and its flagged chunks, the read-back's from every record; the tree's
-    `reads` is the stream's counted records. Returns the summary."""
+    `reads` is the stream's counted records. calls_alone: some chunk holds none of them (the program sees to
+    it). Returns the summary."""
     summary = assert_trees_read_back_the_same(tmp_path, experiment)
     trace = _tracetop.Trace(str(experiment))
     streams = {}
@@ -61,7 +62,7 @@ def assert_counted_chunks_alone(experiment, tmp_path):
         assert (thread["records_read"] < thread["events"]) == (flagged < len(flags))
         skipped += len(flags) - flagged
         assert thread["events"] == back["events"] == back["records_read"] == len(events)
-    assert skipped > 0  # chunks of calls alone were there, and not decoded
+    assert skipped > 0 or not calls_alone  # chunks of calls alone were there, and not decoded
     return summary
 
 
@@ -73,6 +74,18 @@ def test_objects_profile_from_the_trees(tmp_path):
     assert_complete(experiment)
     summary = assert_counted_chunks_alone(experiment, tmp_path)
     assert "Objects:" in summary.stdout
+
+
+def test_objects_and_asyncio_tasks_from_the_trees(tmp_path):
+    """Objects counted in a program with asyncio tasks in threads: the tasks' steps from the trees, the objects
+    from the flagged chunks, in the same read."""
+    program = PROGRAMS / "calltree_tasks.py"
+    plain = run(sys.executable, program, "threads", cwd=tmp_path)
+    completed = tracetop("run", "--objects", "--output", "exp", program, "threads", cwd=tmp_path)
+    assert (completed.returncode, completed.stdout) == (0, plain.stdout), completed.stderr
+    assert_complete(tmp_path / "exp")
+    summary = assert_counted_chunks_alone(tmp_path / "exp", tmp_path, calls_alone=False)
+    assert "Objects:" in summary.stdout and "Asyncio tasks:" in summary.stdout
 
 
 MPI_RANKS = 2
