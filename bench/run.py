@@ -33,7 +33,7 @@ WORKLOADS = Path(os.environ.get("BENCH_WORKLOADS", HERE.parent.parent / "shared"
 OWN_WORKLOADS = HERE / "workloads"
 RESULTS = HERE / "results" / "latest.md"
 TOOLS = ("none", "floor", "tracetop", "tracetop+filter", "tracetop+summary", "tracetop+no-c-calls",
-         "tracetop+objects", "tracetop+off", "cprofile", "viztracer", "yappi")
+         "tracetop+objects", "tracetop+objects+summary", "tracetop+off", "cprofile", "viztracer", "yappi")
 # The whole table (issue 15), what runs without --tools: tracetop+summary is a default `tracetop run`.
 TABLE_TOOLS = ("none", "floor", "tracetop+summary", "tracetop+no-c-calls", "cprofile", "viztracer", "yappi")
 # Installed from PyPI into the venv that runs the bench when missing.
@@ -172,6 +172,10 @@ def command(tool, script, size, workdir, entries):
                 workdir / "exp" / "trace")
     if tool == "tracetop+objects":
         return ([py, "-m", "tracetop", "--no-profile", "--objects", "--output", str(workdir / "exp"), *program],
+                workdir / "exp" / "trace")
+    # The default run with --objects: profile.txt written at the end, its objects tables included.
+    if tool == "tracetop+objects+summary":
+        return ([py, "-m", "tracetop", "--objects", "--output", str(workdir / "exp"), *program],
                 workdir / "exp" / "trace")
     if tool == "cprofile":
         return [py, "-m", "cProfile", "-o", str(workdir / "out.prof"), *program], workdir / "out.prof"

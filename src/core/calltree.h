@@ -30,8 +30,10 @@
  *  - After STREAM_END, tt_calltree_write puts the tree in TREE chunks
  *    (format.h) behind the stream's records, with the stream's record count,
  *    its last ticks, its collections (tt_calltree_gc) and how many of its
- *    records a profile must still read from the data (`reads`: OBJECTS,
- *    MPI messages and collectives; asyncio steps it could not follow).
+ *    records a profile must still read from the data (`reads`: those
+ *    tt_ev_counted names, OBJECTS and MPI messages sent and collectives,
+ *    whose chunks tt_stream_counted flags so that only they are read; 1 for
+ *    asyncio steps it could not follow, which has the stream read).
  *  - asyncio tasks (tasklanes.h says what a step is): a step's ENTER comes
  *    out of line (tt_stream_enter_step, after TASK_RESUME), into a node of
  *    its own task: its region field is TT_CALLTREE_STEP | k, k naming the

@@ -26,7 +26,9 @@
  *                        the records of a chunk are is raw_size, not stored_size
  *     u8  flags          TT_CHUNK_PARTIAL: a prefix of a chunk still being filled;
  *                        TT_CHUNK_TREE: a stream's call tree (below), not events;
- *                        TT_CHUNK_TREE_COLUMNS: with TREE, its nodes in columns
+ *                        TT_CHUNK_TREE_COLUMNS: with TREE, its nodes in columns;
+ *                        TT_CHUNK_COUNTED: records a profile counts beyond the
+ *                        stream's tree (below)
  *     u16 reserved       0
  *     u32 crc            checksum: the low 32 bits of XXH3-64(header bytes [0, 28))
  *                        xor XXH3-64(stored payload)
@@ -147,8 +149,9 @@
  * ENTER records, inclusive_ticks the sum of its calls' LEAVE ticks minus
  * ENTER ticks. events: the stream's records (STREAM_END included); end_ticks
  * the time of STREAM_END; reads: how many of its records a profile takes
- * from the records still (OBJECTS, MPI_SEND ... MPI_COLLECTIVE_END,
- * asyncio steps the writer could not follow); then per generation 0..2 its
+ * from the records still (OBJECTS, MPI_SEND, MPI_ISEND, MPI_COLLECTIVE_END,
+ * asyncio steps the writer could not follow, 1 for all; an earlier writer
+ * counted MPI_RECV and MPI_IRECV too); then per generation 0..2 its
  * GC records: how many, their durations' sum and longest (ticks), objects
  * collected and uncollectable. asyncio tasks (a step: tasklanes.h): task + 1
  * is not 0 for the node of a step of that task (TASK_RESUME's), whose path
@@ -163,6 +166,15 @@
  * A stream without TREE chunks (a crash, an older writer, a tree the writer
  * gave up) is read record by record; readers of events stop at the first
  * TREE chunk.
+ * The records that `reads` counts (tt_ev_counted: OBJECTS, MPI_SEND,
+ * MPI_ISEND, MPI_COLLECTIVE_END; the profile's objects and MPI tables)
+ * lie in the chunks of records with the flag TT_CHUNK_COUNTED, which a
+ * writer sets on every chunk that holds one of them, so that a profile
+ * reads those chunks alone beside the tree (a --objects run: a batch every
+ * 100 ms, a chunk in tens). A reader that finds fewer such records in the
+ * flagged chunks than `reads` (an earlier writer, which flags none; steps
+ * the writer could not follow) reads the whole stream. The flag changes
+ * no record: a reader that ignores it reads the stream as before.
  *
  * Threads' use of the CPU and the GIL (issue 11), sampled by tracetop's own
  * writer thread (sampler.h), never by the measured threads:
@@ -222,7 +234,7 @@
 
 enum tt_file_kind { TT_FILE_DEFS = 1, TT_FILE_EVENTS = 2 };
 enum tt_codec { TT_CODEC_NONE = 0, TT_CODEC_ZSTD = 1 };
-enum { TT_CHUNK_PARTIAL = 1, TT_CHUNK_TREE = 2, TT_CHUNK_TREE_COLUMNS = 4 };
+enum { TT_CHUNK_PARTIAL = 1, TT_CHUNK_TREE = 2, TT_CHUNK_TREE_COLUMNS = 4, TT_CHUNK_COUNTED = 8 };
 
 enum tt_event_tag {
     TT_EV_ENTER = 1,
@@ -265,6 +277,13 @@ enum tt_event_tag {
  * reject them. */
 #define TT_EV_LONG_LAST TT_EV_OBJECTS
 #define TT_EV_SHORT_LAST (TT_EV_LEAVE_SHORT + TT_EV_SHORT_FORMS - 1)
+
+/* The records a profile counts that a stream's tree does not hold (TREE's
+ * reads, TT_CHUNK_COUNTED). */
+static inline int tt_ev_counted(uint8_t tag)
+{
+    return tag == TT_EV_OBJECTS || tag == TT_EV_MPI_SEND || tag == TT_EV_MPI_ISEND || tag == TT_EV_MPI_COLLECTIVE_END;
+}
 
 /* The predictor of ENTER_PREDICTED (see above), the same in writers and
  * readers. */

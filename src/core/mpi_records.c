@@ -10,8 +10,8 @@
 void tt_stream_mpi_message(tt_stream *s, uint64_t now, uint8_t tag, uint32_t peer, uint32_t msg_tag, uint32_t comm,
                            uint64_t bytes, uint64_t request)
 {
-    s->tree.reads++; /* the profile counts messages (calltree.h) */
     uint8_t *p = tt_record_begin(s, tag, now, MPI_RECORD_EXTRA);
+    if (tt_ev_counted(tag)) tt_stream_counted(s); /* the profile counts messages sent */
     p = tt_put_varint(p, peer);
     p = tt_put_varint(p, msg_tag);
     p = tt_put_varint(p, comm);
@@ -29,8 +29,8 @@ void tt_stream_mpi_request(tt_stream *s, uint64_t now, uint8_t tag, uint64_t req
 void tt_stream_mpi_collective_end(tt_stream *s, uint64_t now, uint8_t op, uint32_t comm, uint32_t root,
                                   uint64_t sent, uint64_t received)
 {
-    s->tree.reads++;
     uint8_t *p = tt_record_begin(s, TT_EV_MPI_COLLECTIVE_END, now, MPI_RECORD_EXTRA);
+    tt_stream_counted(s);
     *p++ = op;
     p = tt_put_varint(p, comm);
     p = tt_put_varint(p, root == UINT32_MAX ? 0 : (uint64_t)root + 1);

@@ -26,7 +26,10 @@ typedef struct tt_chunk {
     struct tt_stream *stream;  /* the stream this chunk belongs to */
     uint32_t seq;              /* position in the stream's file */
     uint64_t base_ticks;       /* what the first record's delta counts from */
-    uint8_t flags;             /* the chunk header's: TT_CHUNK_TREE | TT_CHUNK_TREE_COLUMNS (calltree.c) or 0 */
+    /* The chunk header's: TT_CHUNK_TREE | TT_CHUNK_TREE_COLUMNS (calltree.c),
+     * TT_CHUNK_COUNTED (tt_stream_counted), or 0. Atomic: COUNTED is set
+     * while the writer may snapshot the chunk (a PARTIAL one). */
+    _Atomic uint8_t flags;
     /* Its stream's records and call-tree nodes when it was handed to the
      * writer, which weighs with them whether to compress it (writer.c). */
     uint64_t records;

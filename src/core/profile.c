@@ -337,6 +337,12 @@ static int __attribute__((noinline)) count_other(builder *b, const tt_event *ev)
     return 0;
 }
 
+/* The same for tt_stream_counted_read. */
+static int count_counted(void *ctx, const tt_event *ev, tt_error *err)
+{
+    return count_other(ctx, ev) != 0 ? tt_fail(err, "out of memory") : 0;
+}
+
 static void __attribute__((noinline)) count_gc(builder *b, const tt_event *ev)
 {
     if (ev->generation >= TT_PROFILE_GC_GENERATIONS) return;
@@ -541,15 +547,16 @@ static int thread_from_tree(builder *b, tt_cursor *c, const tt_stream_tree *tree
 
 /* The tree of stream `stream` of p when the profile can be made from it: 1
  * with *tree set, 0 when the stream's records are to be read (no tree; or
- * records the profile counts that the tree does not hold; or a trace read
- * in part; or the tasks alone, whose lanes take their steps from the
- * records), -1 when memory runs out. */
+ * records the profile counts that the tree does not hold, outside the
+ * chunks flagged as holding them (format.h); or a trace read in part; or
+ * the tasks alone, whose lanes take their steps from the records), -1 when
+ * memory runs out. */
 static int usable_tree(builder *b, const tt_process *p, size_t stream, tt_stream_tree *tree)
 {
     if (b->summed_ns || p->left_out || b->tasks_only) return 0;
     tt_error err;
     int rc = tt_stream_tree_read(b->trace, p, stream, tree, &err);
-    if (rc == 1 && tree->reads) {
+    if (rc == 1 && tree->reads != tree->counted_records) {
         tt_stream_tree_free(tree);
         rc = 0;
     }
@@ -655,6 +662,11 @@ static int build_thread(builder *b, size_t process, size_t stream)
     } else if (has_tree) {
         if (b->tasks && p->task_count) tt_tasks_reading_stream(b->tasks, stream);
         rc = thread_from_tree(b, c, &tree);
+        /* Then the records the tree does not hold, from their chunks alone,
+         * before finish_thread, as read_events counts them. */
+        if (rc == 0) rc = tt_stream_counted_read(p, stream, &tree, count_counted, b, &err);
+        if (rc == 1) rc = add_problem(b, err.message, 1);
+        b->th->records_read = tree.counted_chunk_records;
         tt_stream_tree_free(&tree);
     } else if (b->tasks && p->task_count) {
         tt_tasks_reading_stream(b->tasks, stream);
@@ -662,7 +674,7 @@ static int build_thread(builder *b, size_t process, size_t stream)
     } else {
         rc = read_events(b, c);
     }
-    if (!has_tree) b->th->events = tt_cursor_events_read(c);
+    if (!has_tree) b->th->events = b->th->records_read = tt_cursor_events_read(c);
     const tt_thread *thread = &p->threads[stream];
     if (thread->usage_count) {
         const tt_thread_usage *last = &thread->usage[thread->usage_count - 1];

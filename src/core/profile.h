@@ -57,6 +57,10 @@ typedef struct tt_profile_thread {
     size_t stream;
     uint64_t begin_ns, end_ns; /* first and last event; both 0 without events */
     uint64_t events;           /* read from the data (tt_cursor_events_read) */
+    /* Records decoded to make it: all of them (events) when its records were
+     * read; from the call tree its writer kept, those of the chunks that
+     * hold records the tree does not count (format.h: TT_CHUNK_COUNTED). */
+    uint64_t records_read;
     size_t top_region;         /* index into regions: most exclusive time here; SIZE_MAX when none */
     /* From its last THREAD_USAGE record (has_usage: there is one): CPU
      * time used while measured, and GIL samples (samples 0: unknown). */

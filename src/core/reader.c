@@ -1197,16 +1197,59 @@ static int stop_damaged(tt_cursor *c, const char *why)
 }
 
 /* An id from the data, as an index into a table of `count` entries (the
- * placeholder at `count` included): 0, or -1 when it is damage. */
-static int map_id(const tt_cursor *c, uint64_t id, size_t count, uint32_t *out)
+ * placeholder at `count` included): 0, or -1 when it is damage (`strict`:
+ * the definitions are complete). */
+static int map_ref(int strict, uint64_t id, size_t count, uint32_t *out)
 {
     if (id < count) {
         *out = (uint32_t)id;
         return 0;
     }
-    if (c->strict_ids) return -1;
+    if (strict) return -1;
     *out = (uint32_t)count;
     return 0;
+}
+
+static int map_id(const tt_cursor *c, uint64_t id, size_t count, uint32_t *out)
+{
+    return map_ref(c->strict_ids, id, count, out);
+}
+
+/* The fields of an MPI message, an MPI_COLLECTIVE_END or an OBJECTS record
+ * (what tt_ev_counted names, and the messages received) into ev, for the
+ * cursor and tt_stream_counted_read alike: NULL, or why it is damage. */
+static const char *counted_fields(const tt_process *p, int strict, const tt_event_record *r, tt_event *ev)
+{
+    switch (r->tag) {
+    case TT_EV_MPI_SEND:
+    case TT_EV_MPI_RECV:
+    case TT_EV_MPI_ISEND:
+    case TT_EV_MPI_IRECV:
+        if (map_ref(strict, r->mpi.comm, p->comm_count, &ev->comm) != 0) return "undefined communicator";
+        if (r->mpi.peer > UINT32_MAX || r->mpi.tag > UINT32_MAX) return "MPI rank or tag out of range";
+        ev->peer = (uint32_t)r->mpi.peer;
+        ev->tag = (uint32_t)r->mpi.tag;
+        ev->bytes = r->mpi.bytes;
+        if (r->tag == TT_EV_MPI_ISEND || r->tag == TT_EV_MPI_IRECV) ev->request = r->mpi.request;
+        return NULL;
+    case TT_EV_MPI_COLLECTIVE_END:
+        if (map_ref(strict, r->mpi.comm, p->comm_count, &ev->comm) != 0) return "undefined communicator";
+        if (r->mpi.root > UINT32_MAX) return "MPI root out of range";
+        ev->root = r->mpi.root ? (uint32_t)(r->mpi.root - 1) : UINT32_MAX;
+        ev->op = r->mpi.op;
+        ev->sent = r->mpi.sent;
+        ev->received = r->mpi.received;
+        return NULL;
+    default: /* OBJECTS */
+        ev->region = UINT32_MAX;
+        if (r->objects.region && map_ref(strict, r->objects.region - 1, p->region_count, &ev->region) != 0)
+            return "undefined region";
+        if (map_ref(strict, r->objects.type, p->string_count, &ev->name) != 0) return "undefined name";
+        ev->bytes = r->objects.size;
+        ev->created = r->objects.created;
+        ev->destroyed = r->objects.destroyed;
+        return NULL;
+    }
 }
 
 /* Turns the fast path on for the rest of the chunk when it can go without
@@ -1303,35 +1346,13 @@ static int read_event(tt_cursor *c, tt_event *ev)
     case TT_EV_MPI_RECV:
     case TT_EV_MPI_ISEND:
     case TT_EV_MPI_IRECV:
-        if (map_id(c, r.mpi.comm, c->p->comm_count, &ev->comm) != 0)
-            return stop_damaged(c, "undefined communicator");
-        if (r.mpi.peer > UINT32_MAX || r.mpi.tag > UINT32_MAX) return stop_damaged(c, "MPI rank or tag out of range");
-        ev->peer = (uint32_t)r.mpi.peer;
-        ev->tag = (uint32_t)r.mpi.tag;
-        ev->bytes = r.mpi.bytes;
-        if (r.tag == TT_EV_MPI_ISEND || r.tag == TT_EV_MPI_IRECV) ev->request = r.mpi.request;
-        break;
     case TT_EV_MPI_COLLECTIVE_END:
-        if (map_id(c, r.mpi.comm, c->p->comm_count, &ev->comm) != 0)
-            return stop_damaged(c, "undefined communicator");
-        if (r.mpi.root > UINT32_MAX) return stop_damaged(c, "MPI root out of range");
-        ev->root = r.mpi.root ? (uint32_t)(r.mpi.root - 1) : UINT32_MAX;
-        ev->op = r.mpi.op;
-        ev->sent = r.mpi.sent;
-        ev->received = r.mpi.received;
+    case TT_EV_OBJECTS:
+        if ((why = counted_fields(c->p, c->strict_ids, &r, ev)) != NULL) return stop_damaged(c, why);
         break;
     case TT_EV_MPI_ISEND_COMPLETE:
     case TT_EV_MPI_IRECV_REQUEST:
         ev->request = r.mpi.request;
-        break;
-    case TT_EV_OBJECTS:
-        ev->region = UINT32_MAX;
-        if (r.objects.region && map_id(c, r.objects.region - 1, c->p->region_count, &ev->region) != 0)
-            return stop_damaged(c, "undefined region");
-        if (map_id(c, r.objects.type, c->p->string_count, &ev->name) != 0) return stop_damaged(c, "undefined name");
-        ev->bytes = r.objects.size;
-        ev->created = r.objects.created;
-        ev->destroyed = r.objects.destroyed;
         break;
     case TT_EV_TASK_RESUME:
         if (map_id(c, r.id, c->p->task_count, &ev->task) != 0) return stop_damaged(c, "undefined task");
@@ -1680,6 +1701,66 @@ static int parse_tree(const tt_process *p, const uint8_t *pos, const uint8_t *en
     return 0;
 }
 
+/* The payload of the chunk just read into cf->stored (header h), decoded:
+ * 0 with *payload set, -1 when it does not decode, -2 out of memory. */
+static int stored_payload(chunk_file *cf, const struct tt_chunk_header *h, const uint8_t **payload)
+{
+    const char *why;
+    *payload = cf->stored;
+    if (h->codec == TT_CODEC_NONE) return 0;
+    if (reserve_bytes(&cf->decoded, &cf->decoded_cap, h->raw_size) != 0) return -2;
+    if (tt_payload_decode(h, cf->stored, cf->decoded, &why) != 0) return -1;
+    *payload = cf->decoded;
+    return 0;
+}
+
+/* The next record of it that is not an ENTER or a LEAVE tt_records_peek
+ * reads (those it passes over, counting them in *records, neither their
+ * time nor the predictor kept: the records it gives have no time, a call
+ * no region): 1 with *r set, 0 at the end, -1 with *why when a record is
+ * malformed. For readers of a chunk's other records, which pass over the
+ * calls at a few instructions each. */
+static int next_not_call(tt_records *it, tt_event_record *r, const char **why, uint64_t *records)
+{
+    const uint8_t *p = it->pos, *q;
+    uint64_t passed = 0, dt, id;
+    uint8_t tag;
+    while (it->end - p > TT_RECORD_MAX_FIXED && (q = tt_records_peek(p, &tag, &dt, &id)) != NULL) {
+        passed++;
+        p = q;
+    }
+    *records += passed;
+    it->pos = p;
+    int k = tt_records_next_event(it, r, why);
+    *records += k == 1;
+    return k;
+}
+
+/* A chunk of records flagged TT_CHUNK_COUNTED, just read (header h, raw
+ * header bytes `header`), into tree: where it is, its records and those a
+ * profile counts. 0, -1 when its records do not decode, -2 out of memory. */
+static int note_counted(chunk_file *cf, const uint8_t *header, const struct tt_chunk_header *h,
+                        tt_stream_tree *tree, size_t *cap)
+{
+    const uint8_t *payload;
+    int rc = stored_payload(cf, h, &payload);
+    if (rc != 0) return rc;
+    if (TT_RESERVE(tree->counted_at, *cap, tree->counted_chunks + 1) != 0) return -2;
+    tt_predictor predict; /* reset by tt_records_init */
+    tt_records it;
+    tt_records_init(&it, payload, h->raw_size, h->base_ticks, &predict);
+    tt_event_record r;
+    const char *why;
+    while ((rc = next_not_call(&it, &r, &why, &tree->counted_chunk_records)) == 1)
+        tree->counted_records += tt_ev_counted(r.tag);
+    if (rc < 0) return -1;
+    tree->counted_at[tree->counted_chunks++] = (tt_chunk_start){
+        .offset = cf->offset - TT_CHUNK_HEADER_SIZE - h->stored_size,
+        .seq = h->seq,
+        .crc = tt_get_u32(header + TT_CHUNK_CRC_OFFSET)};
+    return 0;
+}
+
 int tt_stream_tree_read(const tt_trace *t, const tt_process *p, size_t stream, tt_stream_tree *out, tt_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -1692,7 +1773,7 @@ int tt_stream_tree_read(const tt_trace *t, const tt_process *p, size_t stream, t
     int rc = cf_open(&cf, path, TT_FILE_EVENTS, err);
     free(path);
     if (rc != 0) return 0; /* the cursor says it */
-    size_t expected = 0;
+    size_t expected = 0, counted_cap = 0;
     int have_head = 0, found = 0;
     rc = 0;
     while (!cf.stopped) {
@@ -1710,7 +1791,9 @@ int tt_stream_tree_read(const tt_trace *t, const tt_process *p, size_t stream, t
         cf.offset += TT_CHUNK_HEADER_SIZE + h.stored_size;
         cf.chunks++;
         if (have_head && !(h.flags & TT_CHUNK_TREE)) break;
-        if (!(h.flags & TT_CHUNK_TREE) && t->trust_records) {
+        /* Trusted, the records' chunks are passed over by their headers;
+         * those the profile counts are read all the same. */
+        if (!(h.flags & (TT_CHUNK_TREE | TT_CHUNK_COUNTED)) && t->trust_records) {
             if (fseeko(cf.f, (off_t)cf.offset, SEEK_SET) != 0) break;
             continue;
         }
@@ -1721,19 +1804,16 @@ int tt_stream_tree_read(const tt_trace *t, const tt_process *p, size_t stream, t
         /* Every chunk's checksum, records' too (unless trusted): damage
          * anywhere has the stream read back, which says what and where. */
         if (fread(cf.stored, 1, h.stored_size, cf.f) != h.stored_size || !tt_chunk_verify(header, cf.stored)) break;
-        if (!(h.flags & TT_CHUNK_TREE)) continue;
+        if (!(h.flags & TT_CHUNK_TREE)) {
+            if ((h.flags & TT_CHUNK_COUNTED) && (rc = note_counted(&cf, header, &h, out, &counted_cap)) != 0) break;
+            continue;
+        }
         if (!(h.flags & TT_CHUNK_TREE_COLUMNS)) break; /* an earlier writer's rows: read back */
         out->bytes += TT_CHUNK_HEADER_SIZE + h.stored_size;
-        const uint8_t *payload = cf.stored;
-        if (h.codec != TT_CODEC_NONE) {
-            if (reserve_bytes(&cf.decoded, &cf.decoded_cap, h.raw_size) != 0) {
-                rc = -2;
-                break;
-            }
-            if (tt_payload_decode(&h, cf.stored, cf.decoded, &why) != 0) break;
-            payload = cf.decoded;
-        }
-        if ((rc = parse_tree(p, payload, payload + h.raw_size, out, &expected, &have_head)) != 0) break;
+        const uint8_t *payload;
+        if ((rc = stored_payload(&cf, &h, &payload)) != 0 ||
+            (rc = parse_tree(p, payload, payload + h.raw_size, out, &expected, &have_head)) != 0)
+            break;
     }
     cf_close(&cf);
     if (!found) tt_stream_tree_free(out);
@@ -1770,5 +1850,61 @@ uint64_t tt_stream_record_bytes(const tt_process *p, size_t stream)
 void tt_stream_tree_free(tt_stream_tree *tree)
 {
     free(tree->nodes);
+    free(tree->counted_at);
     memset(tree, 0, sizeof *tree);
+}
+
+int tt_stream_counted_read(const tt_process *p, size_t stream, const tt_stream_tree *tree,
+                           int (*each)(void *ctx, const tt_event *ev, tt_error *err), void *ctx, tt_error *err)
+{
+    if (!tree->counted_chunks) return 0;
+    char name[32];
+    snprintf(name, sizeof name, "%zu.tts", stream);
+    char *path = path_join(p->dir, name);
+    if (!path) return tt_fail(err, "out of memory");
+    chunk_file cf;
+    int rc = cf_open(&cf, path, TT_FILE_EVENTS, err);
+    free(path);
+    if (rc != 0) return 1;
+    int strict = p->ended && p->defs_state == TT_STREAM_COMPLETE;
+    tt_predictor predict;
+    for (size_t i = 0; rc == 0 && i < tree->counted_chunks; i++) {
+        const tt_chunk_start *at = &tree->counted_at[i];
+        cf.offset = at->offset;
+        cf.chunks = at->seq;
+        if (fseeko(cf.f, (off_t)at->offset, SEEK_SET) != 0) cf_read_error(&cf);
+        if (!cf_next(&cf) || cf.crc != at->crc) {
+            if (!cf.stopped) cf_damage_chunk(&cf, "not the chunk read before");
+            rc = 1;
+            break;
+        }
+        tt_records it;
+        tt_records_init(&it, cf.payload, cf.h.raw_size, cf.h.base_ticks, &predict);
+        tt_event_record r;
+        const char *why;
+        uint64_t records = 0; /* counted by the tree read already */
+        int k = 0;
+        while (rc == 0 && (k = next_not_call(&it, &r, &why, &records)) == 1) {
+            if (!tt_ev_counted(r.tag)) continue;
+            tt_event ev = {.kind = r.tag};
+            if ((why = counted_fields(p, strict, &r, &ev)) != NULL) {
+                cf_damage_chunk(&cf, why);
+                rc = 1;
+            } else if (each(ctx, &ev, err) != 0) {
+                rc = -1;
+            }
+        }
+        if (rc == 0 && k < 0) {
+            cf_damage_chunk(&cf, why);
+            rc = 1;
+        }
+    }
+    if (rc == 1) {
+        char what[256];
+        cf_describe(&cf, what, sizeof what);
+        tt_fail(err, "process %" PRIu64 " thread \"%s\" (stream %zu): %s", p->pid, p->threads[stream].name, stream,
+                what);
+    }
+    cf_close(&cf);
+    return rc;
 }

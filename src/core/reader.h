@@ -341,6 +341,13 @@ typedef struct tt_stream_tree {
     int steps; /* some node is a step's (task not UINT32_MAX) */
     tt_tree_gc gc[3];
     uint64_t bytes; /* its TREE chunks on disk, headers included */
+    /* Its chunks of records flagged TT_CHUNK_COUNTED (format.h), in order
+     * (time, ticks, depth: 0), the records they hold, and of those the ones
+     * a profile counts (tt_ev_counted): all `reads` are there when it is
+     * reads. */
+    size_t counted_chunks;
+    tt_chunk_start *counted_at;
+    uint64_t counted_chunk_records, counted_records;
 } tt_stream_tree;
 
 /* Reads the tree of stream `stream` of process p of trace t, going over its
@@ -358,5 +365,15 @@ int tt_stream_tree_read(const tt_trace *t, const tt_process *p, size_t stream, t
  * stream without a readable file. */
 uint64_t tt_stream_record_bytes(const tt_process *p, size_t stream);
 void tt_stream_tree_free(tt_stream_tree *tree);
+
+/* Gives `each` the records a profile counts beyond the tree (tt_ev_counted)
+ * of stream `stream` of p, read from the chunks its tree found flagged
+ * (tree->counted_at) alone, in order, each as the event a cursor gives for
+ * it without its time (time, ticks and depth 0). 0 when all were
+ * given; 1 when a chunk is no longer what the tree read found (changed
+ * since), with the problem in one line in err, the records before it
+ * given; -1 when memory runs out or `each` fails (its err). */
+int tt_stream_counted_read(const tt_process *p, size_t stream, const tt_stream_tree *tree,
+                           int (*each)(void *ctx, const tt_event *ev, tt_error *err), void *ctx, tt_error *err);
 
 #endif

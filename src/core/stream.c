@@ -139,8 +139,8 @@ int tt_stream_objects(tt_stream *s, uint64_t now, const tt_stream_objects_counts
         if (!fresh) return -1;
         replace_chunk(s, fresh);
     }
-    s->tree.reads++;
     uint8_t *p = tt_record_begin(s, TT_EV_OBJECTS, now, SIZE - TT_RECORD_MAX_FIXED);
+    tt_stream_counted(s);
     p = tt_put_varint(p, n->region);
     p = tt_put_varint(p, n->type);
     p = tt_put_varint(p, n->size);

@@ -182,6 +182,17 @@ static inline void tt_record_commit(tt_stream *s, uint8_t *end)
     s->events++;
 }
 
+/* The record begun, not yet committed, is one a profile counts beyond the
+ * stream's tree (tt_ev_counted): its chunk is flagged before its bytes are
+ * published (format.h: TT_CHUNK_COUNTED), and the tree counts it (reads). */
+static inline void tt_stream_counted(tt_stream *s)
+{
+    tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
+    uint8_t flags = atomic_load_explicit(&c->flags, memory_order_relaxed);
+    atomic_store_explicit(&c->flags, (uint8_t)(flags | TT_CHUNK_COUNTED), memory_order_relaxed);
+    s->tree.reads++;
+}
+
 /* Publishes the record of `length` bytes written at `used` in chunk c. */
 static inline void tt_record_commit_at(tt_stream *s, tt_chunk *c, uint32_t used, uint32_t length)
 {

@@ -594,10 +594,11 @@ static PyObject *profile_dict(const tt_profile *prof)
     for (size_t i = 0; threads && i < prof->thread_count; i++) {
         const tt_profile_thread *th = &prof->threads[i];
         const tt_process *p = tt_trace_process(prof->trace, th->process);
-        PyObject *item = Py_BuildValue("{s:K,s:n,s:N,s:K,s:K,s:K}", "pid", (unsigned long long)p->pid, "stream",
+        PyObject *item = Py_BuildValue("{s:K,s:n,s:N,s:K,s:K,s:K,s:K}", "pid", (unsigned long long)p->pid, "stream",
                                        (Py_ssize_t)th->stream, "name", text(p->threads[th->stream].name), "events",
                                        (unsigned long long)th->events, "begin_ns", (unsigned long long)th->begin_ns,
-                                       "end_ns", (unsigned long long)th->end_ns);
+                                       "end_ns", (unsigned long long)th->end_ns, "records_read",
+                                       (unsigned long long)th->records_read);
         if (!item) Py_CLEAR(threads);
         else PyList_SET_ITEM(threads, (Py_ssize_t)i, item);
     }
@@ -721,7 +722,9 @@ static PyMethodDef reader_methods[] = {
      "profile(experiment_dir, *, pid=None, rank=None)\n--\n\n"
      "The call-path profile of an experiment (of one process, by pid or MPI rank)\n"
      "as a dict: events, total_ns, corrupt, problems, regions (merged by name),\n"
-     "threads, processes, messages (MPI, by world rank) and collectives."},
+     "threads (records_read: the records decoded to make each, fewer than its\n"
+     "events when made from the call tree its writer kept), processes, messages\n"
+     "(MPI, by world rank) and collectives."},
     {"summary", (PyCFunction)(void (*)(void))summary, METH_VARARGS | METH_KEYWORDS,
      "summary(experiment_dir, top=25, *, pid=None, rank=None, trust_records=False)\n--\n\n"
      "(text, problems, corrupt): the text summary of an experiment (of one\n"
