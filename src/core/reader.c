@@ -1111,26 +1111,30 @@ struct tt_cursor {
     tt_event held;           /* the first event inside the range, given once the frames around it are open */
 };
 
+/* Opens the file of stream `stream` of p into cf: 0, -1 when it does not
+ * open (err says why), -2 when memory runs out. */
+static int stream_file_open(const tt_process *p, size_t stream, chunk_file *cf, tt_error *err)
+{
+    char name[32];
+    snprintf(name, sizeof name, "%zu.tts", stream);
+    char *path = path_join(p->dir, name);
+    if (!path) return -2;
+    int rc = cf_open(cf, path, TT_FILE_EVENTS, err);
+    free(path);
+    return rc != 0 ? -1 : 0;
+}
+
 int tt_cursor_open(const tt_trace *t, const tt_process *p, size_t stream, tt_cursor **out, tt_error *err)
 {
     /* The process carries what the cursor reads; t keeps it alive, and the range it keeps. */
     *out = NULL;
     if (stream >= p->thread_count || !p->threads[stream].present)
         return tt_fail(err, "process %" PRIu64 " has no stream %zu", p->pid, stream);
-    char name[32];
-    snprintf(name, sizeof name, "%zu.tts", stream);
-    char *path = path_join(p->dir, name);
     tt_cursor *c = calloc(1, sizeof *c);
-    if (!path || !c) {
-        free(path);
-        free(c);
-        return tt_fail(err, "out of memory");
-    }
-    int rc = cf_open(&c->cf, path, TT_FILE_EVENTS, err);
-    free(path);
+    int rc = c ? stream_file_open(p, stream, &c->cf, err) : -2;
     if (rc != 0) {
         free(c);
-        return rc;
+        return rc == -2 ? tt_fail(err, "out of memory") : -1;
     }
     c->p = p;
     c->stream = stream;
@@ -1765,13 +1769,9 @@ int tt_stream_tree_read(const tt_trace *t, const tt_process *p, size_t stream, t
 {
     memset(out, 0, sizeof *out);
     if (stream >= p->thread_count || !p->threads[stream].present) return 0;
-    char name[32];
-    snprintf(name, sizeof name, "%zu.tts", stream);
-    char *path = path_join(p->dir, name);
-    if (!path) return tt_fail(err, "out of memory");
     chunk_file cf;
-    int rc = cf_open(&cf, path, TT_FILE_EVENTS, err);
-    free(path);
+    int rc = stream_file_open(p, stream, &cf, err);
+    if (rc == -2) return tt_fail(err, "out of memory");
     if (rc != 0) return 0; /* the cursor says it */
     size_t expected = 0, counted_cap = 0;
     int have_head = 0, found = 0;
@@ -1824,14 +1824,9 @@ int tt_stream_tree_read(const tt_trace *t, const tt_process *p, size_t stream, t
 uint64_t tt_stream_record_bytes(const tt_process *p, size_t stream)
 {
     if (stream >= p->thread_count || !p->threads[stream].present) return 0;
-    char name[32];
-    snprintf(name, sizeof name, "%zu.tts", stream);
-    char *path = path_join(p->dir, name);
     chunk_file cf;
     tt_error err;
-    int rc = path ? cf_open(&cf, path, TT_FILE_EVENTS, &err) : -1;
-    free(path);
-    if (rc != 0) return 0;
+    if (stream_file_open(p, stream, &cf, &err) != 0) return 0;
     uint64_t bytes = 0;
     uint8_t header[TT_CHUNK_HEADER_SIZE];
     struct tt_chunk_header h;
@@ -1858,13 +1853,9 @@ int tt_stream_counted_read(const tt_process *p, size_t stream, const tt_stream_t
                            int (*each)(void *ctx, const tt_event *ev, tt_error *err), void *ctx, tt_error *err)
 {
     if (!tree->counted_chunks) return 0;
-    char name[32];
-    snprintf(name, sizeof name, "%zu.tts", stream);
-    char *path = path_join(p->dir, name);
-    if (!path) return tt_fail(err, "out of memory");
     chunk_file cf;
-    int rc = cf_open(&cf, path, TT_FILE_EVENTS, err);
-    free(path);
+    int rc = stream_file_open(p, stream, &cf, err);
+    if (rc == -2) return tt_fail(err, "out of memory");
     if (rc != 0) return 1;
     int strict = p->ended && p->defs_state == TT_STREAM_COMPLETE;
     tt_predictor predict;
