@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             tt_cursor_close(c);
             /* The call tree behind the records (TREE chunks), as the profile reads it. */
             tt_stream_tree tree;
-            if (tt_stream_tree_read(p, s, &tree, &err) == 1) {
+            if (tt_stream_tree_read(t, p, s, &tree, &err) == 1) {
                 for (size_t k = 0; k < tree.node_count; k++)
                     fuzz_sink += strlen(p->regions[tree.nodes[k].region].name) + tree.nodes[k].visits +
                                  (tree.nodes[k].parent == UINT32_MAX ? 0 : tree.nodes[tree.nodes[k].parent].region);
