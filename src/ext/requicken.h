@@ -8,11 +8,11 @@
  * turns every such pair back into two instructions, for good: the code
  * runs slower for as long as it lives, whether or not the tool that asked
  * for the events is still there. A loop of a few arithmetic lines between
- * calls pays it on every turn: on bench's threads workload it is 856 of
+ * calls pays it on every turn: on bench's threads workload it is 811 of
  * the 1,148 instructions per event that an empty sys.monitoring tool with
- * tracetop's events costs, and what cProfile and the profile hook's floor
- * pay there too (bench/README.md: "3.12: the superinstructions
- * instrumenting takes away").
+ * tracetop's events costs over the plain program, and cProfile and the
+ * profile hook's floor pay it too (bench/README.md: "3.12: the
+ * superinstructions sys.monitoring's instrumenting takes away").
  *
  * tt_requicken puts the pairs back where CPython's own quickening put them,
  * on the instructions that no tool instruments (an instrumented one has an
