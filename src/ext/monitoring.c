@@ -12,7 +12,6 @@
  * run() on (see first_stream).
  */
 #include "ext.h"
-#include "requicken.h"
 
 #if PY_VERSION_HEX >= 0x030C0000
 
@@ -93,14 +92,8 @@ static PyObject *__attribute__((noinline)) enter(PyObject *const *args, Py_ssize
     if (tt_likely(tt_active) && nargs >= 1) {
         tt_stream *s = event_stream(args[0]);
         if (s) {
-            uint64_t entry = TT_STACK_SKIP;
-            if (tt_likely(tt_record_calls) || tt_region_filtered) {
-                entry = tt_code_entry_known(args[0]);
-                if (entry == UINT64_MAX) { /* the code's first event: instrumented by now */
-                    tt_requicken(args[0]);
-                    entry = tt_code_entry_slow(args[0]);
-                }
-            }
+            uint64_t entry =
+                tt_likely(tt_record_calls) || tt_region_filtered ? tt_code_entry(args[0]) : TT_STACK_SKIP;
             uint32_t region = (uint32_t)entry;
             if (tt_region_is_filtered(region)) return ignored(disabling);
             uint32_t task = TT_NO_ID;

@@ -9,6 +9,7 @@
 #include "ext.h"
 
 #include "format.h"
+#include "requicken.h"
 
 Py_ssize_t tt_code_extra_index = -1;
 tt_ptrmap tt_cfunction_regions;
@@ -92,9 +93,12 @@ static uint32_t define_region(PyObject *name, PyObject *file, long line, uint8_t
 #define TASK_STEP_FLAGS (CO_COROUTINE | CO_ITERABLE_COROUTINE)
 #define AWAITING_FLAGS (TASK_STEP_FLAGS | CO_ASYNC_GENERATOR)
 
-/* The entry (ext.h) of `code`, whose module is globals' __name__. */
+/* The entry (ext.h) of `code`, whose module is globals' __name__. At a
+ * code object's first sight, which a hook has (instrumented by then on
+ * 3.12), its superinstructions are given back too (requicken.h). */
 static uint64_t code_entry_in(PyObject *code, PyObject *globals)
 {
+    tt_requicken(code);
     /* Naming may run Python code (attribute lookups); the exception state
      * of the traced program must come out as it went in. */
     PyObject *type, *value, *tb;

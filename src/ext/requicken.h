@@ -29,8 +29,10 @@
 
 #include <Python.h>
 
-/* With the GIL held, on a code object that sys.monitoring instrumented
- * (its first event): gives back its superinstructions. Never fails: a
+/* With the GIL held, on a code object at its first sight by a hook
+ * (pyregions.c; instrumented by then, whether through tracetop's
+ * sys.monitoring callbacks or the profile hook, which 3.12 runs on
+ * sys.monitoring too): gives back its superinstructions. Never fails: a
  * code object it cannot read is left as it is, without an exception. */
 void tt_requicken(PyObject *code);
 
