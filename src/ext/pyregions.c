@@ -98,12 +98,12 @@ static uint32_t define_region(PyObject *name, PyObject *file, long line, uint8_t
  * 3.12), its superinstructions are given back too (requicken.h). */
 static uint64_t code_entry_in(PyObject *code, PyObject *globals)
 {
-    tt_requicken(code);
     /* Naming may run Python code (attribute lookups); the exception state
      * of the traced program must come out as it went in. */
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     int own = tt_objects_own_begin();
+    tt_requicken(code); /* its co_code, made for it, is tracetop's object */
     uint32_t region = TT_STACK_SKIP;
     PyObject *filename = PyObject_GetAttrString(code, "co_filename");
     if (filename && !is_excluded(filename)) {
