@@ -31,9 +31,10 @@
 tt_session *tt_active;
 int tt_recording = 1;
 tt_registry tt_definitions;
+tt_stream tt_no_stream = {.epoch = UINT64_MAX};
 /* initial-exec: the extension is loaded at import, and this spares every
  * event a call to __tls_get_addr. */
-__thread tt_stream *tt_tls_stream __attribute__((tls_model("initial-exec")));
+__thread tt_stream *tt_tls_stream __attribute__((tls_model("initial-exec"))) = &tt_no_stream;
 
 enum hook_kind { HOOK_NONE, HOOK_PROFILE, HOOK_TRACE, HOOK_MONITORING };
 
@@ -129,7 +130,7 @@ tt_stream *tt_thread_stream_slow(void)
 {
     if (!tt_active || control_thread || making_stream) return NULL;
     tt_stream *current = tt_tls_stream;
-    if (current && current->session == tt_active) {
+    if (current->session == tt_active) {
         tt_park_resync(current);
         return current;
     }
