@@ -1,12 +1,12 @@
 /* test_reader.c -- the reader and the profile, on experiments written here
  * record by record (a small writer below), intact, cut and damaged. */
 #define _GNU_SOURCE
-#include <ftw.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "scratch.h"
 #include "format.h"
 #include "profile.h"
 #include "tasklanes.h"
@@ -1610,12 +1610,6 @@ static void test_profile_model(void)
     tt_trace_close(t);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 /* A garbage collection inside a call, and a thread's usage records: the
  * reader's GC event and usage table, the profile's sums. */
 static void test_gc_and_usage(void)
@@ -2201,6 +2195,6 @@ int main(void)
     test_tasks_model();
     test_tree_chunks();
     test_counted_chunks();
-    nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    scratch_remove(root);
     return check_report();
 }

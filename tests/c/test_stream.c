@@ -3,11 +3,11 @@
  * form format.h defines, at the edges of the deltas each one takes, comes
  * back with its exact ticks and region, and takes the bytes its form says. */
 #define _GNU_SOURCE
-#include <ftw.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "scratch.h"
 #include "reader.h"
 #include "session.h"
 
@@ -111,12 +111,6 @@ static void test_forms(void)
     tt_trace_close(t);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 int main(void)
 {
     if (!mkdtemp(root) || tt_registry_init(&registry) != 0) {
@@ -124,6 +118,6 @@ int main(void)
         return 2;
     }
     test_forms();
-    nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    scratch_remove(root);
     return check_report();
 }
