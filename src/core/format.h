@@ -57,10 +57,14 @@
  *     ENTER_PREDICTED tag 56 + dt / 256, u8 dt % 256                (dt < 1536)
  *                    the region is the one the stream's predictor names (below)
  *     LEAVE_MEDIUM   tag 62 + dt / 65536, u16 dt % 65536            (dt < 131072)
+ *     ENTER_MEDIUM   tag 48 + dt / 65536, u16 dt % 65536, v region  (dt < 262144)
+ *     ENTER_PREDICTED_MEDIUM tag 52 + dt / 65536, u16 dt % 65536    (dt < 262144)
  * The short forms are ENTER and LEAVE whose dt is small, as nearly every
  * call's is: the tag carries dt's high bits, so a return takes 2 bytes and
- * a call 3 (a region below 128), or 2 when predicted. Readers yield them as
- * ENTER and LEAVE.
+ * a call 3 (a region below 128), or 2 when predicted. The medium forms are
+ * those whose dt is longer (a call after a few microseconds of work): a
+ * writer encodes them with as few instructions as the short ones, where the
+ * long forms' varint costs a loop. Readers yield them as ENTER and LEAVE.
  *
  * The predictor guesses the region of the next ENTER from the region of the
  * last ENTER and the LEAVEs since it: calls come in the same order again
@@ -215,8 +219,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Version 2 added ENTER_PREDICTED and LEAVE_MEDIUM; readers read version 1 too. */
-#define TT_FORMAT_VERSION 2u
+/* Version 2 added ENTER_PREDICTED and LEAVE_MEDIUM, version 3 ENTER_MEDIUM
+ * and ENTER_PREDICTED_MEDIUM; readers read versions 1 and 2 too. */
+#define TT_FORMAT_VERSION 3u
 #define TT_FORMAT_VERSION_OLDEST 1u
 #define TT_FILE_MAGIC "TRACETOP"
 #define TT_FILE_HEADER_SIZE 16u
@@ -261,8 +266,9 @@ enum tt_event_tag {
     TT_EV_OBJECTS = 26,
     TT_EV_ENTER_SHORT = 32, /* .. 39 */
     TT_EV_LEAVE_SHORT = 40, /* .. 47 */
-    /* 48..55: reserved */
-    TT_EV_ENTER_PREDICTED = 56, /* .. 61 */
+    TT_EV_ENTER_MEDIUM = 48,           /* .. 51 */
+    TT_EV_ENTER_PREDICTED_MEDIUM = 52, /* .. 55 */
+    TT_EV_ENTER_PREDICTED = 56,        /* .. 61 */
     TT_EV_LEAVE_MEDIUM = 62,    /* .. 63 */
 };
 #define TT_EV_SHORT_FORMS 8u      /* tags of each short form */
@@ -271,12 +277,13 @@ enum tt_event_tag {
 #define TT_EV_PREDICTED_DT_LIMIT (TT_EV_PREDICTED_FORMS * 256u)
 #define TT_EV_MEDIUM_FORMS 2u
 #define TT_EV_MEDIUM_DT_LIMIT (TT_EV_MEDIUM_FORMS * 65536u)
+#define TT_EV_ENTER_MEDIUM_FORMS 4u
+#define TT_EV_ENTER_MEDIUM_DT_LIMIT (TT_EV_ENTER_MEDIUM_FORMS * 65536u)
 #define TT_EV_LAST (TT_EV_LEAVE_MEDIUM + TT_EV_MEDIUM_FORMS - 1)
-/* Tags after the last of the long forms and before the short ones, and
- * between the short forms and the predicted ones, are not defined: readers
- * reject them. */
+/* Tags after the last of the long forms and before the short ones are not
+ * defined: readers reject them. From the short forms on, every tag up to
+ * TT_EV_LAST is one. */
 #define TT_EV_LONG_LAST TT_EV_OBJECTS
-#define TT_EV_SHORT_LAST (TT_EV_LEAVE_SHORT + TT_EV_SHORT_FORMS - 1)
 
 /* The records a profile counts that a stream's tree does not hold (TREE's
  * reads, TT_CHUNK_COUNTED). */

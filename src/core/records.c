@@ -34,19 +34,23 @@ int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
     if (p >= end) return 0;
 
     uint8_t tag = *p++;
-    if (tag < TT_EV_ENTER || tag > TT_EV_LAST || (tag > TT_EV_LONG_LAST && tag < TT_EV_ENTER_SHORT) ||
-        (tag > TT_EV_SHORT_LAST && tag < TT_EV_ENTER_PREDICTED)) {
+    if (tag < TT_EV_ENTER || tag > TT_EV_LAST || (tag > TT_EV_LONG_LAST && tag < TT_EV_ENTER_SHORT)) {
         *why = "unknown event record";
         return -1;
     }
     uint64_t dt;
     uint32_t *predicted = NULL; /* ENTER_PREDICTED: the slot that names its region */
-    if (tag >= TT_EV_LEAVE_MEDIUM) { /* dt's high bit in the tag, its low 16 bits next */
+    if (tag >= TT_EV_LEAVE_MEDIUM ||
+        (tag >= TT_EV_ENTER_MEDIUM && tag < TT_EV_ENTER_PREDICTED)) { /* dt's high bits in the tag, its low 16 next */
         uint8_t low, high;
         GET_U8(low);
         GET_U8(high);
-        dt = (uint64_t)(tag - TT_EV_LEAVE_MEDIUM) << 16 | (uint64_t)high << 8 | low;
-        tag = TT_EV_LEAVE;
+        uint8_t first = tag >= TT_EV_LEAVE_MEDIUM ? TT_EV_LEAVE_MEDIUM
+                        : tag >= TT_EV_ENTER_PREDICTED_MEDIUM ? TT_EV_ENTER_PREDICTED_MEDIUM
+                                                              : TT_EV_ENTER_MEDIUM;
+        dt = (uint64_t)(tag - first) << 16 | (uint64_t)high << 8 | low;
+        if (first == TT_EV_ENTER_PREDICTED_MEDIUM) predicted = tt_predict_slot(it->predict);
+        tag = first == TT_EV_LEAVE_MEDIUM ? TT_EV_LEAVE : TT_EV_ENTER;
     } else if (tag >= TT_EV_ENTER_SHORT) { /* a short form: dt's high bits in the tag, its low byte next */
         uint8_t low;
         GET_U8(low);

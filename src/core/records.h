@@ -212,10 +212,20 @@ static inline const uint8_t *tt_records_peek(const uint8_t *p, uint8_t *tag, uin
         return p + 3;
     }
     if (first >= TT_EV_ENTER_SHORT) {
-        if (first >= TT_EV_LEAVE_SHORT) return NULL;
-        *dt = ((uint64_t)first - TT_EV_ENTER_SHORT) << 8 | p[1];
-        *tag = TT_EV_ENTER;
-        return tt_short_varint(p + 2, id);
+        if (first < TT_EV_LEAVE_SHORT) {
+            *dt = ((uint64_t)first - TT_EV_ENTER_SHORT) << 8 | p[1];
+            *tag = TT_EV_ENTER;
+            return tt_short_varint(p + 2, id);
+        }
+        if (first < TT_EV_ENTER_MEDIUM) return NULL;
+        uint8_t form = first < TT_EV_ENTER_PREDICTED_MEDIUM ? TT_EV_ENTER_MEDIUM : TT_EV_ENTER_PREDICTED_MEDIUM;
+        *dt = ((uint64_t)first - form) << 16 | (uint64_t)p[2] << 8 | p[1];
+        if (form == TT_EV_ENTER_MEDIUM) {
+            *tag = TT_EV_ENTER;
+            return tt_short_varint(p + 3, id);
+        }
+        *tag = TT_EV_ENTER_PREDICTED;
+        return p + 3;
     }
     *tag = first;
     if (*tag == TT_EV_LEAVE) return tt_short_varint(p + 1, dt);

@@ -209,25 +209,35 @@ static inline void tt_record_commit_at(tt_stream *s, tt_chunk *c, uint32_t used,
 static inline void tt_stream_enter_at(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, uint32_t region)
 {
     uint32_t *slot = tt_predict_slot(&s->predict);
-    uint32_t predicted = *slot;
+    int predicted = *slot == region;
     tt_predict_enter(&s->predict, slot, region);
     uint8_t *p = c->data + used;
-    if (tt_likely(dt < TT_EV_PREDICTED_DT_LIMIT) && predicted == region) {
-        p[0] = (uint8_t)(TT_EV_ENTER_PREDICTED + (dt >> 8));
-        p[1] = (uint8_t)dt;
-        tt_record_commit_at(s, c, used, 2);
-        return;
-    }
-    uint8_t *start = p;
     if (tt_likely(dt < TT_EV_SHORT_DT_LIMIT)) {
+        if (tt_likely(predicted) && dt < TT_EV_PREDICTED_DT_LIMIT) {
+            p[0] = (uint8_t)(TT_EV_ENTER_PREDICTED + (dt >> 8));
+            p[1] = (uint8_t)dt;
+            tt_record_commit_at(s, c, used, 2);
+            return;
+        }
         p[0] = (uint8_t)(TT_EV_ENTER_SHORT + (dt >> 8));
         p[1] = (uint8_t)dt;
-        p += 2;
-    } else {
-        *p++ = TT_EV_ENTER;
-        p = tt_put_varint(p, dt);
+        tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(p + 2, region) - p));
+        return;
     }
-    tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(p, region) - start));
+    if (tt_likely(dt < TT_EV_ENTER_MEDIUM_DT_LIMIT)) {
+        p[1] = (uint8_t)dt;
+        p[2] = (uint8_t)(dt >> 8);
+        if (predicted) {
+            p[0] = (uint8_t)(TT_EV_ENTER_PREDICTED_MEDIUM + (dt >> 16));
+            tt_record_commit_at(s, c, used, 3);
+            return;
+        }
+        p[0] = (uint8_t)(TT_EV_ENTER_MEDIUM + (dt >> 16));
+        tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(p + 3, region) - p));
+        return;
+    }
+    *p = TT_EV_ENTER;
+    tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(tt_put_varint(p + 1, dt), region) - p));
 }
 
 /* A region entered: pushed and recorded. */

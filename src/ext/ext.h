@@ -158,6 +158,10 @@ extern int tt_record_c_calls;
 /* Strings and regions of this process; they outlive sessions. */
 extern tt_registry tt_definitions;
 
+/* The calling thread's stream, the last one made for it; tt_no_stream
+ * before its first: a stream of no session, whose epoch no session's is,
+ * so that the hooks' one test of the epoch also finds a thread without one. */
+extern tt_stream tt_no_stream;
 extern __thread tt_stream *tt_tls_stream __attribute__((tls_model("initial-exec")));
 tt_stream *tt_thread_stream_slow(void);
 
@@ -168,7 +172,7 @@ tt_stream *tt_thread_stream_slow(void);
 static inline tt_stream *tt_thread_stream(void)
 {
     tt_stream *s = tt_tls_stream;
-    if (tt_likely(s && s->epoch == atomic_load_explicit(&tt_active->epoch, memory_order_relaxed))) return s;
+    if (tt_likely(s->epoch == atomic_load_explicit(&tt_active->epoch, memory_order_relaxed))) return s;
     return tt_thread_stream_slow();
 }
 
@@ -179,7 +183,7 @@ static inline tt_stream *tt_thread_stream(void)
 static inline tt_stream *tt_thread_stream_if_made(void)
 {
     tt_stream *s = tt_tls_stream;
-    return tt_active && s && s->session == tt_active ? tt_thread_stream() : NULL;
+    return tt_active && s->session == tt_active ? tt_thread_stream() : NULL;
 }
 
 /* ---- regions of Python and C functions (pyregions.c) ---- */
@@ -253,12 +257,20 @@ extern tt_ptrmap tt_cfunction_regions;
 uint32_t tt_cfunction_region_slow(PyObject *func, PyMethodDef *def);
 
 /* tt_method_def for the two exact types that nearly all are, without a
- * call: NULL for any other. */
+ * call: NULL for any other. Neither type's object is ever without its
+ * PyMethodDef (CPython makes them from one), which the compiler is told:
+ * the hook tests the type alone. */
 static inline PyMethodDef *tt_method_def_exact(PyObject *func)
 {
-    if (tt_likely(Py_IS_TYPE(func, &PyCFunction_Type))) return ((PyCFunctionObject *)func)->m_ml;
-    if (Py_IS_TYPE(func, &PyMethodDescr_Type)) return ((PyMethodDescrObject *)func)->d_method;
-    return NULL;
+    PyMethodDef *def;
+    if (tt_likely(Py_IS_TYPE(func, &PyCFunction_Type)))
+        def = ((PyCFunctionObject *)func)->m_ml;
+    else if (Py_IS_TYPE(func, &PyMethodDescr_Type))
+        def = ((PyMethodDescrObject *)func)->d_method;
+    else
+        return NULL;
+    if (!def) __builtin_unreachable();
+    return def;
 }
 
 static inline PyMethodDef *tt_method_def(PyObject *func)
@@ -347,7 +359,7 @@ int tt_hook_sees_c_return(void);
 static inline tt_stream *tt_fast_stream(tt_chunk **chunk, uint32_t *used)
 {
     tt_stream *s = tt_tls_stream;
-    if (tt_likely(s && s->epoch == tt_fast_epoch && tt_record_room(s, chunk, used))) return s;
+    if (tt_likely(s->epoch == tt_fast_epoch && tt_record_room(s, chunk, used))) return s;
     return NULL;
 }
 

@@ -199,7 +199,7 @@ static PyObject *fork_continue(PyObject *self, PyObject *args, PyObject *kwargs)
 
     tt_session *parent = forked;
     forked = NULL;
-    tt_stream *from = tt_tls_stream && tt_tls_stream->session == parent ? tt_tls_stream : NULL;
+    tt_stream *from = tt_tls_stream->session == parent ? tt_tls_stream : NULL;
     tt_fork_abandon(parent);
     /* As the parent's: its hooks and callbacks, and a live channel of its
      * own when the parent had one. */

@@ -31,9 +31,10 @@
 tt_session *tt_active;
 int tt_recording = 1;
 tt_registry tt_definitions;
+tt_stream tt_no_stream = {.epoch = UINT64_MAX};
 /* initial-exec: the extension is loaded at import, and this spares every
  * event a call to __tls_get_addr. */
-__thread tt_stream *tt_tls_stream __attribute__((tls_model("initial-exec")));
+__thread tt_stream *tt_tls_stream __attribute__((tls_model("initial-exec"))) = &tt_no_stream;
 
 enum hook_kind { HOOK_NONE, HOOK_PROFILE, HOOK_TRACE, HOOK_MONITORING };
 
@@ -43,6 +44,10 @@ static int hook_installed; /* the hook of hook_kind is in place */
 static int instrumenter_enabled = 1;
 int tt_record_calls;
 int tt_record_c_calls;
+/* The returns of C functions the hook records, a bit each (1 << what):
+ * C_RETURN and C_EXCEPTION while their calls are recorded, else none; one
+ * test of a bit finds both. */
+static unsigned hook_c_returns;
 static pthread_key_t stream_key;
 static PyObject *thread_hook;          /* _thread_hook, given to threading */
 static PyObject *saved_threading_hook; /* what threading had before _thread_hook, while that is there */
@@ -129,7 +134,7 @@ tt_stream *tt_thread_stream_slow(void)
 {
     if (!tt_active || control_thread || making_stream) return NULL;
     tt_stream *current = tt_tls_stream;
-    if (current && current->session == tt_active) {
+    if (current->session == tt_active) {
         tt_park_resync(current);
         return current;
     }
@@ -265,13 +270,11 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
     if (tt_likely(s != NULL)) {
         if (what == PyTrace_CALL) {
             if (tt_fast_enter(s, chunk, used, tt_code_entry_known(frame_code(frame)))) return 0;
-        } else if (what == PyTrace_RETURN) {
+        } else if (what == PyTrace_RETURN || hook_c_returns >> what & 1) {
             if (tt_fast_leave(s, chunk, used)) return 0;
         } else if (what == PyTrace_C_CALL) {
             return hook_c_call(s, chunk, used, arg);
-        } else if (what == PyTrace_C_RETURN || what == PyTrace_C_EXCEPTION) {
-            if (tt_record_c_calls && tt_fast_leave(s, chunk, used)) return 0;
-        } else {
+        } else if (what != PyTrace_C_RETURN && what != PyTrace_C_EXCEPTION) {
             return 0; /* line, opcode and exception events of the trace hook */
         }
     }
@@ -653,6 +656,7 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     hook_kind = kind;
     tt_tasks_reset(session);
     tt_record_c_calls = c_calls && (kind == HOOK_PROFILE || kind == HOOK_MONITORING);
+    hook_c_returns = tt_record_c_calls ? 1u << PyTrace_C_RETURN | 1u << PyTrace_C_EXCEPTION : 0;
     instrumenter_enabled = enabled;
     tt_recording = 1;
     update_switches();

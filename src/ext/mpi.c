@@ -33,7 +33,7 @@ static int begin(void)
     tt_session_lock_streams();
     tt_stream *s = tt_tls_stream;
     tt_session *active = tt_active;
-    if (active && s && s->session == active && atomic_load_explicit(&s->chunk, memory_order_relaxed)) return 1;
+    if (active && s->session == active && atomic_load_explicit(&s->chunk, memory_order_relaxed)) return 1;
     tt_session_unlock_streams();
     return 0;
 }

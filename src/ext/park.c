@@ -289,7 +289,7 @@ void tt_park(void)
     /* The switch's own C call, on top of the caller's stack, sees no
      * return now that the hook is gone. */
     tt_stream *mine = tt_tls_stream;
-    if (mine && mine->session == tt_active && mine->depth && mine->stack[mine->depth - 1] == TT_STACK_OWN)
+    if (mine->session == tt_active && mine->depth && mine->stack[mine->depth - 1] == TT_STACK_OWN)
         mine->depth--;
     /* Without memory, the switch on closes what is open, as at a measurement's end. */
     uint32_t threads = 0;

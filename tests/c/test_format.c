@@ -94,6 +94,11 @@ static void test_file_header(void)
     bad[0] ^= 1;
     CHECK(tt_file_header_decode(bad, sizeof bad, &kind, &why) == -1);
     CHECK_STR(why, "not a tracetop trace file");
+    for (uint32_t older = TT_FORMAT_VERSION_OLDEST; older < TT_FORMAT_VERSION; older++) { /* their traces read on */
+        memcpy(bad, h, sizeof h);
+        tt_put_u32(bad + 8, older);
+        CHECK(tt_file_header_decode(bad, sizeof bad, &kind, &why) == 0);
+    }
     memcpy(bad, h, sizeof h);
     tt_put_u32(bad + 8, TT_FORMAT_VERSION + 1);
     CHECK(tt_file_header_decode(bad, sizeof bad, &kind, &why) == -1);

@@ -2,12 +2,12 @@
  * session and read back by the reader: a forked child that continues the
  * forking thread's stream (fork.h), and MPI records (mpi_records.h). */
 #define _GNU_SOURCE
-#include <ftw.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "scratch.h"
 #include "clock.h"
 #include "fork.h"
 #include "mpi_records.h"
@@ -214,12 +214,6 @@ static void test_mpi_records(void)
     tt_trace_close(t);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 int main(void)
 {
     if (!mkdtemp(root) || tt_registry_init(&registry) != 0) {
@@ -228,6 +222,6 @@ int main(void)
     }
     test_fork();
     test_mpi_records();
-    nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    scratch_remove(root);
     return check_report();
 }

@@ -1,12 +1,12 @@
 /* test_reader.c -- the reader and the profile, on experiments written here
  * record by record (a small writer below), intact, cut and damaged. */
 #define _GNU_SOURCE
-#include <ftw.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "scratch.h"
 #include "format.h"
 #include "profile.h"
 #include "tasklanes.h"
@@ -55,6 +55,12 @@ static void e_enter_any(rec *r, uint64_t dt, uint32_t region, tt_predictor *pred
         put_u8(r, (uint8_t)(TT_EV_ENTER_SHORT + (dt >> 8)));
         put_u8(r, (uint8_t)dt);
         put_v(r, region);
+    } else if (dt < TT_EV_ENTER_MEDIUM_DT_LIMIT && rnd(4)) {
+        int predicted = *slot == region && rnd(2);
+        put_u8(r, (uint8_t)((predicted ? TT_EV_ENTER_PREDICTED_MEDIUM : TT_EV_ENTER_MEDIUM) + (dt >> 16)));
+        put_u8(r, (uint8_t)dt);
+        put_u8(r, (uint8_t)(dt >> 8));
+        if (!predicted) put_v(r, region);
     } else {
         e_enter(r, dt, region);
     }
@@ -1283,6 +1289,7 @@ static uint64_t rnd_dt(void)
     case 1: return rnd(1u << 21);
     case 2: return rnd(1u << 28);
     case 3: return (1u << 28) + rnd(1u << 30);
+    case 4: return TT_EV_SHORT_DT_LIMIT + rnd(TT_EV_ENTER_MEDIUM_DT_LIMIT); /* the medium forms' */
     default: return 128 + rnd(3000);
     }
 }
@@ -1601,12 +1608,6 @@ static void test_profile_model(void)
     CHECK_U64(prof->problem_count, 1); /* the cut thread */
     tt_profile_free(prof);
     tt_trace_close(t);
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
 }
 
 /* A garbage collection inside a call, and a thread's usage records: the
@@ -2194,6 +2195,6 @@ int main(void)
     test_tasks_model();
     test_tree_chunks();
     test_counted_chunks();
-    nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    scratch_remove(root);
     return check_report();
 }

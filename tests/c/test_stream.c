@@ -1,0 +1,123 @@
+/* test_stream.c -- the stream's ENTER and LEAVE records (stream.h), written
+ * by the real session at chosen times and read back by the reader: every
+ * form format.h defines, at the edges of the deltas each one takes, comes
+ * back with its exact ticks and region, and takes the bytes its form says. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "scratch.h"
+#include "reader.h"
+#include "session.h"
+
+static char root[] = "/tmp/tracetop-stream-XXXXXX";
+static tt_registry registry;
+
+static uint32_t region(const char *name)
+{
+    uint32_t file = tt_registry_string(&registry, "", 0);
+    return tt_registry_region(&registry, tt_registry_string(&registry, name, strlen(name)), file, 0,
+                              TT_REGION_PYTHON);
+}
+
+static size_t varint_size(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) v >>= 7, n++;
+    return n;
+}
+
+/* The size format.h gives a call's record after dt ticks, the predictor
+ * (kept here as a reader keeps it) naming `predicted`. */
+static size_t enter_size(uint64_t dt, int predicted, uint32_t region)
+{
+    if (dt < TT_EV_SHORT_DT_LIMIT) return predicted && dt < TT_EV_PREDICTED_DT_LIMIT ? 2 : 2 + varint_size(region);
+    if (dt < TT_EV_ENTER_MEDIUM_DT_LIMIT) return predicted ? 3 : 3 + varint_size(region);
+    return 1 + varint_size(dt) + varint_size(region);
+}
+
+static size_t leave_size(uint64_t dt)
+{
+    if (dt < TT_EV_SHORT_DT_LIMIT) return 2;
+    if (dt < TT_EV_MEDIUM_DT_LIMIT) return 3;
+    return 1 + varint_size(dt);
+}
+
+static void test_forms(void)
+{
+    char experiment[128];
+    snprintf(experiment, sizeof experiment, "%s/forms", root);
+    mkdir(experiment, 0777);
+    /* Each delta at and around the edges of the forms: the predicted,
+     * short, medium and long ones, of calls and of returns. */
+    static const uint64_t deltas[] = {0,       1,      255,    256,     1535,    1536,    2047,
+                                      2048,    65535,  65536,  131071,  131072,  262143,  262144,
+                                      1000000, 1u << 28, (uint64_t)1 << 40};
+    enum { DELTAS = sizeof deltas / sizeof *deltas, ROUNDS = 3 };
+    uint32_t a = region("a"), b = region("b");
+
+    tt_session_config config = {.directory = experiment, .memory = 4u << 20, .name = "test"};
+    tt_session *session;
+    tt_error err;
+    if (!CHECK(tt_session_start(&config, &registry, &session, &err) == 0)) return;
+    tt_stream *s = tt_session_new_stream(session, 1, "MainThread", 10);
+    /* From the stream's last time, so that every delta is the one chosen.
+     * The same calls in each round: from the second on, the predictor names
+     * every call. */
+    uint64_t now = s->last_ticks, expected_ticks[2 * DELTAS * ROUNDS];
+    uint32_t expected_region[2 * DELTAS * ROUNDS];
+    size_t n = 0, bytes = 0;
+    tt_predictor predict = {0};
+    for (int round = 0; round < ROUNDS; round++)
+        for (size_t i = 0; i < DELTAS; i++) {
+            uint32_t r = i % 2 ? a : b;
+            uint32_t *slot = tt_predict_slot(&predict);
+            now += deltas[i];
+            bytes += enter_size(deltas[i], *slot == r, r);
+            tt_predict_enter(&predict, slot, r);
+            tt_stream_enter(s, now, r);
+            expected_ticks[n] = now, expected_region[n++] = r;
+            now += deltas[DELTAS - 1 - i];
+            bytes += leave_size(deltas[DELTAS - 1 - i]);
+            tt_predict_leave(&predict);
+            tt_stream_leave(s, now);
+            expected_ticks[n] = now, expected_region[n++] = r;
+        }
+    tt_session_stats stats;
+    CHECK(tt_session_stop(session, &stats, &err) == 0);
+
+    tt_trace *t;
+    if (!CHECK(tt_trace_open(experiment, &t, &err) == 0)) return;
+    const tt_process *p = tt_trace_process(t, 0);
+    /* The calls' records, and the STREAM_END after them (tag, dt). */
+    CHECK_U64(tt_stream_record_bytes(p, 0), bytes + 2);
+    tt_cursor *c;
+    if (CHECK(tt_cursor_open(t, p, 0, &c, &err) == 0)) {
+        tt_event ev;
+        size_t read = 0;
+        while (tt_cursor_next(c, &ev) && ev.kind != TT_EV_STREAM_END) {
+            if (read < n) {
+                CHECK_U64(ev.kind, read % 2 ? TT_EV_LEAVE : TT_EV_ENTER);
+                CHECK_U64(ev.ticks, expected_ticks[read]);
+                CHECK_U64(ev.region, expected_region[read]);
+            }
+            read++;
+        }
+        CHECK_U64(read, n);
+        CHECK(tt_cursor_state(c) == TT_STREAM_COMPLETE);
+        tt_cursor_close(c);
+    }
+    tt_trace_close(t);
+}
+
+int main(void)
+{
+    if (!mkdtemp(root) || tt_registry_init(&registry) != 0) {
+        perror("setup");
+        return 2;
+    }
+    test_forms();
+    scratch_remove(root);
+    return check_report();
+}
