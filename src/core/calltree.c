@@ -110,8 +110,15 @@ tt_calltree_node *tt_calltree_child(tt_calltree *t, uint32_t region)
     if (t->open_count && !t->cur->last) settle(t);
     tt_calltree_node *nodes = t->nodes;
     uint32_t parent = (uint32_t)((char *)t->cur - (char *)nodes), j = slot_of(t, parent, region), n;
+    uint32_t last = t->cur->last;
     for (; (n = t->slots[j]) != 0; j = (j + 1) & t->mask)
-        if (nodes[n].parent == parent && nodes[n].region == region) goto found;
+        if (nodes[n].parent == parent && nodes[n].region == region) {
+            /* Missed: the child entered last leads to this one from now
+             * on (calltree.h), so that a loop calling two functions in
+             * turn finds each at once the next time. */
+            if (last && last != n * (uint32_t)sizeof *nodes) tt_calltree_at(t, last)->next = n * (uint32_t)sizeof *nodes;
+            goto found;
+        }
     if (t->count == t->cap) { /* only when memory ran out making room */
         t->lost = 1;
         return nodes;
@@ -121,7 +128,7 @@ tt_calltree_node *tt_calltree_child(tt_calltree *t, uint32_t region)
     t->zero_entered |= region == 0;
     /* In the ring of parent's children after the one entered last, so that
      * calls made in turn follow each other there. */
-    uint32_t offset = n * (uint32_t)sizeof *nodes, last = t->cur->last;
+    uint32_t offset = n * (uint32_t)sizeof *nodes;
     nodes[n] = (tt_calltree_node){.region = region, .parent = parent, .next = last ? tt_calltree_at(t, last)->next : offset};
     if (last) tt_calltree_at(t, last)->next = offset;
 found:

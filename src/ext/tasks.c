@@ -34,8 +34,10 @@ static uint32_t *task_names;
 static uint8_t *task_named;
 static uint32_t task_cap;
 static PyObject *running_loop;  /* _asyncio._get_running_loop ... */
+static PyCFunction running_loop_c; /* ... its C function, called as the interpreter would, when it takes no argument */
 static PyObject *current_tasks; /* ... and _current_tasks {loop: task}, once asyncio is imported */
 static PyObject *asyncio_name; /* "_asyncio" */
+static PyObject *get_name_name; /* "get_name" */
 
 /* format.h: COROUTINE. */
 static void define_coroutine(tt_session *session, uint32_t region)
@@ -90,8 +92,14 @@ static PyObject *running_task(void)
             Py_CLEAR(current_tasks);
             return NULL;
         }
+        /* Called at each step as CPython calls a METH_NOARGS function,
+         * less the dispatch and the recursion check around it: it runs
+         * no Python code. */
+        if (PyCFunction_Check(running_loop) && PyCFunction_GET_FLAGS(running_loop) == METH_NOARGS)
+            running_loop_c = PyCFunction_GET_FUNCTION(running_loop);
     }
-    PyObject *loop = PyObject_CallNoArgs(running_loop);
+    PyObject *loop = running_loop_c ? running_loop_c(PyCFunction_GET_SELF(running_loop), NULL)
+                                    : PyObject_CallNoArgs(running_loop);
     PyObject *task = loop && loop != Py_None ? PyDict_GetItemWithError(current_tasks, loop) : NULL;
     Py_XDECREF(loop);
     return Py_XNewRef(task);
@@ -110,13 +118,21 @@ static PyObject *forget(PyObject *address, PyObject *reference)
 
 static PyMethodDef forget_def = {"_task_died", forget, METH_O, NULL};
 
-/* The string id of the task's get_name(), TT_NO_ID when it has none. */
-static uint32_t task_name(PyObject *task)
+/* The string id of the task's get_name(), TT_NO_ID when it has none;
+ * `known` without a look-up when that is the name's (a task seen before
+ * keeps its name: the look-up of a new one would cost more). */
+static uint32_t task_name(PyObject *task, uint32_t known)
 {
-    PyObject *name = PyObject_CallMethod(task, "get_name", NULL);
+    if (!get_name_name && !(get_name_name = PyUnicode_InternFromString("get_name"))) return TT_NO_ID;
+    PyObject *name = PyObject_CallMethodNoArgs(task, get_name_name);
     Py_ssize_t len = 0;
     const char *utf8 = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8AndSize(name, &len) : NULL;
-    uint32_t name_id = utf8 ? tt_registry_string(&tt_definitions, utf8, (size_t)len) : TT_NO_ID;
+    uint32_t name_id = TT_NO_ID;
+    if (utf8 && known != TT_NO_ID && tt_definitions.string_lens[known] == (size_t)len &&
+        memcmp(tt_definitions.strings[known], utf8, (size_t)len) == 0)
+        name_id = known;
+    else if (utf8)
+        name_id = tt_registry_string(&tt_definitions, utf8, (size_t)len);
     Py_XDECREF(name);
     return name_id;
 }
@@ -147,7 +163,7 @@ static uint32_t define_task(PyObject *task)
         if (!names || !named) return TT_NO_ID;
         task_cap = cap;
     }
-    uint32_t name_id = task_name(task);
+    uint32_t name_id = task_name(task, TT_NO_ID);
     PyObject *address = PyLong_FromVoidPtr(task);
     PyObject *callback = address ? PyCFunction_New(&forget_def, address) : NULL;
     PyObject *reference = callback ? PyWeakref_NewRef(task, callback) : NULL;
@@ -165,7 +181,7 @@ static uint32_t define_task(PyObject *task)
 static void check_name(PyObject *task, uint32_t id)
 {
     task_named[id] = 1;
-    uint32_t name_id = task_name(task);
+    uint32_t name_id = task_name(task, task_names[id]);
     if (name_id != TT_NO_ID && name_id != task_names[id]) name_task(id, name_id);
 }
 
@@ -174,15 +190,19 @@ uint32_t tt_task_resume(tt_stream *s, uint32_t region)
     if (region >= TT_STACK_OWN || tt_region_is_filtered(region)) return TT_NO_ID;
     uint32_t caller = tt_stream_top(s);
     if (caller < awaiting_cap && awaiting[caller]) return TT_NO_ID; /* awaited inside a step */
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
+    /* The hooks are called with no exception set (CPython saves one
+     * around a profile function, and sys.monitoring has none then), so
+     * that one is saved only where it would be lost. */
+    PyObject *type = NULL, *value = NULL, *tb = NULL;
+    int saved = PyErr_Occurred() != NULL;
+    if (saved) PyErr_Fetch(&type, &value, &tb);
     PyObject *task = running_task();
     uint32_t id = TT_NO_ID;
     if (task && !(known.slots && tt_ptrmap_get(&known, task, &id))) id = define_task(task);
     else if (task && !task_named[id]) check_name(task, id);
     Py_XDECREF(task);
-    PyErr_Clear();
-    PyErr_Restore(type, value, tb);
+    if (PyErr_Occurred()) PyErr_Clear();
+    if (saved) PyErr_Restore(type, value, tb);
     if (id != TT_NO_ID) tt_stream_mark(s, tt_clock_now(), TT_EV_TASK_RESUME, id);
     return id;
 }
