@@ -9,7 +9,8 @@
  * which task runs, as asyncio.current_task() tells it: the running loop's
  * entry in _asyncio's table, C calls only, no object made. Plain calls
  * pay the test of one bit cached with their region (ext.h); a coroutine
- * resumed by another pays the look-up of one flag.
+ * resumed by another pays the look-up of one flag, on the hooks' paths
+ * without a call (ext.h: tt_tasks_awaited).
  *
  * A task is known by its object's address while it lives: a weak reference
  * to it, made at its first step, forgets the address when it dies, so that
@@ -20,9 +21,9 @@
 
 #include "format.h"
 
-/* By region id: 1 for the code of a coroutine or an async generator. */
-static uint8_t *awaiting;
-static uint32_t awaiting_cap;
+/* By region id (ext.h), grown as regions are marked. */
+uint8_t *tt_tasks_awaiting;
+uint32_t tt_tasks_awaiting_cap;
 
 static tt_ptrmap known;        /* task object -> task id, this session */
 static PyObject *references;   /* {address: weak reference}: keeps the references alive */
@@ -50,16 +51,16 @@ static void define_coroutine(tt_session *session, uint32_t region)
 
 int tt_tasks_mark_coroutine(uint32_t region)
 {
-    if (region >= awaiting_cap) {
-        uint32_t cap = awaiting_cap ? awaiting_cap : 256;
+    if (region >= tt_tasks_awaiting_cap) {
+        uint32_t cap = tt_tasks_awaiting_cap ? tt_tasks_awaiting_cap : 256;
         while (cap <= region) cap *= 2;
-        uint8_t *grown = realloc(awaiting, cap);
+        uint8_t *grown = realloc(tt_tasks_awaiting, cap);
         if (!grown) return -1;
-        memset(grown + awaiting_cap, 0, cap - awaiting_cap);
-        awaiting = grown;
-        awaiting_cap = cap;
+        memset(grown + tt_tasks_awaiting_cap, 0, cap - tt_tasks_awaiting_cap);
+        tt_tasks_awaiting = grown;
+        tt_tasks_awaiting_cap = cap;
     }
-    awaiting[region] = 1;
+    tt_tasks_awaiting[region] = 1;
     if (tt_active) define_coroutine(tt_active, region);
     return 0;
 }
@@ -68,8 +69,8 @@ void tt_tasks_reset(tt_session *session)
 {
     /* The regions are defined again in each session (registry.h), and so
      * what they are. */
-    for (uint32_t region = 0; region < awaiting_cap; region++)
-        if (awaiting[region]) define_coroutine(session, region);
+    for (uint32_t region = 0; region < tt_tasks_awaiting_cap; region++)
+        if (tt_tasks_awaiting[region]) define_coroutine(session, region);
     if (known.slots) tt_ptrmap_clear(&known);
     Py_CLEAR(references); /* their callbacks die with them */
     task_count = 0;
@@ -189,7 +190,7 @@ uint32_t tt_task_resume(tt_stream *s, uint32_t region)
 {
     if (region >= TT_STACK_OWN || tt_region_is_filtered(region)) return TT_NO_ID;
     uint32_t caller = tt_stream_top(s);
-    if (caller < awaiting_cap && awaiting[caller]) return TT_NO_ID; /* awaited inside a step */
+    if (caller < tt_tasks_awaiting_cap && tt_tasks_awaiting[caller]) return TT_NO_ID; /* awaited inside a step */
     /* The hooks are called with no exception set (CPython saves one
      * around a profile function, and sys.monitoring has none then), so
      * that one is saved only where it would be lost. */
