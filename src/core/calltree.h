@@ -99,6 +99,7 @@ typedef struct tt_calltree_task {
     uint64_t end;        /* ticks its last step ended */
     uint32_t *chain;     /* the nodes its last step's last returns left: offsets */
     size_t chain_len, chain_cap;
+    uint32_t key;        /* k + 1 of its last step's pair (region, task): see `keys`; 0: none */
 } tt_calltree_task;
 
 /* What a node adds for the tasks (written with it when not all 0). */
