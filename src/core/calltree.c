@@ -116,7 +116,8 @@ tt_calltree_node *tt_calltree_child(tt_calltree *t, uint32_t region)
             /* Missed: the child entered last leads to this one from now
              * on (calltree.h), so that a loop calling two functions in
              * turn finds each at once the next time. */
-            if (last && last != n * (uint32_t)sizeof *nodes) tt_calltree_at(t, last)->next = n * (uint32_t)sizeof *nodes;
+            uint32_t offset = n * (uint32_t)sizeof *nodes;
+            if (last && last != offset) tt_calltree_at(t, last)->next = offset;
             goto found;
         }
     if (t->count == t->cap) { /* only when memory ran out making room */

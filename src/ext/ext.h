@@ -362,7 +362,7 @@ static inline uint64_t tt_fast_now(void)
 }
 
 /* By region id, 1 for the code of a coroutine or an async generator
- * (tasks.c), awaiting_cap of them. */
+ * (tasks.c), tt_tasks_awaiting_cap of them. */
 extern uint8_t *tt_tasks_awaiting;
 extern uint32_t tt_tasks_awaiting_cap;
 
