@@ -110,8 +110,16 @@ tt_calltree_node *tt_calltree_child(tt_calltree *t, uint32_t region)
     if (t->open_count && !t->cur->last) settle(t);
     tt_calltree_node *nodes = t->nodes;
     uint32_t parent = (uint32_t)((char *)t->cur - (char *)nodes), j = slot_of(t, parent, region), n;
+    uint32_t last = t->cur->last;
     for (; (n = t->slots[j]) != 0; j = (j + 1) & t->mask)
-        if (nodes[n].parent == parent && nodes[n].region == region) goto found;
+        if (nodes[n].parent == parent && nodes[n].region == region) {
+            /* Missed: the child entered last leads to this one from now
+             * on (calltree.h), so that a loop calling two functions in
+             * turn finds each at once the next time. */
+            uint32_t offset = n * (uint32_t)sizeof *nodes;
+            if (last && last != offset) tt_calltree_at(t, last)->next = offset;
+            goto found;
+        }
     if (t->count == t->cap) { /* only when memory ran out making room */
         t->lost = 1;
         return nodes;
@@ -121,7 +129,7 @@ tt_calltree_node *tt_calltree_child(tt_calltree *t, uint32_t region)
     t->zero_entered |= region == 0;
     /* In the ring of parent's children after the one entered last, so that
      * calls made in turn follow each other there. */
-    uint32_t offset = n * (uint32_t)sizeof *nodes, last = t->cur->last;
+    uint32_t offset = n * (uint32_t)sizeof *nodes;
     nodes[n] = (tt_calltree_node){.region = region, .parent = parent, .next = last ? tt_calltree_at(t, last)->next : offset};
     if (last) tt_calltree_at(t, last)->next = offset;
 found:
@@ -199,15 +207,21 @@ static void *grow_zeroed(void *arr, uint32_t *cap, uint32_t need, size_t size)
     return grown;
 }
 
-static tt_calltree_waits *waits_of(tt_calltree *t, uint32_t offset)
+/* Room in `waits` for the node at `offset` and those before it: 0, or -1
+ * out of memory. */
+static int waits_cover(tt_calltree *t, uint32_t offset)
 {
-    uint32_t n = offset / (uint32_t)sizeof(tt_calltree_node);
-    if (n >= t->waits_cap) {
-        tt_calltree_waits *waits = grow_zeroed(t->waits, &t->waits_cap, n + 1, sizeof *waits);
-        if (!waits) return NULL;
-        t->waits = waits;
-    }
-    return &t->waits[n];
+    uint32_t need = offset / (uint32_t)sizeof(tt_calltree_node) + 1;
+    if (need <= t->waits_cap) return 0;
+    tt_calltree_waits *waits = grow_zeroed(t->waits, &t->waits_cap, need, sizeof *waits);
+    if (!waits) return -1;
+    t->waits = waits;
+    return 0;
+}
+
+static tt_calltree_waits *waits_at(tt_calltree *t, uint32_t offset)
+{
+    return &t->waits[offset / (uint32_t)sizeof(tt_calltree_node)];
 }
 
 static tt_calltree_task *task_of(tt_calltree *t, uint32_t task)
@@ -263,11 +277,13 @@ static void settle(tt_calltree *t)
     }
 }
 
-tt_calltree_node *tt_calltree_step_find(tt_calltree *t, uint32_t region, uint32_t task)
+/* k + 1 for the pair (region, task), numbered when new; 0 when it cannot
+ * be. A task's steps mostly resume one coroutine: the pair of its last
+ * step is tried before the map. */
+static uint32_t step_key(tt_calltree *t, uint32_t region, uint32_t task)
 {
-    if (t->lost) return t->nodes;
-    if (t->open_count) settle(t);
-    if (t->steps_lost || region >= TT_CALLTREE_STEP) return tt_calltree_find(t, region);
+    tt_calltree_task *tk = task_of(t, task);
+    if (tk && tk->key && t->key_region[tk->key - 1] == region) return tk->key;
     int fresh;
     uint64_t *k = tt_u64map_slot(&t->keys, tt_u64_pair(task, region), &fresh);
     if (k && fresh) {
@@ -285,11 +301,22 @@ tt_calltree_node *tt_calltree_step_find(tt_calltree *t, uint32_t region, uint32_
             *k = ++t->key_count;
         }
     }
-    if (!k || !*k || *k >= TT_CALLTREE_STEP) {
+    if (!k || !*k || *k >= TT_CALLTREE_STEP) return 0;
+    if (tk) tk->key = (uint32_t)*k;
+    return (uint32_t)*k;
+}
+
+tt_calltree_node *tt_calltree_step_find(tt_calltree *t, uint32_t region, uint32_t task)
+{
+    if (t->lost) return t->nodes;
+    if (t->open_count) settle(t);
+    if (t->steps_lost || region >= TT_CALLTREE_STEP) return tt_calltree_find(t, region);
+    uint32_t k = step_key(t, region, task);
+    if (!k) {
         lose_steps(t);
         return tt_calltree_find(t, region);
     }
-    return tt_calltree_child(t, TT_CALLTREE_STEP | (uint32_t)(*k - 1));
+    return tt_calltree_child(t, TT_CALLTREE_STEP | (k - 1));
 }
 
 void tt_calltree_step_enter(tt_calltree *t, tt_calltree_node *node, uint32_t task, uint64_t ticks)
@@ -299,32 +326,35 @@ void tt_calltree_step_enter(tt_calltree *t, tt_calltree_node *node, uint32_t tas
     if (t->lost || t->steps_lost || !(node->region & TT_CALLTREE_STEP) || node->region == TT_CALLTREE_ROOT) return;
     uint32_t offset = offset_of(t, node);
     tt_calltree_task *tk = task_of(t, task);
-    size_t depth = 0;
-    for (uint32_t a = node->parent;; a = tt_calltree_at(t, a)->parent) {
-        depth++;
-        if (a == 0) break;
-    }
+    /* The node's ancestors, the root's included: no more than the calls
+     * open in the stream, the step's own among them. */
+    size_t depth = stream_of(t)->depth + 1;
     if (!tk || TT_RESERVE(t->open, t->open_cap, t->open_count + 1) != 0 ||
         TT_RESERVE(t->saved, t->saved_cap, t->saved_count + depth) != 0) {
         lose_steps(t);
         return;
     }
     if (tk->stepped && ticks >= tk->end) {
-        uint64_t gap = ticks - tk->end;
-        tt_calltree_waits *w = waits_of(t, offset);
-        for (size_t i = 0; w && i < tk->chain_len; i++) {
-            tt_calltree_waits *c = waits_of(t, tk->chain[i]);
-            if (!c) w = NULL;
-            else c->awaited += gap, c->suspensions++;
-        }
-        if (!w || !(w = waits_of(t, offset))) {
+        uint32_t last = offset;
+        for (size_t i = 0; i < tk->chain_len; i++)
+            if (tk->chain[i] > last) last = tk->chain[i];
+        if (waits_cover(t, last) != 0) {
             lose_steps(t);
             return;
         }
-        w->suspended += gap;
+        uint64_t gap = ticks - tk->end;
+        for (size_t i = 0; i < tk->chain_len; i++) {
+            tt_calltree_waits *c = waits_at(t, tk->chain[i]);
+            c->awaited += gap, c->suspensions++;
+        }
+        waits_at(t, offset)->suspended += gap;
     }
     t->open[t->open_count++] = (tt_calltree_step){offset, task, ticks, before, t->saved_count};
     for (uint32_t a = node->parent;; a = tt_calltree_at(t, a)->parent) {
+        if (t->saved_count == t->saved_cap) { /* deeper than the stream: never, but not past the room */
+            lose_steps(t);
+            return;
+        }
         tt_calltree_node *n = tt_calltree_at(t, a);
         t->saved[t->saved_count++] = (tt_calltree_link){a, n->last};
         n->last = 0;

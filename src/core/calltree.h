@@ -15,9 +15,11 @@
  *    not ns: the clock's calibration is known only at the end; a reader
  *    converts each node's sum once (tt_process_duration).
  *  - ENTER tries the child of the current node entered last, then the
- *    sibling after it (siblings form a ring in the order they were first
- *    called, so calls made in the same order as before find theirs at once),
- *    then a (parent, region) hash table, and creates the node. The hooks'
+ *    sibling it links to, then a (parent, region) hash table, and creates
+ *    the node. Siblings link in a ring in the order they were first called,
+ *    and a child the table found becomes the one the child entered before it
+ *    links to: calls made in the same order as before, or alternating
+ *    between two in a loop, find theirs at once. The links only guess. The hooks'
  *    paths without a call (ext.h) take the first two tries inline and record
  *    a call that needs the rest out of line (tt_stream_enter_now).
  *  - The hot path allocates nothing and takes no lock: room for
@@ -97,6 +99,7 @@ typedef struct tt_calltree_task {
     uint64_t end;        /* ticks its last step ended */
     uint32_t *chain;     /* the nodes its last step's last returns left: offsets */
     size_t chain_len, chain_cap;
+    uint32_t key;        /* k + 1 of its last step's pair (region, task): see `keys`; 0: none */
 } tt_calltree_task;
 
 /* What a node adds for the tasks (written with it when not all 0). */

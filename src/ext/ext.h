@@ -373,16 +373,33 @@ static inline uint64_t tt_fast_now(void)
 #endif
 }
 
+/* By region id, 1 for the code of a coroutine or an async generator
+ * (tasks.c), tt_tasks_awaiting_cap of them. */
+extern uint8_t *tt_tasks_awaiting;
+extern uint32_t tt_tasks_awaiting_cap;
+
+/* The region of a coroutine's entry (TT_CODE_COROUTINE) that a coroutine
+ * resumes, awaited inside a task's step: a plain call, recorded as one;
+ * UINT64_MAX, which no entry is, for any other entry not recorded so. */
+static inline uint64_t tt_tasks_awaited(const tt_stream *s, uint64_t entry)
+{
+    uint32_t caller = (s->stack + s->depth)[-1]; /* stream.h: stack[-1] is TT_STACK_SKIP */
+    if ((entry >> 32) == 1 && !tt_region_filtered && caller < tt_tasks_awaiting_cap && tt_tasks_awaiting[caller])
+        return (uint32_t)entry;
+    return UINT64_MAX;
+}
+
 /* A call of the region `entry` names (ext.h: tt_code_entry): 1 when it was
- * recorded, 0 when it is not a region recorded so (none, a coroutine's,
- * filtered). The stack has room: tt_fast_stream found it (stream.h,
+ * recorded, 0 when it is not a region recorded so (none, a coroutine's
+ * resumed by no coroutine, filtered). The stack has room: tt_fast_stream found it (stream.h,
  * fast_used_max), so there is no test of it here. One whose node the call tree does not
  * find at once (calltree.h) is recorded out of line (tt_stream_enter_now),
  * with nothing of the hook's left to keep. */
 static inline int tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used, uint64_t entry)
 {
     uint32_t depth = s->depth;
-    if (tt_unlikely(entry >= TT_STACK_OWN || tt_region_filtered)) return 0;
+    if (tt_unlikely(entry >= TT_STACK_OWN || tt_region_filtered) && (entry = tt_tasks_awaited(s, entry)) == UINT64_MAX)
+        return 0;
     tt_calltree_node *node = tt_calltree_last_child(&s->tree);
     if (tt_unlikely(node->region != (uint32_t)entry) &&
         !(node = tt_calltree_next_child(&s->tree, node, (uint32_t)entry))) {

@@ -9,7 +9,8 @@
  * which task runs, as asyncio.current_task() tells it: the running loop's
  * entry in _asyncio's table, C calls only, no object made. Plain calls
  * pay the test of one bit cached with their region (ext.h); a coroutine
- * resumed by another pays the look-up of one flag.
+ * resumed by another pays the look-up of one flag, on the hooks' paths
+ * without a call (ext.h: tt_tasks_awaited).
  *
  * A task is known by its object's address while it lives: a weak reference
  * to it, made at its first step, forgets the address when it dies, so that
@@ -20,9 +21,9 @@
 
 #include "format.h"
 
-/* By region id: 1 for the code of a coroutine or an async generator. */
-static uint8_t *awaiting;
-static uint32_t awaiting_cap;
+/* By region id (ext.h), grown as regions are marked. */
+uint8_t *tt_tasks_awaiting;
+uint32_t tt_tasks_awaiting_cap;
 
 static tt_ptrmap known;        /* task object -> task id, this session */
 static PyObject *references;   /* {address: weak reference}: keeps the references alive */
@@ -34,8 +35,10 @@ static uint32_t *task_names;
 static uint8_t *task_named;
 static uint32_t task_cap;
 static PyObject *running_loop;  /* _asyncio._get_running_loop ... */
+static PyCFunction running_loop_c; /* ... its C function, called as the interpreter would, when it takes no argument */
 static PyObject *current_tasks; /* ... and _current_tasks {loop: task}, once asyncio is imported */
 static PyObject *asyncio_name; /* "_asyncio" */
+static PyObject *get_name_name; /* "get_name" */
 
 /* format.h: COROUTINE. */
 static void define_coroutine(tt_session *session, uint32_t region)
@@ -48,16 +51,16 @@ static void define_coroutine(tt_session *session, uint32_t region)
 
 int tt_tasks_mark_coroutine(uint32_t region)
 {
-    if (region >= awaiting_cap) {
-        uint32_t cap = awaiting_cap ? awaiting_cap : 256;
+    if (region >= tt_tasks_awaiting_cap) {
+        uint32_t cap = tt_tasks_awaiting_cap ? tt_tasks_awaiting_cap : 256;
         while (cap <= region) cap *= 2;
-        uint8_t *grown = realloc(awaiting, cap);
+        uint8_t *grown = realloc(tt_tasks_awaiting, cap);
         if (!grown) return -1;
-        memset(grown + awaiting_cap, 0, cap - awaiting_cap);
-        awaiting = grown;
-        awaiting_cap = cap;
+        memset(grown + tt_tasks_awaiting_cap, 0, cap - tt_tasks_awaiting_cap);
+        tt_tasks_awaiting = grown;
+        tt_tasks_awaiting_cap = cap;
     }
-    awaiting[region] = 1;
+    tt_tasks_awaiting[region] = 1;
     if (tt_active) define_coroutine(tt_active, region);
     return 0;
 }
@@ -66,8 +69,8 @@ void tt_tasks_reset(tt_session *session)
 {
     /* The regions are defined again in each session (registry.h), and so
      * what they are. */
-    for (uint32_t region = 0; region < awaiting_cap; region++)
-        if (awaiting[region]) define_coroutine(session, region);
+    for (uint32_t region = 0; region < tt_tasks_awaiting_cap; region++)
+        if (tt_tasks_awaiting[region]) define_coroutine(session, region);
     if (known.slots) tt_ptrmap_clear(&known);
     Py_CLEAR(references); /* their callbacks die with them */
     task_count = 0;
@@ -90,8 +93,14 @@ static PyObject *running_task(void)
             Py_CLEAR(current_tasks);
             return NULL;
         }
+        /* Called at each step as CPython calls a METH_NOARGS function,
+         * less the dispatch and the recursion check around it: it runs
+         * no Python code. */
+        if (PyCFunction_Check(running_loop) && PyCFunction_GET_FLAGS(running_loop) == METH_NOARGS)
+            running_loop_c = PyCFunction_GET_FUNCTION(running_loop);
     }
-    PyObject *loop = PyObject_CallNoArgs(running_loop);
+    PyObject *loop = running_loop_c ? running_loop_c(PyCFunction_GET_SELF(running_loop), NULL)
+                                    : PyObject_CallNoArgs(running_loop);
     PyObject *task = loop && loop != Py_None ? PyDict_GetItemWithError(current_tasks, loop) : NULL;
     Py_XDECREF(loop);
     return Py_XNewRef(task);
@@ -110,13 +119,21 @@ static PyObject *forget(PyObject *address, PyObject *reference)
 
 static PyMethodDef forget_def = {"_task_died", forget, METH_O, NULL};
 
-/* The string id of the task's get_name(), TT_NO_ID when it has none. */
-static uint32_t task_name(PyObject *task)
+/* The string id of the task's get_name(), TT_NO_ID when it has none;
+ * `known` without a look-up when that is the name's (a task seen before
+ * keeps its name: the look-up of a new one would cost more). */
+static uint32_t task_name(PyObject *task, uint32_t known)
 {
-    PyObject *name = PyObject_CallMethod(task, "get_name", NULL);
+    if (!get_name_name && !(get_name_name = PyUnicode_InternFromString("get_name"))) return TT_NO_ID;
+    PyObject *name = PyObject_CallMethodNoArgs(task, get_name_name);
     Py_ssize_t len = 0;
     const char *utf8 = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8AndSize(name, &len) : NULL;
-    uint32_t name_id = utf8 ? tt_registry_string(&tt_definitions, utf8, (size_t)len) : TT_NO_ID;
+    uint32_t name_id = TT_NO_ID;
+    if (utf8 && known != TT_NO_ID && tt_definitions.string_lens[known] == (size_t)len &&
+        memcmp(tt_definitions.strings[known], utf8, (size_t)len) == 0)
+        name_id = known;
+    else if (utf8)
+        name_id = tt_registry_string(&tt_definitions, utf8, (size_t)len);
     Py_XDECREF(name);
     return name_id;
 }
@@ -147,7 +164,7 @@ static uint32_t define_task(PyObject *task)
         if (!names || !named) return TT_NO_ID;
         task_cap = cap;
     }
-    uint32_t name_id = task_name(task);
+    uint32_t name_id = task_name(task, TT_NO_ID);
     PyObject *address = PyLong_FromVoidPtr(task);
     PyObject *callback = address ? PyCFunction_New(&forget_def, address) : NULL;
     PyObject *reference = callback ? PyWeakref_NewRef(task, callback) : NULL;
@@ -165,7 +182,7 @@ static uint32_t define_task(PyObject *task)
 static void check_name(PyObject *task, uint32_t id)
 {
     task_named[id] = 1;
-    uint32_t name_id = task_name(task);
+    uint32_t name_id = task_name(task, task_names[id]);
     if (name_id != TT_NO_ID && name_id != task_names[id]) name_task(id, name_id);
 }
 
@@ -173,16 +190,20 @@ uint32_t tt_task_resume(tt_stream *s, uint32_t region)
 {
     if (region >= TT_STACK_OWN || tt_region_is_filtered(region)) return TT_NO_ID;
     uint32_t caller = tt_stream_top(s);
-    if (caller < awaiting_cap && awaiting[caller]) return TT_NO_ID; /* awaited inside a step */
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
+    if (caller < tt_tasks_awaiting_cap && tt_tasks_awaiting[caller]) return TT_NO_ID; /* awaited inside a step */
+    /* The hooks are called with no exception set (CPython saves one
+     * around a profile function, and sys.monitoring has none then), so
+     * that one is saved only where it would be lost. */
+    PyObject *type = NULL, *value = NULL, *tb = NULL;
+    int saved = PyErr_Occurred() != NULL;
+    if (saved) PyErr_Fetch(&type, &value, &tb);
     PyObject *task = running_task();
     uint32_t id = TT_NO_ID;
     if (task && !(known.slots && tt_ptrmap_get(&known, task, &id))) id = define_task(task);
     else if (task && !task_named[id]) check_name(task, id);
     Py_XDECREF(task);
-    PyErr_Clear();
-    PyErr_Restore(type, value, tb);
+    if (PyErr_Occurred()) PyErr_Clear();
+    if (saved) PyErr_Restore(type, value, tb);
     if (id != TT_NO_ID) tt_stream_mark(s, tt_clock_now(), TT_EV_TASK_RESUME, id);
     return id;
 }
