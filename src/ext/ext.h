@@ -103,7 +103,9 @@ void tt_set_active(tt_session *session);
 
 /* The active session's epoch while the hooks may record an event without a
  * call (below, tt_fast_stream): measuring, calls recorded, the clock the
- * TSC and no sys.setprofile of the program waiting (ownprofile.c); else 0,
+ * TSC, tracetop's the first of the code objects' extra slots (below,
+ * tt_code_entry_first) and no sys.setprofile of the program waiting
+ * (ownprofile.c); else 0,
  * which no session's epoch is. One compare with a stream's epoch so stands
  * for all of them on every event. tt_fast_update recomputes it after any of
  * them changes (with the GIL held); switching calls off from the writer
@@ -218,6 +220,17 @@ static inline uint64_t tt_code_entry_known(PyObject *code)
     const tt_code_extra *e = (const tt_code_extra *)((PyCodeObject *)code)->co_extra;
     if (tt_likely(e != NULL && tt_code_extra_index < e->ce_size))
         return (uint64_t)((uintptr_t)e->ce_extras[tt_code_extra_index] - 1); /* cached as entry + 1; 0: none */
+    return UINT64_MAX;
+}
+
+/* The same for the hooks' paths without a call, which run only where
+ * tracetop's slot is the first (tt_fast_update): a code object with extras
+ * has that slot, as CPython sizes them for every index handed out before
+ * (_PyCode_SetExtra, 3.11 to 3.13), so there is nothing to test but that. */
+static inline uint64_t tt_code_entry_first(PyObject *code)
+{
+    const tt_code_extra *e = (const tt_code_extra *)((PyCodeObject *)code)->co_extra;
+    if (tt_likely(e != NULL)) return (uint64_t)((uintptr_t)e->ce_extras[0] - 1);
     return UINT64_MAX;
 }
 

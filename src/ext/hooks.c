@@ -58,7 +58,7 @@ static int pending_setters;
 
 void tt_fast_update(void)
 {
-    tt_fast_epoch = tt_active && tt_record_calls && tt_clock_tsc && !pending_setters
+    tt_fast_epoch = tt_active && tt_record_calls && tt_clock_tsc && tt_code_extra_index == 0 && !pending_setters
                         ? atomic_load_explicit(&tt_active->epoch, memory_order_relaxed)
                         : 0;
 }
@@ -269,7 +269,7 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
     tt_stream *s = tt_fast_stream(&chunk, &used);
     if (tt_likely(s != NULL)) {
         if (what == PyTrace_CALL) {
-            if (tt_fast_enter(s, chunk, used, tt_code_entry_known(frame_code(frame)))) return 0;
+            if (tt_fast_enter(s, chunk, used, tt_code_entry_first(frame_code(frame)))) return 0;
         } else if (what == PyTrace_RETURN || hook_c_returns >> what & 1) {
             if (tt_fast_leave(s, chunk, used)) return 0;
         } else if (what == PyTrace_C_CALL) {
