@@ -68,14 +68,14 @@ int tt_stream_reserve_stack(tt_stream *s, uint32_t more)
         /* Untouched pages of the room cost address space, not memory. */
         uint32_t *base = cap < UINT32_MAX ? realloc(s->stack ? s->stack - 1 : NULL, (cap + 1) * sizeof *base) : NULL;
         if (!base) {
-            s->fast_used_max = 0;
+            s->fast_used_limit = 0;
             return -1;
         }
         base[0] = TT_STACK_SKIP; /* stack[-1] (stream.h) */
         s->stack = base + 1;
         s->stack_cap = (uint32_t)cap;
     }
-    s->fast_used_max = TT_FAST_USED_MAX;
+    s->fast_used_limit = TT_FAST_USED_LIMIT;
     return 0;
 }
 
@@ -83,7 +83,7 @@ void tt_stream_free_stack(tt_stream *s)
 {
     if (s->stack) free(s->stack - 1);
     s->stack = NULL;
-    s->stack_cap = s->depth = s->fast_used_max = 0;
+    s->stack_cap = s->depth = s->fast_used_limit = 0;
 }
 
 void tt_stream_mark(tt_stream *s, uint64_t now, uint8_t tag, uint32_t name)

@@ -36,9 +36,9 @@
  * records at most (2 bytes each). The room is checked, and made, as the
  * stream takes each chunk and by every other push (fast_used_max). */
 #define TT_STACK_ROOM (TT_CHUNK_PAYLOAD_SIZE / 2u)
-/* The chunk's `used` up to which those paths record: room for any record
+/* The chunk's `used` below which those paths record: room for any record
  * of integer fields. */
-#define TT_FAST_USED_MAX (TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED)
+#define TT_FAST_USED_LIMIT (TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED + 1u)
 
 #if defined(__GNUC__)
 #define tt_likely(x) __builtin_expect(!!(x), 1)
@@ -60,10 +60,10 @@ typedef struct tt_stream {
     uint32_t *stack;     /* region ids, TT_STACK_SKIP for calls not recorded; stack[-1] is
                           * TT_STACK_SKIP, so that a return's one test of the innermost
                           * entry also finds nothing open */
-    /* TT_FAST_USED_MAX while the stack had TT_STACK_ROOM entries free at
+    /* TT_FAST_USED_LIMIT while the stack had TT_STACK_ROOM entries free at
      * its last check (TT_STACK_ROOM above); 0, closing the hooks' paths
      * without a call to the stream, when memory ran out making them. */
-    uint32_t fast_used_max;
+    uint32_t fast_used_limit;
     uint64_t events;
     uint32_t next_seq;   /* seq of the next chunk this stream takes */
     uint64_t epoch;      /* its session's epoch when the stack was last valid (session.h) */
@@ -75,6 +75,11 @@ typedef struct tt_stream {
     uint32_t index;      /* events: the stream number, the file's name */
     uint64_t native_tid;
     struct tt_stream *next; /* in the session's list */
+    /* Where the thread that owns the stream keeps the stream its hooks'
+     * paths without a call record into (ext.h: tt_tls_fast), NULL when none
+     * or once the thread has ended: set and cleared with the session's
+     * streams locked, so that a switch can close those paths to every thread. */
+    _Atomic(struct tt_stream *) *fast_slot;
 
     /* Sampling (sampler.h): the thread's CPU clock, noted by the thread as
      * the stream is made; what the session's gil_holder returns while this
@@ -107,7 +112,7 @@ tt_chunk *tt_stream_try_rotate(tt_stream *s);
 
 /* Room on the stack of open regions for `more` entries pushed next and
  * TT_STACK_ROOM beyond them: 0, or -1 when memory runs out (`more` may
- * still fit; fast_used_max is 0 then). */
+ * still fit; fast_used_limit is 0 then). */
 int tt_stream_reserve_stack(tt_stream *s, uint32_t more);
 
 /* Room for one entry pushed next, by any push but the hooks' paths without
@@ -143,14 +148,14 @@ static inline uint8_t *tt_record_reserve(tt_stream *s, uint32_t extra)
 }
 
 /* 1 when a record of up to TT_RECORD_MAX_FIXED bytes fits in the current
- * chunk, and the stack has room for a call (fast_used_max), with *chunk and
+ * chunk, and the stack has room for a call (fast_used_limit), with *chunk and
  * *used where it goes; else 0 (tt_record_chunk hands it on): for the hooks'
  * paths that make no call. */
 static inline int tt_record_room(tt_stream *s, tt_chunk **chunk, uint32_t *used)
 {
     *chunk = atomic_load_explicit(&s->chunk, memory_order_relaxed);
     *used = atomic_load_explicit(&(*chunk)->used, memory_order_relaxed);
-    return tt_likely(*used <= s->fast_used_max);
+    return tt_likely(*used < s->fast_used_limit);
 }
 
 /* The ticks from the stream's last record to `now`, which becomes the

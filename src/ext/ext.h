@@ -105,13 +105,32 @@ void tt_set_active(tt_session *session);
  * call (below, tt_fast_stream): measuring, calls recorded, the clock the
  * TSC, tracetop's the first of the code objects' extra slots (below,
  * tt_code_entry_first) and no sys.setprofile of the program waiting
- * (ownprofile.c); else 0,
- * which no session's epoch is. One compare with a stream's epoch so stands
- * for all of them on every event. tt_fast_update recomputes it after any of
- * them changes (with the GIL held); switching calls off from the writer
- * thread stores 0 at once. */
-extern uint64_t tt_fast_epoch;
+ * (ownprofile.c); else 0, which no session's epoch is. tt_fast_update
+ * recomputes it after any of them changes (with the GIL held); switching
+ * calls off from the writer thread stores 0 at once (tt_fast_close).
+ *
+ * A thread takes those paths into the stream in its tt_tls_fast, which is
+ * its stream only while the stream's epoch is tt_fast_epoch ("open"), and
+ * tt_no_stream otherwise, whose chunk never has room: so the paths' one
+ * test of the chunk's room stands for all of the above on every event. A
+ * thread opens them for itself on an event that takes the general way
+ * (tt_thread_stream); every change of tt_fast_epoch closes them for every
+ * thread of the session. */
+extern _Atomic uint64_t tt_fast_epoch;
 void tt_fast_update(void);
+/* Stores 0 in tt_fast_epoch and closes the paths of every thread of the
+ * active session; from any thread. */
+void tt_fast_close(void);
+extern __thread _Atomic(tt_stream *) tt_tls_fast __attribute__((tls_model("initial-exec")));
+void tt_fast_open(tt_stream *s);
+
+/* s, the calling thread's current stream, its paths opened if they may be:
+ * for the hooks' general ways, as they find the stream. */
+static inline tt_stream *tt_fast_opened(tt_stream *s)
+{
+    if (tt_unlikely(atomic_load_explicit(&tt_tls_fast, memory_order_relaxed) != s)) tt_fast_open(s);
+    return s;
+}
 
 /* Takes the hooks away from every thread, as when a measurement stops. */
 void tt_remove_hooks(void);
@@ -174,7 +193,7 @@ tt_stream *tt_thread_stream_slow(void);
 static inline tt_stream *tt_thread_stream(void)
 {
     tt_stream *s = tt_tls_stream;
-    if (tt_likely(s->epoch == atomic_load_explicit(&tt_active->epoch, memory_order_relaxed))) return s;
+    if (tt_likely(s->epoch == atomic_load_explicit(&tt_active->epoch, memory_order_relaxed))) return tt_fast_opened(s);
     return tt_thread_stream_slow();
 }
 
@@ -371,12 +390,12 @@ int tt_hook_sees_c_return(void);
  * on the event, whose arguments it would otherwise displace. */
 static inline tt_stream *tt_fast_stream(tt_chunk **chunk, uint32_t *used)
 {
-    tt_stream *s = tt_tls_stream;
-    if (tt_likely(s->epoch == tt_fast_epoch && tt_record_room(s, chunk, used))) return s;
+    tt_stream *s = atomic_load_explicit(&tt_tls_fast, memory_order_relaxed);
+    if (tt_likely(tt_record_room(s, chunk, used))) return s;
     return NULL;
 }
 
-/* The clock, which is the TSC wherever tt_fast_epoch is not 0. */
+/* The clock, which is the TSC wherever a thread's paths are open (tt_fast_epoch). */
 static inline uint64_t tt_fast_now(void)
 {
 #if defined(__x86_64__)
@@ -413,17 +432,17 @@ static inline int tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used, ui
     uint32_t depth = s->depth;
     if (tt_unlikely(entry >= TT_STACK_OWN || tt_region_filtered) && (entry = tt_tasks_awaited(s, entry)) == UINT64_MAX)
         return 0;
+    uint32_t region = (uint32_t)entry;
     tt_calltree_node *node = tt_calltree_last_child(&s->tree);
-    if (tt_unlikely(node->region != (uint32_t)entry) &&
-        !(node = tt_calltree_next_child(&s->tree, node, (uint32_t)entry))) {
-        tt_stream_enter_now(s, (uint32_t)entry);
+    if (tt_unlikely(node->region != region) && !(node = tt_calltree_next_child(&s->tree, node, region))) {
+        tt_stream_enter_now(s, region);
         return 1;
     }
-    s->stack[depth] = (uint32_t)entry;
+    s->stack[depth] = region;
     s->depth = depth + 1;
     uint64_t dt = tt_stream_dt(s, tt_fast_now());
     tt_calltree_enter_node(&s->tree, node, s->last_ticks);
-    tt_stream_enter_at(s, chunk, used, dt, (uint32_t)entry);
+    tt_stream_enter_at(s, chunk, used, dt, region);
     return 1;
 }
 

@@ -31,10 +31,14 @@
 tt_session *tt_active;
 int tt_recording = 1;
 tt_registry tt_definitions;
-tt_stream tt_no_stream = {.epoch = UINT64_MAX};
+/* Its chunk is never written: zero, so its `used` is never below the
+ * stream's fast_used_limit (0). Untouched, it costs address space only. */
+static tt_chunk no_chunk;
+tt_stream tt_no_stream = {.chunk = &no_chunk, .epoch = UINT64_MAX};
 /* initial-exec: the extension is loaded at import, and this spares every
  * event a call to __tls_get_addr. */
 __thread tt_stream *tt_tls_stream __attribute__((tls_model("initial-exec"))) = &tt_no_stream;
+__thread _Atomic(tt_stream *) tt_tls_fast __attribute__((tls_model("initial-exec"))) = &tt_no_stream;
 
 enum hook_kind { HOOK_NONE, HOOK_PROFILE, HOOK_TRACE, HOOK_MONITORING };
 
@@ -52,19 +56,58 @@ static pthread_key_t stream_key;
 static PyObject *thread_hook;          /* _thread_hook, given to threading */
 static PyObject *saved_threading_hook; /* what threading had before _thread_hook, while that is there */
 
-uint64_t tt_fast_epoch;
+_Atomic uint64_t tt_fast_epoch;
 /* Threads whose sys.setprofile waits for their next event (ownprofile.c). */
 static int pending_setters;
 
+/* Opening and closing a thread's paths (ext.h) race when a switch comes
+ * from the writer thread: each side stores, then fences, then reads what the
+ * other stores (tt_fast_epoch, the thread's tt_tls_fast), so that at least
+ * one of them sees the other's store, and the paths end closed. */
+void tt_fast_open(tt_stream *s)
+{
+    if (s->epoch != atomic_load_explicit(&tt_fast_epoch, memory_order_relaxed)) return;
+    if (!s->fast_slot) {
+        tt_session_lock_streams();
+        s->fast_slot = &tt_tls_fast;
+        tt_session_unlock_streams();
+    }
+    atomic_store_explicit(&tt_tls_fast, s, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (s->epoch != atomic_load_explicit(&tt_fast_epoch, memory_order_relaxed))
+        atomic_store_explicit(&tt_tls_fast, &tt_no_stream, memory_order_relaxed);
+}
+
+/* After tt_fast_epoch changed: the paths of every thread of `session` closed. */
+static void close_paths(tt_session *session)
+{
+    if (!session) return;
+    atomic_thread_fence(memory_order_seq_cst);
+    tt_session_lock_streams();
+    for (tt_stream *st = session->streams; st; st = st->next)
+        if (st->fast_slot) atomic_store_explicit(st->fast_slot, &tt_no_stream, memory_order_relaxed);
+    tt_session_unlock_streams();
+}
+
+void tt_fast_close(void)
+{
+    atomic_store_explicit(&tt_fast_epoch, 0, memory_order_relaxed);
+    close_paths(tt_active);
+}
+
 void tt_fast_update(void)
 {
-    tt_fast_epoch = tt_active && tt_record_calls && tt_clock_tsc && tt_code_extra_index == 0 && !pending_setters
-                        ? atomic_load_explicit(&tt_active->epoch, memory_order_relaxed)
-                        : 0;
+    uint64_t epoch = tt_active && tt_record_calls && tt_clock_tsc && tt_code_extra_index == 0 && !pending_setters
+                         ? atomic_load_explicit(&tt_active->epoch, memory_order_relaxed)
+                         : 0;
+    if (epoch == atomic_load_explicit(&tt_fast_epoch, memory_order_relaxed)) return;
+    atomic_store_explicit(&tt_fast_epoch, epoch, memory_order_relaxed);
+    close_paths(tt_active);
 }
 
 void tt_set_active(tt_session *session)
 {
+    tt_fast_close(); /* the streams of the session active until now */
     tt_active = session;
     tt_fast_update();
 }
@@ -83,7 +126,15 @@ static void update_switches(void)
 
 /* ---- per-thread streams ---- */
 
-static void on_thread_exit(void *stream) { tt_session_close_stream(stream); }
+/* The thread's tt_tls_fast ends with it: no switch may store there. */
+static void on_thread_exit(void *stream)
+{
+    tt_stream *s = stream;
+    tt_session_lock_streams();
+    s->fast_slot = NULL;
+    tt_session_unlock_streams();
+    tt_session_close_stream(s);
+}
 
 /* Whether the calling thread is the main one: its thread state is the
  * interpreter's oldest, the last of its list (a new one goes first). */
@@ -136,6 +187,7 @@ tt_stream *tt_thread_stream_slow(void)
     tt_stream *current = tt_tls_stream;
     if (current->session == tt_active) {
         tt_park_resync(current);
+        tt_fast_open(current);
         return current;
     }
     making_stream = 1;
@@ -159,6 +211,7 @@ tt_stream *tt_thread_stream_slow(void)
     atomic_store_explicit(&s->gil_key, (const void *)PyThreadState_Get(), memory_order_relaxed);
     tt_tls_stream = s;
     pthread_setspecific(stream_key, s);
+    tt_fast_open(s);
     return s;
 }
 
@@ -513,7 +566,7 @@ static void control(int request, uint64_t ticket)
     }
     int on = request & TT_LIVE_ON;
     if (!on && !(request & TT_LIVE_OBJECTS) && tt_active && tt_active->live) {
-        tt_fast_epoch = 0;
+        tt_fast_close();
         tt_record_calls = 0;
         tt_live_answer(tt_active->live, ticket, 0);
     }

@@ -72,7 +72,7 @@ static tt_stream *__attribute__((noinline)) first_stream(PyObject *code)
 static inline tt_stream *event_stream(PyObject *code)
 {
     tt_stream *s = tt_tls_stream;
-    if (tt_likely(s->epoch == atomic_load_explicit(&tt_active->epoch, memory_order_relaxed))) return s;
+    if (tt_likely(s->epoch == atomic_load_explicit(&tt_active->epoch, memory_order_relaxed))) return tt_fast_opened(s);
     return s != &tt_no_stream ? tt_thread_stream_slow() : first_stream(code);
 }
 
