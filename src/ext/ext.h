@@ -118,8 +118,9 @@ void tt_set_active(tt_session *session);
  * thread of the session. */
 extern _Atomic uint64_t tt_fast_epoch;
 void tt_fast_update(void);
-/* Stores 0 in tt_fast_epoch and closes the paths of every thread of the
- * active session; from any thread. */
+/* From the writer thread: stores 0 in tt_fast_epoch and closes the paths
+ * of every thread of the active session (those it cannot reach without
+ * waiting, the next tt_fast_update). */
 void tt_fast_close(void);
 extern __thread _Atomic(tt_stream *) tt_tls_fast __attribute__((tls_model("initial-exec")));
 void tt_fast_open(tt_stream *s);

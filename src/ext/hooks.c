@@ -78,21 +78,36 @@ void tt_fast_open(tt_stream *s)
         atomic_store_explicit(&tt_tls_fast, &tt_no_stream, memory_order_relaxed);
 }
 
-/* After tt_fast_epoch changed: the paths of every thread of `session` closed. */
-static void close_paths(tt_session *session)
+/* Set when tt_fast_close could not close every thread's paths: the next
+ * tt_fast_update does. */
+static _Atomic int close_pending;
+
+/* After tt_fast_epoch changed: the paths of every thread of `session`
+ * closed. Without may_wait, only if the streams' lock is free at once. */
+static void close_paths(tt_session *session, int may_wait)
 {
     if (!session) return;
     atomic_thread_fence(memory_order_seq_cst);
-    tt_session_lock_streams();
+    if (may_wait) {
+        tt_session_lock_streams();
+    } else if (!tt_session_trylock_streams()) {
+        atomic_store_explicit(&close_pending, 1, memory_order_relaxed);
+        return;
+    }
+    atomic_store_explicit(&close_pending, 0, memory_order_relaxed);
     for (tt_stream *st = session->streams; st; st = st->next)
         if (st->fast_slot) atomic_store_explicit(st->fast_slot, &tt_no_stream, memory_order_relaxed);
     tt_session_unlock_streams();
 }
 
+/* The writer thread does not wait for the streams' lock: a thread may hold
+ * it while it waits for the writer to hand it a chunk (closing its stream
+ * as it ends). The threads it could not reach record on until the GIL
+ * comes to the writer, as they did before it asked. */
 void tt_fast_close(void)
 {
     atomic_store_explicit(&tt_fast_epoch, 0, memory_order_relaxed);
-    close_paths(tt_active);
+    close_paths(tt_active, 0);
 }
 
 void tt_fast_update(void)
@@ -100,14 +115,18 @@ void tt_fast_update(void)
     uint64_t epoch = tt_active && tt_record_calls && tt_clock_tsc && tt_code_extra_index == 0 && !pending_setters
                          ? atomic_load_explicit(&tt_active->epoch, memory_order_relaxed)
                          : 0;
-    if (epoch == atomic_load_explicit(&tt_fast_epoch, memory_order_relaxed)) return;
+    if (epoch == atomic_load_explicit(&tt_fast_epoch, memory_order_relaxed) &&
+        !atomic_load_explicit(&close_pending, memory_order_relaxed))
+        return;
     atomic_store_explicit(&tt_fast_epoch, epoch, memory_order_relaxed);
-    close_paths(tt_active);
+    close_paths(tt_active, 1);
 }
 
 void tt_set_active(tt_session *session)
 {
-    tt_fast_close(); /* the streams of the session active until now */
+    /* The streams of the session active until now. */
+    atomic_store_explicit(&tt_fast_epoch, 0, memory_order_relaxed);
+    close_paths(tt_active, 1);
     tt_active = session;
     tt_fast_update();
 }
