@@ -272,7 +272,7 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
             if (tt_fast_enter(s, chunk, used, tt_code_entry_known(frame_code(frame)))) return 0;
         } else if (what == PyTrace_RETURN || hook_c_returns >> what & 1) {
             if (tt_fast_leave(s, chunk, used)) return 0;
-        } else if (what == PyTrace_C_CALL) {
+        } else if (what == PyTrace_C_CALL && hook_c_returns) { /* C calls are recorded with their returns */
             return hook_c_call(s, chunk, used, arg);
         } else if (what != PyTrace_C_RETURN && what != PyTrace_C_EXCEPTION) {
             return 0; /* line, opcode and exception events of the trace hook */
