@@ -251,9 +251,9 @@ static int __attribute__((noinline, noclone)) hook_general(void *unused, PyFrame
 
 /* A call of the C function func, as hook does the others, where the hook
  * found room (chunk, used). Apart, so that the hook's registers suffice
- * without saving any. Its arguments are where the hook has them (what, a
- * C call, unused, in its place): the hook hands the call on with a jump
- * alone. */
+ * without saving any. Its arguments come in the registers the hook holds
+ * them in (what, unused, keeping its place), so that the hook hands the
+ * call on with a jump alone. */
 static int __attribute__((noinline, noclone)) hook_c_call(tt_stream *s, uint32_t used, int what, PyObject *func,
                                                           tt_chunk *chunk)
 {
@@ -275,7 +275,7 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
             if (tt_fast_enter(s, chunk, used, tt_code_entry_known(frame_code(frame)))) return 0;
         } else if (what == PyTrace_RETURN || hook_c_returns >> what & 1) {
             if (tt_fast_leave(s, chunk, used)) return 0;
-        } else if (what == PyTrace_C_CALL && hook_c_returns) { /* C calls are recorded with their returns */
+        } else if (what == PyTrace_C_CALL && hook_c_returns) { /* recorded when their returns are; else none */
             return hook_c_call(s, used, what, arg, chunk);
         } else if (what != PyTrace_C_RETURN && what != PyTrace_C_EXCEPTION) {
             return 0; /* line, opcode and exception events of the trace hook */
