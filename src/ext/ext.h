@@ -285,9 +285,38 @@ uint32_t tt_frame_region(PyFrameObject *frame);
 /* The region of a C function called from Python: a builtin function or
  * bound method (PyCFunctionObject) or, from sys.monitoring, a method
  * descriptor; TT_STACK_OWN for tracetop's own functions, TT_STACK_SKIP for
- * other callables. Known by the PyMethodDef, whichever way it is called. */
+ * other callables. Known by the PyMethodDef, whichever way it is called:
+ * tt_cfunction_regions has them all, and a cache in front of it the ones
+ * called lately, found with no load but the entry's (a map's probe loads
+ * the map's fields, and multiplies). */
 extern tt_ptrmap tt_cfunction_regions;
 uint32_t tt_cfunction_region_slow(PyObject *func, PyMethodDef *def);
+
+/* The cache: 2 ways a set, the one filled last first, so that two
+ * functions called in turn that fall in one set are both found. A set is
+ * chosen by the PyMethodDef's address over its size: the methods of one
+ * table, one after the other in memory, take sets one after the other. */
+typedef struct tt_cfunction_cached {
+    const PyMethodDef *def; /* NULL: empty */
+    uint32_t region;
+} tt_cfunction_cached;
+
+#define TT_CFUNCTION_CACHE_SETS 512
+
+extern tt_cfunction_cached tt_cfunction_cache[TT_CFUNCTION_CACHE_SETS][2];
+
+static inline tt_cfunction_cached *tt_cfunction_cache_set(const PyMethodDef *def)
+{
+    return tt_cfunction_cache[(uintptr_t)def / sizeof *def % TT_CFUNCTION_CACHE_SETS];
+}
+
+/* The cached entry of def, or NULL. */
+static inline const tt_cfunction_cached *tt_cfunction_cached_entry(const PyMethodDef *def)
+{
+    const tt_cfunction_cached *set = tt_cfunction_cache_set(def);
+    if (tt_likely(set[0].def == def)) return &set[0];
+    return set[1].def == def ? &set[1] : NULL;
+}
 
 /* tt_method_def for the two exact types that nearly all are, without a
  * call: NULL for any other. Neither type's object is ever without its
@@ -315,10 +344,9 @@ static inline PyMethodDef *tt_method_def(PyObject *func)
 
 static inline uint32_t tt_cfunction_region(PyObject *func)
 {
-    uint32_t region;
     PyMethodDef *def = tt_method_def(func);
-    if (tt_likely(def != NULL) && tt_ptrmap_get(&tt_cfunction_regions, def, &region)) return region;
-    return tt_cfunction_region_slow(func, def);
+    const tt_cfunction_cached *cached = def ? tt_cfunction_cached_entry(def) : NULL;
+    return tt_likely(cached != NULL) ? cached->region : tt_cfunction_region_slow(func, def);
 }
 
 /* Marks the methods of one of tracetop's own types as TT_STACK_OWN. */
@@ -447,14 +475,14 @@ static inline int tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used, ui
     return 1;
 }
 
-/* A call of the C function func (tt_cfunction_region): 1 when it was
- * recorded so, 0 as tt_fast_enter, or when its region is not known yet. */
+/* A call of the C function func (tt_cfunction_region), while C calls are
+ * recorded (tt_record_c_calls: the caller's test): 1 when it was recorded
+ * so, 0 as tt_fast_enter, or when its region is not in the cache. */
 static inline int tt_fast_enter_c(tt_stream *s, tt_chunk *chunk, uint32_t used, PyObject *func)
 {
     PyMethodDef *def = tt_method_def_exact(func);
-    uint32_t region;
-    return def && tt_record_c_calls && tt_ptrmap_get(&tt_cfunction_regions, def, &region) &&
-           tt_fast_enter(s, chunk, used, region);
+    const tt_cfunction_cached *cached = def ? tt_cfunction_cached_entry(def) : NULL;
+    return cached && tt_fast_enter(s, chunk, used, cached->region);
 }
 
 /* A return: 1 when it was recorded so, 0 when the innermost entry is not a

@@ -323,10 +323,13 @@ static int __attribute__((noinline, noclone)) hook_general(void *unused, PyFrame
 
 /* A call of the C function func, as hook does the others, where the hook
  * found room (chunk, used). Apart, so that the hook's registers suffice
- * without saving any; func last, where the hook has it. */
-static int __attribute__((noinline, noclone)) hook_c_call(tt_stream *s, tt_chunk *chunk, uint32_t used,
-                                                          PyObject *func)
+ * without saving any. Its arguments come in the registers the hook holds
+ * them in (what, unused, keeping its place), so that the hook hands the
+ * call on with a jump alone. */
+static int __attribute__((noinline, noclone)) hook_c_call(tt_stream *s, uint32_t used, int what, PyObject *func,
+                                                          tt_chunk *chunk)
 {
+    (void)what;
     if (tt_fast_enter_c(s, chunk, used, func)) return 0;
     return hook_general(NULL, NULL, PyTrace_C_CALL, func); /* which needs no frame */
 }
@@ -344,8 +347,8 @@ static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
             if (tt_fast_enter(s, chunk, used, tt_code_entry_first(frame_code(frame)))) return 0;
         } else if (what == PyTrace_RETURN || hook_c_returns >> what & 1) {
             if (tt_fast_leave(s, chunk, used)) return 0;
-        } else if (what == PyTrace_C_CALL) {
-            return hook_c_call(s, chunk, used, arg);
+        } else if (what == PyTrace_C_CALL && hook_c_returns) { /* recorded when their returns are; else none */
+            return hook_c_call(s, used, what, arg, chunk);
         } else if (what != PyTrace_C_RETURN && what != PyTrace_C_EXCEPTION) {
             return 0; /* line, opcode and exception events of the trace hook */
         }

@@ -13,6 +13,7 @@
 
 Py_ssize_t tt_code_extra_index = -1;
 tt_ptrmap tt_cfunction_regions;
+tt_cfunction_cached tt_cfunction_cache[TT_CFUNCTION_CACHE_SETS][2];
 
 static PyObject *own_module;     /* tracetop._tracetop */
 static PyObject *exclude_paths;  /* tuple of str */
@@ -203,13 +204,25 @@ static PyObject *cfunction_name(PyCFunctionObject *f)
     return PyUnicode_FromFormat("builtins:%s", ml_name);
 }
 
+/* Puts def's region first in its set (ext.h): the entry there before goes
+ * second, the second goes. */
+static uint32_t cache_region(const PyMethodDef *def, uint32_t region)
+{
+    tt_cfunction_cached *set = tt_cfunction_cache_set(def);
+    set[1] = set[0];
+    set[0] = (tt_cfunction_cached){.def = def, .region = region};
+    return region;
+}
+
 uint32_t tt_cfunction_region_slow(PyObject *func, PyMethodDef *def)
 {
     if (!def) return TT_STACK_SKIP;
+    uint32_t region;
+    if (tt_ptrmap_get(&tt_cfunction_regions, def, &region)) return cache_region(def, region);
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     int own = tt_objects_own_begin();
-    uint32_t region = TT_STACK_SKIP;
+    region = TT_STACK_SKIP;
     PyObject *name;
     if (PyCFunction_Check(func) && PyCFunction_GET_SELF(func) == own_module)
         region = TT_STACK_OWN;
@@ -219,7 +232,10 @@ uint32_t tt_cfunction_region_slow(PyObject *func, PyMethodDef *def)
         Py_DECREF(name);
     }
     PyErr_Clear();
-    if (tt_ptrmap_put(&tt_cfunction_regions, def, region) < 0) region = TT_STACK_SKIP;
+    if (tt_ptrmap_put(&tt_cfunction_regions, def, region) < 0)
+        region = TT_STACK_SKIP; /* and not cached: the next call tries again */
+    else
+        cache_region(def, region);
     tt_objects_own_end(own);
     PyErr_Restore(type, value, tb);
     return region;

@@ -1,10 +1,12 @@
 """What a run records, by instrumenter and option, and how the trace ends when the program dies."""
+import collections
+import json
 import signal
 import sys
 
 import pytest
 
-from helpers import PROGRAMS, assert_complete, enters, streams, tracetop, tracetop_lines, workload
+from helpers import PROGRAMS, assert_complete, enters, python, streams, tracetop, tracetop_lines, workload
 
 FIB_20_CALLS = 21891
 FIB_15_CALLS = 1973
@@ -61,6 +63,51 @@ def test_no_c_calls(tmp_path):
 def test_c_calls_by_default(tmp_path):
     tracetop("--output", "exp", PROGRAMS / "ending.py", "return", "0.05", cwd=tmp_path)
     assert enters(tmp_path / "exp")["builtins:sum"] >= 1
+
+
+INSTRUMENTERS_OF_C_CALLS = [
+    "profile",
+    pytest.param("monitoring", marks=pytest.mark.skipif(sys.version_info < (3, 12), reason="Python 3.12+")),
+]
+
+
+@pytest.mark.parametrize("instrumenter", INSTRUMENTERS_OF_C_CALLS)
+def test_c_calls_follow_each_sessions_option(instrumenter, tmp_path):
+    """A session without C calls records none of the functions an earlier session has named, and a later one
+    with them records them all again."""
+    code = ("import tracetop\n"
+            "def work(): return max(1, 2) + len('ab') + abs(-1)\n"
+            "for output, c_calls in (('one', True), ('two', False), ('three', True)):\n"
+            f"    with tracetop.start(output=output, c_calls=c_calls, instrumenter={instrumenter!r}):\n"
+            "        for _ in range(5): work()\n")
+    completed = python("-c", code, cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    for output, c_calls in (("one", True), ("two", False), ("three", True)):
+        recorded = enters(tmp_path / output)
+        assert recorded["__main__:work"] == 5
+        assert [recorded[name] for name in ("builtins:max", "builtins:len", "builtins:abs")] == [5 * c_calls] * 3
+
+
+@pytest.mark.parametrize("instrumenter", INSTRUMENTERS_OF_C_CALLS)
+def test_many_c_functions_called_in_turn_are_each_named(instrumenter, tmp_path):
+    """More C functions than the hook keeps at hand, some falling where others are kept: each is recorded
+    under its own name, every call."""
+    completed = tracetop("--output", "exp", f"--instrumenter={instrumenter}", PROGRAMS / "c_functions.py",
+                         cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    expected = json.loads(completed.stdout)
+    assert len(expected) > 250
+    (events,) = [events for _, thread, events, *_ in streams(tmp_path / "exp") if thread["name"] == "MainThread"]
+    recorded = collections.Counter()
+    open_regions = []
+    for event in events:
+        if event[0] == "enter":
+            if open_regions[-1:] == ["__main__:call_in_turn"]:
+                recorded[event[2]] += 1
+            open_regions.append(event[2])
+        elif event[0] == "leave":
+            open_regions.pop()
+    assert recorded == expected
 
 
 def test_os_exit_leaves_a_complete_trace(tmp_path):
