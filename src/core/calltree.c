@@ -222,11 +222,12 @@ static void *grow_zeroed(void *arr, uint32_t *cap, uint32_t need, size_t size)
     return grown;
 }
 
-/* Room in `waits` for the node at `offset` and those before it: 0, or -1
- * out of memory. */
-static int waits_cover(tt_calltree *t, uint32_t offset)
+/* Room in `waits` for every node of the tree (a step's and its chain's
+ * among them, with no search for the last of those): 0, or -1 out of
+ * memory. */
+static int waits_cover(tt_calltree *t)
 {
-    uint32_t need = offset / (uint32_t)sizeof(tt_calltree_node) + 1;
+    uint32_t need = t->count;
     if (need <= t->waits_cap) return 0;
     tt_calltree_waits *waits = grow_zeroed(t->waits, &t->waits_cap, need, sizeof *waits);
     if (!waits) return -1;
@@ -359,10 +360,7 @@ void tt_calltree_step_enter(tt_calltree *t, tt_calltree_node *node, uint32_t tas
         return;
     }
     if (tk->stepped && ticks >= tk->end) {
-        uint32_t last = offset;
-        for (size_t i = 0; i < tk->chain_len; i++)
-            if (tk->chain[i] > last) last = tk->chain[i];
-        if (waits_cover(t, last) != 0) {
+        if (waits_cover(t) != 0) {
             lose_steps(t);
             return;
         }
