@@ -48,17 +48,14 @@ void tt_calltree_free(tt_calltree *t)
     free(t->key_region);
     free(t->key_task);
     free(t->open);
-    free(t->saved);
     for (uint32_t i = 0; i < t->task_cap; i++) free(t->tasks[i].chain);
     free(t->tasks);
     free(t->waits);
     t->key_region = t->key_task = NULL;
     t->open = NULL;
-    t->saved = NULL;
     t->tasks = NULL;
     t->waits = NULL;
     t->task_cap = t->open_count = 0;
-    t->saved_count = 0;
     t->cur = t->nodes = NULL;
     t->slots = NULL;
     t->lost = 1;
@@ -102,24 +99,34 @@ void tt_calltree_reserve(tt_calltree *t)
 
 static void settle(tt_calltree *t);
 
+/* The current node's child at `offset`, found otherwise than by its last
+ * link: the child entered last leads to it from now on (calltree.h), so
+ * that a loop calling two functions in turn finds each at once the next
+ * time. */
+static tt_calltree_node *found_child(tt_calltree *t, uint32_t offset)
+{
+    uint32_t last = t->cur->last;
+    if (last && last != offset) tt_calltree_at(t, last)->next = offset;
+    t->cur->last = offset;
+    return tt_calltree_at(t, offset);
+}
+
 tt_calltree_node *tt_calltree_child(tt_calltree *t, uint32_t region)
 {
     if (t->lost) return t->nodes;
     /* A step's ancestors have no last child while it is open (a fresh node
-     * neither): the first ENTER after its LEAVE comes here. */
-    if (t->open_count && !t->cur->last) settle(t);
+     * neither): the first ENTER after its LEAVE comes here. Settled, their
+     * links are back, and guess as the hooks' would have. */
+    if (t->open_count && !t->cur->last) {
+        settle(t);
+        tt_calltree_node *guess = tt_calltree_last_child(t);
+        if (guess->region == region || (guess = tt_calltree_next_child(t, guess, region))) return guess;
+    }
     tt_calltree_node *nodes = t->nodes;
     uint32_t parent = (uint32_t)((char *)t->cur - (char *)nodes), j = slot_of(t, parent, region), n;
     uint32_t last = t->cur->last;
     for (; (n = t->slots[j]) != 0; j = (j + 1) & t->mask)
-        if (nodes[n].parent == parent && nodes[n].region == region) {
-            /* Missed: the child entered last leads to this one from now
-             * on (calltree.h), so that a loop calling two functions in
-             * turn finds each at once the next time. */
-            uint32_t offset = n * (uint32_t)sizeof *nodes;
-            if (last && last != offset) tt_calltree_at(t, last)->next = offset;
-            goto found;
-        }
+        if (nodes[n].parent == parent && nodes[n].region == region) return found_child(t, n * (uint32_t)sizeof *nodes);
     if (t->count == t->cap) { /* only when memory ran out making room */
         t->lost = 1;
         return nodes;
@@ -132,8 +139,7 @@ tt_calltree_node *tt_calltree_child(tt_calltree *t, uint32_t region)
     uint32_t offset = n * (uint32_t)sizeof *nodes;
     nodes[n] = (tt_calltree_node){.region = region, .parent = parent, .next = last ? tt_calltree_at(t, last)->next : offset};
     if (last) tt_calltree_at(t, last)->next = offset;
-found:
-    t->cur->last = n * (uint32_t)sizeof *nodes;
+    t->cur->last = offset;
     return &nodes[n];
 }
 
@@ -176,20 +182,29 @@ void tt_calltree_rotated(tt_calltree *t)
     t->carry = t->carry_unknown ? 0 : returns;
 }
 
-/* Puts the open steps' ancestors' links back, from saved[from] on. */
-static void restore_links(tt_calltree *t, size_t from)
+/* The node of the open step that encloses the innermost one, the root
+ * (offset 0) when none does: the links above it are its own to put back. */
+static uint32_t enclosing_step(const tt_calltree *t)
 {
-    while (t->saved_count > from) {
-        const tt_calltree_link *l = &t->saved[--t->saved_count];
-        tt_calltree_at(t, l->node)->last = l->last;
+    return t->open_count > 1 ? t->open[t->open_count - 2].node : 0;
+}
+
+/* Puts the links of the innermost open step's ancestors back, up to
+ * `stop` (enclosing_step): an open call's parent's last child is that call
+ * (calltree.h), so they are the step's path, with nothing to save. */
+static void restore_links(tt_calltree *t, uint32_t stop)
+{
+    for (uint32_t a = t->open[t->open_count - 1].node; a != stop && a != 0;) {
+        uint32_t parent = tt_calltree_at(t, a)->parent;
+        tt_calltree_at(t, parent)->last = a;
+        a = parent;
     }
 }
 
 /* Steps are followed no further: the stream is read back (reads). */
 static void lose_steps(tt_calltree *t)
 {
-    restore_links(t, 0);
-    t->open_count = 0;
+    for (; t->open_count; t->open_count--) restore_links(t, enclosing_step(t));
     if (!t->steps_lost) t->reads++;
     t->steps_lost = 1;
 }
@@ -207,11 +222,12 @@ static void *grow_zeroed(void *arr, uint32_t *cap, uint32_t need, size_t size)
     return grown;
 }
 
-/* Room in `waits` for the node at `offset` and those before it: 0, or -1
- * out of memory. */
-static int waits_cover(tt_calltree *t, uint32_t offset)
+/* Room in `waits` for every node of the tree (a step's and its chain's
+ * among them, with no search for the last of those): 0, or -1 out of
+ * memory. */
+static int waits_cover(tt_calltree *t)
 {
-    uint32_t need = offset / (uint32_t)sizeof(tt_calltree_node) + 1;
+    uint32_t need = t->count;
     if (need <= t->waits_cap) return 0;
     tt_calltree_waits *waits = grow_zeroed(t->waits, &t->waits_cap, need, sizeof *waits);
     if (!waits) return -1;
@@ -224,14 +240,20 @@ static tt_calltree_waits *waits_at(tt_calltree *t, uint32_t offset)
     return &t->waits[offset / (uint32_t)sizeof(tt_calltree_node)];
 }
 
-static tt_calltree_task *task_of(tt_calltree *t, uint32_t task)
+/* task_of when `task` is past the room: out of its way, as the room
+ * doubles. */
+static tt_calltree_task *__attribute__((noinline)) grow_tasks(tt_calltree *t, uint32_t task)
 {
-    if (task >= t->task_cap) {
-        tt_calltree_task *tasks = grow_zeroed(t->tasks, &t->task_cap, task + 1, sizeof *tasks);
-        if (!tasks) return NULL;
-        t->tasks = tasks;
-    }
+    tt_calltree_task *tasks = grow_zeroed(t->tasks, &t->task_cap, task + 1, sizeof *tasks);
+    if (!tasks) return NULL;
+    t->tasks = tasks;
     return &t->tasks[task];
+}
+
+/* The stream's state of `task`, NULL when memory runs out. */
+static inline tt_calltree_task *task_of(tt_calltree *t, uint32_t task)
+{
+    return task < t->task_cap ? &t->tasks[task] : grow_tasks(t, task);
 }
 
 /* Ends the innermost open step, whose node the last `returns` returns left
@@ -240,7 +262,7 @@ static int end_step(tt_calltree *t, uint64_t returns)
 {
     const tt_calltree_step *st = &t->open[t->open_count - 1];
     tt_calltree_node *node = tt_calltree_at(t, st->node);
-    restore_links(t, st->saved);
+    restore_links(t, enclosing_step(t));
     tt_calltree_task *task = task_of(t, st->task);
     if (!task || TT_RESERVE(task->chain, task->chain_cap, returns) != 0) return -1;
     task->stepped = 1;
@@ -278,11 +300,11 @@ static void settle(tt_calltree *t)
 }
 
 /* k + 1 for the pair (region, task), numbered when new; 0 when it cannot
- * be. A task's steps mostly resume one coroutine: the pair of its last
- * step is tried before the map. */
-static uint32_t step_key(tt_calltree *t, uint32_t region, uint32_t task)
+ * be. tk is task_of(task), NULL when it could not be made. A task's steps
+ * mostly resume one coroutine: the pair of its last step is tried before
+ * the map. */
+static uint32_t step_key(tt_calltree *t, tt_calltree_task *tk, uint32_t region, uint32_t task)
 {
-    tt_calltree_task *tk = task_of(t, task);
     if (tk && tk->key && t->key_region[tk->key - 1] == region) return tk->key;
     int fresh;
     uint64_t *k = tt_u64map_slot(&t->keys, tt_u64_pair(task, region), &fresh);
@@ -311,11 +333,18 @@ tt_calltree_node *tt_calltree_step_find(tt_calltree *t, uint32_t region, uint32_
     if (t->lost) return t->nodes;
     if (t->open_count) settle(t);
     if (t->steps_lost || region >= TT_CALLTREE_STEP) return tt_calltree_find(t, region);
-    uint32_t k = step_key(t, region, task);
+    tt_calltree_task *tk = task_of(t, task);
+    uint32_t k = step_key(t, tk, region, task);
     if (!k) {
         lose_steps(t);
         return tt_calltree_find(t, region);
     }
+    /* A task's steps mostly resume from the same node, the loop's: its last
+     * step's node is tried before the table. */
+    uint32_t offset = tk ? tk->node : 0;
+    const tt_calltree_node *last = tt_calltree_at(t, offset);
+    if (offset && last->region == (TT_CALLTREE_STEP | (k - 1)) && tt_calltree_at(t, last->parent) == t->cur)
+        return found_child(t, offset);
     return tt_calltree_child(t, TT_CALLTREE_STEP | (k - 1));
 }
 
@@ -326,19 +355,12 @@ void tt_calltree_step_enter(tt_calltree *t, tt_calltree_node *node, uint32_t tas
     if (t->lost || t->steps_lost || !(node->region & TT_CALLTREE_STEP) || node->region == TT_CALLTREE_ROOT) return;
     uint32_t offset = offset_of(t, node);
     tt_calltree_task *tk = task_of(t, task);
-    /* The node's ancestors, the root's included: no more than the calls
-     * open in the stream, the step's own among them. */
-    size_t depth = stream_of(t)->depth + 1;
-    if (!tk || TT_RESERVE(t->open, t->open_cap, t->open_count + 1) != 0 ||
-        TT_RESERVE(t->saved, t->saved_cap, t->saved_count + depth) != 0) {
+    if (!tk || TT_RESERVE(t->open, t->open_cap, t->open_count + 1) != 0) {
         lose_steps(t);
         return;
     }
     if (tk->stepped && ticks >= tk->end) {
-        uint32_t last = offset;
-        for (size_t i = 0; i < tk->chain_len; i++)
-            if (tk->chain[i] > last) last = tk->chain[i];
-        if (waits_cover(t, last) != 0) {
+        if (waits_cover(t) != 0) {
             lose_steps(t);
             return;
         }
@@ -349,16 +371,14 @@ void tt_calltree_step_enter(tt_calltree *t, tt_calltree_node *node, uint32_t tas
         }
         waits_at(t, offset)->suspended += gap;
     }
-    t->open[t->open_count++] = (tt_calltree_step){offset, task, ticks, before, t->saved_count};
+    /* The node's ancestors up to the enclosing step's node (those above it
+     * are 0 already), the root's included when none encloses it. */
+    uint32_t stop = t->open_count ? t->open[t->open_count - 1].node : 0;
+    t->open[t->open_count++] = (tt_calltree_step){offset, task, ticks, before};
+    tk->node = offset;
     for (uint32_t a = node->parent;; a = tt_calltree_at(t, a)->parent) {
-        if (t->saved_count == t->saved_cap) { /* deeper than the stream: never, but not past the room */
-            lose_steps(t);
-            return;
-        }
-        tt_calltree_node *n = tt_calltree_at(t, a);
-        t->saved[t->saved_count++] = (tt_calltree_link){a, n->last};
-        n->last = 0;
-        if (a == 0) break;
+        tt_calltree_at(t, a)->last = 0;
+        if (a == stop || a == 0) break;
     }
 }
 

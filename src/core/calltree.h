@@ -42,15 +42,17 @@
  *    pair (region, task), so no other call's lookup finds it, and every
  *    node beneath it is the task's. A reader merges such nodes back into
  *    their path. While a step is open, the `last` links of its node's
- *    ancestors are 0 (saved), so that the first ENTER after the step's
+ *    ancestors are 0, so that the first ENTER after the step's
  *    LEAVE, at whatever depth, looks its node up out of line: the step is
  *    settled there (tt_calltree_child), before that ENTER's record, while
  *    the predictor (format.h) still counts the returns since the last
  *    ENTER: those down to the step's node are the coroutines that await
  *    (the nodes down its `last` links), and the time to the task's next
  *    step is added to them (awaited, suspensions) and to the next step's
- *    node (suspended). The hooks' paths are unchanged: a step costs a few
- *    links saved and one lookup per level of the loop after it.
+ *    node (suspended). Nothing is saved: an open call's parent's last child
+ *    is that call, so the links put back are the step's path. The hooks'
+ *    paths are unchanged: a step costs its ancestors' links cleared and
+ *    put back, and one lookup out of line after it.
  */
 #ifndef TRACETOP_CALLTREE_H
 #define TRACETOP_CALLTREE_H
@@ -90,7 +92,6 @@ typedef struct tt_calltree_step {
     uint32_t node, task; /* its node's offset; its task id */
     uint64_t begin;      /* its ENTER's ticks */
     uint64_t before;     /* its node's inclusive before that ENTER */
-    size_t saved;        /* its ancestors' links from saved[saved] on */
 } tt_calltree_step;
 
 /* A task of this stream, by id. */
@@ -100,6 +101,7 @@ typedef struct tt_calltree_task {
     uint32_t *chain;     /* the nodes its last step's last returns left: offsets */
     size_t chain_len, chain_cap;
     uint32_t key;        /* k + 1 of its last step's pair (region, task): see `keys`; 0: none */
+    uint32_t node;       /* its last step's node: offset; 0: none */
 } tt_calltree_task;
 
 /* What a node adds for the tasks (written with it when not all 0). */
@@ -107,10 +109,6 @@ typedef struct tt_calltree_waits {
     uint64_t suspended;           /* a step's node: its task's suspended time before its steps here */
     uint64_t awaited, suspensions; /* a node a step's last returns left: its share of the waits after */
 } tt_calltree_waits;
-
-typedef struct tt_calltree_link {
-    uint32_t node, last;
-} tt_calltree_link;
 
 typedef struct tt_calltree {
     tt_calltree_node *cur;   /* the innermost open call's node; the root: none open */
@@ -127,8 +125,6 @@ typedef struct tt_calltree {
     uint32_t *key_region, *key_task, key_count, key_cap;
     tt_calltree_step *open;    /* innermost last */
     size_t open_count, open_cap;
-    tt_calltree_link *saved;   /* ancestors' links of the open steps */
-    size_t saved_count, saved_cap;
     tt_calltree_task *tasks;
     uint32_t task_cap;
     tt_calltree_waits *waits;  /* by node number, count of them once any */

@@ -205,7 +205,7 @@ def tree_heads(experiment):
     return heads
 
 
-TASK_CASES = ["interleaving", "awaiting", "nested", "cancelled", "raising", "gathered", "alive", "threads",
+TASK_CASES = ["interleaving", "awaiting", "nested", "cancelled", "raising", "gathered", "alive", "threads", "driven",
               pytest.param("eager", marks=pytest.mark.skipif(sys.version_info < (3, 12), reason="eager tasks: 3.12+"))]
 
 

@@ -110,6 +110,30 @@ def in_threads():
     print("threads", sorted(results))
 
 
+async def driven():
+    """Steps within steps: a task's step drives a coroutine by hand, from a plain function (a resume by no
+    coroutine), through a suspension and on to its end, at two depths."""
+    async def leaf(k):
+        spin(100 + k)
+        await asyncio.sleep(0)
+        spin(50)
+        return k
+    def drive(k):
+        coro = leaf(k)
+        coro.send(None)  # to the sleep's yield
+        try:
+            coro.send(None)
+        except StopIteration as stop:
+            return stop.value
+    async def stepper(k):
+        total = 0
+        for r in range(3):
+            total += drive(k + r) + (drive(r) if r % 2 else 0)
+            await asyncio.sleep(0)
+        return total
+    print("driven", await asyncio.gather(*(asyncio.create_task(stepper(k), name=f"drv{k}") for k in range(3))))
+
+
 async def eager():
     if hasattr(asyncio, "eager_task_factory"):
         asyncio.get_running_loop().set_task_factory(asyncio.eager_task_factory)
@@ -118,7 +142,7 @@ async def eager():
 
 
 CASES = {"interleaving": interleaving, "awaiting": awaiting, "nested": nested, "cancelled": cancelled,
-         "raising": raising, "gathered": gathered, "alive": alive, "eager": eager}
+         "raising": raising, "gathered": gathered, "alive": alive, "driven": driven, "eager": eager}
 
 if __name__ == "__main__":
     case = sys.argv[1]
