@@ -19,7 +19,7 @@ from pathlib import Path
 
 import run as bench  # bench/run.py: the workloads, the floor's command, the events of a trace
 
-COST = re.compile(r"^\s*([\d,]+) \([^)]*\)\s+(\S.*?)(?: \[.*\])?$")
+COST = re.compile(r"^\s*([\d,]+) \([^)]*\)\s+(\S.*?)(?: \[(.*)\])?$")
 
 
 def function_costs(out_file):
@@ -30,7 +30,10 @@ def function_costs(out_file):
     for line in report.splitlines():
         match = COST.match(line)
         if match and ":" in match.group(2):
-            costs[match.group(2).rsplit("/", 1)[-1]] += int(match.group(1).replace(",", ""))
+            name = match.group(2).rsplit("/", 1)[-1]
+            if name.startswith("???:") and match.group(3):  # no symbol: an address, named by its object
+                name += " in " + match.group(3).rsplit("/", 1)[-1]
+            costs[name] += int(match.group(1).replace(",", ""))
     return costs
 
 
