@@ -367,6 +367,11 @@ void tt_region_filter_clear(void);
  * region, or TT_STACK_SKIP when its flag could not be stored. */
 uint32_t tt_region_filter_defined(uint32_t region);
 
+/* Whether a filter is in force: from the start of a session that has one
+ * to its end. tt_region_filtered may be NULL meanwhile (no region defined
+ * yet), so that only this says whether a region defined later may be. */
+int tt_region_filter_in_force(void);
+
 /* 1 when `region` (a region id, TT_STACK_SKIP or TT_STACK_OWN) is filtered out. */
 static inline int tt_region_is_filtered(uint32_t region)
 {
@@ -411,7 +416,9 @@ int tt_hook_sees_c_return(void);
  * (hooks.c, monitoring.c) record those with no call (so saving no register
  * for one) when the clock is the TSC and the chunk and the stack have room;
  * for every other event, and these when they cannot, they take the general
- * way, which does it all again from the start. */
+ * way, which does it all again from the start. The paths are inlined into
+ * every hook that takes them (always_inline: there are several, and a call
+ * would cost the registers saved that the paths exist to spare). */
 
 /* The calling thread's stream when the event can be recorded so, with
  * where its record goes (the chunk, and the offset in it); NULL otherwise.
@@ -455,11 +462,15 @@ static inline uint64_t tt_tasks_awaited(const tt_stream *s, uint64_t entry)
  * resumed by no coroutine, filtered). The stack has room: tt_fast_stream found it (stream.h,
  * fast_used_max), so there is no test of it here. One whose node the call tree does not
  * find at once (calltree.h) is recorded out of line (tt_stream_enter_now),
- * with nothing of the hook's left to keep. */
-static inline int tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used, uint64_t entry)
+ * with nothing of the hook's left to keep. `filtering`, a constant where the
+ * caller knows that no filter is in force (tt_region_filter_in_force), spares
+ * the call the test of tt_region_filtered. */
+static inline __attribute__((always_inline)) int tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used,
+                                                               uint64_t entry, int filtering)
 {
     uint32_t depth = s->depth;
-    if (tt_unlikely(entry >= TT_STACK_OWN || tt_region_filtered) && (entry = tt_tasks_awaited(s, entry)) == UINT64_MAX)
+    if (tt_unlikely(entry >= TT_STACK_OWN || (filtering && tt_region_filtered)) &&
+        (entry = tt_tasks_awaited(s, entry)) == UINT64_MAX)
         return 0;
     uint32_t region = (uint32_t)entry;
     tt_calltree_node *node = tt_calltree_last_child(&s->tree);
@@ -478,16 +489,17 @@ static inline int tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used, ui
 /* A call of the C function func (tt_cfunction_region), while C calls are
  * recorded (tt_record_c_calls: the caller's test): 1 when it was recorded
  * so, 0 as tt_fast_enter, or when its region is not in the cache. */
-static inline int tt_fast_enter_c(tt_stream *s, tt_chunk *chunk, uint32_t used, PyObject *func)
+static inline __attribute__((always_inline)) int tt_fast_enter_c(tt_stream *s, tt_chunk *chunk, uint32_t used,
+                                                                 PyObject *func, int filtering)
 {
     PyMethodDef *def = tt_method_def_exact(func);
     const tt_cfunction_cached *cached = def ? tt_cfunction_cached_entry(def) : NULL;
-    return cached && tt_fast_enter(s, chunk, used, cached->region);
+    return cached && tt_fast_enter(s, chunk, used, cached->region, filtering);
 }
 
 /* A return: 1 when it was recorded so, 0 when the innermost entry is not a
  * recorded call (nothing open reads as one not recorded: stream.h). */
-static inline int tt_fast_leave(tt_stream *s, tt_chunk *chunk, uint32_t used)
+static inline __attribute__((always_inline)) int tt_fast_leave(tt_stream *s, tt_chunk *chunk, uint32_t used)
 {
     uint32_t depth = s->depth;
     if (tt_unlikely((s->stack + depth)[-1] >= TT_STACK_OWN)) return 0;

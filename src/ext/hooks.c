@@ -48,10 +48,6 @@ static int hook_installed; /* the hook of hook_kind is in place */
 static int instrumenter_enabled = 1;
 int tt_record_calls;
 int tt_record_c_calls;
-/* The returns of C functions the hook records, a bit each (1 << what):
- * C_RETURN and C_EXCEPTION while their calls are recorded, else none; one
- * test of a bit finds both. */
-static unsigned hook_c_returns;
 static pthread_key_t stream_key;
 static PyObject *thread_hook;          /* _thread_hook, given to threading */
 static PyObject *saved_threading_hook; /* what threading had before _thread_hook, while that is there */
@@ -321,39 +317,97 @@ static int __attribute__((noinline, noclone)) hook_general(void *unused, PyFrame
     return 0;
 }
 
-/* A call of the C function func, as hook does the others, where the hook
+/* A call of the C function func, as the hooks do the others, where the hook
  * found room (chunk, used). Apart, so that the hook's registers suffice
  * without saving any. Its arguments come in the registers the hook holds
  * them in (what, unused, keeping its place), so that the hook hands the
- * call on with a jump alone. */
+ * call on with a jump alone. One for each of the hooks' `filtering`
+ * (hook_event). */
+static inline __attribute__((always_inline)) int hook_c_call_event(tt_stream *s, uint32_t used, PyObject *func,
+                                                                   tt_chunk *chunk, int filtering)
+{
+    if (tt_fast_enter_c(s, chunk, used, func, filtering)) return 0;
+    return hook_general(NULL, NULL, PyTrace_C_CALL, func); /* which needs no frame */
+}
+
 static int __attribute__((noinline, noclone)) hook_c_call(tt_stream *s, uint32_t used, int what, PyObject *func,
                                                           tt_chunk *chunk)
 {
     (void)what;
-    if (tt_fast_enter_c(s, chunk, used, func)) return 0;
-    return hook_general(NULL, NULL, PyTrace_C_CALL, func); /* which needs no frame */
+    return hook_c_call_event(s, used, func, chunk, 0);
 }
 
-/* The hook: the events nearly all are recorded without a call (ext.h,
- * tt_fast_stream), the rest by hook_general. */
-static int hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+static int __attribute__((noinline, noclone)) hook_c_call_filtered(tt_stream *s, uint32_t used, int what,
+                                                                   PyObject *func, tt_chunk *chunk)
 {
-    (void)obj; /* none: tracetop sets none */
+    (void)what;
+    return hook_c_call_event(s, used, func, chunk, 1);
+}
+
+/* The hooks: the events nearly all are recorded without a call (ext.h,
+ * tt_fast_stream), the rest by hook_general. One hook for each pair of
+ * what a session keeps for its whole measurement (choose_hook), so that
+ * an event pays no test of either:
+ *  - c_calls: C calls recorded. Then the hook is a profile function, which
+ *    is given CALL, RETURN, C_CALL, C_RETURN and C_EXCEPTION alone: every
+ *    event but CALL and C_CALL is a return. Else it is a profile function
+ *    whose C events are none of tracetop's, or a trace function, whose
+ *    LINE, OPCODE and EXCEPTION events are not either: every event but
+ *    CALL and RETURN is dropped (those that take the general way, which
+ *    drops them too, are those of a thread whose paths are closed).
+ *  - filtering: a filter is in force (tt_fast_enter). */
+static inline __attribute__((always_inline)) int hook_event(PyFrameObject *frame, int what, PyObject *arg,
+                                                            int c_calls, int filtering)
+{
     tt_chunk *chunk;
     uint32_t used;
     tt_stream *s = tt_fast_stream(&chunk, &used);
     if (tt_likely(s != NULL)) {
         if (what == PyTrace_CALL) {
-            if (tt_fast_enter(s, chunk, used, tt_code_entry_first(frame_code(frame)))) return 0;
-        } else if (what == PyTrace_RETURN || hook_c_returns >> what & 1) {
+            if (tt_fast_enter(s, chunk, used, tt_code_entry_first(frame_code(frame)), filtering)) return 0;
+        } else if (c_calls ? what != PyTrace_C_CALL : what == PyTrace_RETURN) {
             if (tt_fast_leave(s, chunk, used)) return 0;
-        } else if (what == PyTrace_C_CALL && hook_c_returns) { /* recorded when their returns are; else none */
-            return hook_c_call(s, used, what, arg, chunk);
-        } else if (what != PyTrace_C_RETURN && what != PyTrace_C_EXCEPTION) {
-            return 0; /* line, opcode and exception events of the trace hook */
+        } else if (c_calls) {
+            return filtering ? hook_c_call_filtered(s, used, what, arg, chunk) : hook_c_call(s, used, what, arg, chunk);
+        } else {
+            return 0;
         }
     }
     return hook_general(NULL, frame, what, arg);
+}
+
+static int hook_c(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+    (void)obj; /* none: tracetop sets none */
+    return hook_event(frame, what, arg, 1, 0);
+}
+
+static int hook_c_filtered(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+    (void)obj;
+    return hook_event(frame, what, arg, 1, 1);
+}
+
+static int hook_python(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+    (void)obj;
+    return hook_event(frame, what, arg, 0, 0);
+}
+
+static int hook_python_filtered(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+    (void)obj;
+    return hook_event(frame, what, arg, 0, 1);
+}
+
+/* The hook of the session (start): hook_c, hook_c_filtered, hook_python or
+ * hook_python_filtered. */
+static Py_tracefunc hook = hook_python;
+
+static Py_tracefunc choose_hook(void)
+{
+    if (tt_record_c_calls) return tt_region_filter_in_force() ? hook_c_filtered : hook_c;
+    return tt_region_filter_in_force() ? hook_python_filtered : hook_python;
 }
 
 int tt_hook_sees_c_return(void)
@@ -731,7 +785,7 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     hook_kind = kind;
     tt_tasks_reset(session);
     tt_record_c_calls = c_calls && (kind == HOOK_PROFILE || kind == HOOK_MONITORING);
-    hook_c_returns = tt_record_c_calls ? 1u << PyTrace_C_RETURN | 1u << PyTrace_C_EXCEPTION : 0;
+    hook = choose_hook();
     instrumenter_enabled = enabled;
     tt_recording = 1;
     update_switches();

@@ -127,7 +127,7 @@ static PyObject *enter_python(PyObject *self, PyObject *const *args, size_t narg
     tt_chunk *chunk;
     uint32_t used;
     tt_stream *s = tt_fast_stream(&chunk, &used);
-    if (tt_likely(s && nargs >= 1) && tt_fast_enter(s, chunk, used, tt_code_entry_first(args[0])))
+    if (tt_likely(s && nargs >= 1) && tt_fast_enter(s, chunk, used, tt_code_entry_first(args[0]), 1))
         Py_RETURN_NONE;
     return enter(args, nargs, 1);
 }
@@ -194,7 +194,7 @@ static PyObject *enter_c(PyObject *self, PyObject *const *args, size_t nargsf, P
         tt_chunk *chunk;
         uint32_t used;
         tt_stream *s = tt_fast_stream(&chunk, &used);
-        if (tt_likely(s != NULL) && tt_fast_enter_c(s, chunk, used, args[2])) Py_RETURN_NONE;
+        if (tt_likely(s != NULL) && tt_fast_enter_c(s, chunk, used, args[2], 1)) Py_RETURN_NONE;
     }
     return enter_c_general(args, nargs);
 }

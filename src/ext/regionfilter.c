@@ -54,6 +54,8 @@ int tt_region_filter_set(const char *path)
     return 0;
 }
 
+int tt_region_filter_in_force(void) { return filter != NULL; }
+
 void tt_region_filter_clear(void)
 {
     tt_filter_free(filter);
