@@ -196,12 +196,13 @@ void tt_calltree_step_enter(tt_calltree *t, tt_calltree_node *node, uint32_t tas
 /* The stream's predictor is about to be reset (a fresh chunk). */
 void tt_calltree_rotated(tt_calltree *t);
 
-/* The innermost call returned at `ticks`. */
-static inline void tt_calltree_leave(tt_calltree *t, uint64_t ticks)
+/* The innermost call returned at `ticks`; returns its node. */
+static inline tt_calltree_node *tt_calltree_leave(tt_calltree *t, uint64_t ticks)
 {
     tt_calltree_node *n = t->cur;
     n->inclusive += ticks;
     t->cur = tt_calltree_at(t, n->parent);
+    return n;
 }
 
 /* A collection of `generation` that lasted `ticks`, with its counts. */

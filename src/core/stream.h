@@ -170,6 +170,31 @@ static inline uint64_t tt_stream_dt(tt_stream *s, uint64_t now)
     return dt;
 }
 
+/* The same for the hooks' paths without a call, whose `now` the stream's
+ * own thread has just read from the TSC, without the test: the kernel keeps
+ * the TSC in step across CPUs wherever tracetop reads it (clock.c), so it
+ * does not go back. Should it go back by a few ticks all the same (CPUs a
+ * little apart), the delta comes out above TT_DT_BACK, which takes the
+ * records' long forms, and the record puts it right (tt_stream_enter_long). */
+static inline uint64_t tt_stream_dt_ahead(tt_stream *s, uint64_t now)
+{
+    uint64_t dt = now - s->last_ticks;
+    s->last_ticks = now;
+    return dt;
+}
+
+#define TT_DT_BACK (UINT64_MAX >> 1)
+
+/* The long forms of ENTER and LEAVE (format.h) at `used` in chunk c, out
+ * of line: the one place of a record that may find a delta from
+ * tt_stream_dt_ahead above TT_DT_BACK, a clock that went back. The record
+ * is then stamped at the last record's time (delta 0), as tt_stream_dt
+ * would have it, and so is the call tree's node that took the earlier
+ * time: the node just entered, or `left`. Called last, so that the hooks
+ * keep nothing for them. */
+void tt_stream_enter_long(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, uint32_t region);
+void tt_stream_leave_long(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, tt_calltree_node *left);
+
 /* Starts a record of the given tag stamped `now` and reserves room for
  * `extra` bytes of fields beyond the fixed ones; returns where the fields
  * go. tt_record_commit publishes it. */
@@ -206,8 +231,9 @@ static inline void tt_record_commit_at(tt_stream *s, tt_chunk *c, uint32_t used,
 }
 
 /* The record of a region entered, already pushed, at `used` in chunk c
- * (reserved), in the shortest form (format.h); dt from tt_stream_dt. The
- * callers take the call tree's step between the two: before the record's
+ * (reserved), in the shortest form (format.h); dt from tt_stream_dt or
+ * tt_stream_dt_ahead. The callers take the call tree's step (into the
+ * current node) between the two: before the record's
  * bytes are stored, which the compiler must assume may alias the tree's
  * node, so that nothing of the tree is kept in a register or loaded again
  * across them. */
@@ -241,8 +267,7 @@ static inline void tt_stream_enter_at(tt_stream *s, tt_chunk *c, uint32_t used, 
         tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(p + 3, region) - p));
         return;
     }
-    *p = TT_EV_ENTER;
-    tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(tt_put_varint(p + 1, dt), region) - p));
+    tt_stream_enter_long(s, c, used, dt, region);
 }
 
 /* A region entered: pushed and recorded. */
@@ -278,9 +303,10 @@ static inline void tt_stream_skip(tt_stream *s, uint32_t entry)
 }
 
 /* The record of the innermost call's return, already popped, at `used` in
- * chunk c (reserved); dt from tt_stream_dt, the tree's step taken between
- * (as for tt_stream_enter_at). */
-static inline void tt_stream_leave_at(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt)
+ * chunk c (reserved); dt from tt_stream_dt or tt_stream_dt_ahead, the
+ * tree's step taken between (as for tt_stream_enter_at), which left the
+ * node `left`. */
+static inline void tt_stream_leave_at(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, tt_calltree_node *left)
 {
     tt_predict_leave(&s->predict);
     uint8_t *p = c->data + used;
@@ -294,8 +320,7 @@ static inline void tt_stream_leave_at(tt_stream *s, tt_chunk *c, uint32_t used, 
         p[2] = (uint8_t)(dt >> 8);
         tt_record_commit_at(s, c, used, 3);
     } else {
-        *p = TT_EV_LEAVE;
-        tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(p + 1, dt) - p));
+        tt_stream_leave_long(s, c, used, dt, left);
     }
 }
 
@@ -307,8 +332,8 @@ static inline void tt_stream_leave(tt_stream *s, uint64_t now)
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
     uint64_t dt = tt_stream_dt(s, now);
-    tt_calltree_leave(&s->tree, s->last_ticks);
-    tt_stream_leave_at(s, c, used, dt);
+    tt_calltree_node *left = tt_calltree_leave(&s->tree, s->last_ticks);
+    tt_stream_leave_at(s, c, used, dt, left);
 }
 
 /* The innermost stack entry: a region id, TT_STACK_SKIP or TT_STACK_OWN;

@@ -480,7 +480,7 @@ static inline __attribute__((always_inline)) int tt_fast_enter(tt_stream *s, tt_
     }
     s->stack[depth] = region;
     s->depth = depth + 1;
-    uint64_t dt = tt_stream_dt(s, tt_fast_now());
+    uint64_t dt = tt_stream_dt_ahead(s, tt_fast_now());
     tt_calltree_enter_node(&s->tree, node, s->last_ticks);
     tt_stream_enter_at(s, chunk, used, dt, region);
     return 1;
@@ -504,9 +504,9 @@ static inline __attribute__((always_inline)) int tt_fast_leave(tt_stream *s, tt_
     uint32_t depth = s->depth;
     if (tt_unlikely((s->stack + depth)[-1] >= TT_STACK_OWN)) return 0;
     s->depth = depth - 1;
-    uint64_t dt = tt_stream_dt(s, tt_fast_now());
-    tt_calltree_leave(&s->tree, s->last_ticks);
-    tt_stream_leave_at(s, chunk, used, dt);
+    uint64_t dt = tt_stream_dt_ahead(s, tt_fast_now());
+    tt_calltree_node *left = tt_calltree_leave(&s->tree, s->last_ticks);
+    tt_stream_leave_at(s, chunk, used, dt, left);
     return 1;
 }
 

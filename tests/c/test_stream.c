@@ -1,7 +1,8 @@
 /* test_stream.c -- the stream's ENTER and LEAVE records (stream.h), written
  * by the real session at chosen times and read back by the reader: every
  * form format.h defines, at the edges of the deltas each one takes, comes
- * back with its exact ticks and region, and takes the bytes its form says. */
+ * back with its exact ticks and region, and takes the bytes its form says;
+ * a clock that goes back stamps a record at the last one's time. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <unistd.h>
@@ -111,6 +112,78 @@ static void test_forms(void)
     tt_trace_close(t);
 }
 
+/* The node of `region` under the root in s's tree. */
+static const tt_calltree_node *root_child(const tt_stream *s, uint32_t region)
+{
+    for (uint32_t i = 1; i < s->tree.count; i++)
+        if (s->tree.nodes[i].region == region && s->tree.nodes[i].parent == 0) return &s->tree.nodes[i];
+    return NULL;
+}
+
+/* The hooks' paths read the TSC without a test that it went on
+ * (tt_stream_dt_ahead): should it go back, the record is stamped at the
+ * last record's time, as the general way stamps it, and the call tree
+ * counts that time too. Written as those paths write a return and a call. */
+static void test_clock_back(void)
+{
+    char experiment[128];
+    snprintf(experiment, sizeof experiment, "%s/back", root);
+    mkdir(experiment, 0777);
+    uint32_t a = region("back_a"), b = region("back_b");
+    tt_session_config config = {.directory = experiment, .memory = 4u << 20, .name = "test"};
+    tt_session *session;
+    tt_error err;
+    if (!CHECK(tt_session_start(&config, &registry, &session, &err) == 0)) return;
+    tt_stream *s = tt_session_new_stream(session, 1, "MainThread", 10);
+    uint64_t start = s->last_ticks + 1000;
+    tt_stream_enter(s, start, a);
+
+    uint32_t used;
+    tt_chunk *c = tt_record_chunk(s, 0, &used);
+    s->depth--;
+    uint64_t dt = tt_stream_dt_ahead(s, start - 5);
+    tt_calltree_node *left = tt_calltree_leave(&s->tree, s->last_ticks);
+    tt_stream_leave_at(s, c, used, dt, left);
+    CHECK_U64(s->last_ticks, start);
+
+    c = tt_record_chunk(s, 0, &used);
+    s->stack[s->depth++] = b;
+    dt = tt_stream_dt_ahead(s, start - 3);
+    tt_calltree_node *node = tt_calltree_find(&s->tree, b);
+    tt_calltree_enter_node(&s->tree, node, s->last_ticks);
+    tt_stream_enter_at(s, c, used, dt, b);
+    tt_stream_leave(s, start + 50);
+
+    const tt_calltree_node *node_a = root_child(s, a), *node_b = root_child(s, b);
+    if (CHECK(node_a && node_b)) {
+        CHECK_U64(node_a->inclusive, 0);
+        CHECK_U64(node_b->inclusive, 50);
+    }
+    tt_session_stats stats;
+    CHECK(tt_session_stop(session, &stats, &err) == 0);
+
+    tt_trace *t;
+    if (!CHECK(tt_trace_open(experiment, &t, &err) == 0)) return;
+    tt_cursor *cursor;
+    static const uint64_t offsets[] = {0, 0, 0, 50};
+    if (CHECK(tt_cursor_open(t, tt_trace_process(t, 0), 0, &cursor, &err) == 0)) {
+        tt_event ev;
+        size_t read = 0;
+        while (tt_cursor_next(cursor, &ev) && ev.kind != TT_EV_STREAM_END) {
+            if (read < 4) {
+                CHECK_U64(ev.kind, read % 2 ? TT_EV_LEAVE : TT_EV_ENTER);
+                CHECK_U64(ev.ticks, start + offsets[read]);
+                CHECK_U64(ev.region, read < 2 ? a : b);
+            }
+            read++;
+        }
+        CHECK_U64(read, 4);
+        CHECK(tt_cursor_state(cursor) == TT_STREAM_COMPLETE);
+        tt_cursor_close(cursor);
+    }
+    tt_trace_close(t);
+}
+
 int main(void)
 {
     if (!mkdtemp(root) || tt_registry_init(&registry) != 0) {
@@ -118,6 +191,7 @@ int main(void)
         return 2;
     }
     test_forms();
+    test_clock_back();
     scratch_remove(root);
     return check_report();
 }
