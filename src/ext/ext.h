@@ -464,12 +464,15 @@ static inline uint64_t tt_tasks_awaited(const tt_stream *s, uint64_t entry)
  * find at once (calltree.h) is recorded out of line (tt_stream_enter_now),
  * with nothing of the hook's left to keep. `filtering`, a constant where the
  * caller knows that no filter is in force (tt_region_filter_in_force), spares
- * the call the test of tt_region_filtered. */
+ * the call the test of tt_region_filtered. One test finds every entry but a
+ * plain region's: a call tree's regions are below TT_CALLTREE_STEP, a bound
+ * the test takes as an immediate operand, and every other entry is above it
+ * (TT_STACK_SKIP, TT_STACK_OWN, UINT64_MAX, a coroutine's flag). */
 static inline __attribute__((always_inline)) int tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used,
                                                                uint64_t entry, int filtering)
 {
     uint32_t depth = s->depth;
-    if (tt_unlikely(entry >= TT_STACK_OWN || (filtering && tt_region_filtered)) &&
+    if (tt_unlikely(entry >= TT_CALLTREE_STEP || (filtering && tt_region_filtered)) &&
         (entry = tt_tasks_awaited(s, entry)) == UINT64_MAX)
         return 0;
     uint32_t region = (uint32_t)entry;
