@@ -409,7 +409,7 @@ int tt_hook_sees_c_return(void);
  * Nearly every event is a call of a function whose region is known and
  * recorded, or a return, on a thread whose stream is current. The hooks
  * (hooks.c, monitoring.c) record those with no call (so saving no register
- * for one) when the clock is the TSC and the chunk and the stack have room;
+ * for one) when the clock is the TSC and the chunk and the tree have room;
  * for every other event, and these when they cannot, they take the general
  * way, which does it all again from the start. */
 
@@ -444,7 +444,7 @@ extern uint32_t tt_tasks_awaiting_cap;
  * UINT64_MAX, which no entry is, for any other entry not recorded so. */
 static inline uint64_t tt_tasks_awaited(const tt_stream *s, uint64_t entry)
 {
-    uint32_t caller = (s->stack + s->depth)[-1]; /* stream.h: stack[-1] is TT_STACK_SKIP */
+    uint32_t caller = tt_stream_top(s);
     if ((entry >> 32) == 1 && !tt_region_filtered && caller < tt_tasks_awaiting_cap && tt_tasks_awaiting[caller])
         return (uint32_t)entry;
     return UINT64_MAX;
@@ -452,13 +452,14 @@ static inline uint64_t tt_tasks_awaited(const tt_stream *s, uint64_t entry)
 
 /* A call of the region `entry` names (ext.h: tt_code_entry): 1 when it was
  * recorded, 0 when it is not a region recorded so (none, a coroutine's
- * resumed by no coroutine, filtered). The stack has room: tt_fast_stream found it (stream.h,
- * fast_used_max), so there is no test of it here. One whose node the call tree does not
- * find at once (calltree.h) is recorded out of line (tt_stream_enter_now),
- * with nothing of the hook's left to keep. */
+ * resumed by no coroutine, filtered). The call tree, which is the stack of
+ * recorded calls (stream.h), has room: tt_fast_stream found it
+ * (fast_used_limit), so there is no test of it here, and nothing else is
+ * pushed. One whose node the call tree does not find at once (calltree.h)
+ * is recorded out of line (tt_stream_enter_now), with nothing of the hook's
+ * left to keep. */
 static inline int tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used, uint64_t entry)
 {
-    uint32_t depth = s->depth;
     if (tt_unlikely(entry >= TT_STACK_OWN || tt_region_filtered) && (entry = tt_tasks_awaited(s, entry)) == UINT64_MAX)
         return 0;
     uint32_t region = (uint32_t)entry;
@@ -467,8 +468,6 @@ static inline int tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used, ui
         tt_stream_enter_now(s, region);
         return 1;
     }
-    s->stack[depth] = region;
-    s->depth = depth + 1;
     uint64_t dt = tt_stream_dt(s, tt_fast_now());
     tt_calltree_enter_node(&s->tree, node, s->last_ticks);
     tt_stream_enter_at(s, chunk, used, dt, region);
@@ -485,15 +484,15 @@ static inline int tt_fast_enter_c(tt_stream *s, tt_chunk *chunk, uint32_t used, 
     return cached && tt_fast_enter(s, chunk, used, cached->region);
 }
 
-/* A return: 1 when it was recorded so, 0 when the innermost entry is not a
- * recorded call (nothing open reads as one not recorded: stream.h). */
+/* A return: 1 when it was recorded so, 0 when the innermost call is not a
+ * recorded one: calls not recorded are open above the current node, or
+ * none is open (the root's `skipped` is never 0: calltree.h). */
 static inline int tt_fast_leave(tt_stream *s, tt_chunk *chunk, uint32_t used)
 {
-    uint32_t depth = s->depth;
-    if (tt_unlikely((s->stack + depth)[-1] >= TT_STACK_OWN)) return 0;
-    s->depth = depth - 1;
+    tt_calltree_node *node = s->tree.cur;
+    if (tt_unlikely(node->skipped)) return 0;
     uint64_t dt = tt_stream_dt(s, tt_fast_now());
-    tt_calltree_leave(&s->tree, s->last_ticks);
+    tt_calltree_leave(&s->tree, node, s->last_ticks);
     tt_stream_leave_at(s, chunk, used, dt);
     return 1;
 }
