@@ -444,8 +444,13 @@ extern uint32_t tt_tasks_awaiting_cap;
  * UINT64_MAX, which no entry is, for any other entry not recorded so. */
 static inline uint64_t tt_tasks_awaited(const tt_stream *s, uint64_t entry)
 {
-    uint32_t caller = tt_stream_top(s);
-    if ((entry >> 32) == 1 && !tt_region_filtered && caller < tt_tasks_awaiting_cap && tt_tasks_awaiting[caller])
+    /* The caller is the current node when no call not recorded is open
+     * above it (the root's `skipped` is never 0: calltree.h); a step's node
+     * is a coroutine's, as every step's region is (tasks.c), so awaiting. */
+    const tt_calltree_node *caller = s->tree.cur;
+    uint32_t region = caller->region;
+    if ((entry >> 32) == 1 && !tt_region_filtered && !caller->skipped &&
+        (region >= TT_CALLTREE_STEP || (region < tt_tasks_awaiting_cap && tt_tasks_awaiting[region])))
         return (uint32_t)entry;
     return UINT64_MAX;
 }
