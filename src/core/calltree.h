@@ -173,7 +173,8 @@ static inline uint32_t tt_calltree_offset(const tt_calltree *t, const tt_calltre
 /* The region whose call node n (not the root) is: a step's is its pair's. */
 static inline uint32_t tt_calltree_region(const tt_calltree *t, const tt_calltree_node *n)
 {
-    return __builtin_expect(n->region >= TT_CALLTREE_STEP, 0) ? t->key_region[n->region & ~TT_CALLTREE_STEP] : n->region;
+    uint32_t region = n->region;
+    return __builtin_expect(region >= TT_CALLTREE_STEP, 0) ? t->key_region[region & ~TT_CALLTREE_STEP] : region;
 }
 
 /* The child of the current node for `region`, found or made; the root

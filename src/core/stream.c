@@ -95,10 +95,10 @@ void tt_stream_free_skips(tt_stream *s)
 /* The recorded calls open: the current node's depth. */
 static uint32_t recorded_open(const tt_calltree *t)
 {
-    uint32_t n = 0;
-    for (const tt_calltree_node *node = t->cur; node->region != TT_CALLTREE_ROOT; node = tt_calltree_at(t, node->parent))
-        n++;
-    return n;
+    uint32_t depth = 0;
+    const tt_calltree_node *node = t->cur;
+    for (; node->region != TT_CALLTREE_ROOT; node = tt_calltree_at(t, node->parent)) depth++;
+    return depth;
 }
 
 uint32_t *tt_stream_entries(const tt_stream *s, uint32_t *count)
