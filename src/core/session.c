@@ -203,9 +203,8 @@ static void open_at_start(tt_session *s, tt_stream *st, const tt_open_calls *ope
     for (uint32_t i = 0; i < open->depth; i++) {
         uint32_t entry = open->stack[i];
         if (entry < TT_STACK_OWN) {
-            const tt_calltree_node *outer = st->tree.cur;
             tt_stream_enter(st, open->since, entry);
-            regions += st->tree.cur != outer;
+            regions += tt_stream_top(st) == entry; /* recorded (stream.h: not when its tree is lost) */
         } else {
             tt_stream_skip(st, entry);
         }
