@@ -15,11 +15,6 @@
 
 static tt_stream *stream_of(tt_calltree *t) { return (tt_stream *)((char *)t - offsetof(tt_stream, tree)); }
 
-static uint32_t offset_of(const tt_calltree *t, const tt_calltree_node *n)
-{
-    return (uint32_t)((const char *)n - (const char *)t->nodes);
-}
-
 static uint32_t slot_of(const tt_calltree *t, uint32_t parent, uint32_t region)
 {
     uint64_t x = (uint64_t)parent << 32 | region;
@@ -35,10 +30,14 @@ int tt_calltree_init(tt_calltree *t)
     t->count = 1; /* the root's, made once there is room */
     tt_calltree_reserve(t);
     if (t->lost) return -1;
-    t->nodes[0] = (tt_calltree_node){.region = TT_CALLTREE_ROOT};
+    t->nodes[0] = (tt_calltree_node){.region = TT_CALLTREE_ROOT, .skipped = TT_CALLTREE_ROOT_SKIPPED};
     t->cur = t->nodes;
     return 0;
 }
+
+/* The current node of a freed tree: a root with nothing open, never written
+ * (a lost tree's stream pushes nothing). */
+static tt_calltree_node no_calls = {.region = TT_CALLTREE_ROOT, .skipped = TT_CALLTREE_ROOT_SKIPPED};
 
 void tt_calltree_free(tt_calltree *t)
 {
@@ -56,7 +55,8 @@ void tt_calltree_free(tt_calltree *t)
     t->tasks = NULL;
     t->waits = NULL;
     t->task_cap = t->open_count = 0;
-    t->cur = t->nodes = NULL;
+    t->nodes = NULL;
+    t->cur = &no_calls;
     t->slots = NULL;
     t->lost = 1;
 }
@@ -353,7 +353,7 @@ void tt_calltree_step_enter(tt_calltree *t, tt_calltree_node *node, uint32_t tas
     uint64_t before = node->inclusive;
     tt_calltree_enter_node(t, node, ticks);
     if (t->lost || t->steps_lost || !(node->region & TT_CALLTREE_STEP) || node->region == TT_CALLTREE_ROOT) return;
-    uint32_t offset = offset_of(t, node);
+    uint32_t offset = tt_calltree_offset(t, node);
     tt_calltree_task *tk = task_of(t, task);
     if (!tk || TT_RESERVE(t->open, t->open_cap, t->open_count + 1) != 0) {
         lose_steps(t);

@@ -22,13 +22,24 @@
  *    between two in a loop, find theirs at once. The links only guess. The hooks'
  *    paths without a call (ext.h) take the first two tries inline and record
  *    a call that needs the rest out of line (tt_stream_enter_now).
+ *  - The tree is also the stream's stack of open calls (stream.h): `cur`
+ *    and its parent links are the recorded calls open, and each node's
+ *    `skipped` counts the calls not recorded open above it (the top of the
+ *    stream's stack of those), so that a return tests that one field of the
+ *    node it pops. The root's has TT_CALLTREE_ROOT_SKIPPED set besides, so
+ *    that a return with no recorded call open fails the same test. A node
+ *    is open at most once at a time (its path fixes its depth), and one
+ *    not open has `skipped` 0.
  *  - The hot path allocates nothing and takes no lock: room for
  *    TT_CALLTREE_RESERVE more nodes, as many as one chunk has ENTER records,
  *    is made as the stream takes each chunk (tt_calltree_reserve, once per
  *    TT_CHUNK_PAYLOAD_SIZE bytes of records, by the stream's own thread), so
  *    a chunk's calls never find the tree full. Should memory run out, the
- *    tree is given up (`lost`): nothing else changes, the stream is written
- *    without a tree and read back at the end.
+ *    tree is given up (`lost`): its nodes stay as they are, but a call can
+ *    no longer find its own, so the stream gives up recording calls (its
+ *    hooks' paths without a call closed): at its next call, it closes what
+ *    is open, and drops every call and return from then on (stream.h); it
+ *    is written without a tree and read back at the end.
  *  - After STREAM_END, tt_calltree_write puts the tree in TREE chunks
  *    (format.h) behind the stream's records, with the stream's record count,
  *    its last ticks, its collections (tt_calltree_gc) and how many of its
@@ -69,6 +80,8 @@
 #define TT_CALLTREE_GENERATIONS 3
 /* Set in the region field of a step's node (above); calls' regions stay below. */
 #define TT_CALLTREE_STEP 0x80000000u
+/* Set in the root's `skipped` (above); the counts stay below. */
+#define TT_CALLTREE_ROOT_SKIPPED 0x80000000u
 
 /* Links are byte offsets from the first node (node k's is k times the
  * size): the hooks follow one with an add, no multiply. visits and
@@ -81,6 +94,7 @@ typedef struct tt_calltree_node {
     uint32_t last;   /* the child entered last; the root (0): none yet */
     uint32_t next;   /* the next sibling, in a ring */
     uint64_t visits;
+    uint32_t skipped; /* calls not recorded open above it while open (above) */
 } tt_calltree_node;
 
 typedef struct tt_calltree_gc {
@@ -111,7 +125,7 @@ typedef struct tt_calltree_waits {
 } tt_calltree_waits;
 
 typedef struct tt_calltree {
-    tt_calltree_node *cur;   /* the innermost open call's node; the root: none open */
+    tt_calltree_node *cur;   /* the innermost open recorded call's node; the root: none open */
     tt_calltree_node *nodes; /* count used of cap */
     uint32_t count, cap;
     uint32_t *slots;         /* node numbers by hash of (parent's offset, region); 0: empty */
@@ -138,6 +152,7 @@ typedef struct tt_calltree {
 /* A tree with the root alone and room for a chunk's calls: 0, or -1 when
  * memory runs out (nothing to free then). */
 int tt_calltree_init(tt_calltree *t);
+/* Frees it: it is lost, with nothing open (`cur` a root of its own). */
 void tt_calltree_free(tt_calltree *t);
 
 /* Room for TT_CALLTREE_RESERVE more nodes (see above). */
@@ -147,6 +162,19 @@ void tt_calltree_reserve(tt_calltree *t);
 static inline tt_calltree_node *tt_calltree_at(const tt_calltree *t, uint32_t offset)
 {
     return (tt_calltree_node *)((char *)t->nodes + offset);
+}
+
+/* Node n's byte offset: its link. */
+static inline uint32_t tt_calltree_offset(const tt_calltree *t, const tt_calltree_node *n)
+{
+    return (uint32_t)((const char *)n - (const char *)t->nodes);
+}
+
+/* The region whose call node n (not the root) is: a step's is its pair's. */
+static inline uint32_t tt_calltree_region(const tt_calltree *t, const tt_calltree_node *n)
+{
+    uint32_t region = n->region;
+    return __builtin_expect(region >= TT_CALLTREE_STEP, 0) ? t->key_region[region & ~TT_CALLTREE_STEP] : region;
 }
 
 /* The child of the current node for `region`, found or made; the root
@@ -196,13 +224,11 @@ void tt_calltree_step_enter(tt_calltree *t, tt_calltree_node *node, uint32_t tas
 /* The stream's predictor is about to be reset (a fresh chunk). */
 void tt_calltree_rotated(tt_calltree *t);
 
-/* The innermost call returned at `ticks`; returns its node. */
-static inline tt_calltree_node *tt_calltree_leave(tt_calltree *t, uint64_t ticks)
+/* The innermost call, of the current node n, returned at `ticks`. */
+static inline void tt_calltree_leave(tt_calltree *t, tt_calltree_node *n, uint64_t ticks)
 {
-    tt_calltree_node *n = t->cur;
     n->inclusive += ticks;
     t->cur = tt_calltree_at(t, n->parent);
-    return n;
 }
 
 /* A collection of `generation` that lasted `ticks`, with its counts. */

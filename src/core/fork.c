@@ -1,6 +1,7 @@
 /* fork.c -- a measured process that forks (see fork.h). */
 #include "fork.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 /* The writer snapshots the stream list and threads add to it or close their
@@ -25,11 +26,14 @@ void tt_fork_abandon(tt_session *parent)
 
 void tt_fork_continue_stream(tt_stream *s, const tt_stream *from, uint64_t now)
 {
-    for (uint32_t i = 0; i < from->depth; i++) {
-        uint32_t entry = from->stack[i];
-        if (entry < TT_STACK_OWN)
-            tt_stream_enter(s, now, entry);
+    uint32_t count;
+    uint32_t *entries = tt_stream_entries(from, &count);
+    if (!entries) return;
+    for (uint32_t i = 0; i < count; i++) {
+        if (entries[i] < TT_STACK_OWN)
+            tt_stream_enter(s, now, entries[i]);
         else
-            tt_stream_skip(s, entry);
+            tt_stream_skip(s, entries[i]);
     }
+    free(entries);
 }

@@ -201,10 +201,10 @@ static void open_at_start(tt_session *s, tt_stream *st, const tt_open_calls *ope
 {
     uint64_t regions = 0;
     for (uint32_t i = 0; i < open->depth; i++) {
-        uint32_t entry = open->stack[i], depth = st->depth;
+        uint32_t entry = open->stack[i];
         if (entry < TT_STACK_OWN) {
             tt_stream_enter(st, open->since, entry);
-            regions += st->depth > depth;
+            regions += tt_stream_top(st) == entry; /* recorded (stream.h: not when its tree is lost) */
         } else {
             tt_stream_skip(st, entry);
         }
@@ -231,12 +231,12 @@ tt_stream *tt_session_new_stream_open(tt_session *s, uint64_t native_tid, const 
     stream_init(s, st, TT_FILE_EVENTS, first, open ? open->since : tt_clock_now());
     st->native_tid = native_tid;
     tt_sampler_stream_init(st);
-    if (tt_stream_reserve_stack(st, 0) < 0 || tt_calltree_init(&st->tree) < 0) {
+    if (tt_calltree_init(&st->tree) < 0) {
         tt_pool_put(&s->pool, first);
-        tt_stream_free_stack(st);
         free(st);
         return NULL;
     }
+    st->fast_used_limit = TT_FAST_USED_LIMIT; /* the tree has room for the first chunk's calls */
 
     /* Defined before the writer can see the stream, so its file never
      * reaches disk ahead of its name. */
@@ -269,7 +269,7 @@ void tt_session_resync(tt_stream *st)
     tt_session *s = st->session;
     uint64_t epoch = atomic_load_explicit(&s->epoch, memory_order_acquire);
     uint64_t at = atomic_load_explicit(&s->suspended_at, memory_order_relaxed);
-    while (st->depth) tt_stream_leave(st, at);
+    tt_stream_leave_all(st, at);
     st->epoch = epoch;
 }
 
@@ -281,7 +281,7 @@ static void close_stream(tt_stream *st, uint64_t now)
     tt_sampler_stream_end(st);
     tt_stream_close(st, now);
     tt_calltree_free(&st->tree);
-    tt_stream_free_stack(st);
+    tt_stream_free_skips(st);
 }
 
 void tt_session_close_stream(tt_stream *stream)

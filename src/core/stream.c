@@ -18,7 +18,7 @@ static tt_chunk *replace_chunk(tt_stream *s, tt_chunk *fresh)
     if (s->kind == TT_FILE_EVENTS) {
         tt_calltree_reserve(&s->tree); /* room for this chunk's calls */
         tt_calltree_rotated(&s->tree);
-        tt_stream_reserve_stack(s, 0); /* and on the stack */
+        if (s->tree.lost) s->fast_used_limit = 0;
     }
     memset(&s->predict, 0, sizeof s->predict); /* a chunk decodes on its own */
     atomic_store_explicit(&fresh->used, 0, memory_order_relaxed);
@@ -78,39 +78,98 @@ void tt_stream_leave_long(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt,
 
 void tt_stream_enter_step(tt_stream *s, uint32_t region, uint32_t task)
 {
-    if (tt_unlikely(!tt_stream_push_room(s))) return;
-    s->stack[s->depth++] = region;
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
+    if (tt_unlikely(s->tree.lost)) {
+        tt_stream_give_up(s);
+        return;
+    }
     tt_calltree_node *node = tt_calltree_step_find(&s->tree, region, task);
     tt_stream_enter_at(s, c, used, tt_stream_dt(s, tt_clock_now()), region);
     tt_calltree_step_enter(&s->tree, node, task, s->last_ticks);
 }
 
-int tt_stream_reserve_stack(tt_stream *s, uint32_t more)
+void tt_stream_give_up(tt_stream *s)
 {
-    uint64_t need = (uint64_t)s->depth + more + TT_STACK_ROOM, cap = s->stack_cap ? s->stack_cap : 256;
-    if (need > cap) {
-        while (cap < need) cap *= 2;
-        /* Untouched pages of the room cost address space, not memory. */
-        uint32_t *base = cap < UINT32_MAX ? realloc(s->stack ? s->stack - 1 : NULL, (cap + 1) * sizeof *base) : NULL;
-        if (!base) {
-            s->fast_used_limit = 0;
-            return -1;
-        }
-        base[0] = TT_STACK_SKIP; /* stack[-1] (stream.h) */
-        s->stack = base + 1;
-        s->stack_cap = (uint32_t)cap;
-    }
-    s->fast_used_limit = TT_FAST_USED_LIMIT;
+    tt_stream_leave_all(s, tt_clock_now());
+    s->fast_used_limit = 0;
+}
+
+void tt_stream_leave_all(tt_stream *s, uint64_t now)
+{
+    while (tt_stream_is_open(s)) tt_stream_leave(s, now);
+}
+
+int tt_stream_reserve_skips(tt_stream *s, uint32_t more)
+{
+    uint64_t need = (uint64_t)s->skip_count + more, cap = s->skip_cap ? s->skip_cap : 64;
+    if (need <= s->skip_cap) return 0;
+    while (cap < need) cap *= 2;
+    uint32_t *skips = cap <= UINT32_MAX ? realloc(s->skips, cap * sizeof *skips) : NULL;
+    if (!skips) return -1;
+    s->skips = skips;
+    s->skip_cap = (uint32_t)cap;
     return 0;
 }
 
-void tt_stream_free_stack(tt_stream *s)
+void tt_stream_free_skips(tt_stream *s)
 {
-    if (s->stack) free(s->stack - 1);
-    s->stack = NULL;
-    s->stack_cap = s->depth = s->fast_used_limit = 0;
+    free(s->skips);
+    s->skips = NULL;
+    s->skip_cap = s->skip_count = s->fast_used_limit = 0;
+}
+
+/* The recorded calls open: the current node's depth. */
+static uint32_t recorded_open(const tt_calltree *t)
+{
+    uint32_t depth = 0;
+    const tt_calltree_node *node = t->cur;
+    for (; node->region != TT_CALLTREE_ROOT; node = tt_calltree_at(t, node->parent)) depth++;
+    return depth;
+}
+
+uint32_t *tt_stream_entries(const tt_stream *s, uint32_t *count)
+{
+    const tt_calltree *t = &s->tree;
+    uint32_t n = recorded_open(t) + s->skip_count, k = s->skip_count;
+    uint32_t *out = malloc((n ? n : 1) * sizeof *out);
+    if (!out) return NULL;
+    *count = n;
+    /* From the top down: each node's skipped calls, then its own. */
+    for (const tt_calltree_node *node = t->cur;; node = tt_calltree_at(t, node->parent)) {
+        uint32_t above = node->skipped & ~TT_CALLTREE_ROOT_SKIPPED;
+        n -= above;
+        k -= above;
+        memcpy(out + n, s->skips + k, above * sizeof *out);
+        if (node->region == TT_CALLTREE_ROOT) break;
+        out[--n] = tt_calltree_region(t, node);
+    }
+    return out;
+}
+
+int tt_stream_insert_skips(tt_stream *s, uint32_t at, uint32_t count)
+{
+    if (tt_stream_reserve_skips(s, count) < 0) return -1;
+    tt_calltree *t = &s->tree;
+    uint32_t n = recorded_open(t) + s->skip_count, k = s->skip_count;
+    /* The node whose skipped calls (those at n - above up to n) the index
+     * falls among, or just above. */
+    tt_calltree_node *node = t->cur;
+    for (;;) {
+        uint32_t above = node->skipped & ~TT_CALLTREE_ROOT_SKIPPED;
+        if (at >= n - above) {
+            k -= n - (at < n ? at : n);
+            break;
+        }
+        n -= above + 1;
+        k -= above;
+        node = tt_calltree_at(t, node->parent);
+    }
+    memmove(s->skips + k + count, s->skips + k, (size_t)(s->skip_count - k) * sizeof *s->skips);
+    for (uint32_t i = 0; i < count; i++) s->skips[k + i] = TT_STACK_SKIP;
+    s->skip_count += count;
+    node->skipped += count;
+    return 0;
 }
 
 void tt_stream_mark(tt_stream *s, uint64_t now, uint8_t tag, uint32_t name)
@@ -196,7 +255,7 @@ void tt_stream_gc(tt_stream *s, uint64_t now, uint64_t start, uint8_t generation
 
 void tt_stream_close(tt_stream *s, uint64_t now)
 {
-    while (s->depth) tt_stream_leave(s, now);
+    tt_stream_leave_all(s, now);
     tt_stream_plain(s, now, TT_EV_STREAM_END);
     tt_calltree_write(s);
     tt_chunk *last = atomic_load_explicit(&s->chunk, memory_order_relaxed);

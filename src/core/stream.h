@@ -5,12 +5,18 @@
  * when a chunk is full (once per TT_CHUNK_PAYLOAD_SIZE bytes), when the
  * stream hands the chunk to the writer and takes a fresh one.
  *
- * The stream keeps the stack of open regions, so that it can promise its
+ * The stream keeps the stack of open calls, so that it can promise its
  * readers well nesting: a call that is not recorded (filtered, recording
  * off, tracetop's own) is pushed as TT_STACK_SKIP or TT_STACK_OWN and its
- * return is dropped with it; a
- * return with nothing open (a frame entered before measurement began) is
- * dropped; and closing a stream closes what is still open.
+ * return is dropped with it; a return with nothing open (a frame entered
+ * before measurement began) is dropped; and closing a stream closes what is
+ * still open. The recorded calls open are its call tree's current node and
+ * that node's ancestors (calltree.h), so that recording a call pushes
+ * nothing; the stream's own stack holds the calls not recorded alone, and
+ * each node's `skipped` says how many of its top are above that node. A
+ * stream whose tree is lost (out of memory) can no longer tell its recorded
+ * calls apart: it closes them at its next call, and records no call or
+ * return from then on.
  *
  * The process's definitions stream (defs.tts) is a tt_stream too, without
  * a stack, written under the session's defs lock.
@@ -31,13 +37,8 @@
 #define TT_STACK_SKIP UINT32_MAX       /* a call not recorded */
 #define TT_STACK_OWN (UINT32_MAX - 1u) /* a call into tracetop itself (see api.c) */
 
-/* The entries the hooks' paths without a call (ext.h) may push between two
- * checks of the stack's room, which they do not make: a chunk's ENTER
- * records at most (2 bytes each). The room is checked, and made, as the
- * stream takes each chunk and by every other push (fast_used_max). */
-#define TT_STACK_ROOM (TT_CHUNK_PAYLOAD_SIZE / 2u)
-/* The chunk's `used` below which those paths record: room for any record
- * of integer fields. */
+/* The chunk's `used` below which the hooks' paths without a call (ext.h)
+ * record: room for any record of integer fields. */
 #define TT_FAST_USED_LIMIT (TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED + 1u)
 
 #if defined(__GNUC__)
@@ -55,14 +56,13 @@ typedef struct tt_stream {
      * the owner (release) and read by the writer's snapshots (acquire). */
     _Atomic(tt_chunk *) chunk;
     uint64_t last_ticks; /* time of the last record: deltas count from it */
-    uint32_t depth;      /* open regions */
-    uint32_t stack_cap;
-    uint32_t *stack;     /* region ids, TT_STACK_SKIP for calls not recorded; stack[-1] is
-                          * TT_STACK_SKIP, so that a return's one test of the innermost
-                          * entry also finds nothing open */
-    /* TT_FAST_USED_LIMIT while the stack had TT_STACK_ROOM entries free at
-     * its last check (TT_STACK_ROOM above); 0, closing the hooks' paths
-     * without a call to the stream, when memory ran out making them. */
+    /* The calls not recorded open, TT_STACK_SKIP or TT_STACK_OWN, innermost
+     * last (the nodes' `skipped` place them among the recorded ones). */
+    uint32_t skip_count, skip_cap;
+    uint32_t *skips;
+    /* TT_FAST_USED_LIMIT while its call tree has room for the chunk's calls;
+     * 0, closing the hooks' paths without a call to the stream, before the
+     * tree is made and once it is lost. */
     uint32_t fast_used_limit;
     uint64_t events;
     uint32_t next_seq;   /* seq of the next chunk this stream takes */
@@ -110,21 +110,11 @@ tt_chunk *tt_stream_rotate(tt_stream *s);
 /* The same without waiting: NULL, and nothing done, when the budget is used up. */
 tt_chunk *tt_stream_try_rotate(tt_stream *s);
 
-/* Room on the stack of open regions for `more` entries pushed next and
- * TT_STACK_ROOM beyond them: 0, or -1 when memory runs out (`more` may
- * still fit; fast_used_limit is 0 then). */
-int tt_stream_reserve_stack(tt_stream *s, uint32_t more);
-
-/* Room for one entry pushed next, by any push but the hooks' paths without
- * a call: 1 when it fits. */
-static inline int tt_stream_push_room(tt_stream *s)
-{
-    if (__builtin_expect(s->stack_cap - s->depth > TT_STACK_ROOM, 1)) return 1;
-    tt_stream_reserve_stack(s, 1);
-    return s->depth < s->stack_cap;
-}
+/* Room on the stack of calls not recorded for `more` entries pushed next:
+ * 0, or -1 when memory runs out. */
+int tt_stream_reserve_skips(tt_stream *s, uint32_t more);
 /* Frees it: the stream has nothing open and no stack. */
-void tt_stream_free_stack(tt_stream *s);
+void tt_stream_free_skips(tt_stream *s);
 
 /* The current chunk with room for a record of TT_RECORD_MAX_FIXED + extra
  * bytes (a full chunk is handed on first), *used where the record goes. */
@@ -148,7 +138,7 @@ static inline uint8_t *tt_record_reserve(tt_stream *s, uint32_t extra)
 }
 
 /* 1 when a record of up to TT_RECORD_MAX_FIXED bytes fits in the current
- * chunk, and the stack has room for a call (fast_used_limit), with *chunk and
+ * chunk, and the call tree has room for a call (fast_used_limit), with *chunk and
  * *used where it goes; else 0 (tt_record_chunk hands it on): for the hooks'
  * paths that make no call. */
 static inline int tt_record_room(tt_stream *s, tt_chunk **chunk, uint32_t *used)
@@ -230,10 +220,10 @@ static inline void tt_record_commit_at(tt_stream *s, tt_chunk *c, uint32_t used,
     atomic_store_explicit(&c->used, used + length, memory_order_release);
 }
 
-/* The record of a region entered, already pushed, at `used` in chunk c
- * (reserved), in the shortest form (format.h); dt from tt_stream_dt or
- * tt_stream_dt_ahead. The callers take the call tree's step (into the
- * current node) between the two: before the record's
+/* The record of a region entered at `used` in chunk c (reserved), in the
+ * shortest form (format.h); dt from tt_stream_dt or tt_stream_dt_ahead.
+ * The callers take the call tree's step (into the current node) between
+ * the two: before the record's
  * bytes are stored, which the compiler must assume may alias the tree's
  * node, so that nothing of the tree is kept in a register or loaded again
  * across them. */
@@ -270,16 +260,22 @@ static inline void tt_stream_enter_at(tt_stream *s, tt_chunk *c, uint32_t used, 
     tt_stream_enter_long(s, c, used, dt, region);
 }
 
-/* A region entered: pushed and recorded. */
+/* Closes what is open, for good: the stream's tree is lost (above). */
+void tt_stream_give_up(tt_stream *s);
+
+/* A region entered: recorded, its node the current one. */
 static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
 {
-    if (tt_unlikely(!tt_stream_push_room(s))) return;
-    s->stack[s->depth++] = region;
-    /* Reserved first: a fresh chunk resets the predictor. The node before
-     * the record: a lookup may settle asyncio steps, which reads the
-     * predictor as the records before this one left it (calltree.h). */
+    /* Reserved first: a fresh chunk resets the predictor, and the tree may
+     * be lost making room. The node before the record: a lookup may settle
+     * asyncio steps, which reads the predictor as the records before this
+     * one left it (calltree.h). */
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
+    if (tt_unlikely(s->tree.lost)) {
+        tt_stream_give_up(s);
+        return;
+    }
     uint64_t dt = tt_stream_dt(s, now);
     tt_calltree_node *node = tt_calltree_find(&s->tree, region);
     tt_calltree_enter_node(&s->tree, node, s->last_ticks);
@@ -298,14 +294,26 @@ void tt_stream_enter_now(tt_stream *s, uint32_t region);
  * that its return is dropped too. */
 static inline void tt_stream_skip(tt_stream *s, uint32_t entry)
 {
-    if (tt_unlikely(!tt_stream_push_room(s))) return;
-    s->stack[s->depth++] = entry;
+    if (tt_unlikely(s->tree.lost)) {
+        tt_stream_give_up(s);
+        return;
+    }
+    if (tt_unlikely(s->skip_count == s->skip_cap) && tt_stream_reserve_skips(s, 1) < 0) return;
+    s->skips[s->skip_count++] = entry;
+    s->tree.cur->skipped++;
 }
 
-/* The record of the innermost call's return, already popped, at `used` in
- * chunk c (reserved); dt from tt_stream_dt or tt_stream_dt_ahead, the
- * tree's step taken between (as for tt_stream_enter_at), which left the
- * node `left`. */
+/* Pops the innermost call, one not recorded (the current node's `skipped`
+ * is not 0), with no record. */
+static inline void tt_stream_unskip(tt_stream *s)
+{
+    s->tree.cur->skipped--;
+    s->skip_count--;
+}
+
+/* The record of the innermost call's return at `used` in chunk c
+ * (reserved); dt from tt_stream_dt or tt_stream_dt_ahead, the tree's step
+ * taken between (as for tt_stream_enter_at), which left the node `left`. */
 static inline void tt_stream_leave_at(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, tt_calltree_node *left)
 {
     tt_predict_leave(&s->predict);
@@ -324,24 +332,46 @@ static inline void tt_stream_leave_at(tt_stream *s, tt_chunk *c, uint32_t used, 
     }
 }
 
+/* 1 while a call is open, recorded or not. */
+static inline int tt_stream_is_open(const tt_stream *s)
+{
+    return s->tree.cur->skipped != TT_CALLTREE_ROOT_SKIPPED;
+}
+
 /* The innermost call returned. */
 static inline void tt_stream_leave(tt_stream *s, uint64_t now)
 {
-    if (tt_unlikely(s->depth == 0)) return; /* entered before measurement began */
-    if (s->stack[--s->depth] >= TT_STACK_OWN) return;
+    if (tt_unlikely(s->tree.cur->skipped)) {
+        /* Not recorded, or nothing open (entered before measurement began). */
+        if (tt_stream_is_open(s)) tt_stream_unskip(s);
+        return;
+    }
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
     uint64_t dt = tt_stream_dt(s, now);
-    tt_calltree_node *left = tt_calltree_leave(&s->tree, s->last_ticks);
+    tt_calltree_node *left = s->tree.cur;
+    tt_calltree_leave(&s->tree, left, s->last_ticks);
     tt_stream_leave_at(s, c, used, dt, left);
 }
 
-/* The innermost stack entry: a region id, TT_STACK_SKIP or TT_STACK_OWN;
+/* Every open call returned at `now` (tt_stream_leave). */
+void tt_stream_leave_all(tt_stream *s, uint64_t now);
+
+/* The innermost open call: a region id, TT_STACK_SKIP or TT_STACK_OWN;
  * TT_STACK_SKIP when nothing is open. */
 static inline uint32_t tt_stream_top(const tt_stream *s)
 {
-    return s->depth ? s->stack[s->depth - 1] : TT_STACK_SKIP;
+    const tt_calltree_node *cur = s->tree.cur;
+    if (cur->skipped & ~TT_CALLTREE_ROOT_SKIPPED) return s->skips[s->skip_count - 1];
+    return cur->skipped ? TT_STACK_SKIP : tt_calltree_region(&s->tree, cur);
 }
+
+/* The open calls as tt_stream_top names them, outermost first: an array
+ * of *count (malloc'd, room for one at least), NULL when out of memory. */
+uint32_t *tt_stream_entries(const tt_stream *s, uint32_t *count);
+/* Pushes `count` TT_STACK_SKIP at index `at` of those (the top at most),
+ * beneath the calls above it: 0, or -1 when out of memory (none pushed). */
+int tt_stream_insert_skips(tt_stream *s, uint32_t at, uint32_t count);
 
 /* Records without a place on the stack. */
 void tt_stream_mark(tt_stream *s, uint64_t now, uint8_t tag, uint32_t name);

@@ -84,7 +84,7 @@ static uint32_t named_region(PyObject *cache, const char *prefix, PyObject *name
 static void enter_user_region(tt_stream *s, uint32_t region)
 {
     int inside_own_call = tt_stream_top(s) == TT_STACK_OWN;
-    if (inside_own_call) s->depth--;
+    if (inside_own_call) tt_stream_unskip(s);
     if (tt_recording && !tt_region_is_filtered(region))
         tt_stream_enter(s, tt_clock_now(), region);
     else
@@ -95,9 +95,9 @@ static void enter_user_region(tt_stream *s, uint32_t region)
 static void leave_user_region(tt_stream *s, uint32_t region, PyObject *name)
 {
     int inside_own_call = tt_stream_top(s) == TT_STACK_OWN;
-    if (inside_own_call) s->depth--;
+    if (inside_own_call) tt_stream_unskip(s);
     uint32_t top = tt_stream_top(s);
-    if (top == region || (top == TT_STACK_SKIP && s->depth > 0)) {
+    if (top == region || (top == TT_STACK_SKIP && tt_stream_is_open(s))) {
         tt_stream_leave(s, tt_clock_now());
     } else {
         static int warned;

@@ -414,7 +414,7 @@ int tt_hook_sees_c_return(void);
  * Nearly every event is a call of a function whose region is known and
  * recorded, or a return, on a thread whose stream is current. The hooks
  * (hooks.c, monitoring.c) record those with no call (so saving no register
- * for one) when the clock is the TSC and the chunk and the stack have room;
+ * for one) when the clock is the TSC and the chunk and the tree have room;
  * for every other event, and these when they cannot, they take the general
  * way, which does it all again from the start. The paths are inlined into
  * every hook that takes them (always_inline: there are several, and a call
@@ -451,38 +451,46 @@ extern uint32_t tt_tasks_awaiting_cap;
  * UINT64_MAX, which no entry is, for any other entry not recorded so. */
 static inline uint64_t tt_tasks_awaited(const tt_stream *s, uint64_t entry)
 {
-    uint32_t caller = (s->stack + s->depth)[-1]; /* stream.h: stack[-1] is TT_STACK_SKIP */
-    if ((entry >> 32) == 1 && !tt_region_filtered && caller < tt_tasks_awaiting_cap && tt_tasks_awaiting[caller])
+    /* The caller is the current node when no call not recorded is open
+     * above it (the root's `skipped` is never 0: calltree.h); a step's node
+     * is a coroutine's, as every step's region is (tasks.c), so awaiting. */
+    const tt_calltree_node *caller = s->tree.cur;
+    uint32_t region = caller->region;
+    if ((entry >> 32) == 1 && !tt_region_filtered && !caller->skipped &&
+        (region >= TT_CALLTREE_STEP || (region < tt_tasks_awaiting_cap && tt_tasks_awaiting[region])))
         return (uint32_t)entry;
     return UINT64_MAX;
 }
 
 /* A call of the region `entry` names (ext.h: tt_code_entry): 1 when it was
  * recorded, 0 when it is not a region recorded so (none, a coroutine's
- * resumed by no coroutine, filtered). The stack has room: tt_fast_stream found it (stream.h,
- * fast_used_max), so there is no test of it here. One whose node the call tree does not
- * find at once (calltree.h) is recorded out of line (tt_stream_enter_now),
- * with nothing of the hook's left to keep. `filtering`, a constant where the
- * caller knows that no filter is in force (tt_region_filter_in_force), spares
- * the call the test of tt_region_filtered. One test finds every entry but a
- * plain region's: a call tree's regions are below TT_CALLTREE_STEP, a bound
- * the test takes as an immediate operand, and every other entry is above it
- * (TT_STACK_SKIP, TT_STACK_OWN, UINT64_MAX, a coroutine's flag). */
+ * resumed by no coroutine, filtered). The call tree, which is the stack of
+ * recorded calls (stream.h), has room: tt_fast_stream found it
+ * (fast_used_limit), so there is no test of it here, and nothing else is
+ * pushed. One whose node the call tree does not find at once (calltree.h),
+ * or a coroutine's resumed by another, is recorded out of line
+ * (tt_stream_enter_now), with nothing of the hook's left to keep: no path
+ * that joins the common one again needs a register the hook would save on
+ * every event. `filtering`, a constant where the caller knows that no
+ * filter is in force (tt_region_filter_in_force), spares the call the test
+ * of tt_region_filtered. One test finds every entry but a plain region's: a
+ * call tree's regions are below TT_CALLTREE_STEP, a bound the test takes as
+ * an immediate operand, and every other entry is above it (TT_STACK_SKIP,
+ * TT_STACK_OWN, UINT64_MAX, a coroutine's flag). */
 static inline __attribute__((always_inline)) int tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used,
                                                                uint64_t entry, int filtering)
 {
-    uint32_t depth = s->depth;
-    if (tt_unlikely(entry >= TT_CALLTREE_STEP || (filtering && tt_region_filtered)) &&
-        (entry = tt_tasks_awaited(s, entry)) == UINT64_MAX)
-        return 0;
+    if (tt_unlikely(entry >= TT_CALLTREE_STEP || (filtering && tt_region_filtered))) {
+        if ((entry = tt_tasks_awaited(s, entry)) == UINT64_MAX) return 0;
+        tt_stream_enter_now(s, (uint32_t)entry);
+        return 1;
+    }
     uint32_t region = (uint32_t)entry;
     tt_calltree_node *node = tt_calltree_last_child(&s->tree);
     if (tt_unlikely(node->region != region) && !(node = tt_calltree_next_child(&s->tree, node, region))) {
         tt_stream_enter_now(s, region);
         return 1;
     }
-    s->stack[depth] = region;
-    s->depth = depth + 1;
     uint64_t dt = tt_stream_dt_ahead(s, tt_fast_now());
     tt_calltree_enter_node(&s->tree, node, s->last_ticks);
     tt_stream_enter_at(s, chunk, used, dt, region);
@@ -500,16 +508,16 @@ static inline __attribute__((always_inline)) int tt_fast_enter_c(tt_stream *s, t
     return cached && tt_fast_enter(s, chunk, used, cached->region, filtering);
 }
 
-/* A return: 1 when it was recorded so, 0 when the innermost entry is not a
- * recorded call (nothing open reads as one not recorded: stream.h). */
+/* A return: 1 when it was recorded so, 0 when the innermost call is not a
+ * recorded one: calls not recorded are open above the current node, or
+ * none is open (the root's `skipped` is never 0: calltree.h). */
 static inline __attribute__((always_inline)) int tt_fast_leave(tt_stream *s, tt_chunk *chunk, uint32_t used)
 {
-    uint32_t depth = s->depth;
-    if (tt_unlikely((s->stack + depth)[-1] >= TT_STACK_OWN)) return 0;
-    s->depth = depth - 1;
+    tt_calltree_node *node = s->tree.cur;
+    if (tt_unlikely(node->skipped)) return 0;
     uint64_t dt = tt_stream_dt_ahead(s, tt_fast_now());
-    tt_calltree_node *left = tt_calltree_leave(&s->tree, s->last_ticks);
-    tt_stream_leave_at(s, chunk, used, dt, left);
+    tt_calltree_leave(&s->tree, node, s->last_ticks);
+    tt_stream_leave_at(s, chunk, used, dt, node);
     return 1;
 }
 

@@ -40,7 +40,7 @@ static int registered;
 
 /* The collection open now. */
 static tt_stream *open_stream;
-static uint32_t open_depth;
+static uint32_t open_node; /* its node's offset in the stream's call tree */
 static uint64_t open_ticks;
 
 static uint32_t region_of(unsigned generation)
@@ -78,16 +78,17 @@ static void collection_start(PyObject *info)
     if (region == TT_NO_ID || tt_region_is_filtered(region)) return;
     open_ticks = tt_clock_now();
     tt_stream_enter(s, open_ticks, region);
-    if (tt_stream_top(s) != region) return; /* no room on its stack */
+    if (tt_stream_top(s) != region) return; /* not recorded: its tree lost */
     open_stream = s;
-    open_depth = s->depth;
+    open_node = tt_calltree_offset(&s->tree, s->tree.cur);
 }
 
 static void collection_stop(PyObject *info)
 {
     tt_stream *s = open_stream;
     open_stream = NULL;
-    if (!s || s != tt_tls_stream || s->depth != open_depth || s->session != tt_active) return;
+    if (!s || s != tt_tls_stream || s->session != tt_active || tt_calltree_offset(&s->tree, s->tree.cur) != open_node)
+        return;
     uint64_t generation = info_number(info, key_generation);
     if (generation >= GENERATIONS || tt_stream_top(s) != regions[generation]) return;
     uint64_t now = tt_clock_now();

@@ -124,9 +124,8 @@ static inline uint32_t creating_region(void)
 {
     tt_stream *s = tt_thread_stream_if_made();
     if (!s) return 0;
-    for (uint32_t i = s->depth; i > 0; i--)
-        if (s->stack[i - 1] < TT_STACK_OWN) return s->stack[i - 1] + 1;
-    return 0;
+    const tt_calltree_node *cur = s->tree.cur; /* the innermost recorded call's (stream.h) */
+    return cur->region != TT_CALLTREE_ROOT ? tt_calltree_region(&s->tree, cur) + 1 : 0;
 }
 
 /* ---- cells ---- */

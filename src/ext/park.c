@@ -192,18 +192,17 @@ static tt_stream *stream_of(const PyThreadState *tstate)
 /* Notes a stream's entries against its thread's frames, which it takes. */
 static int park_one(parked *p, tt_stream *s, frames *taken)
 {
-    *p = (parked){.stream = s, .depth = s->depth, .at_park = *taken};
+    *p = (parked){.stream = s, .at_park = *taken};
     *taken = (frames){0};
+    p->entry = tt_stream_entries(s, &p->depth);
     uint32_t n = p->depth ? p->depth : 1;
-    p->entry = malloc(n * sizeof *p->entry);
     p->owner = malloc(n * sizeof *p->owner);
     p->lasti = malloc(n * sizeof *p->lasti);
     if (!p->entry || !p->owner || !p->lasti) return -1;
     const frames *f = &p->at_park;
     uint32_t next = 0; /* the innermost frame not yet matched to an entry */
     for (uint32_t i = p->depth; i-- > 0;) {
-        uint32_t e = s->stack[i];
-        p->entry[i] = e;
+        uint32_t e = p->entry[i];
         p->lasti[i] = -1;
         if (is_python_region(e)) {
             /* Frames without an entry (filtered under sys.monitoring) are
@@ -249,23 +248,20 @@ void tt_park_forget(void)
  * go): 0 when it was not done. */
 static int apply_plan(tt_stream *s, const plan *p, int own_stream)
 {
-    if (p->close_from != UINT32_MAX && !own_stream) {
-        uint32_t records = 0;
-        for (uint32_t i = p->close_from; i < s->depth; i++) records += s->stack[i] < TT_STACK_OWN;
+    uint32_t depth;
+    uint32_t *entries = tt_stream_entries(s, &depth);
+    if (!entries) return 0;
+    uint32_t records = 0;
+    if (p->close_from != UINT32_MAX)
+        for (uint32_t i = p->close_from; i < depth; i++) records += entries[i] < TT_STACK_OWN;
+    free(entries);
+    if (records && !own_stream) {
         tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
         uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
-        if (records && used + (uint64_t)records * TT_RECORD_MAX_FIXED + TT_RECORD_MAX_FIXED > TT_CHUNK_PAYLOAD_SIZE)
-            return 0;
+        if (used + (uint64_t)records * TT_RECORD_MAX_FIXED + TT_RECORD_MAX_FIXED > TT_CHUNK_PAYLOAD_SIZE) return 0;
     }
-    if (p->close_from != UINT32_MAX)
-        while (s->depth > p->close_from) tt_stream_leave(s, plan_time);
-    uint32_t at = p->insert_at < s->depth ? p->insert_at : s->depth;
-    tt_stream_reserve_stack(s, p->skips);
-    if (s->depth + p->skips <= s->stack_cap) {
-        memmove(s->stack + at + p->skips, s->stack + at, (size_t)(s->depth - at) * sizeof *s->stack);
-        for (uint32_t i = 0; i < p->skips; i++) s->stack[at + i] = TT_STACK_SKIP;
-        s->depth += p->skips;
-    }
+    for (; p->close_from != UINT32_MAX && depth > p->close_from; depth--) tt_stream_leave(s, plan_time);
+    tt_stream_insert_skips(s, p->insert_at < depth ? p->insert_at : depth, p->skips);
     s->epoch = atomic_load_explicit(&tt_active->epoch, memory_order_acquire);
     return 1;
 }
@@ -289,8 +285,7 @@ void tt_park(void)
     /* The switch's own C call, on top of the caller's stack, sees no
      * return now that the hook is gone. */
     tt_stream *mine = tt_tls_stream;
-    if (mine->session == tt_active && mine->depth && mine->stack[mine->depth - 1] == TT_STACK_OWN)
-        mine->depth--;
+    if (mine->session == tt_active && tt_stream_top(mine) == TT_STACK_OWN) tt_stream_unskip(mine);
     /* Without memory, the switch on closes what is open, as at a measurement's end. */
     uint32_t threads = 0;
     thread_frames *t = threads_gather(&threads);
@@ -346,8 +341,11 @@ static void plan_one(plan *out, tt_stream *s, const frames *frames_now, int filt
            then->code[then->count - 1 - shared] == now.code[now.count - 1 - shared])
         shared++;
     /* Entries noted at the park still in place (none popped meanwhile). */
+    uint32_t depth = 0;
+    uint32_t *entries = tt_stream_entries(s, &depth);
     uint32_t kept = 0;
-    while (kept < p->depth && kept < s->depth && s->stack[kept] == p->entry[kept]) kept++;
+    while (entries && kept < p->depth && kept < depth && entries[kept] == p->entry[kept]) kept++;
+    free(entries);
     uint32_t close_from = kept;
     for (uint32_t i = 0; i < kept; i++) {
         uint32_t owner = p->owner[i];

@@ -2,7 +2,11 @@
  * by the real session at chosen times and read back by the reader: every
  * form format.h defines, at the edges of the deltas each one takes, comes
  * back with its exact ticks and region, and takes the bytes its form says;
- * a clock that goes back stamps a record at the last one's time. */
+ * a clock that goes back stamps a record at the last one's time. And its
+ * stack of open calls, folded into the call tree: calls not
+ * recorded among recorded ones, skips inserted beneath others, and a
+ * stream whose tree is lost, which closes what is open and records no
+ * call from then on. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <unistd.h>
@@ -112,6 +116,83 @@ static void test_forms(void)
     tt_trace_close(t);
 }
 
+static int entries_are(const tt_stream *s, const uint32_t *expected, uint32_t n)
+{
+    uint32_t count;
+    uint32_t *got = tt_stream_entries(s, &count);
+    int same = got && count == n && memcmp(got, expected, n * sizeof *got) == 0;
+    free(got);
+    return same;
+}
+
+static void test_stack(void)
+{
+    char experiment[128];
+    snprintf(experiment, sizeof experiment, "%s/stack", root);
+    mkdir(experiment, 0777);
+    uint32_t a = region("a"), b = region("b"), c = region("c");
+    const uint32_t S = TT_STACK_SKIP, O = TT_STACK_OWN;
+
+    tt_session_config config = {.directory = experiment, .memory = 4u << 20, .name = "test"};
+    tt_session *session;
+    tt_error err;
+    if (!CHECK(tt_session_start(&config, &registry, &session, &err) == 0)) return;
+    tt_stream *s = tt_session_new_stream(session, 1, "MainThread", 10);
+    uint64_t now = s->last_ticks;
+    CHECK(!tt_stream_is_open(s) && tt_stream_top(s) == S);
+    tt_stream_leave(s, ++now); /* nothing open: dropped */
+    tt_stream_enter(s, ++now, a);
+    tt_stream_skip(s, S);
+    tt_stream_enter(s, ++now, b);
+    tt_stream_skip(s, O);
+    tt_stream_skip(s, S);
+    CHECK(tt_stream_top(s) == S);
+    CHECK(entries_are(s, (uint32_t[]){a, S, b, O, S}, 5));
+    /* Beneath b, then between b and its own: */
+    CHECK(tt_stream_insert_skips(s, 1, 2) == 0);
+    CHECK(entries_are(s, (uint32_t[]){a, S, S, S, b, O, S}, 7));
+    CHECK(tt_stream_insert_skips(s, 5, 1) == 0);
+    CHECK(entries_are(s, (uint32_t[]){a, S, S, S, b, S, O, S}, 8));
+    tt_stream_leave(s, ++now);
+    CHECK(tt_stream_top(s) == O);
+    tt_stream_unskip(s);
+    tt_stream_leave(s, ++now);
+    CHECK(tt_stream_top(s) == b);
+    tt_stream_leave(s, ++now); /* b: recorded */
+    CHECK(entries_are(s, (uint32_t[]){a, S, S, S}, 4));
+    tt_stream_leave(s, ++now);
+    tt_stream_enter(s, ++now, c);
+    CHECK(tt_stream_top(s) == c && s->tree.cur->skipped == 0);
+    /* The tree lost: the next call closes c, the skips and a, for good. */
+    s->tree.lost = 1;
+    tt_stream_skip(s, S);
+    CHECK(!tt_stream_is_open(s) && s->fast_used_limit == 0 && s->skip_count == 0);
+    tt_stream_enter(s, ++now, b);
+    tt_stream_leave(s, ++now);
+    CHECK(!tt_stream_is_open(s) && tt_stream_top(s) == S);
+    tt_session_stats stats;
+    CHECK(tt_session_stop(session, &stats, &err) == 0);
+
+    tt_trace *t;
+    if (!CHECK(tt_trace_open(experiment, &t, &err) == 0)) return;
+    const tt_process *p = tt_trace_process(t, 0);
+    static const uint8_t kinds[] = {TT_EV_ENTER, TT_EV_ENTER, TT_EV_LEAVE, TT_EV_ENTER, TT_EV_LEAVE, TT_EV_LEAVE};
+    const uint32_t regions[] = {a, b, b, c, c, a};
+    tt_cursor *cur;
+    if (CHECK(tt_cursor_open(t, p, 0, &cur, &err) == 0)) {
+        tt_event ev;
+        size_t read = 0;
+        while (tt_cursor_next(cur, &ev) && ev.kind != TT_EV_STREAM_END) {
+            if (read < sizeof kinds) CHECK(ev.kind == kinds[read] && ev.region == regions[read]);
+            read++;
+        }
+        CHECK_U64(read, sizeof kinds);
+        CHECK(tt_cursor_state(cur) == TT_STREAM_COMPLETE);
+        tt_cursor_close(cur);
+    }
+    tt_trace_close(t);
+}
+
 /* The node of `region` under the root in s's tree. */
 static const tt_calltree_node *root_child(const tt_stream *s, uint32_t region)
 {
@@ -140,14 +221,13 @@ static void test_clock_back(void)
 
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
-    s->depth--;
+    tt_calltree_node *left = s->tree.cur;
     uint64_t dt = tt_stream_dt_ahead(s, start - 5);
-    tt_calltree_node *left = tt_calltree_leave(&s->tree, s->last_ticks);
+    tt_calltree_leave(&s->tree, left, s->last_ticks);
     tt_stream_leave_at(s, c, used, dt, left);
     CHECK_U64(s->last_ticks, start);
 
     c = tt_record_chunk(s, 0, &used);
-    s->stack[s->depth++] = b;
     dt = tt_stream_dt_ahead(s, start - 3);
     tt_calltree_node *node = tt_calltree_find(&s->tree, b);
     tt_calltree_enter_node(&s->tree, node, s->last_ticks);
@@ -191,6 +271,7 @@ int main(void)
         return 2;
     }
     test_forms();
+    test_stack();
     test_clock_back();
     scratch_remove(root);
     return check_report();
