@@ -49,32 +49,7 @@ tt_chunk *tt_stream_try_rotate(tt_stream *s)
 
 void tt_stream_enter_now(tt_stream *s, uint32_t region) { tt_stream_enter(s, tt_clock_now(), region); }
 
-/* A node took `inclusive -= now` (ENTER) or `+= now` (LEAVE), now being
- * the last record's time plus dt (mod 2^64); the record's time is the
- * last one. */
-void tt_stream_enter_long(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, uint32_t region)
-{
-    if (tt_unlikely(dt > TT_DT_BACK)) {
-        s->last_ticks -= dt;
-        s->tree.cur->inclusive += dt;
-        dt = 0;
-    }
-    uint8_t *p = c->data + used;
-    *p = TT_EV_ENTER;
-    tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(tt_put_varint(p + 1, dt), region) - p));
-}
-
-void tt_stream_leave_long(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, tt_calltree_node *left)
-{
-    if (tt_unlikely(dt > TT_DT_BACK)) {
-        s->last_ticks -= dt;
-        left->inclusive -= dt;
-        dt = 0;
-    }
-    uint8_t *p = c->data + used;
-    *p = TT_EV_LEAVE;
-    tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(p + 1, dt) - p));
-}
+void tt_stream_leave_now(tt_stream *s) { tt_stream_leave(s, tt_clock_now()); }
 
 void tt_stream_enter_step(tt_stream *s, uint32_t region, uint32_t task)
 {

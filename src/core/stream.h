@@ -160,31 +160,6 @@ static inline uint64_t tt_stream_dt(tt_stream *s, uint64_t now)
     return dt;
 }
 
-/* The same for the hooks' paths without a call, whose `now` the stream's
- * own thread has just read from the TSC, without the test: the kernel keeps
- * the TSC in step across CPUs wherever tracetop reads it (clock.c), so it
- * does not go back. Should it go back by a few ticks all the same (CPUs a
- * little apart), the delta comes out above TT_DT_BACK, which takes the
- * records' long forms, and the record puts it right (tt_stream_enter_long). */
-static inline uint64_t tt_stream_dt_ahead(tt_stream *s, uint64_t now)
-{
-    uint64_t dt = now - s->last_ticks;
-    s->last_ticks = now;
-    return dt;
-}
-
-#define TT_DT_BACK (UINT64_MAX >> 1)
-
-/* The long forms of ENTER and LEAVE (format.h) at `used` in chunk c, out
- * of line: the one place of a record that may find a delta from
- * tt_stream_dt_ahead above TT_DT_BACK, a clock that went back. The record
- * is then stamped at the last record's time (delta 0), as tt_stream_dt
- * would have it, and so is the call tree's node that took the earlier
- * time: the node just entered, or `left`. Called last, so that the hooks
- * keep nothing for them. */
-void tt_stream_enter_long(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, uint32_t region);
-void tt_stream_leave_long(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, tt_calltree_node *left);
-
 /* Starts a record of the given tag stamped `now` and reserves room for
  * `extra` bytes of fields beyond the fixed ones; returns where the fields
  * go. tt_record_commit publishes it. */
@@ -220,44 +195,71 @@ static inline void tt_record_commit_at(tt_stream *s, tt_chunk *c, uint32_t used,
     atomic_store_explicit(&c->used, used + length, memory_order_release);
 }
 
-/* The record of a region entered at `used` in chunk c (reserved), in the
- * shortest form (format.h); dt from tt_stream_dt or tt_stream_dt_ahead.
- * The callers take the call tree's step (into the current node) between
- * the two: before the record's
- * bytes are stored, which the compiler must assume may alias the tree's
- * node, so that nothing of the tree is kept in a register or loaded again
- * across them. */
-static inline void tt_stream_enter_at(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, uint32_t region)
+/* The predictor's step for an ENTER of `region` (format.h): 1 when it
+ * named the region. */
+static inline int tt_stream_predict_enter(tt_stream *s, uint32_t region)
 {
     uint32_t *slot = tt_predict_slot(&s->predict);
     int predicted = *slot == region;
     tt_predict_enter(&s->predict, slot, region);
+    return predicted;
+}
+
+/* The record of a region entered at `used` in chunk c (reserved), after dt
+ * ticks that fit the short forms (format.h). The callers take the call
+ * tree's step (into the current node) first: before the record's bytes are
+ * stored, which the compiler must assume may alias the tree's node, so
+ * that nothing of the tree is kept in a register or loaded again across
+ * them. */
+static inline void tt_stream_enter_short(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, uint32_t region)
+{
+    int predicted = tt_stream_predict_enter(s, region);
     uint8_t *p = c->data + used;
-    if (tt_likely(dt < TT_EV_SHORT_DT_LIMIT)) {
-        if (tt_likely(predicted) && dt < TT_EV_PREDICTED_DT_LIMIT) {
-            p[0] = (uint8_t)(TT_EV_ENTER_PREDICTED + (dt >> 8));
-            p[1] = (uint8_t)dt;
-            tt_record_commit_at(s, c, used, 2);
-            return;
-        }
-        p[0] = (uint8_t)(TT_EV_ENTER_SHORT + (dt >> 8));
+    if (tt_likely(predicted) && dt < TT_EV_PREDICTED_DT_LIMIT) {
+        p[0] = (uint8_t)(TT_EV_ENTER_PREDICTED + (dt >> 8));
         p[1] = (uint8_t)dt;
-        tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(p + 2, region) - p));
+        tt_record_commit_at(s, c, used, 2);
         return;
     }
-    if (tt_likely(dt < TT_EV_ENTER_MEDIUM_DT_LIMIT)) {
-        p[1] = (uint8_t)dt;
-        p[2] = (uint8_t)(dt >> 8);
-        if (predicted) {
-            p[0] = (uint8_t)(TT_EV_ENTER_PREDICTED_MEDIUM + (dt >> 16));
-            tt_record_commit_at(s, c, used, 3);
-            return;
-        }
-        p[0] = (uint8_t)(TT_EV_ENTER_MEDIUM + (dt >> 16));
-        tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(p + 3, region) - p));
+    p[0] = (uint8_t)(TT_EV_ENTER_SHORT + (dt >> 8));
+    p[1] = (uint8_t)dt;
+    tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(p + 2, region) - p));
+}
+
+/* The same for dt that fits the medium forms and not the short ones. */
+static inline void tt_stream_enter_medium(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, uint32_t region)
+{
+    int predicted = tt_stream_predict_enter(s, region);
+    uint8_t *p = c->data + used;
+    p[1] = (uint8_t)dt;
+    p[2] = (uint8_t)(dt >> 8);
+    if (predicted) {
+        p[0] = (uint8_t)(TT_EV_ENTER_PREDICTED_MEDIUM + (dt >> 16));
+        tt_record_commit_at(s, c, used, 3);
         return;
     }
-    tt_stream_enter_long(s, c, used, dt, region);
+    p[0] = (uint8_t)(TT_EV_ENTER_MEDIUM + (dt >> 16));
+    tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(p + 3, region) - p));
+}
+
+/* The same for dt that fits neither. */
+static inline void tt_stream_enter_long(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, uint32_t region)
+{
+    tt_stream_predict_enter(s, region);
+    uint8_t *p = c->data + used;
+    *p = TT_EV_ENTER;
+    tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(tt_put_varint(p + 1, dt), region) - p));
+}
+
+/* The same for any dt (from tt_stream_dt), in the shortest form. */
+static inline void tt_stream_enter_at(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, uint32_t region)
+{
+    if (tt_likely(dt < TT_EV_SHORT_DT_LIMIT))
+        tt_stream_enter_short(s, c, used, dt, region);
+    else if (tt_likely(dt < TT_EV_ENTER_MEDIUM_DT_LIMIT))
+        tt_stream_enter_medium(s, c, used, dt, region);
+    else
+        tt_stream_enter_long(s, c, used, dt, region);
 }
 
 /* Closes what is open, for good: the stream's tree is lost (above). */
@@ -286,9 +288,11 @@ static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
  * out of line: the call tree keeps the step's node (calltree.h). */
 void tt_stream_enter_step(tt_stream *s, uint32_t region, uint32_t task);
 
-/* tt_stream_enter at the clock's time, out of line: for the hooks' paths
- * without a call, when the call tree has to look the call's node up. */
+/* tt_stream_enter and tt_stream_leave at the clock's time, out of line:
+ * for the hooks' paths without a call, when the call tree has to look the
+ * call's node up, or the delta is long (ext.h: TT_FAST_NOW). */
 void tt_stream_enter_now(tt_stream *s, uint32_t region);
+void tt_stream_leave_now(tt_stream *s);
 
 /* A call that is not recorded (TT_STACK_SKIP or TT_STACK_OWN): pushed so
  * that its return is dropped too. */
@@ -312,24 +316,46 @@ static inline void tt_stream_unskip(tt_stream *s)
 }
 
 /* The record of the innermost call's return at `used` in chunk c
- * (reserved); dt from tt_stream_dt or tt_stream_dt_ahead, the tree's step
- * taken between (as for tt_stream_enter_at), which left the node `left`. */
-static inline void tt_stream_leave_at(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt, tt_calltree_node *left)
+ * (reserved), after dt ticks that fit the short forms; the tree's step
+ * taken first (as for tt_stream_enter_short). */
+static inline void tt_stream_leave_short(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt)
 {
     tt_predict_leave(&s->predict);
     uint8_t *p = c->data + used;
-    if (tt_likely(dt < TT_EV_SHORT_DT_LIMIT)) {
-        p[0] = (uint8_t)(TT_EV_LEAVE_SHORT + (dt >> 8));
-        p[1] = (uint8_t)dt;
-        tt_record_commit_at(s, c, used, 2);
-    } else if (dt < TT_EV_MEDIUM_DT_LIMIT) {
-        p[0] = (uint8_t)(TT_EV_LEAVE_MEDIUM + (dt >> 16));
-        p[1] = (uint8_t)dt;
-        p[2] = (uint8_t)(dt >> 8);
-        tt_record_commit_at(s, c, used, 3);
-    } else {
-        tt_stream_leave_long(s, c, used, dt, left);
-    }
+    p[0] = (uint8_t)(TT_EV_LEAVE_SHORT + (dt >> 8));
+    p[1] = (uint8_t)dt;
+    tt_record_commit_at(s, c, used, 2);
+}
+
+/* The same for dt that fits the medium forms and not the short ones. */
+static inline void tt_stream_leave_medium(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt)
+{
+    tt_predict_leave(&s->predict);
+    uint8_t *p = c->data + used;
+    p[0] = (uint8_t)(TT_EV_LEAVE_MEDIUM + (dt >> 16));
+    p[1] = (uint8_t)dt;
+    p[2] = (uint8_t)(dt >> 8);
+    tt_record_commit_at(s, c, used, 3);
+}
+
+/* The same for dt that fits neither. */
+static inline void tt_stream_leave_long(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt)
+{
+    tt_predict_leave(&s->predict);
+    uint8_t *p = c->data + used;
+    *p = TT_EV_LEAVE;
+    tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(p + 1, dt) - p));
+}
+
+/* The same for any dt (from tt_stream_dt), in the shortest form. */
+static inline void tt_stream_leave_at(tt_stream *s, tt_chunk *c, uint32_t used, uint64_t dt)
+{
+    if (tt_likely(dt < TT_EV_SHORT_DT_LIMIT))
+        tt_stream_leave_short(s, c, used, dt);
+    else if (dt < TT_EV_MEDIUM_DT_LIMIT)
+        tt_stream_leave_medium(s, c, used, dt);
+    else
+        tt_stream_leave_long(s, c, used, dt);
 }
 
 /* 1 while a call is open, recorded or not. */
@@ -349,9 +375,8 @@ static inline void tt_stream_leave(tt_stream *s, uint64_t now)
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
     uint64_t dt = tt_stream_dt(s, now);
-    tt_calltree_node *left = s->tree.cur;
-    tt_calltree_leave(&s->tree, left, s->last_ticks);
-    tt_stream_leave_at(s, c, used, dt, left);
+    tt_calltree_leave(&s->tree, s->tree.cur, s->last_ticks);
+    tt_stream_leave_at(s, c, used, dt);
 }
 
 /* Every open call returned at `now` (tt_stream_leave). */

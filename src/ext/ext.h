@@ -462,63 +462,109 @@ static inline uint64_t tt_tasks_awaited(const tt_stream *s, uint64_t entry)
     return UINT64_MAX;
 }
 
-/* A call of the region `entry` names (ext.h: tt_code_entry): 1 when it was
- * recorded, 0 when it is not a region recorded so (none, a coroutine's
- * resumed by no coroutine, filtered). The call tree, which is the stack of
+/* A delta of the paths below from this one up is a clock that went back
+ * (their `now` less the last record's time, modulo 2^64): the TSC, which
+ * the kernel keeps in step across CPUs where tracetop reads it (clock.c),
+ * may still be a few ticks apart. tt_stream_dt finds it. */
+#define TT_FAST_DT_BACK (UINT64_MAX >> 1)
+
+/* What one of the paths below did with an event. */
+enum tt_fast {
+    TT_FAST_GENERAL, /* nothing: the general way is to take it */
+    TT_FAST_DONE,    /* recorded */
+    TT_FAST_NOW,     /* nothing, and nothing is to be looked up but the node:
+                      * tt_stream_enter_now or tt_stream_leave_now records it */
+};
+
+/* A call of the region `entry` names (ext.h: tt_code_entry), *region set
+ * for TT_FAST_NOW. TT_FAST_GENERAL for an entry that is not a plain
+ * region's (none, a coroutine's resumed by no coroutine, filtered; one
+ * resumed by a coroutine is a plain call: tt_tasks_awaited); TT_FAST_NOW
+ * for a call whose node the call tree does not find at once (calltree.h),
+ * or whose delta the short and medium forms do not fit (a long one, rare,
+ * or a clock that went back). Nothing is changed before that is known, and
+ * nothing is called here: the hooks hand such an event on with a jump, and
+ * save no register on any path. The call tree, which is the stack of
  * recorded calls (stream.h), has room: tt_fast_stream found it
  * (fast_used_limit), so there is no test of it here, and nothing else is
- * pushed. One whose node the call tree does not find at once (calltree.h),
- * or a coroutine's resumed by another, is recorded out of line
- * (tt_stream_enter_now), with nothing of the hook's left to keep: no path
- * that joins the common one again needs a register the hook would save on
- * every event. `filtering`, a constant where the caller knows that no
- * filter is in force (tt_region_filter_in_force), spares the call the test
- * of tt_region_filtered. One test finds every entry but a plain region's: a
+ * pushed. `filtering`, a constant where the caller knows that no filter is
+ * in force (tt_region_filter_in_force), spares the call the test of
+ * tt_region_filtered. One test finds every entry but a plain region's: a
  * call tree's regions are below TT_CALLTREE_STEP, a bound the test takes as
  * an immediate operand, and every other entry is above it (TT_STACK_SKIP,
- * TT_STACK_OWN, UINT64_MAX, a coroutine's flag). */
-static inline __attribute__((always_inline)) int tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used,
-                                                               uint64_t entry, int filtering)
+ * TT_STACK_OWN, UINT64_MAX, a coroutine's flag). The time is the TSC just
+ * read: the forms' bounds are the only tests of its delta. */
+static inline __attribute__((always_inline)) enum tt_fast tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used,
+                                                                        uint64_t entry, int filtering,
+                                                                        uint32_t *region)
 {
     if (tt_unlikely(entry >= TT_CALLTREE_STEP || (filtering && tt_region_filtered))) {
-        if ((entry = tt_tasks_awaited(s, entry)) == UINT64_MAX) return 0;
-        tt_stream_enter_now(s, (uint32_t)entry);
-        return 1;
+        if ((entry = tt_tasks_awaited(s, entry)) == UINT64_MAX) return TT_FAST_GENERAL;
+        *region = (uint32_t)entry;
+        return TT_FAST_NOW;
     }
-    uint32_t region = (uint32_t)entry;
+    *region = (uint32_t)entry;
     tt_calltree_node *node = tt_calltree_last_child(&s->tree);
-    if (tt_unlikely(node->region != region) && !(node = tt_calltree_next_child(&s->tree, node, region))) {
-        tt_stream_enter_now(s, region);
-        return 1;
+    if (tt_unlikely(node->region != *region) && !(node = tt_calltree_next_child(&s->tree, node, *region)))
+        return TT_FAST_NOW;
+    uint64_t now = tt_fast_now(), dt = now - s->last_ticks;
+    if (tt_likely(dt < TT_EV_SHORT_DT_LIMIT)) {
+        s->last_ticks = now;
+        tt_calltree_enter_node(&s->tree, node, now);
+        tt_stream_enter_short(s, chunk, used, dt, *region);
+        return TT_FAST_DONE;
     }
-    uint64_t dt = tt_stream_dt_ahead(s, tt_fast_now());
-    tt_calltree_enter_node(&s->tree, node, s->last_ticks);
-    tt_stream_enter_at(s, chunk, used, dt, region);
-    return 1;
+    if (tt_likely(dt < TT_EV_ENTER_MEDIUM_DT_LIMIT)) {
+        s->last_ticks = now;
+        tt_calltree_enter_node(&s->tree, node, now);
+        tt_stream_enter_medium(s, chunk, used, dt, *region);
+        return TT_FAST_DONE;
+    }
+    return TT_FAST_NOW;
 }
 
 /* A call of the C function func (tt_cfunction_region), while C calls are
- * recorded (tt_record_c_calls: the caller's test): 1 when it was recorded
- * so, 0 as tt_fast_enter, or when its region is not in the cache. */
-static inline __attribute__((always_inline)) int tt_fast_enter_c(tt_stream *s, tt_chunk *chunk, uint32_t used,
-                                                                 PyObject *func, int filtering)
+ * recorded (tt_record_c_calls: the caller's test), as tt_fast_enter;
+ * TT_FAST_GENERAL also when its region is not in the cache. */
+static inline __attribute__((always_inline)) enum tt_fast tt_fast_enter_c(tt_stream *s, tt_chunk *chunk,
+                                                                          uint32_t used, PyObject *func,
+                                                                          int filtering, uint32_t *region)
 {
     PyMethodDef *def = tt_method_def_exact(func);
     const tt_cfunction_cached *cached = def ? tt_cfunction_cached_entry(def) : NULL;
-    return cached && tt_fast_enter(s, chunk, used, cached->region, filtering);
+    return cached ? tt_fast_enter(s, chunk, used, cached->region, filtering, region) : TT_FAST_GENERAL;
 }
 
-/* A return: 1 when it was recorded so, 0 when the innermost call is not a
- * recorded one: calls not recorded are open above the current node, or
- * none is open (the root's `skipped` is never 0: calltree.h). */
-static inline __attribute__((always_inline)) int tt_fast_leave(tt_stream *s, tt_chunk *chunk, uint32_t used)
+/* A return, as tt_fast_enter: TT_FAST_GENERAL when the innermost call is
+ * not a recorded one (calls not recorded are open above the current node,
+ * or none is open: the root's `skipped` is never 0, calltree.h),
+ * TT_FAST_NOW when its delta is a clock that went back. A return's long
+ * form is recorded here, which keeps the hooks' registers as they are: a
+ * return after a long C call (a sort, a file's read) takes it. */
+static inline __attribute__((always_inline)) enum tt_fast tt_fast_leave(tt_stream *s, tt_chunk *chunk, uint32_t used)
 {
     tt_calltree_node *node = s->tree.cur;
-    if (tt_unlikely(node->skipped)) return 0;
-    uint64_t dt = tt_stream_dt_ahead(s, tt_fast_now());
-    tt_calltree_leave(&s->tree, node, s->last_ticks);
-    tt_stream_leave_at(s, chunk, used, dt, node);
-    return 1;
+    if (tt_unlikely(node->skipped)) return TT_FAST_GENERAL;
+    uint64_t now = tt_fast_now(), dt = now - s->last_ticks;
+    if (tt_likely(dt < TT_EV_SHORT_DT_LIMIT)) {
+        s->last_ticks = now;
+        tt_calltree_leave(&s->tree, node, now);
+        tt_stream_leave_short(s, chunk, used, dt);
+        return TT_FAST_DONE;
+    }
+    if (tt_likely(dt < TT_EV_MEDIUM_DT_LIMIT)) {
+        s->last_ticks = now;
+        tt_calltree_leave(&s->tree, node, now);
+        tt_stream_leave_medium(s, chunk, used, dt);
+        return TT_FAST_DONE;
+    }
+    if (tt_likely(dt < TT_FAST_DT_BACK)) {
+        s->last_ticks = now;
+        tt_calltree_leave(&s->tree, node, now);
+        tt_stream_leave_long(s, chunk, used, dt);
+        return TT_FAST_DONE;
+    }
+    return TT_FAST_NOW;
 }
 
 /* ---- asyncio tasks (tasks.c) ---- */

@@ -317,6 +317,21 @@ static int __attribute__((noinline, noclone)) hook_general(void *unused, PyFrame
     return 0;
 }
 
+/* A call or a return that the hooks' paths leave to be recorded out of
+ * line (ext.h: TT_FAST_NOW). Each returns what the hook returns, so that
+ * the hook hands the event on with a jump and keeps nothing for it. */
+static int __attribute__((noinline)) hook_enter_now(tt_stream *s, uint32_t region)
+{
+    tt_stream_enter_now(s, region);
+    return 0;
+}
+
+static int __attribute__((noinline)) hook_leave_now(tt_stream *s)
+{
+    tt_stream_leave_now(s);
+    return 0;
+}
+
 /* A call of the C function func, as the hooks do the others, where the hook
  * found room (chunk, used). Apart, so that the hook's registers suffice
  * without saving any. Its arguments come in the registers the hook holds
@@ -326,7 +341,15 @@ static int __attribute__((noinline, noclone)) hook_general(void *unused, PyFrame
 static inline __attribute__((always_inline)) int hook_c_call_event(tt_stream *s, uint32_t used, PyObject *func,
                                                                    tt_chunk *chunk, int filtering)
 {
-    if (tt_fast_enter_c(s, chunk, used, func, filtering)) return 0;
+    uint32_t region;
+    switch (tt_fast_enter_c(s, chunk, used, func, filtering, &region)) {
+    case TT_FAST_DONE:
+        return 0;
+    case TT_FAST_NOW:
+        return hook_enter_now(s, region);
+    case TT_FAST_GENERAL:
+        break;
+    }
     return hook_general(NULL, NULL, PyTrace_C_CALL, func); /* which needs no frame */
 }
 
@@ -364,9 +387,24 @@ static inline __attribute__((always_inline)) int hook_event(PyFrameObject *frame
     tt_stream *s = tt_fast_stream(&chunk, &used);
     if (tt_likely(s != NULL)) {
         if (what == PyTrace_CALL) {
-            if (tt_fast_enter(s, chunk, used, tt_code_entry_first(frame_code(frame)), filtering)) return 0;
+            uint32_t region;
+            switch (tt_fast_enter(s, chunk, used, tt_code_entry_first(frame_code(frame)), filtering, &region)) {
+            case TT_FAST_DONE:
+                return 0;
+            case TT_FAST_NOW:
+                return hook_enter_now(s, region);
+            case TT_FAST_GENERAL:
+                break;
+            }
         } else if (c_calls ? what != PyTrace_C_CALL : what == PyTrace_RETURN) {
-            if (tt_fast_leave(s, chunk, used)) return 0;
+            switch (tt_fast_leave(s, chunk, used)) {
+            case TT_FAST_DONE:
+                return 0;
+            case TT_FAST_NOW:
+                return hook_leave_now(s);
+            case TT_FAST_GENERAL:
+                break;
+            }
         } else if (c_calls) {
             return filtering ? hook_c_call_filtered(s, used, what, arg, chunk) : hook_c_call(s, used, what, arg, chunk);
         } else {

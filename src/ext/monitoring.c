@@ -127,8 +127,12 @@ static PyObject *enter_python(PyObject *self, PyObject *const *args, size_t narg
     tt_chunk *chunk;
     uint32_t used;
     tt_stream *s = tt_fast_stream(&chunk, &used);
-    if (tt_likely(s && nargs >= 1) && tt_fast_enter(s, chunk, used, tt_code_entry_first(args[0]), 1))
-        Py_RETURN_NONE;
+    if (tt_likely(s && nargs >= 1)) {
+        uint32_t region;
+        enum tt_fast done = tt_fast_enter(s, chunk, used, tt_code_entry_first(args[0]), 1, &region);
+        if (done == TT_FAST_NOW) tt_stream_enter_now(s, region);
+        if (done != TT_FAST_GENERAL) Py_RETURN_NONE;
+    }
     return enter(args, nargs, 1);
 }
 
@@ -146,7 +150,11 @@ static PyObject *leave_python(PyObject *self, PyObject *const *args, size_t narg
     tt_chunk *chunk;
     uint32_t used;
     tt_stream *s = tt_fast_stream(&chunk, &used);
-    if (tt_likely(s && !tt_region_filtered) && tt_fast_leave(s, chunk, used)) Py_RETURN_NONE;
+    if (tt_likely(s && !tt_region_filtered)) {
+        enum tt_fast done = tt_fast_leave(s, chunk, used);
+        if (done == TT_FAST_NOW) tt_stream_leave_now(s);
+        if (done != TT_FAST_GENERAL) Py_RETURN_NONE;
+    }
     return leave(args, nargs, 1);
 }
 
@@ -194,7 +202,12 @@ static PyObject *enter_c(PyObject *self, PyObject *const *args, size_t nargsf, P
         tt_chunk *chunk;
         uint32_t used;
         tt_stream *s = tt_fast_stream(&chunk, &used);
-        if (tt_likely(s != NULL) && tt_fast_enter_c(s, chunk, used, args[2], 1)) Py_RETURN_NONE;
+        if (tt_likely(s != NULL)) {
+            uint32_t region;
+            enum tt_fast done = tt_fast_enter_c(s, chunk, used, args[2], 1, &region);
+            if (done == TT_FAST_NOW) tt_stream_enter_now(s, region);
+            if (done != TT_FAST_GENERAL) Py_RETURN_NONE;
+        }
     }
     return enter_c_general(args, nargs);
 }
@@ -206,9 +219,11 @@ static PyObject *leave_c(PyObject *self, PyObject *const *args, size_t nargsf, P
     tt_chunk *chunk;
     uint32_t used;
     tt_stream *s = tt_fast_stream(&chunk, &used);
-    if (tt_likely(s && nargs >= 3 && tt_record_c_calls) && tt_method_def_exact(args[2]) &&
-        tt_fast_leave(s, chunk, used))
-        Py_RETURN_NONE;
+    if (tt_likely(s && nargs >= 3 && tt_record_c_calls) && tt_method_def_exact(args[2])) {
+        enum tt_fast done = tt_fast_leave(s, chunk, used);
+        if (done == TT_FAST_NOW) tt_stream_leave_now(s);
+        if (done != TT_FAST_GENERAL) Py_RETURN_NONE;
+    }
     return leave_c_general(args, nargs);
 }
 
