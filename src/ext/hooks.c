@@ -332,6 +332,23 @@ static int __attribute__((noinline)) hook_leave_now(tt_stream *s)
     return 0;
 }
 
+/* What the hook returns for a call its paths took as `done` says (ext.h:
+ * enum tt_fast; region set for TT_FAST_NOW): every way on a jump, the
+ * general one with the hook's own arguments. */
+static inline __attribute__((always_inline)) int hook_entered(tt_stream *s, enum tt_fast done, uint32_t region,
+                                                              PyFrameObject *frame, int what, PyObject *arg)
+{
+    switch (done) {
+    case TT_FAST_DONE:
+        return 0;
+    case TT_FAST_NOW:
+        return hook_enter_now(s, region);
+    case TT_FAST_GENERAL:
+        break;
+    }
+    return hook_general(NULL, frame, what, arg);
+}
+
 /* A call of the C function func, as the hooks do the others, where the hook
  * found room (chunk, used). Apart, so that the hook's registers suffice
  * without saving any. Its arguments come in the registers the hook holds
@@ -342,15 +359,8 @@ static inline __attribute__((always_inline)) int hook_c_call_event(tt_stream *s,
                                                                    tt_chunk *chunk, int filtering)
 {
     uint32_t region;
-    switch (tt_fast_enter_c(s, chunk, used, func, filtering, &region)) {
-    case TT_FAST_DONE:
-        return 0;
-    case TT_FAST_NOW:
-        return hook_enter_now(s, region);
-    case TT_FAST_GENERAL:
-        break;
-    }
-    return hook_general(NULL, NULL, PyTrace_C_CALL, func); /* which needs no frame */
+    enum tt_fast done = tt_fast_enter_c(s, chunk, used, func, filtering, &region);
+    return hook_entered(s, done, region, NULL, PyTrace_C_CALL, func); /* the general way needs no frame */
 }
 
 static int __attribute__((noinline, noclone)) hook_c_call(tt_stream *s, uint32_t used, int what, PyObject *func,
@@ -388,14 +398,8 @@ static inline __attribute__((always_inline)) int hook_event(PyFrameObject *frame
     if (tt_likely(s != NULL)) {
         if (what == PyTrace_CALL) {
             uint32_t region;
-            switch (tt_fast_enter(s, chunk, used, tt_code_entry_first(frame_code(frame)), filtering, &region)) {
-            case TT_FAST_DONE:
-                return 0;
-            case TT_FAST_NOW:
-                return hook_enter_now(s, region);
-            case TT_FAST_GENERAL:
-                break;
-            }
+            enum tt_fast done = tt_fast_enter(s, chunk, used, tt_code_entry_first(frame_code(frame)), filtering, &region);
+            return hook_entered(s, done, region, frame, what, arg);
         } else if (c_calls ? what != PyTrace_C_CALL : what == PyTrace_RETURN) {
             switch (tt_fast_leave(s, chunk, used)) {
             case TT_FAST_DONE:
