@@ -351,9 +351,9 @@ static inline __attribute__((always_inline)) int hook_entered(tt_stream *s, enum
 
 /* A call of the C function func, as the hooks do the others, where the hook
  * found room (chunk, used). Apart, so that the hook's registers suffice
- * without saving any. Its arguments come in the registers the hook holds
- * them in (what, unused, keeping its place), so that the hook hands the
- * call on with a jump alone. One for each of the hooks' `filtering`
+ * without saving any. Its arguments come in registers the hook holds them
+ * in (what, unused, keeping its place), so that the hook hands the call on
+ * with a jump and a move or two. One for each of the hooks' `filtering`
  * (hook_event). */
 static inline __attribute__((always_inline)) int hook_c_call_event(tt_stream *s, uint32_t used, PyObject *func,
                                                                    tt_chunk *chunk, int filtering)
