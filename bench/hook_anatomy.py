@@ -139,6 +139,18 @@ def inlined_from(twin, addresses, lines):
     return names
 
 
+def is_hook(function):
+    """One of the hooks: the functions every event takes (hooks.c names them hook_*)."""
+    return function.startswith("hook")
+
+
+def print_largest(costs, between, top):
+    """The `top` largest of costs per event, those of 0.05 or more."""
+    for name, cost in costs.most_common(top):
+        if abs(cost) / between >= 0.05:
+            print(f"{cost / between:8.2f}  {name}")
+
+
 def concept(function):
     return next((name for name, starts in CONCEPTS if function.startswith(starts)), "other")
 
@@ -170,12 +182,12 @@ def main():
         between = events[args.large] - events[args.small]
         difference = collections.Counter(costs[args.large])
         difference.subtract(costs[args.small])
-        hooks = {key: cost for key, cost in difference.items() if key[0].startswith("hook")}
-        names = inlined_from(twin, sorted({address for _, address in hooks}), args.lines)
+        names = inlined_from(twin, sorted({address for function, address in difference if is_hook(function)}),
+                             args.lines)
     by_name, by_concept = collections.Counter(), collections.Counter()
     by_hook, elsewhere = collections.Counter(), collections.Counter()
     for (function, address), cost in difference.items():
-        if (function, address) in hooks:
+        if is_hook(function):
             name = names.get(address, "?")
             by_name[name] += cost
             by_concept[concept(name.split()[-1])] += cost
@@ -190,13 +202,9 @@ def main():
     for name, cost in by_concept.most_common():
         print(f"{cost / between:8.2f}  {name}")
     print("the hooks' instructions, by the function they come from" + (" and its line:" if args.lines else ":"))
-    for name, cost in by_name.most_common(args.top):
-        if abs(cost) / between >= 0.05:
-            print(f"{cost / between:8.2f}  {name}")
+    print_largest(by_name, between, args.top)
     print("tracetop's other functions:")
-    for name, cost in elsewhere.most_common(args.top):
-        if abs(cost) / between >= 0.05:
-            print(f"{cost / between:8.2f}  {name}")
+    print_largest(elsewhere, between, args.top)
 
 
 if __name__ == "__main__":
