@@ -1,4 +1,4 @@
-"""Benchmarks the viewer's MPI communication view (src/core/mpi_view.h) on a large MPI job: matching every
+"""Benchmarks the viewer's MPI communication view (src/analysis/mpi_view.h) on a large MPI job: matching every
 message of the trace, and the queries the viewer asks (lines and collectives of a view, the matrix, a pair's
 messages, per-communicator statistics), over the whole run and over a hundredth of it.
 

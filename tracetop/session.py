@@ -379,7 +379,7 @@ def _forked_to_exec():
 
 def _note_live_channel():
     """Says so when this process's live channel could not have its usual name (another user made it first):
-    `tracetop top` still finds it, under a name with a random tail (src/core/live.c)."""
+    `tracetop top` still finds it, under a name with a random tail (src/live/live.c)."""
     usual = f"/dev/shm/tracetop-{os.geteuid()}-{os.getpid()}"
     try:
         ours = os.lstat(usual).st_uid == os.geteuid() and os.path.isfile(usual)

@@ -1,5 +1,5 @@
 /* fork.c -- a measured process that forks: the child measures on, in a
- * session of its own in the same experiment (see src/core/fork.h).
+ * session of its own in the same experiment (see src/record/fork.h).
  *
  * pthread_atfork brackets every fork of the process, whoever makes it. In
  * the child the measurement is switched off at once (tt_active = NULL), so

@@ -61,7 +61,7 @@ def main(tracetop, corpus):
             python = os.path.join(os.path.dirname(tracetop), "python")
             subprocess.run([python, "-c", "import sys; from tracetop import _tracetop; _tracetop.Index(sys.argv[1])", exp],
                            check=True, cwd=work)
-            if os.path.exists(os.path.join(exp, "view.idx")):  # a small trace has none (src/core/lod.c)
+            if os.path.exists(os.path.join(exp, "view.idx")):  # a small trace has none (src/index/lod.c)
                 shutil.copy(os.path.join(exp, "view.idx"), os.path.join(corpus, "lod", name))
     finally:
         shutil.rmtree(work)

@@ -1,4 +1,4 @@
-"""The call tree the hook keeps (src/core/calltree.h): every stream that ends has one, written behind its
+"""The call tree the hook keeps (src/record/calltree.h): every stream that ends has one, written behind its
 records as TREE chunks (format.h), and profile.txt and `tracetop summary` made from the trees are byte for byte
 what reading the records back gives: the same experiment with its trees cut off reads back to the same text.
 A stream cut by a crash has no tree and is read back."""

@@ -1,4 +1,4 @@
-"""The viewer's level-of-detail index (src/core/lod.h) against what the reader gives, on real experiments."""
+"""The viewer's level-of-detail index (src/index/lod.h) against what the reader gives, on real experiments."""
 import collections
 import json
 import os

@@ -1,4 +1,4 @@
-"""Level 0 of the viewer's index read from the trace's chunks (src/core/lod_file.h, lod_trace.c): over windows that
+"""Level 0 of the viewer's index read from the trace's chunks (src/index/lod_file.h, lod_trace.c): over windows that
 cross the chunks' edges, with calls open across them at every depth of deep stacks, in three threads, every query
 answers exactly the calls the reader gives; a trace changed, cut or damaged after its index was made gives a problem in
 one line, never a crash."""

@@ -1,4 +1,4 @@
-"""Event chunks the writer compresses (src/core/writer.c: only to pay back what a trace holds besides its
+"""Event chunks the writer compresses (src/record/writer.c: only to pay back what a trace holds besides its
 records, past 0.05 byte per record): a program of many call paths after many imports has some, and every reader
 reads them as the records they are: the cursor (complete, well nested, every event), the profile from the trees
 and from the records read back, a conversion, `tracetop score`'s model of the trace on disk and convert's

@@ -1,5 +1,5 @@
 """The viewer's MPI communication data: /TOKEN/api/comm_*, answered as JSON from the C communication view
-(`_tracetop.MpiView`, src/core/mpi_view.h), built on the first request: a trace without MPI ranks costs its
+(`_tracetop.MpiView`, src/analysis/mpi_view.h), built on the first request: a trace without MPI ranks costs its
 definitions only, one with ranks a read of their streams."""
 import json
 import threading

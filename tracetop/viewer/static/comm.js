@@ -5,7 +5,7 @@
  * matrix (messages and bytes per rank pair; a cell lists its messages) and
  * per-communicator statistics, for the whole run or the selected range.
  *
- * Matching and counting are done in C (src/core/mpi_view.h); the server
+ * Matching and counting are done in C (src/analysis/mpi_view.h); the server
  * answers /api/comm_* with what a range holds, a bounded number of lines
  * and boxes spread over it. Drawn through viewer.js's overlay hook. */
 "use strict";

@@ -1,6 +1,6 @@
 /* common.js -- what the viewer (viewer.js) and the report (report.js) share:
  * formatting, colours, the binary answers of the index (layouts in
- * src/core/lod.h), profiles from call trees, and the flame graph. */
+ * src/index/lod.h), profiles from call trees, and the flame graph. */
 "use strict";
 
 const TT = (function () {

@@ -4,7 +4,7 @@
  * their bytes as columns of the profile (call tree, flat profile, range
  * summary); and the flame graph's widths by objects or bytes created.
  *
- * The index computes it all (src/core/lod_objects.c): the tracks' samples
+ * The index computes it all (src/index/lod_objects.c): the tracks' samples
  * come from api/samples, a scope's objects per call path from
  * api/tree_objects, a range's per region and type from api/objects.
  * viewer.js calls the hooks below; without objects in the run they add

@@ -2,7 +2,7 @@
  * lane (thread) with its call stack as a flame chart and its counter tracks,
  * a call tree, a flat profile and a flame graph, for the whole run or a
  * selected range. The server answers viewport queries from the index with
- * what can be seen (src/core/lod.h), so drawing costs the same at any size.
+ * what can be seen (src/index/lod.h), so drawing costs the same at any size.
  *
  * Data flow: the view (t0, t1) changes at once on input and is drawn from
  * the last answer, placed by its times; a new answer is asked for when the

@@ -16,8 +16,6 @@
 #include <x86intrin.h>
 #endif
 
-#include "format.h"
-
 /* Chosen once by tt_clock_init; read on every event. */
 extern int tt_clock_tsc;
 
@@ -25,8 +23,7 @@ extern int tt_clock_tsc;
  * calls return at once). */
 void tt_clock_init(void);
 
-/* enum tt_clock_kind of the chosen clock, and its nominal rate. */
-uint8_t tt_clock_kind(void);
+/* The chosen clock's nominal rate (ticks: TSC cycles, or nanoseconds). */
 uint64_t tt_clock_ticks_per_second(void);
 
 static inline uint64_t tt_monotonic_ns(void)

@@ -115,7 +115,7 @@ static void define_process(tt_session *s)
     p = tt_put_varint(p, (uint64_t)getpid());
     p = tt_put_varint(p, (uint64_t)getppid());
     p = tt_put_varint(p, name);
-    *p++ = tt_clock_kind();
+    *p++ = tt_clock_tsc ? TT_CLOCK_TSC : TT_CLOCK_MONOTONIC; /* enum tt_clock_kind */
     p = tt_put_varint(p, tt_clock_ticks_per_second());
     tt_session_define(s, rec, (size_t)(p - rec));
     for (size_t i = 0; i < s->config.attribute_count; i++) {

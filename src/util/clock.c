@@ -65,8 +65,6 @@ void tt_clock_init(void)
     ticks_per_second = 1000000000u;
 }
 
-uint8_t tt_clock_kind(void) { return tt_clock_tsc ? TT_CLOCK_TSC : TT_CLOCK_MONOTONIC; }
-
 uint64_t tt_clock_ticks_per_second(void) { return ticks_per_second; }
 
 void tt_clock_sync_now(tt_clock_sync *out)
