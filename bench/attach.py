@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tracetop import _tracetop
+from tracetop import _reader
 
 SPINNER = Path(__file__).resolve().parent.parent / "tests" / "python" / "programs" / "attach_spin.py"
 
@@ -47,7 +47,7 @@ DETAIL = re.compile(r"attaching took ([\d.]+) s: gdb ([\d.]+) s; the program ran
 
 def first_event_ms(experiment):
     """From the measurement's start to the first event after the calls that were running then."""
-    trace = _tracetop.Trace(str(experiment))
+    trace = _reader.Trace(str(experiment))
     (process,) = trace.processes
     firsts = []
     for thread in process["threads"]:

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tracetop import _tracetop
+from tracetop import _reader
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "convert.md"
@@ -74,7 +74,7 @@ def size_of(path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=2_000_000, help="loop iterations of the larger trace")
-    parser.add_argument("--formats", default=",".join(_tracetop.FORMATS), help="comma-separated")
+    parser.add_argument("--formats", default=",".join(_reader.FORMATS), help="comma-separated")
     parser.add_argument("--objects", action="store_true", help="trace with objects counted (tracetop run --objects)")
     args = parser.parse_args()
     formats = args.formats.split(",")
@@ -89,9 +89,9 @@ def main():
             print(f"tracing {calls:,} iterations ...", file=sys.stderr, flush=True)
             subprocess.run([*tool, "--no-profile", *(["--objects"] if args.objects else []), "--output", str(exp),
                             "calls.py", str(calls)], cwd=tmp, check=True, stderr=subprocess.DEVNULL)
-            events = _tracetop.Trace(str(exp)).processes[0]["events"]
+            events = _reader.Trace(str(exp)).processes[0]["events"]
             for format in formats:
-                out = tmp / f"out{calls}" / _tracetop.default_name(format)
+                out = tmp / f"out{calls}" / _reader.default_name(format)
                 out.parent.mkdir(exist_ok=True)
                 print(f"  {format} ...", file=sys.stderr, flush=True)
                 seconds, rss = timed([*tool, "convert", str(exp), "--to", format, "-o", str(out)], tmp)

@@ -21,7 +21,7 @@ import hook
 import run
 from run import Failed, progress
 
-from tracetop import _tracetop
+from tracetop import _reader, _tracetop
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -58,7 +58,7 @@ def count_with_top(counter, argv, workdir):
     read = re.search(r"processes (\d+) events (\d+) bytes \d+ dropped_bytes (\d+)", out)
     if not read or read.group(1) != "1":
         raise Failed(f"top read {read.group(1) if read else 'nothing'} processes: {err.strip() or out.strip()}")
-    traced = _tracetop.profile(str(workdir / "exp"))["events"]
+    traced = _reader.profile(str(workdir / "exp"))["events"]
     return instructions, int(read.group(2)), traced, int(read.group(3))
 
 
@@ -129,7 +129,7 @@ def ctl_latency(seconds):
         deadline = time.monotonic() + 60
         while True:  # until its channel is ready: asking for what it does already is answered at once
             try:
-                _tracetop.live_control(program.pid, True)
+                _reader.live_control(program.pid, True)
                 break
             except _tracetop.TraceError:
                 if program.poll() is not None or time.monotonic() > deadline:
@@ -138,7 +138,7 @@ def ctl_latency(seconds):
         times = []
         for toggle in range(2 * TOGGLES):
             start = time.perf_counter()
-            _tracetop.live_control(program.pid, toggle % 2 == 1)
+            _reader.live_control(program.pid, toggle % 2 == 1)
             times.append(1000 * (time.perf_counter() - start))
             time.sleep(0.05)
         _, err = program.communicate(timeout=seconds + 60)

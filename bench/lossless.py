@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tracetop import _tracetop
+from tracetop import _reader
 
 # Per iteration one call of lossless_tiny and one of the builtin math.gcd: four profile events
 # (call, return, c_call, c_return), and one ENTER in each of the two regions.
@@ -61,8 +61,8 @@ def main():
                        cwd=tmp, check=True)
         seconds = time.perf_counter() - start
         peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        process = _tracetop.Trace(str(exp)).processes[0]
-        profile = _tracetop.profile(str(exp))
+        process = _reader.Trace(str(exp)).processes[0]
+        profile = _reader.profile(str(exp))
         config = dict(line.split("=", 1) for line in (exp / "config.txt").read_text().splitlines() if "=" in line)
 
     print(f"events    {process['events']:,}")

@@ -72,13 +72,13 @@ def main():
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--queries", type=int, default=50)
     options = parser.parse_args()
-    from tracetop import _tracetop
+    from tracetop import _reader
 
     exp = str(experiment(options.ranks, options.messages))
     started = time.perf_counter()
-    view = _tracetop.MpiView(exp)
+    view = _reader.MpiView(exp)
     build = time.perf_counter() - started
-    index = _tracetop.Index(exp)
+    index = _reader.Index(exp)
     begin, end = index.begin_ns, index.end_ns
     middle = (begin + end) // 2
     hundredth = (middle, middle + (end - begin) // 100)

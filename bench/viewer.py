@@ -90,17 +90,17 @@ def trace_bytes(experiment):
 
 
 def measure_index(experiment):
-    from tracetop import _tracetop
+    from tracetop import _reader
     cache = experiment / "view.idx"
     if cache.exists():
         cache.unlink()
     started = time.perf_counter()
-    built = _tracetop.Index(str(experiment))
+    built = _reader.Index(str(experiment))
     build_s = time.perf_counter() - started
     assert built.built, built.cache_problem
     del built
     started = time.perf_counter()
-    index = _tracetop.Index(str(experiment))
+    index = _reader.Index(str(experiment))
     load_s = time.perf_counter() - started
     assert not index.built
     return index, build_s, load_s, cache.stat().st_size
@@ -148,7 +148,7 @@ def measure_queries(server, index, count):
 def measure_convert(experiment, index):
     """`convert --from/--until` of the middle tenth of the run, to chrome and to perfetto: seconds, and the
     events read per second (the reader skips what comes before the range, and stops after it)."""
-    from tracetop import _tracetop
+    from tracetop import _reader
     full = index.end_ns - index.begin_ns
     start, stop = index.begin_ns + int(0.45 * full), index.begin_ns + int(0.55 * full)
     rows = []
@@ -156,7 +156,7 @@ def measure_convert(experiment, index):
         for format in ("chrome", "perfetto"):
             out = os.path.join(where, "out." + format)
             started = time.perf_counter()
-            result = _tracetop.convert(str(experiment), format, out, start=start, stop=stop)
+            result = _reader.convert(str(experiment), format, out, start=start, stop=stop)
             seconds = time.perf_counter() - started
             rows.append((format, seconds, result["events"], os.path.getsize(out)))
     return rows

@@ -17,7 +17,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from tracetop import _tracetop
+from tracetop import _reader
 
 PROGRAM = textwrap.dedent("""
     import sys
@@ -65,7 +65,7 @@ def main():
                             str(experiment), str(program), str(options.seconds)], check=True, stdout=subprocess.DEVNULL,
                            cwd=work)  # not a checkout, whose tracetop/ would come before the installed one
             start = time.perf_counter()
-            index = _tracetop.Index(str(experiment))
+            index = _reader.Index(str(experiment))
             build = time.perf_counter() - start
             size = (experiment / "view.idx").stat().st_size
             label = "with --objects" if objects else "without"

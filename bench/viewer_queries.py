@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from tracetop import _tracetop
+from tracetop import _reader
 
 WIDTH = 1600  # pixels of a view, as bench/viewer.py's
 
@@ -35,11 +35,11 @@ def main():
     experiment = Path(sys.argv[1])
     (experiment / "view.idx").unlink(missing_ok=True)
     started = time.process_time()
-    built = _tracetop.Index(str(experiment))
+    built = _reader.Index(str(experiment))
     build = time.process_time() - started
     del built
     started = time.process_time()
-    index = _tracetop.Index(str(experiment))
+    index = _reader.Index(str(experiment))
     load = time.process_time() - started
     trace = sum(f.stat().st_size for f in (experiment / "trace").rglob("*") if f.is_file())
     size = (experiment / "view.idx").stat().st_size

@@ -6,7 +6,7 @@ import sys
 import time
 
 import tracetop
-from tracetop import _tracetop, messages
+from tracetop import messages, _reader, _tracetop
 from tracetop.commands import COMMANDS, EXPERIMENT_VIEWS
 from tracetop.sizes import format_size
 
@@ -19,8 +19,8 @@ CONTENTS = {
                   "(set as environment variables, they repeat the measurement)",
     "trace/": "the native trace: compact binary chunks, per process (`trace/<pid>/`) and thread",
     "profile.txt": "the text summary, as `tracetop summary` prints it",
-    **{_tracetop.default_name(format): f"the trace in {format} format (`--format {format}`, `tracetop convert "
-                                       f"--to {format}`)" for format in _tracetop.FORMATS},
+    **{_reader.default_name(format): f"the trace in {format} format (`--format {format}`, `tracetop convert "
+                                       f"--to {format}`)" for format in _reader.FORMATS},
     "report.html": "the report, one self-contained HTML file (`tracetop report`)",
     "view.idx": "the viewer's index of the trace (`tracetop view` makes it, and remakes it when the trace changes)",
 }
@@ -118,7 +118,7 @@ class Experiment:
     def write_profile(self):
         """Writes profile.txt from the trace, which this run has just written (its records' checksums are for a
         later read: profile.txt takes the call trees); returns what the reader found cut or damaged: (problems, corrupt)."""
-        text, problems, corrupt = _tracetop.summary(self.path, top=PROFILE_ROWS, trust_records=True)
+        text, problems, corrupt = _reader.summary(self.path, top=PROFILE_ROWS, trust_records=True)
         self.write("profile.txt", text)
         return problems, corrupt
 
@@ -204,8 +204,8 @@ def convert(experiment, format, output=None, thread=None, start=0, stop=2**64 - 
     file in the experiment), of the thread `thread` alone when given, between `start` and `stop` (ns since the
     start of the measurement), without the calls of the regions the filter file `filter` excludes; one that takes
     longer than `progress` seconds says how it goes on stderr; returns (the path written, the converter's result)."""
-    path = output or os.path.join(experiment, _tracetop.default_name(format))
-    return path, _tracetop.convert(experiment, format, path, thread=thread, start=start, stop=stop, progress=progress,
+    path = output or os.path.join(experiment, _reader.default_name(format))
+    return path, _reader.convert(experiment, format, path, thread=thread, start=start, stop=stop, progress=progress,
                                    filter=filter)
 
 

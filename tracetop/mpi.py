@@ -16,7 +16,7 @@ program's calls reach it first.
 import os
 import time
 
-from tracetop import _tracetop
+from tracetop import _reader
 from tracetop.fields import Fields
 from tracetop.messages import CommandError
 
@@ -102,7 +102,7 @@ def wait_for_ranks(directory, size, timeout=RANKS_TIMEOUT):
     returns the ranks that have not."""
     deadline = time.monotonic() + timeout
     while True:
-        trace = _tracetop.Trace(directory)
+        trace = _reader.Trace(directory)
         ended = {int(process["attributes"]["mpi_rank"]) for process in trace.processes
                  if process["ended"] and "mpi_rank" in process["attributes"]}
         missing = sorted(set(range(size)) - ended)

@@ -7,12 +7,12 @@ Where several give a value: command line (or start() keyword) > TRACETOP_<NAME> 
 import os
 import sys
 
-from tracetop import _tracetop
+from tracetop import _reader
 from tracetop.messages import CommandError
 from tracetop.sizes import MAX_SIZE, parse_size
 
 # The names of `--format`, as those of `tracetop convert --to`: the converters of the C core.
-FORMATS = _tracetop.FORMATS
+FORMATS = _reader.FORMATS
 
 MINIMUM_MEMORY = 1 << 20
 

@@ -8,8 +8,8 @@
 #ifndef TRACETOP_EXT_H
 #define TRACETOP_EXT_H
 
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "pyshared.h"
+
 #include <frameobject.h>
 
 #include "clock.h"
@@ -24,31 +24,9 @@
  * through the global offset table, as the hooks do on every event. */
 #pragma GCC visibility push(hidden)
 
-/* tracetop._tracetop.TraceError: every failure the core reports reaches
- * Python as this exception, carrying the core's one-line message. */
-extern PyObject *tt_TraceError;
-
-/* progress.c: a long piece of work said on stderr, a line a second once it
- * has taken `after` seconds: "tracetop: WHAT: ... (N s)". Without the GIL. */
-typedef struct tt_ext_progress {
-    const char *what;
-    double after, started, last;
-} tt_ext_progress;
-void tt_ext_progress_start(tt_ext_progress *p, const char *what, double after);
-void tt_ext_progress_say(tt_ext_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Raises TraceError with the message in err; returns NULL for `return`. */
-PyObject *tt_raise(const tt_error *err);
-
 int tt_ext_add_hooks(PyObject *module);  /* hooks.c: start, stop, instrumenter */
 int tt_ext_add_api(PyObject *module);    /* api.c: regions, parameters, counters */
-int tt_ext_add_reader(PyObject *module); /* readerobj.c: Trace, profile, summary */
-int tt_ext_add_inline(PyObject *module); /* inline.c: overview, usage sampler (Jupyter) */
-int tt_ext_add_convert(PyObject *module); /* convertobj.c: convert, FORMATS */
-int tt_ext_add_live(PyObject *module);   /* liveobj.c: live_control */
-int tt_ext_add_livewatch(PyObject *module); /* livewatchobj.c: LiveWatch, the live viewer's reader */
-int tt_ext_add_index(PyObject *module);  /* lodobj.c: Index, the viewer's level-of-detail index */
-int tt_ext_add_mpi_view(PyObject *module); /* mpiviewobj.c: MpiView, the viewer's communication view */
+int tt_ext_add_inline(PyObject *module); /* inline.c: the CPU and memory sampler (Jupyter) */
 int tt_ext_add_fork(PyObject *module);   /* fork.c: measuring on in a forked child */
 int tt_ext_add_terminate(PyObject *module); /* terminate.c: SIGTERM completes the trace */
 int tt_ext_add_mpi(PyObject *module);    /* mpi.c: MPI calls recorded */
@@ -79,7 +57,6 @@ int tt_objects_own_begin(void);
 void tt_objects_own_end(int was);
 int tt_ext_add_gc(PyObject *module);     /* gc.c: garbage collections recorded */
 int tt_ext_add_threadwatch(PyObject *module); /* threadwatch.c: threading, imported when the program does */
-int tt_ext_add_tasks(PyObject *module);  /* tasksobj.c: TaskLanes, asyncio tasks as lanes */
 int tt_ext_add_task_recording(PyObject *module); /* tasks.c: tasks_unavailable */
 
 /* Garbage collections are recorded from tt_gc_start (-1 with an exception
@@ -614,21 +591,6 @@ static inline PyObject *tt_new_ref(PyObject *o)
 #define Py_NewRef(o) tt_new_ref((PyObject *)(o))
 #define Py_XNewRef(o) tt_new_ref((PyObject *)(o))
 #endif
-
-/* PyModule_AddObjectRef arrived in 3.10. */
-static inline int tt_module_add(PyObject *module, const char *name, PyObject *value)
-{
-#if PY_VERSION_HEX >= 0x030A0000
-    return PyModule_AddObjectRef(module, name, value);
-#else
-    Py_XINCREF(value);
-    if (PyModule_AddObject(module, name, value) < 0) {
-        Py_XDECREF(value);
-        return -1;
-    }
-    return 0;
-#endif
-}
 
 #pragma GCC visibility pop
 

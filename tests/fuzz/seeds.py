@@ -59,7 +59,7 @@ def main(tracetop, corpus):
                 with open(os.path.join(corpus, "trace", f"{name}-{pid}"), "wb") as out:
                     out.write(SEPARATOR.join(decoded(f) for f in files))
             python = os.path.join(os.path.dirname(tracetop), "python")
-            subprocess.run([python, "-c", "import sys; from tracetop import _tracetop; _tracetop.Index(sys.argv[1])", exp],
+            subprocess.run([python, "-c", "import sys; from tracetop import _reader; _reader.Index(sys.argv[1])", exp],
                            check=True, cwd=work)
             if os.path.exists(os.path.join(exp, "view.idx")):  # a small trace has none (src/index/lod.c)
                 shutil.copy(os.path.join(exp, "view.idx"), os.path.join(corpus, "lod", name))

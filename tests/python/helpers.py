@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tracetop import _tracetop
+from tracetop import _reader
 
 PROGRAMS = Path(__file__).parent / "programs"
 WORKLOADS = Path(__file__).resolve().parents[2].parent / "shared" / "workloads"
@@ -57,7 +57,7 @@ def tracetop_lines(stderr):
 
 def streams(experiment):
     """(process, thread, events, state, problem) for every stream of the experiment."""
-    trace = _tracetop.Trace(str(experiment))
+    trace = _reader.Trace(str(experiment))
     for index, process in enumerate(trace.processes):
         for thread in process["threads"]:
             events, state, problem = trace.read_stream(index, thread["stream"])
@@ -66,7 +66,7 @@ def streams(experiment):
 
 def enters(experiment, thread_name=None):
     """How often each region was entered, over all streams (or those of threads named `thread_name`)."""
-    trace = _tracetop.Trace(str(experiment))
+    trace = _reader.Trace(str(experiment))
     counts = collections.Counter()
     for index, process in enumerate(trace.processes):
         for thread in process["threads"]:

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from tracetop import _tracetop
+from tracetop import _reader
 
 from helpers import PROGRAMS, assert_complete, enters, python, streams, tracetop
 
@@ -38,7 +38,7 @@ def test_decorated_regions_keep_file_and_line(tmp_path):
     experiment = run_program("regions.py", tmp_path, "--instrumenter=none")
     code = compile((PROGRAMS / "regions.py").read_text(), str(PROGRAMS / "regions.py"), "exec")
     decorated = next(const for const in code.co_consts if getattr(const, "co_name", None) == "decorated")
-    regions = {region["name"]: region for region in _tracetop.Trace(str(experiment)).processes[0]["regions"]}
+    regions = {region["name"]: region for region in _reader.Trace(str(experiment)).processes[0]["regions"]}
     assert regions["__main__:decorated"]["file"] == str(PROGRAMS / "regions.py")
     assert regions["__main__:decorated"]["line"] == decorated.co_firstlineno
 

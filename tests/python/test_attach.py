@@ -17,7 +17,7 @@ import urllib.request
 
 import pytest
 
-from helpers import PROGRAMS, _tracetop, assert_complete, enters, environment, streams, tracetop, tracetop_lines
+from helpers import PROGRAMS, _reader, assert_complete, enters, environment, streams, tracetop, tracetop_lines
 from test_objects import COUNTING
 from test_top import Screen, needs_tmux, rows
 from viewer_helpers import view_server
@@ -45,7 +45,7 @@ def attaching(pid, *options, cwd):
 
 
 def threads_of(experiment):
-    trace = _tracetop.Trace(str(experiment))
+    trace = _reader.Trace(str(experiment))
     (process,) = trace.processes
     return {thread["name"]: thread for thread in process["threads"]}
 

@@ -12,7 +12,7 @@ import pytest
 
 from helpers import PROGRAMS, assert_complete, tracetop, workload
 
-from tracetop import _tracetop
+from tracetop import _reader
 
 INSTRUMENTERS = [
     None,  # the default one of this Python (sys.monitoring on 3.12+)
@@ -84,7 +84,7 @@ def test_tree_profile_is_the_read_back_profile(tmp_path, instrumenter, option):
     files = stream_files(experiment)
     assert len(files) == 5 and all(tree_chunks(path)[0] >= 1 for path in files)
     assert_trees_read_back_the_same(tmp_path, experiment)
-    regions = {r["name"]: r for r in _tracetop.profile(str(experiment))["regions"]}
+    regions = {r["name"]: r for r in _reader.profile(str(experiment))["regions"]}
     assert regions["__main__:fib"]["visits"] == 1973 + 3 * 465 and "gc:collection(gen2)" in regions
     assert ("__main__:filtered" in regions) == (option != "--filter")
     # settrace sees no C calls.
@@ -124,25 +124,25 @@ def test_run_end_reaches_the_trees_by_the_records_headers(tmp_path):
     assert len(records) >= 3 and first_tree
     second = records[1] + CHUNK_HEADER + 100
     damage(path, second)
-    assert _tracetop.summary(str(experiment), trust_records=True) == (profile_txt, [], False)
+    assert _reader.summary(str(experiment), trust_records=True) == (profile_txt, [], False)
     for command in (["summary", experiment], ["convert", experiment, "--to", "chrome", "-o", "trace.json"]):
         completed = tracetop(*command, cwd=tmp_path)
         assert completed.returncode == 0 and "corrupt: checksum mismatch in chunk 1 at byte" in completed.stderr
-    text, problems, corrupt = _tracetop.summary(str(experiment))
+    text, problems, corrupt = _reader.summary(str(experiment))
     assert corrupt and len(problems) == 1 and text != profile_txt
     damage(path, second)  # undone
 
     damage(path, records[0] + CHUNK_HEADER + 100)
-    text, problems, corrupt = _tracetop.summary(str(experiment), trust_records=True)
-    assert corrupt and problems == [_tracetop.summary(str(experiment))[1][0]] and "chunk 0" in problems[0]
+    text, problems, corrupt = _reader.summary(str(experiment), trust_records=True)
+    assert corrupt and problems == [_reader.summary(str(experiment))[1][0]] and "chunk 0" in problems[0]
     damage(path, records[0] + CHUNK_HEADER + 100)  # undone
 
     damage(path, first_tree + CHUNK_HEADER)  # the tree: read back, as without trust
-    damaged_tree = _tracetop.summary(str(experiment), trust_records=True)
-    assert damaged_tree == _tracetop.summary(str(experiment)) and "checksum mismatch" in damaged_tree[1][0]
+    damaged_tree = _reader.summary(str(experiment), trust_records=True)
+    assert damaged_tree == _reader.summary(str(experiment)) and "checksum mismatch" in damaged_tree[1][0]
     with open(path, "r+b") as f:
         f.truncate(first_tree - 1)  # the last chunk of records cut: read back up to the cut
-    text, problems, corrupt = _tracetop.summary(str(experiment), trust_records=True)
+    text, problems, corrupt = _reader.summary(str(experiment), trust_records=True)
     assert not corrupt and len(problems) == 1 and "cut" in problems[0]
 
 
@@ -174,7 +174,7 @@ def test_tree_larger_than_a_chunks_room(tmp_path):
     [path] = stream_files(tmp_path / "exp")
     assert tree_chunks(path)[0] >= 2  # 50,000 nodes and more: more than a chunk of them
     assert_trees_read_back_the_same(tmp_path, tmp_path / "exp")
-    regions = {r["name"]: r for r in _tracetop.profile(str(tmp_path / "exp"))["regions"]}
+    regions = {r["name"]: r for r in _reader.profile(str(tmp_path / "exp"))["regions"]}
     assert regions["__main__:down"]["visits"] == 50001
 
 

@@ -12,7 +12,7 @@ import pytest
 from helpers import PROGRAMS, assert_complete, environment, program_stderr, run, tracetop
 from test_calltree import CHUNK_HEADER, TREE, assert_trees_read_back_the_same, stream_files, tree_heads
 
-from tracetop import _tracetop
+from tracetop import _reader
 
 COUNTED = 8  # TT_CHUNK_COUNTED
 COUNTED_KINDS = {"objects", "mpi_send", "mpi_isend", "mpi_collective_end"}  # tt_ev_counted
@@ -35,7 +35,7 @@ def assert_counted_chunks_alone(experiment, tmp_path, calls_alone=True):
     `reads` is the stream's counted records. calls_alone: some chunk holds none of them (the program sees to
     it). Returns the summary."""
     summary = assert_trees_read_back_the_same(tmp_path, experiment)
-    trace = _tracetop.Trace(str(experiment))
+    trace = _reader.Trace(str(experiment))
     streams = {}
     for index, process in enumerate(trace.processes):
         for thread in process["threads"]:
@@ -46,8 +46,8 @@ def assert_counted_chunks_alone(experiment, tmp_path, calls_alone=True):
     by_file = {(int(path.parent.name), int(path.stem)): path for path in files}
     assert sorted(by_file) == sorted(streams)
     reads = dict(zip(sorted(files), tree_heads(experiment)))
-    profile = _tracetop.profile(str(experiment))
-    read_back = _tracetop.profile(str(tmp_path / "read-back"))
+    profile = _reader.profile(str(experiment))
+    read_back = _reader.profile(str(tmp_path / "read-back"))
     assert len(profile["threads"]) == len(read_back["threads"]) == len(files)
     skipped = 0
     for thread, back in zip(profile["threads"], read_back["threads"]):

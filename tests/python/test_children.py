@@ -6,7 +6,7 @@ import re
 import sys
 
 import pytest
-from tracetop import _tracetop
+from tracetop import _reader
 
 from helpers import (PROGRAMS, assert_complete, environment, program_stderr, python, tracetop, tracetop_lines,
                      workload)
@@ -14,7 +14,7 @@ from helpers import (PROGRAMS, assert_complete, environment, program_stderr, pyt
 
 def processes(experiment):
     """[(process, {region: enters})] of every process of the experiment, all threads together."""
-    trace = _tracetop.Trace(str(experiment))
+    trace = _reader.Trace(str(experiment))
     assert trace.problems == []
     result = []
     for index, process in enumerate(trace.processes):
@@ -57,11 +57,11 @@ def test_processes_workload(tmp_path):
     table = profile.split("\nProcesses\n")[1].splitlines()[1:6]
     assert sorted(int(row.split()[0]) for row in table) == sorted(process["pid"] for process, _ in processes(
         tmp_path / "exp"))
-    merged = _tracetop.profile(str(tmp_path / "exp"))
+    merged = _reader.profile(str(tmp_path / "exp"))
     assert {region["name"]: region["visits"] for region in merged["regions"]}["__main__:square_sum"] == 9
     assert len(merged["processes"]) == 5 and sum(process["events"] for process in merged["processes"]) == merged["events"]
     forked_pid, = [child["pid"] for child, counts in children if counts is forked[0]]
-    alone = _tracetop.profile(str(tmp_path / "exp"), pid=forked_pid)
+    alone = _reader.profile(str(tmp_path / "exp"), pid=forked_pid)
     assert [process["pid"] for process in alone["processes"]] == [forked_pid]
     assert {region["name"]: region["visits"] for region in alone["regions"]}["__main__:square_sum"] == 1
     summary = tracetop("summary", "--process", forked_pid, "exp", cwd=tmp_path)

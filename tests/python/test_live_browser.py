@@ -15,7 +15,7 @@ import pytest
 from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
 from helpers import PROGRAMS, assert_complete, environment
 from test_top import COUNTING_OBJECTS, Gated, Screen, Workload, drain, needs_tmux, rows, top_command
-from tracetop import _tracetop
+from tracetop import _reader
 from tracetop.viewer.live import LiveServer
 
 TOP_FUNCTIONS = "[...document.querySelectorAll('#top tbody tr td:nth-child(6)')].map((td) => td.textContent)"
@@ -172,7 +172,7 @@ def test_the_page_and_top_each_read_every_event(browser, tmp_path):  # noqa: F81
                                     ".find((text) => text.includes('__main__:fib'))")
             screenshot(page, "live_fib_ended")
             assert page.errors == []
-        traced = _tracetop.profile(str(tmp_path / "exp"))
+        traced = _reader.profile(str(tmp_path / "exp"))
         fib_calls = next(region["visits"] for region in traced["regions"] if region["name"] == "__main__:fib")
         screen.wait(f"fib's {fib_calls} calls", lambda lines: [row.calls for row in rows(lines)
                                                                if row.function == "__main__:fib"] == [fib_calls])

@@ -14,7 +14,7 @@ import pytest
 
 from helpers import PROGRAMS, assert_complete, environment, tracetop
 
-from tracetop import _tracetop
+from tracetop import _reader
 
 TMUX = shutil.which("tmux")
 needs_tmux = pytest.mark.skipif(TMUX is None, reason="needs tmux")
@@ -129,7 +129,7 @@ def first(lines):
 
 def disk_profile_percent(experiment, function):
     """The function's exclusive time as a share of the time covered, from the trace on disk."""
-    profile = _tracetop.profile(str(experiment))
+    profile = _reader.profile(str(experiment))
     hottest = max(profile["regions"], key=lambda region: region["exclusive_ns"])
     region = next(region for region in profile["regions"] if region["name"] == function)
     return hottest["name"], 100 * region["exclusive_ns"] / profile["total_ns"]
@@ -412,7 +412,7 @@ def test_two_readers_each_read_every_event_of_a_program_they_waited_for(tmp_path
     time.sleep(0.5)  # both attach (they look ten times as often)
     (tmp_path / "go").touch()
     assert program.wait() == "fib 46368\n"
-    traced = _tracetop.profile(str(tmp_path / "exp"))["events"]
+    traced = _reader.profile(str(tmp_path / "exp"))["events"]
     assert traced > 150_000
     for reader in readers:
         out, err = reader.communicate(timeout=60)

@@ -9,7 +9,7 @@ import struct
 from helpers import PROGRAMS, assert_complete, enters, tracetop
 from test_calltree import assert_trees_read_back_the_same, stream_files
 
-from tracetop import _tracetop
+from tracetop import _reader
 from tracetop.commands.convert import JSON_BYTES_PER_TRACE_BYTE, json_too_large
 from tracetop.sizes import format_size
 
@@ -43,7 +43,7 @@ def test_compressed_events_are_read_as_their_records(tmp_path):
     assert compressed and all(stored < raw for stored, raw, _, _ in compressed)
 
     assert_complete(experiment)
-    trace = _tracetop.Trace(str(experiment))
+    trace = _reader.Trace(str(experiment))
     [process] = trace.processes
     read, state, _ = trace.read_stream(0, 0)
     assert state == "complete" and len(read) == process["events"]
@@ -57,7 +57,7 @@ def test_compressed_events_are_read_as_their_records(tmp_path):
     assert sum(event["ph"] == "X" for event in chrome) == calls
 
     # score's model of the trace as recorded is the trace on disk, compressed chunks and all.
-    score = _tracetop.score(str(experiment))
+    score = _reader.score(str(experiment))
     assert score["trace_bytes"] == trace_bytes(experiment)
     assert abs(score["recorded_native_bytes"] - score["trace_bytes"]) <= 0.01 * score["trace_bytes"]
     # convert's estimate takes the records as decoded: what the JSON file is made from.

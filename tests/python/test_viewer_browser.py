@@ -7,7 +7,7 @@ import pytest
 
 from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
 from helpers import PROGRAMS, tracetop
-from tracetop import _tracetop
+from tracetop import _reader
 from tracetop.viewer.server import ViewerServer
 
 QUALIFIED = pytest.mark.skipif(sys.version_info < (3, 11), reason="the long names are qualified names: co_qualname is new in 3.11")
@@ -22,7 +22,7 @@ def experiment_of(where, program, *arguments):
 
 
 def serve(experiment):
-    return ViewerServer(str(experiment), _tracetop.Index(str(experiment))).start()
+    return ViewerServer(str(experiment), _reader.Index(str(experiment))).start()
 
 
 @pytest.fixture(scope="module")

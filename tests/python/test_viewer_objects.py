@@ -9,7 +9,7 @@ import pytest
 from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
 from helpers import PROGRAMS, streams, tracetop
 from test_objects import needs_tracer
-from tracetop import _tracetop
+from tracetop import _reader
 from tracetop.viewer.server import ViewerServer
 
 pytestmark = needs_tracer
@@ -24,7 +24,7 @@ def run(tmp_path_factory):
     completed = tracetop("run", "--objects", "--output", "exp", PROGRAMS / "objects_viewer.py", cwd=where)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == "points and lists made and freed\n"
-    index = _tracetop.Index(str(where / "exp"))
+    index = _reader.Index(str(where / "exp"))
     server = ViewerServer(str(where / "exp"), index).start()
     yield server.url, index, where / "exp"
     server.close()
@@ -225,7 +225,7 @@ def test_objects_of_a_selected_range(browser, run):  # noqa: F811
 def test_a_function_on_two_call_paths_shares_its_objects_by_time(browser, tmp_path):  # noqa: F811
     completed = tracetop("run", "--objects", "--output", "exp", PROGRAMS / "objects_paths.py", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
-    index = _tracetop.Index(str(tmp_path / "exp"))
+    index = _reader.Index(str(tmp_path / "exp"))
     lanes = list(range(len(index.lanes)))
     tree = index.tree(index.begin_ns, index.end_ns + 1, lanes)
     count = int.from_bytes(tree[:4], "little")

@@ -7,7 +7,7 @@ import pytest
 
 from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
 from helpers import PROGRAMS, tracetop
-from tracetop import _tracetop
+from tracetop import _reader
 from tracetop.viewer.server import ViewerServer
 
 READY = "window.tracetopViewer && window.tracetopViewer.ready()"
@@ -17,7 +17,7 @@ NO_PARENT = 0xFFFFFFFF
 def serve(where, program, *arguments):
     completed = tracetop("--output", "exp", PROGRAMS / program, *arguments, cwd=where)
     assert completed.returncode == 0, completed.stderr
-    index = _tracetop.Index(str(where / "exp"))
+    index = _reader.Index(str(where / "exp"))
     return ViewerServer(str(where / "exp"), index).start(), index
 
 

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-from tracetop import _tracetop, attach, messages
+from tracetop import attach, messages, _reader, _tracetop
 from tracetop.commands import COMMANDS, EXPERIMENT_VIEWS
 from tracetop.experiment import Experiment, default_name, describe_stats
 from tracetop.messages import CommandError
@@ -230,7 +230,7 @@ class Attached:
     def detach(self):
         """Asks for the end now and waits for it."""
         try:
-            _tracetop.live_detach(self.pid, timeout=10.0)
+            _reader.live_detach(self.pid, timeout=10.0)
         except _tracetop.TraceError as failure:
             if _alive(self.pid):
                 messages.warning(str(failure))

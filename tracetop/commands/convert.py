@@ -3,7 +3,7 @@
 import argparse
 import re
 
-from tracetop import _tracetop, messages
+from tracetop import messages, _reader
 from tracetop.commands import COMMANDS
 from tracetop.experiment import convert
 from tracetop.latest import chosen, experiment_argument, tell_problems
@@ -25,7 +25,7 @@ def json_too_large(experiment, format, thread=None, start=0, stop=2**64 - 1, lim
     ratio = JSON_BYTES_PER_TRACE_BYTE.get(format)
     if ratio is None:
         return None
-    opened = _tracetop.Trace(experiment)
+    opened = _reader.Trace(experiment)
     end = max((process["end_time"] or 0 for process in opened.processes), default=0)
     trace = 0
     for index, process in enumerate(opened.processes):
@@ -61,7 +61,7 @@ def _share(usage, start, stop, end):
 def main(arguments, prog):
     parser = ArgumentParser(prog=prog, description=f"{COMMANDS['convert']}.", allow_abbrev=False)
     experiment_argument(parser)
-    parser.add_argument("--to", required=True, metavar="FORMAT", help=f"one of {', '.join(_tracetop.FORMATS)}")
+    parser.add_argument("--to", required=True, metavar="FORMAT", help=f"one of {', '.join(_reader.FORMATS)}")
     parser.add_argument("-o", "--output", metavar="OUT",
                         help="the file to write (otf2: the anchor file NAME.otf2, with NAME.def and NAME/ beside "
                              "it); default: a file named after the format in EXP")
@@ -77,9 +77,9 @@ def main(arguments, prog):
                              "would have; what they called stays, under their callers)")
     namespace = parser.parse_args(arguments)
     namespace.experiment = chosen(namespace.experiment)
-    if namespace.to not in _tracetop.FORMATS:
-        guess = closest(namespace.to, _tracetop.FORMATS)
-        raise CommandError(f"unknown format {namespace.to!r} (known: {', '.join(_tracetop.FORMATS)})"
+    if namespace.to not in _reader.FORMATS:
+        guess = closest(namespace.to, _reader.FORMATS)
+        raise CommandError(f"unknown format {namespace.to!r} (known: {', '.join(_reader.FORMATS)})"
                            + (f": did you mean {guess}?" if guess else ""))
     if namespace.stop <= namespace.start:
         parser.error("--until must come after --from")

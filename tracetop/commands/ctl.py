@@ -4,7 +4,7 @@ counting of objects."""
 
 import argparse
 
-from tracetop import _tracetop, messages
+from tracetop import messages, _reader
 from tracetop.commands import COMMANDS, pid_argument
 from tracetop.suggest import ArgumentParser
 
@@ -28,14 +28,14 @@ def main(arguments, prog):
     namespace = parser.parse_args(arguments)
     if namespace.switch == ["detach"]:
         # The end includes writing the experiment's profile: given time beyond the answer's.
-        _tracetop.live_detach(namespace.pid, timeout=max(namespace.timeout, DETACH_SECONDS))
+        _reader.live_detach(namespace.pid, timeout=max(namespace.timeout, DETACH_SECONDS))
         messages.say(f"process {namespace.pid}: detached")
         return 0
     *what, state = namespace.switch
     if state not in ("on", "off") or what not in ([], ["objects"]):
         parser.error(f"expected on, off, detach, objects on or objects off, not {' '.join(namespace.switch)!r}")
     wanted, objects = state == "on", bool(what)
-    now = _tracetop.live_control(namespace.pid, wanted, timeout=namespace.timeout, objects=objects)
+    now = _reader.live_control(namespace.pid, wanted, timeout=namespace.timeout, objects=objects)
     subject = "objects" if objects else "measurement"
     if now != wanted:
         stays = (f"objects stay {'counted' if now else 'not counted'} (this Python cannot count them, see its "

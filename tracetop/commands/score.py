@@ -4,7 +4,7 @@ make the trace smaller."""
 import argparse
 import sys
 
-from tracetop import _tracetop, messages
+from tracetop import messages, _reader
 from tracetop.commands import COMMANDS
 from tracetop.latest import chosen, experiment_argument, tell_problems
 from tracetop.messages import CommandError
@@ -30,7 +30,7 @@ def main(arguments, prog):
                         help="regions listed (default: %(default)s)")
     namespace = parser.parse_args(arguments)
     namespace.experiment = chosen(namespace.experiment)
-    result = _tracetop.score(namespace.experiment, filter=namespace.filter,
+    result = _reader.score(namespace.experiment, filter=namespace.filter,
                              suggest=namespace.suggest_filter is not None, min_percent=namespace.min_percent,
                              max_us_per_visit=namespace.max_time_per_visit, top=namespace.top, progress=1.0)
     if namespace.suggest_filter is not None:

@@ -4,7 +4,7 @@ import argparse
 import re
 import sys
 
-from tracetop import _tracetop
+from tracetop import _reader
 from tracetop.commands import COMMANDS
 from tracetop.experiment import PROFILE_ROWS
 from tracetop.latest import chosen, experiment_argument, running, tell_problems
@@ -23,7 +23,7 @@ def main(arguments, prog):
     which.add_argument("--rank", type=_number, metavar="N", help="the profile of this MPI rank alone")
     namespace = parser.parse_args(arguments)
     namespace.experiment = chosen(namespace.experiment)
-    text, problems, corrupt = _tracetop.summary(namespace.experiment, top=namespace.top, pid=namespace.process,
+    text, problems, corrupt = _reader.summary(namespace.experiment, top=namespace.top, pid=namespace.process,
                                                 rank=namespace.rank)
     alive = running(namespace.experiment)
     for pid in alive:  # not ended yet is not a crash

@@ -1,6 +1,6 @@
 """The result shown under a measured cell: where its experiment is and how to open it, a compact timeline
-(from _tracetop.overview, computed in C), the CPU and memory of the kernel over the cell's run (sampled in
-C), and the top regions (from _tracetop.profile). HTML for notebooks, text for other front ends."""
+(from _reader.overview, computed in C), the CPU and memory of the kernel over the cell's run (sampled in
+C), and the top regions (from _reader.profile). HTML for notebooks, text for other front ends."""
 
 import colorsys
 import html
@@ -8,7 +8,7 @@ import os
 import shlex
 import zlib
 
-from tracetop import _tracetop
+from tracetop import _reader
 from tracetop.commands import COMMANDS, EXPERIMENT_VIEWS
 from tracetop.sizes import format_size
 
@@ -23,7 +23,7 @@ CHART_WIDTH, CHART_HEIGHT = 290, 56
 
 def render(measured):
     """{'text/plain': ..., 'text/html': ...} for IPython.display.display(..., raw=True)."""
-    profile = _tracetop.profile(measured.experiment)
+    profile = _reader.profile(measured.experiment)
     regions = sorted(profile["regions"], key=lambda region: region["exclusive_ns"], reverse=True)[:TOP_REGIONS]
     seconds = measured.usage[-1][0]
     view = "view" if "view" in COMMANDS else EXPERIMENT_VIEWS[0]
@@ -73,7 +73,7 @@ def _timeline(experiment, profile):
     begin, end = (min(span[0] for span in spans), max(span[1] for span in spans)) if spans else (0, 0)
     if end <= begin:
         return "<div>timeline: no calls recorded</div>"
-    lanes = [lane for lane in _tracetop.overview(experiment, begin, end, width=TIMELINE_WIDTH,
+    lanes = [lane for lane in _reader.overview(experiment, begin, end, width=TIMELINE_WIDTH,
                                                  depth=TIMELINE_DEPTH) if any(lane["rows"])]
     shown = lanes[:TIMELINE_LANES]
     y, shapes = 14, []

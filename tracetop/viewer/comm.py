@@ -1,10 +1,10 @@
 """The viewer's MPI communication data: /TOKEN/api/comm_*, answered as JSON from the C communication view
-(`_tracetop.MpiView`, src/analysis/mpi_view.h), built on the first request: a trace without MPI ranks costs its
+(`_reader.MpiView`, src/analysis/mpi_view.h), built on the first request: a trace without MPI ranks costs its
 definitions only, one with ranks a read of their streams."""
 import json
 import threading
 
-from tracetop import _tracetop
+from tracetop import _reader, _tracetop
 from tracetop.viewer.server import BadRequest, _number
 
 # The most of each kind one answer holds: lines and collectives spread over the range beyond (the C view
@@ -23,7 +23,7 @@ class CommAPI:
         with self._lock:
             if self._view is None:
                 try:
-                    self._view = _tracetop.MpiView(self.experiment)
+                    self._view = _reader.MpiView(self.experiment)
                 except _tracetop.TraceError as problem:
                     raise BadRequest(f"cannot read the MPI communication: {problem}") from None
             return self._view

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 
-from tracetop import _tracetop
+from tracetop import _reader, _tracetop
 from tracetop.viewer.server import SECURITY_HEADERS, BadRequest, Handler, ViewerServer, _number
 
 READ_EVERY = 0.01   # seconds between reads of the channels (a 16 MiB ring fills in no less than 0.3 s)
@@ -62,7 +62,7 @@ class LiveFeed:
 
     def __init__(self, pids, window):
         self.window_ns = int(window * 1e9)
-        self.watch = _tracetop.LiveWatch(pids or None, min_ns=MIN_SPAN_NS)
+        self.watch = _reader.LiveWatch(pids or None, min_ns=MIN_SPAN_NS)
         self.origin = time.monotonic_ns()
         self.functions = []
         self.spans = collections.deque()
@@ -184,7 +184,7 @@ class LiveAPI:
         if on not in (0, 1) or pid not in self.feed.experiments:
             raise BadRequest("switch needs the pid of a watched process and on=0 or on=1")
         try:
-            measuring = _tracetop.live_control(pid, bool(on), timeout=SWITCH_TIMEOUT)
+            measuring = _reader.live_control(pid, bool(on), timeout=SWITCH_TIMEOUT)
         except _tracetop.TraceError as problem:
             return json.dumps({"error": str(problem)}).encode(), "application/json"
         return json.dumps({"pid": pid, "measuring": measuring}).encode(), "application/json"

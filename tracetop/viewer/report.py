@@ -11,7 +11,7 @@ import os
 import struct
 from pathlib import Path
 
-from tracetop import _tracetop
+from tracetop import _reader
 from tracetop.latest import running
 
 HERE = Path(__file__).parent
@@ -79,7 +79,7 @@ def _flame(index, regions, budget):
 
 def _top_regions(experiment):
     """The top regions by exclusive time, counted as `tracetop summary` counts them."""
-    profile = _tracetop.profile(experiment)
+    profile = _reader.profile(experiment)
     rows = sorted(profile["regions"], key=lambda r: (-r["exclusive_ns"], r["name"]))
     keys = ("name", "file", "line", "visits", "inclusive_ns", "exclusive_ns")
     return profile, [{key: row[key] for key in keys} for row in rows[:TOP_REGIONS]]

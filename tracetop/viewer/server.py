@@ -17,7 +17,7 @@ import threading
 import urllib.parse
 from pathlib import Path
 
-from tracetop import _tracetop, messages
+from tracetop import messages, _reader
 from tracetop.latest import running
 
 STATIC = Path(__file__).parent / "static"
@@ -73,7 +73,7 @@ def _activity(experiment, lanes):
     """Per lane, its thread's usage records as the trace has them: [[time, cpu_ns, samples, gil_samples], ...]
     (the activity band: running with the GIL, running without it, off the CPU)."""
     usage = {}
-    for process in _tracetop.Trace(experiment).processes:
+    for process in _reader.Trace(experiment).processes:
         for thread in process["threads"]:
             usage.setdefault((process["pid"], thread["stream"], thread["native_tid"]), thread["usage"])
     return [usage.get((lane["pid"], lane["stream"], lane["native_tid"]), []) for lane in lanes]
@@ -158,7 +158,7 @@ class DataAPI:
 
     def _tasks(self):
         if self.task_lanes is None:
-            self.task_lanes = _tracetop.TaskLanes(self.experiment)
+            self.task_lanes = _reader.TaskLanes(self.experiment)
         return self.task_lanes
 
     def api_tasks(self, query):

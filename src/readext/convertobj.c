@@ -1,7 +1,7 @@
 /* convertobj.c -- the converters (export.h) and the scoring of traces
  * (score.h) for Python: convert(), FORMATS, default_name(), score(). The
  * work runs without the GIL. */
-#include "ext.h"
+#include "readext.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -50,14 +50,14 @@ static uint64_t trace_bytes(const char *experiment_dir)
 
 /* A conversion or a scoring as it reads the trace, said as the share of its bytes read. */
 typedef struct reading {
-    tt_ext_progress line;
+    tt_readext_progress line;
     uint64_t total;
 } reading;
 
 static void say_read(void *ctx, uint64_t bytes)
 {
     reading *c = ctx;
-    if (c->total) tt_ext_progress_say(&c->line, "%.0f%% of the trace read", 100.0 * (double)bytes / (double)c->total);
+    if (c->total) tt_readext_progress_say(&c->line, "%.0f%% of the trace read", 100.0 * (double)bytes / (double)c->total);
 }
 
 /* Starts the reading of the trace of experiment_dir, said as `what` once it
@@ -68,7 +68,7 @@ static int reading_start(reading *r, const char *what, const char *experiment_di
     double seconds = after == Py_None ? 0 : PyFloat_AsDouble(after);
     if (seconds == -1 && PyErr_Occurred()) return -1;
     r->total = trace_bytes(experiment_dir);
-    tt_ext_progress_start(&r->line, what, seconds);
+    tt_readext_progress_start(&r->line, what, seconds);
     return 0;
 }
 
@@ -271,7 +271,7 @@ static PyMethodDef convert_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int tt_ext_add_convert(PyObject *module)
+int tt_readext_add_convert(PyObject *module)
 {
     size_t n = 0;
     while (tt_export_format(n)) n++;

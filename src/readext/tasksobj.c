@@ -2,7 +2,7 @@
  * tasks (tasklanes.h). Built with the GIL released; the windows it answers
  * are computed in C, Python only passes them on as JSON.
  */
-#include "ext.h"
+#include "readext.h"
 
 #include "tasklanes.h"
 
@@ -154,7 +154,7 @@ static PyGetSetDef TaskLanes_getset[] = {
 };
 
 static PyTypeObject TaskLanesType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._tracetop.TaskLanes",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._reader.TaskLanes",
     .tp_basicsize = sizeof(TaskLanesObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "TaskLanes(experiment_dir)\n--\n\nThe asyncio tasks of an experiment as lanes: their steps stitched "
@@ -165,7 +165,7 @@ static PyTypeObject TaskLanesType = {
     .tp_getset = TaskLanes_getset,
 };
 
-int tt_ext_add_tasks(PyObject *module)
+int tt_readext_add_tasks(PyObject *module)
 {
     if (PyType_Ready(&TaskLanesType) < 0) return -1;
     return tt_module_add(module, "TaskLanes", (PyObject *)&TaskLanesType);

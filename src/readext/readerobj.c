@@ -5,7 +5,7 @@
  * without making Python objects (profile, summary, count_enters) runs with
  * the GIL released, so other threads (a viewer's server) go on meanwhile.
  */
-#include "ext.h"
+#include "readext.h"
 
 #include <structmember.h>
 
@@ -476,7 +476,7 @@ static PyMemberDef Trace_members[] = {
 };
 
 static PyTypeObject TraceType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._tracetop.Trace",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._reader.Trace",
     .tp_basicsize = sizeof(TraceObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "Trace(experiment_dir)\n--\n\n"
@@ -736,7 +736,7 @@ static PyMethodDef reader_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int tt_ext_add_reader(PyObject *module)
+int tt_readext_add_reader(PyObject *module)
 {
     for (size_t i = 0; i < KIND_COUNT; i++)
         if (kind_names[i] && !(kind_objects[i] = PyUnicode_InternFromString(kind_names[i]))) return -1;

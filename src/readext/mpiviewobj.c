@@ -6,7 +6,7 @@
  * sends as JSON as they are. Rows name a call's place by the pid and
  * stream of its thread, as the viewer's lanes do.
  */
-#include "ext.h"
+#include "readext.h"
 
 #include "mpi_view.h"
 #include "reader.h"
@@ -302,7 +302,7 @@ static PyMethodDef MpiView_methods[] = {
 };
 
 static PyTypeObject MpiViewType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._tracetop.MpiView",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._reader.MpiView",
     .tp_basicsize = sizeof(MpiViewObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "MpiView(experiment_dir)\n--\n\n"
@@ -314,7 +314,7 @@ static PyTypeObject MpiViewType = {
     .tp_getset = MpiView_getset,
 };
 
-int tt_ext_add_mpi_view(PyObject *module)
+int tt_readext_add_mpi_view(PyObject *module)
 {
     if (PyType_Ready(&MpiViewType) < 0) return -1;
     return tt_module_add(module, "MpiView", (PyObject *)&MpiViewType);

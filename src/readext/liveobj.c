@@ -1,9 +1,10 @@
 /* liveobj.c -- what the Python shell asks of live channels (live.h) from
  * outside the measured process: `tracetop ctl`. */
-#include "ext.h"
+#include "readext.h"
 
 #include <time.h>
 
+#include "clock.h"
 #include "live.h"
 
 #define POLL_NS 2000000L
@@ -103,4 +104,4 @@ static PyMethodDef live_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int tt_ext_add_live(PyObject *module) { return PyModule_AddFunctions(module, live_methods); }
+int tt_readext_add_live(PyObject *module) { return PyModule_AddFunctions(module, live_methods); }

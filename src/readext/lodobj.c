@@ -5,10 +5,11 @@
  * requests at once; the answers are bytes in the layouts lod.h gives, which
  * the viewer reads as typed arrays without decoding.
  */
-#include "ext.h"
+#include "readext.h"
 
 #include <structmember.h>
 
+#include "format.h"
 #include "grow.h"
 #include "lod.h"
 
@@ -77,7 +78,7 @@ static PyObject *problem_item(const tt_lod *lod, size_t i) { return text(tt_lod_
  * the build's first `after` seconds), so that a new phase is told when it
  * begins, then a line a second. */
 typedef struct indexing {
-    tt_ext_progress line;
+    tt_readext_progress line;
     tt_lod_phase phase;
 } indexing;
 
@@ -87,11 +88,11 @@ static void say_progress(void *ctx, tt_lod_phase phase, uint64_t done)
     if (phase != x->phase) x->line.last = 0;
     x->phase = phase;
     if (phase == TT_LOD_READING)
-        tt_ext_progress_say(&x->line, "%.1f M events read", (double)done / 1e6);
+        tt_readext_progress_say(&x->line, "%.1f M events read", (double)done / 1e6);
     else if (phase == TT_LOD_MERGING)
-        tt_ext_progress_say(&x->line, "%.1f M spans merged into coarser levels", (double)done / 1e6);
+        tt_readext_progress_say(&x->line, "%.1f M spans merged into coarser levels", (double)done / 1e6);
     else
-        tt_ext_progress_say(&x->line, "writing the index");
+        tt_readext_progress_say(&x->line, "writing the index");
 }
 
 static PyObject *Index_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -108,7 +109,7 @@ static PyObject *Index_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     char what[300];
     snprintf(what, sizeof what, "indexing %s", PyBytes_AS_STRING(path));
     indexing said = {.phase = TT_LOD_READING};
-    tt_ext_progress_start(&said.line, what, seconds);
+    tt_readext_progress_start(&said.line, what, seconds);
     tt_lod_progress progress = {say_progress, &said};
     tt_lod *lod;
     tt_error err;
@@ -479,7 +480,7 @@ static PyMethodDef Index_methods[] = {
 };
 
 static PyTypeObject IndexType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._tracetop.Index",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._reader.Index",
     .tp_basicsize = sizeof(IndexObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Index(experiment_dir, progress=None)\n--\n\n"
@@ -493,7 +494,7 @@ static PyTypeObject IndexType = {
     .tp_getset = Index_getset,
 };
 
-int tt_ext_add_index(PyObject *module)
+int tt_readext_add_index(PyObject *module)
 {
     if (PyType_Ready(&IndexType) < 0) return -1;
     return tt_module_add(module, "Index", (PyObject *)&IndexType);

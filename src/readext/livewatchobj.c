@@ -11,9 +11,10 @@
  * process, bounded. Times are CLOCK_MONOTONIC nanoseconds. One thread uses
  * a LiveWatch at a time.
  */
-#include "ext.h"
+#include "readext.h"
 
 #include "agg.h"
+#include "clock.h"
 #include "view.h"
 #include "watch.h"
 
@@ -354,7 +355,7 @@ static PyMethodDef livewatch_methods[] = {
 };
 
 static PyTypeObject LiveWatchType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._tracetop.LiveWatch",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._reader.LiveWatch",
     .tp_basicsize = sizeof(LiveWatchObject),
     .tp_dealloc = (destructor)livewatch_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -367,7 +368,7 @@ static PyTypeObject LiveWatchType = {
     .tp_new = PyType_GenericNew,
 };
 
-int tt_ext_add_livewatch(PyObject *module)
+int tt_readext_add_livewatch(PyObject *module)
 {
     if (PyType_Ready(&LiveWatchType) < 0) return -1;
     return tt_module_add(module, "LiveWatch", (PyObject *)&LiveWatchType);

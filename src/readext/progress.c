@@ -2,7 +2,7 @@
  * waiting for it (building the viewer's index, converting a trace): nothing
  * for a short one, then a line a second. Called from the working thread,
  * without the GIL. */
-#include "ext.h"
+#include "readext.h"
 
 #include <stdarg.h>
 #include <time.h>
@@ -14,7 +14,7 @@ static double seconds_now(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-void tt_ext_progress_start(tt_ext_progress *p, const char *what, double after)
+void tt_readext_progress_start(tt_readext_progress *p, const char *what, double after)
 {
     p->what = what;
     p->after = after;
@@ -22,7 +22,7 @@ void tt_ext_progress_start(tt_ext_progress *p, const char *what, double after)
     p->last = 0;
 }
 
-void tt_ext_progress_say(tt_ext_progress *p, const char *fmt, ...)
+void tt_readext_progress_say(tt_readext_progress *p, const char *fmt, ...)
 {
     double now = seconds_now();
     if (now - p->started < p->after || now - p->last < 1.0) return;
