@@ -34,7 +34,7 @@ OWN_WORKLOADS = HERE / "workloads"
 RESULTS = HERE / "results" / "latest.md"
 TOOLS = ("none", "floor", "tracetop", "tracetop+filter", "tracetop+summary", "tracetop+no-c-calls",
          "tracetop+objects", "tracetop+objects+summary", "tracetop+off", "cprofile", "viztracer", "yappi")
-# The whole table (issue 15), what runs without --tools: tracetop+summary is a default `tracetop run`.
+# The whole table, what runs without --tools: tracetop+summary is a default `tracetop run`.
 TABLE_TOOLS = ("none", "floor", "tracetop+summary", "tracetop+no-c-calls", "cprofile", "viztracer", "yappi")
 # Installed from PyPI into the venv that runs the bench when missing.
 FROM_PYPI = {"viztracer": "viztracer", "yappi": "yappi"}

@@ -91,14 +91,14 @@
  *     MPI_COLLECTIVE_BEGIN dt
  *     MPI_COLLECTIVE_END   dt, u8 op (TT_MPI_*), v comm, v root + 1 (0: none), v sent, v received
  *
- * Garbage collection (issue 11): a collection is a region of kind
+ * Garbage collection: a collection is a region of kind
  * TT_REGION_GC, entered where the collector started, in the thread that ran
  * it, so that it nests inside the call it interrupted and that call's
  * exclusive time leaves it out; its result is one record inside it, just
  * before its LEAVE (duration: the ticks since the region's ENTER):
  *     GC             dt, u8 generation, v collected, v uncollectable, v duration
  *
- * asyncio tasks (issue 11): a task runs in steps, each one resume of its
+ * asyncio tasks: a task runs in steps, each one resume of its
  * outermost coroutine by the event loop; between two steps it is suspended
  * (awaiting). The hook records, just before the ENTER of a coroutine that
  * is not resumed by another coroutine (its caller is not one), which task
@@ -129,7 +129,7 @@
  *                 stand at the measurement's start, their true start is unknown
  * A process whose defs lack PROCESS_END did not end normally.
  *
- * The call tree of a stream (issue 15): a writer may put, behind a stream's
+ * The call tree of a stream: a writer may put, behind a stream's
  * last chunk of records (the one with STREAM_END), TREE chunks (chunk flag
  * TT_CHUNK_TREE; seq numbers go on), whose payload is no events but the
  * stream's call-path tree as the writer kept it while recording
@@ -180,7 +180,7 @@
  * the writer could not follow) reads the whole stream. The flag changes
  * no record: a reader that ignores it reads the stream as before.
  *
- * Threads' use of the CPU and the GIL (issue 11), sampled by tracetop's own
+ * Threads' use of the CPU and the GIL, sampled by tracetop's own
  * writer thread (sampler.h), never by the measured threads:
  *     THREAD_USAGE v stream, v ticks, v cpu_ns, v samples, v gil_samples
  * At `ticks`, the thread of `stream` had used cpu_ns of CPU time since the
