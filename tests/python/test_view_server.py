@@ -56,6 +56,25 @@ def test_the_data_needs_the_token(served):
         assert b"lanes" not in body
 
 
+def test_the_pages_modules_are_javascript_under_the_token(served):
+    """The pages load their scripts as ES modules, each named relative to the page, so under the token: every
+    module reached from index.html and live.html is served as JavaScript (a browser runs no module served as
+    anything else), and not to who lacks the token."""
+    port, token, process = served
+    wanted, seen = set(), set()
+    for page in ("index.html", "live.html"):
+        html = get(port, f"/{token}/{page}")[1].decode()
+        wanted |= set(re.findall(r'<script type="module" src="(\w+\.js)"></script>', html))
+    while wanted:
+        name = wanted.pop()
+        seen.add(name)
+        status, body, headers = get(port, f"/{token}/{name}")
+        assert status == 200 and headers["Content-Type"] == "text/javascript; charset=utf-8", name
+        assert get(port, f"/{name}")[0] == 403, name
+        wanted |= set(re.findall(r'^import (?:[^;"]*? from )?"\./(\w+\.js)";$', body.decode(), re.MULTILINE)) - seen
+    assert {"viewer.js", "state.js", "objects.js", "live.js", "format.js"} <= seen
+
+
 @pytest.mark.parametrize("path", [
     "../MANIFEST.md", "..", "../", "../../../../etc/passwd", "%2e%2e/MANIFEST.md", "%2e%2e%2fMANIFEST.md",
     "..%2fMANIFEST.md", "%252e%252e%252fMANIFEST.md", "..%5cMANIFEST.md", "static/../../MANIFEST.md",
