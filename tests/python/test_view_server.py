@@ -56,15 +56,17 @@ def test_the_data_needs_the_token(served):
         assert b"lanes" not in body
 
 
-def test_the_pages_modules_are_javascript_under_the_token(served):
-    """The pages load their scripts as ES modules, each named relative to the page, so under the token: every
-    module reached from index.html and live.html is served as JavaScript (a browser runs no module served as
-    anything else), and not to who lacks the token."""
+@pytest.mark.parametrize("page, modules", [("index.html", {"viewer.js", "state.js", "objects.js", "format.js"}),
+                                           ("live.html", {"live.js", "format.js"})])
+def test_the_pages_modules_are_javascript_under_the_token(served, page, modules):
+    """A page loads its script as ES modules, each named relative to the page, so under the token: every module
+    its entry reaches is served as JavaScript (a browser runs no module served as anything else), and not to who
+    lacks the token. The page preloads all of them: a browser would otherwise ask for them a level of imports at
+    a time."""
     port, token, process = served
-    wanted, seen = set(), set()
-    for page in ("index.html", "live.html"):
-        html = get(port, f"/{token}/{page}")[1].decode()
-        wanted |= set(re.findall(r'<script type="module" src="(\w+\.js)"></script>', html))
+    html = get(port, f"/{token}/{page}")[1].decode()
+    entry = set(re.findall(r'<script type="module" src="(\w+\.js)"></script>', html))
+    wanted, seen = set(entry), set()
     while wanted:
         name = wanted.pop()
         seen.add(name)
@@ -72,7 +74,8 @@ def test_the_pages_modules_are_javascript_under_the_token(served):
         assert status == 200 and headers["Content-Type"] == "text/javascript; charset=utf-8", name
         assert get(port, f"/{name}")[0] == 403, name
         wanted |= set(re.findall(r'^import (?:[^;"]*? from )?"\./(\w+\.js)";$', body.decode(), re.MULTILINE)) - seen
-    assert {"viewer.js", "state.js", "objects.js", "live.js", "format.js"} <= seen
+    assert modules <= seen
+    assert set(re.findall(r'<link rel="modulepreload" href="(\w+\.js)">', html)) == seen - entry
 
 
 @pytest.mark.parametrize("path", [
