@@ -111,22 +111,21 @@ def test_viewer_draws_a_lane_per_task(browser, experiment):  # noqa: F811
     server = ViewerServer(str(experiment), _reader.Index(str(experiment))).start()
     try:
         with page_of(browser, server.url, size=(1400, 1100)) as page:
-            page.wait_for_function("window.tracetopViewer && tracetopViewer.ready() && "
-                                   "window.tracetopTasks && tracetopTasks.ready()")
+            page.wait_for_function("window.tracetopViewer && tracetopViewer.ready() && tracetopViewer.tasks.ready()")
             page.wait_for_timeout(300)  # the draw that follows the steps' arrival
             labels = page.eval_on_selector_all(".task-label", "(ds) => ds.map((d) => d.textContent)")
             assert set(NAMES) <= set(labels)
             lanes = lanes_of(experiment)
             for name in NAMES:
-                gaps = page.evaluate(f"tracetopTasks.suspensions({name!r})")
+                gaps = page.evaluate(f"tracetopViewer.tasks.suspensions({name!r})")
                 assert len(gaps) == 1 and gaps[0][1] - gaps[0][0] == lanes[name]["suspended_ns"], (name, gaps)
             # the lane's steps are drawn: pixels of its coroutine's colour in its row
             box = page.eval_on_selector(f".task-label[data-task='{NAMES[0]}']",
                                         "(d) => [d.getBoundingClientRect().top, d.getBoundingClientRect().height]")
             assert painted(page, box[0] + 8) > 0
             # hovering the time between its steps says it was suspended, and for how long
-            gap = page.evaluate(f"tracetopTasks.suspensions({NAMES[0]!r})")[0]
-            point = page.evaluate(f"tracetopTasks.point({NAMES[0]!r}, {(gap[0] + gap[1]) // 2})")
+            gap = page.evaluate(f"tracetopViewer.tasks.suspensions({NAMES[0]!r})")[0]
+            point = page.evaluate(f"tracetopViewer.tasks.point({NAMES[0]!r}, {(gap[0] + gap[1]) // 2})")
             page.mouse.move(point["x"], point["y"])
             page.wait_for_selector("#tooltip:not([hidden])")
             assert "suspended (awaiting)" in page.inner_text("#tooltip")

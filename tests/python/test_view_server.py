@@ -56,6 +56,28 @@ def test_the_data_needs_the_token(served):
         assert b"lanes" not in body
 
 
+@pytest.mark.parametrize("page, modules", [("index.html", {"viewer.js", "state.js", "objects.js", "format.js"}),
+                                           ("live.html", {"live.js", "format.js"})])
+def test_the_pages_modules_are_javascript_under_the_token(served, page, modules):
+    """A page loads its script as ES modules, each named relative to the page, so under the token: every module
+    its entry reaches is served as JavaScript (a browser runs no module served as anything else), and not to who
+    lacks the token. The page preloads all of them: a browser would otherwise ask for them a level of imports at
+    a time."""
+    port, token, process = served
+    html = get(port, f"/{token}/{page}")[1].decode()
+    entry = set(re.findall(r'<script type="module" src="(\w+\.js)"></script>', html))
+    wanted, seen = set(entry), set()
+    while wanted:
+        name = wanted.pop()
+        seen.add(name)
+        status, body, headers = get(port, f"/{token}/{name}")
+        assert status == 200 and headers["Content-Type"] == "text/javascript; charset=utf-8", name
+        assert get(port, f"/{name}")[0] == 403, name
+        wanted |= set(re.findall(r'^import (?:[^;"]*? from )?"\./(\w+\.js)";$', body.decode(), re.MULTILINE)) - seen
+    assert modules <= seen
+    assert set(re.findall(r'<link rel="modulepreload" href="(\w+\.js)">', html)) == seen - entry
+
+
 @pytest.mark.parametrize("path", [
     "../MANIFEST.md", "..", "../", "../../../../etc/passwd", "%2e%2e/MANIFEST.md", "%2e%2e%2fMANIFEST.md",
     "..%2fMANIFEST.md", "%252e%252e%252fMANIFEST.md", "..%5cMANIFEST.md", "static/../../MANIFEST.md",

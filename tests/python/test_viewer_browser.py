@@ -178,7 +178,8 @@ def test_a_view_that_starts_just_before_the_run_says_0_not_minus_0(threads_page,
     page.evaluate(f"tracetopViewer.setView(tracetopViewer.state.begin - 400, tracetopViewer.state.begin - 400 + {span_ns})")
     assert page.evaluate("tracetopViewer.state.t0 - tracetopViewer.state.begin") == -400
     page.wait_for_function(f"document.getElementById('view-range').textContent.startsWith('view 0 {unit} – ')")
-    assert page.evaluate("TT.fmtTime(-400, 1e7)") == "0 ms" and page.evaluate("TT.fmtTime(-400, 1e4)") == "0 µs"
+    assert page.evaluate("tracetopViewer.format.fmtTime(-400, 1e7)") == "0 ms"
+    assert page.evaluate("tracetopViewer.format.fmtTime(-400, 1e4)") == "0 µs"
 
 
 def hover_bar(page, name):
@@ -220,7 +221,7 @@ def test_hover_shows_name_and_duration(threads_page):
     ("fmtBytes", 1.5 * (1 << 20), "1.50 MiB"),
 ])
 def test_numbers_are_said_without_exponents(threads_page, formatter, value, shown):
-    assert threads_page.evaluate(f"TT.{formatter}({value})") == shown
+    assert threads_page.evaluate(f"tracetopViewer.format.{formatter}({value})") == shown
 
 
 def test_click_fills_the_details_panel(threads_page):
@@ -415,7 +416,7 @@ def test_a_narrow_box_shows_its_name_shortened_in_the_middle(browser, long_names
         assert page.errors == []
 
 
-def TTmiddle(text, keep):  # noqa: N802 -- common.js's middle(), to check the table's text against
+def TTmiddle(text, keep):  # noqa: N802 -- names.js's middle(), to check the table's text against
     head = (keep - 1 + 1) // 2
     return text if len(text) <= keep else text[:head] + "…" + text[len(text) - (keep - 1 - head):]
 

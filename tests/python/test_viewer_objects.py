@@ -76,7 +76,7 @@ def fmt_bytes(n):
 
 def alive_shown(page, type_name, time_ns):
     """The objects alive the track of `type_name` shows at time_ns, read from its tooltip."""
-    point = page.evaluate(f"TTObjects.pointOf({type_name!r}, {time_ns})")
+    point = page.evaluate(f"tracetopViewer.objects.pointOf({type_name!r}, {time_ns})")
     page.mouse.move(point["x"], point["y"])
     page.wait_for_function(f"!document.getElementById('tooltip').hidden && "
                            f"document.getElementById('tooltip').innerText.startsWith({type_name!r})")
@@ -204,8 +204,8 @@ def test_objects_of_a_selected_range(browser, run):  # noqa: F811
         # The range from the start of make_lists to the middle of the wait after it.
         page.evaluate(f"tracetopViewer.setView({made - (held_end - made) // 4}, {held_end + (held_end - made) // 4})")
         page.wait_for_timeout(300)
-        start = page.evaluate(f"TTObjects.pointOf('list', {made})")
-        end = page.evaluate(f"TTObjects.pointOf('list', {(held + held_end) // 2})")
+        start = page.evaluate(f"tracetopViewer.objects.pointOf('list', {made})")
+        end = page.evaluate(f"tracetopViewer.objects.pointOf('list', {(held + held_end) // 2})")
         ruler = page.locator("#tl-scroll").bounding_box()["y"] + 10
         page.mouse.move(start["x"], ruler)
         page.mouse.down()

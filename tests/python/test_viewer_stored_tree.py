@@ -64,7 +64,8 @@ def test_profile_tab_shows_the_stored_tree_without_spans(browser, damaged):  # n
         page.wait_for_selector("#flat-table")
         shown = page.evaluate("""() => {
             const s = tracetopViewer.state, rows = {};
-            for (const r of TT.flatProfile(s.tree, s.meta.regions)) rows[r.name] = [r.visits, r.exclusive, r.inclusive];
+            for (const r of tracetopViewer.calltree.flatProfile(s.tree, s.meta.regions))
+                rows[r.name] = [r.visits, r.exclusive, r.inclusive];
             return rows;
         }""")
         visits = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('#flat-table tbody tr')]

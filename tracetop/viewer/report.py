@@ -2,12 +2,19 @@
 a flame graph -- that opens anywhere, offline, and stays under MAX_BYTES however large the trace.
 
 The data comes from the index (as the viewer's does) and, for the top regions, from the profile that
-`tracetop summary` prints; the page is the viewer's common.js with report.js, inlined."""
+`tracetop summary` prints; the page's script is report.js, an ES module, inlined with the modules it imports.
+
+A browser fetches no module for a page opened from file://, so the page carries the modules report.js imports,
+each once, as data: URLs, under names an import map gives them ("./format.js" becomes "tracetop/format.js": a
+relative name would not resolve from a module whose own URL is a data: URL). The browser links them as it links
+the viewer's; the page's policy allows scripts inline and from data: URLs, nothing from the network."""
 
 import base64
+import functools
 import html
 import json
 import os
+import re
 import struct
 from pathlib import Path
 
@@ -15,10 +22,14 @@ from tracetop import _reader
 from tracetop.latest import running
 
 HERE = Path(__file__).parent
+STATIC = HERE / "static"
 MAX_BYTES = 5 * 1000 * 1000
 TOP_REGIONS = 25
 OVERVIEW_WIDTH = 1600
 NO_PARENT = 0xFFFFFFFF
+# An import of another module of static/, as the modules write them: `import {a, b} from "./name.js";` (the
+# names may run over several lines) or `import "./name.js";`.
+IMPORT = re.compile(r'^(import (?:[^;"]*? from )?)"\./(\w+\.js)";$', re.MULTILINE)
 
 
 class _Regions:
@@ -113,15 +124,43 @@ def render(experiment, index):
             shown //= 2
 
 
+def _named(text):
+    """A module's text with its imports of "./NAME.js" made imports of "tracetop/NAME.js", the import map's names."""
+    return IMPORT.sub(lambda match: f'{match[1]}"tracetop/{match[2]}";', text)
+
+
+@functools.cache
+def _scripts():
+    """(the import map, report.js): the map names every module report.js needs, directly or not, and gives
+    each as a data: URL."""
+    imports, wanted, seen = {}, ["report.js"], {"report.js"}
+    while wanted:
+        name = wanted.pop()
+        text = (STATIC / name).read_text(encoding="utf-8")
+        for match in IMPORT.finditer(text):
+            if match[2] not in seen:
+                seen.add(match[2])
+                wanted.append(match[2])
+        if name == "report.js":
+            entry = _named(text)
+        else:
+            imports[f"tracetop/{name}"] = "data:text/javascript;base64," + base64.b64encode(_named(text).encode()).decode("ascii")
+    return json.dumps({"imports": dict(sorted(imports.items()))}, indent=1), entry
+
+
 def _page(data):
     template = (HERE / "report.html").read_text(encoding="utf-8")
-    static = HERE / "static"
-    script = (static / "common.js").read_text(encoding="utf-8") + "\n" + (static / "report.js").read_text(encoding="utf-8")
-    style = (static / "report.css").read_text(encoding="utf-8")
-    # In a <script> element, "</" could end it early: JSON allows "<\/" for the same text.
-    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-    return (template.replace("{{title}}", html.escape(f"tracetop report · {data['experiment']}"))
-            .replace("{{style}}", style).replace("{{data}}", payload).replace("{{script}}", script.replace("</", "<\\/")))
+    modules, script = _scripts()
+    # In a <script> element, "</" could end it early: JSON allows "<\/" for the same text, and so does JavaScript.
+    fields = {
+        "title": html.escape(f"tracetop report · {data['experiment']}"),
+        "style": (STATIC / "report.css").read_text(encoding="utf-8"),
+        "data": json.dumps(data, separators=(",", ":")).replace("</", "<\\/"),
+        "modules": modules,
+        "script": script.replace("</", "<\\/"),
+    }
+    # In one pass: a field's text (a region's name, say) may hold what looks like a placeholder.
+    return re.sub(r"\{\{(\w+)\}\}", lambda match: fields[match[1]], template)
 
 
 def write(experiment, index, output):
