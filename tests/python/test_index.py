@@ -5,41 +5,11 @@ import os
 import re
 import shutil
 import struct
-from array import array
 
 import pytest
 
-from helpers import PROGRAMS, python, streams, tracetop
-from tracetop import _tracetop
-
-
-def decode_spans(data):
-    count, level = struct.unpack_from("II", data)
-    doubles = array("d", data[8:8 + 16 * count])
-    ints = array("I", data[8 + 16 * count:])
-    start, end = doubles[:count], doubles[count:]
-    region, calls, lane, depth = (ints[i * count:(i + 1) * count] for i in range(4))
-    return level, [dict(start=int(start[i]), end=int(end[i]), region=region[i], calls=calls[i], lane=lane[i],
-                        depth=depth[i]) for i in range(count)]
-
-
-def decode_tree(data):
-    count, _ = struct.unpack_from("II", data)
-    return [dict(zip(("parent", "region", "visits", "inclusive", "exclusive"), struct.unpack_from("IIddd", data, 8 + 32 * i)))
-            for i in range(count)]
-
-
-def decode_samples(data):
-    count, level = struct.unpack_from("II", data)
-    doubles = array("d", data[8:8 + 32 * count])
-    tracks = array("I", data[8 + 32 * count:8 + 36 * count])
-    return level, [dict(time=int(doubles[i]), min=doubles[count + i], max=doubles[2 * count + i],
-                        last=doubles[3 * count + i], track=tracks[i]) for i in range(count)]
-
-
-def raw_spans(index, lane, depth, level):
-    data = index.raw_spans(lane, depth, level)
-    return [struct.unpack_from("QQII", data, offset) for offset in range(0, len(data), 24)]
+from helpers import PROGRAMS, python, reader, streams, tracetop
+from index_helpers import all_lanes, decode_samples, decode_spans, decode_tree, raw_spans
 
 
 def reader_calls(experiment):
@@ -67,7 +37,7 @@ def experiment(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def index(experiment):
-    return _tracetop.Index(str(experiment))
+    return reader.Index(str(experiment))
 
 
 @pytest.fixture(scope="module")
@@ -77,13 +47,9 @@ def coarse_index(tmp_path_factory):
     where = tmp_path_factory.mktemp("coarse")
     completed = tracetop("--output", "exp", PROGRAMS / "viewer_demo.py", "3000", cwd=where)
     assert completed.returncode == 0, completed.stderr
-    index = _tracetop.Index(str(where / "exp"))
+    index = reader.Index(str(where / "exp"))
     assert index.levels > 1
     return index
-
-
-def all_lanes(index):
-    return list(range(len(index.lanes)))
 
 
 def test_lanes_are_the_threads(index, experiment):
@@ -188,7 +154,7 @@ def test_tree_of_the_whole_run_is_the_profile(index, experiment):
     nodes = decode_tree(index.tree(index.begin_ns, index.end_ns + 1, all_lanes(index)))
     assert all(node["parent"] == 0xFFFFFFFF or node["parent"] < number for number, node in enumerate(nodes))
     ours = profile_of_tree(index, nodes)
-    profile = _tracetop.profile(str(experiment))
+    profile = reader.profile(str(experiment))
     assert len(ours) == len(profile["regions"])
     for region in profile["regions"]:
         visits, exclusive, inclusive, calls = ours[region["name"]]
@@ -267,10 +233,10 @@ def copy_experiment(experiment, tmp_path):
 
 def test_cache_is_used_and_renewed(experiment, tmp_path):
     copy = copy_experiment(experiment, tmp_path)
-    assert not _tracetop.Index(str(copy)).built  # copied along, still matching
+    assert not reader.Index(str(copy)).built  # copied along, still matching
     os.utime(copy / "trace" / os.listdir(copy / "trace")[0] / "0.tts", ns=(1, 1))
-    assert _tracetop.Index(str(copy)).built  # the trace changed
-    assert not _tracetop.Index(str(copy)).built
+    assert reader.Index(str(copy)).built  # the trace changed
+    assert not reader.Index(str(copy)).built
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "garbage"])
@@ -288,7 +254,7 @@ def test_damaged_cache_is_rebuilt(experiment, tmp_path, damage):
     else:
         data = b"TTLODIDX" + bytes(range(256)) * 10
     cache.write_bytes(bytes(data))
-    index = _tracetop.Index(str(copy))
+    index = reader.Index(str(copy))
     assert index.built and [lane["name"] for lane in index.lanes] == ["MainThread", "worker-0", "worker-1"]
 
 
@@ -296,14 +262,14 @@ def test_cache_that_cannot_be_written_keeps_the_index_in_memory(experiment, tmp_
     copy = copy_experiment(experiment, tmp_path)
     (copy / "view.idx").unlink()
     (copy / "view.idx").mkdir()  # in the way of the cache file, even for root
-    index = _tracetop.Index(str(copy))
+    index = reader.Index(str(copy))
     assert index.built and "cannot write" in index.cache_problem
     assert [lane["name"] for lane in index.lanes] == ["MainThread", "worker-0", "worker-1"]
 
 
 def test_not_an_experiment(tmp_path):
-    with pytest.raises(_tracetop.TraceError, match="not a tracetop experiment"):
-        _tracetop.Index(str(tmp_path))
+    with pytest.raises(reader.TraceError, match="not a tracetop experiment"):
+        reader.Index(str(tmp_path))
 
 
 def test_deep_recursion(tmp_path):
@@ -311,12 +277,12 @@ def test_deep_recursion(tmp_path):
     code = "import sys\nsys.setrecursionlimit(5000)\ndef down(n):\n    return 0 if n == 0 else 1 + down(n - 1)\n" \
            "print(sum(down(800) for _ in range(3)))"
     assert tracetop("--output", "exp", "-c", code, cwd=tmp_path).returncode == 0
-    index = _tracetop.Index(str(tmp_path / "exp"))
+    index = reader.Index(str(tmp_path / "exp"))
     main = index.lanes[0]
     assert main["depths"] > 800
     nodes = decode_tree(index.tree(index.begin_ns, index.end_ns + 1, [0]))
     ours = profile_of_tree(index, nodes)
-    profile = {region["name"]: region for region in _tracetop.profile(str(tmp_path / "exp"))["regions"]}
+    profile = {region["name"]: region for region in reader.profile(str(tmp_path / "exp"))["regions"]}
     down = profile["__main__:down"]
     visits, exclusive, inclusive, calls = ours["__main__:down"]
     assert visits == down["visits"] == 2403
@@ -329,7 +295,7 @@ def test_deep_recursion(tmp_path):
 def test_a_killed_programs_trace_is_indexed_up_to_its_cut(tmp_path):
     completed = tracetop("--output", "exp", PROGRAMS / "ending.py", "sigkill", "0.3", cwd=tmp_path)
     assert completed.returncode < 0
-    index = _tracetop.Index(str(tmp_path / "exp"))
+    index = reader.Index(str(tmp_path / "exp"))
     assert index.problems and all("cut" in problem for problem in index.problems)
     leaf = [i for i, r in enumerate(index.regions) if r["name"] == "__main__:work"]
     _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 100, [0], only=leaf))
@@ -350,7 +316,7 @@ def test_damaged_spans_end_the_reading_there(tmp_path):
     code = "f = abs\nfor i in range(300000): f(i)"
     assert tracetop("--output", "exp", "-c", code, cwd=tmp_path).returncode == 0
     experiment = tmp_path / "exp"
-    index = _tracetop.Index(str(experiment))
+    index = reader.Index(str(experiment))
     assert index.levels > 1  # and the index is in the experiment, to copy
     copy = copy_experiment(experiment, tmp_path)
     cache = copy / "view.idx"
@@ -360,7 +326,7 @@ def test_damaged_spans_end_the_reading_there(tmp_path):
     assert catalog > header_size  # the first block written outside the catalog starts right after the header
     data[header_size:header_size + 11] = b"\xff" * 11  # no zstd frame starts so
     cache.write_bytes(bytes(data))
-    damaged = _tracetop.Index(str(copy))
+    damaged = reader.Index(str(copy))
     assert not damaged.built and damaged.lanes == index.lanes
     places = [(lane, depth, level) for lane, info in enumerate(index.lanes) for depth in range(info["depths"])
               for level in range(1, index.levels)]
@@ -391,7 +357,7 @@ def test_a_long_build_says_how_it_goes(tmp_path):
     none goes by silent; without, nothing."""
     completed = tracetop("--output", "exp", "-c", "f = abs\nfor i in range(400000): f(i)", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
-    build = "from tracetop import _tracetop; _tracetop.Index('exp', progress={})"
+    build = f"import {reader.__name__} as reader; reader.Index('exp', progress={{}})"
     quiet = python("-c", build.format("None"), cwd=tmp_path)
     assert quiet.returncode == 0 and quiet.stderr == ""
     os.remove(tmp_path / "exp" / "view.idx")

@@ -12,9 +12,7 @@ import sys
 
 import pytest
 
-from helpers import PROGRAMS, environment, run, tracetop
-from test_objects import needs_tracer
-from tracetop import _tracetop
+from helpers import PROGRAMS, environment, needs_object_counting, reader, run, tracetop
 
 NESTED = """
 import sys, threading
@@ -40,7 +38,7 @@ HALF = 0.5
 
 def ratio(experiment):
     """view.idx's size over the trace's (0 when it is not cached)."""
-    _tracetop.Index(str(experiment))
+    reader.Index(str(experiment))
     trace = sum(f.stat().st_size for f in (experiment / "trace").rglob("*") if f.is_file())
     cache = experiment / "view.idx"
     return cache.stat().st_size / trace if cache.exists() else 0
@@ -60,9 +58,9 @@ def test_a_few_calls(tmp_path):
     experiment = record(tmp_path, "few.py")
     (experiment / "view.idx").write_bytes(b"an older index")
     assert ratio(experiment) == 0
-    index = _tracetop.Index(str(experiment))
+    index = reader.Index(str(experiment))
     assert index.built and index.cache_problem is None and not (experiment / "view.idx").exists()
-    profile = {region["name"]: region["visits"] for region in _tracetop.profile(str(experiment))["regions"]}
+    profile = {region["name"]: region["visits"] for region in reader.profile(str(experiment))["regions"]}
     data = index.tree(index.begin_ns, index.end_ns + 1, [0])
     visits = {}
     for parent, region, count, _, _ in struct.iter_unpack("IIddd", data[8:]):
@@ -116,7 +114,7 @@ def test_parameters_and_counters(tmp_path):
     """A parameter or counter on most calls (each 32 bytes in the catalog, stored as columns); most of the trace is a
     few thousand calls in few depths, each depth's spans compressed with the catalog."""
     experiment = record(tmp_path, PROGRAMS / "viewer_demo.py", "400")
-    index = _tracetop.Index(str(experiment))
+    index = reader.Index(str(experiment))
     assert sum(lane["params"] for lane in index.lanes) >= 2000
     assert ratio(experiment) <= HALF
 
@@ -137,7 +135,7 @@ while time.monotonic() < end:
 """
 
 
-@needs_tracer
+@needs_object_counting
 def test_objects(tmp_path):
     """With --objects, the objects records and the tracks of the objects alive (32 bytes each in view.idx 6, then a
     sixth of the trace here) go with every record but the spans in the catalog, compressed: the catalog, with each
@@ -145,7 +143,7 @@ def test_objects(tmp_path):
     by the counting, take longer: more bytes per time): view.idx at most half the trace all the same."""
     (tmp_path / "churn.py").write_text(CHURN)
     experiment = record(tmp_path, "churn.py", "1.5", options=("--objects",))
-    index = _tracetop.Index(str(experiment))
+    index = reader.Index(str(experiment))
     records = int.from_bytes(index.objects(index.begin_ns, index.end_ns + 1, [0])[:4], "little")
     assert records >= 200  # places: region and type
     trace = sum(f.stat().st_size for f in (experiment / "trace").rglob("*") if f.is_file())

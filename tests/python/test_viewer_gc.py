@@ -3,9 +3,8 @@ forced full collection, a bar one row below its __main__:work, within it, as lon
 measured; hovering it names it."""
 import re
 
-from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
-from helpers import PROGRAMS, tracetop
-from tracetop import _tracetop
+from browser import page_of, screenshot
+from helpers import PROGRAMS, reader, tracetop
 from tracetop.viewer.server import ViewerServer
 
 READY = "window.tracetopViewer && window.tracetopViewer.ready() && !tracetopViewer.state.inflight.spans"
@@ -29,11 +28,11 @@ DRAWN = """(() => {
 })()"""
 
 
-def test_a_collection_is_drawn_inside_the_call_it_interrupted(browser, tmp_path):  # noqa: F811
+def test_a_collection_is_drawn_inside_the_call_it_interrupted(browser, tmp_path):
     completed = tracetop("--output", "exp", "--no-c-calls", PROGRAMS / "gc_pause.py", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     pause = int(re.fullmatch(r"pause (\d+) ns with \d+ objects\n", completed.stdout).group(1))
-    server = ViewerServer(str(tmp_path / "exp"), _tracetop.Index(str(tmp_path / "exp"))).start()
+    server = ViewerServer(str(tmp_path / "exp"), reader.Index(str(tmp_path / "exp"))).start()
     try:
         with page_of(browser, server.url, size=(1400, 900)) as page:
             page.wait_for_function(READY)
