@@ -4,6 +4,7 @@ pytest. Test files import tracetop's extensions from here alone, never themselve
 
 import collections
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -68,6 +69,16 @@ def program_stderr(stderr):
 
 def tracetop_lines(stderr):
     return [line for line in stderr.splitlines() if line.startswith("tracetop: ")]
+
+
+# A line of how a long piece of work goes (src/ext/progress.c): "tracetop: WHAT: HOW FAR (N s)".
+_PROGRESS = re.compile(r"tracetop: [^\n]*: [^\n]* \(\d+ s\)\n")
+
+
+def without_progress(stderr):
+    """What a command wrote on stderr without its progress lines, said once a piece of work has taken a second:
+    on a loaded machine any piece of work may take that long."""
+    return "".join(line for line in stderr.splitlines(keepends=True) if not _PROGRESS.fullmatch(line))
 
 
 def streams(experiment):

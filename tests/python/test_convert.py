@@ -11,7 +11,7 @@ import re
 import pytest
 
 from convert_helpers import convert, measure, native_calls
-from helpers import PROGRAMS, reader, tracetop
+from helpers import PROGRAMS, reader, tracetop, without_progress
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +123,7 @@ def test_run_format(tmp_path):
 
 def test_output_elsewhere(experiment, tmp_path):
     completed = convert(experiment, "collapsed", "-o", tmp_path / "stacks.txt")
-    assert completed.stderr.startswith(f"tracetop: wrote {tmp_path / 'stacks.txt'} (")
+    assert without_progress(completed.stderr).startswith(f"tracetop: wrote {tmp_path / 'stacks.txt'} (")
     assert (tmp_path / "stacks.txt").read_text() == (experiment / "profile.collapsed").read_text()
 
 
@@ -174,7 +174,7 @@ def test_cut_trace_converts_what_is_there(tmp_path, format):
         file.truncate(main_stream.stat().st_size - 100)
     completed = tracetop("convert", experiment, "--to", format, cwd=tmp_path)
     assert completed.returncode == 0  # the output was made: what was cut is a warning
-    wrote, warning = completed.stderr.splitlines()
+    wrote, warning = without_progress(completed.stderr).splitlines()
     assert wrote.startswith(f"tracetop: wrote {experiment / reader.default_name(format)} (")
     assert warning.startswith("tracetop: warning: trace cut short: process ") and '"MainThread"' in warning
     assert (experiment / reader.default_name(format)).stat().st_size > 0

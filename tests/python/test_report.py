@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from browser import LONG_NAME, RECORD_LABELS, TTmiddle, page_of, screenshot, shortened_labels
-from helpers import PROGRAMS, tracetop
+from helpers import PROGRAMS, tracetop, without_progress
 
 
 def make_report(where, program, *arguments):
@@ -14,7 +14,7 @@ def make_report(where, program, *arguments):
     completed = tracetop("report", "exp", "-o", "report.html", cwd=where)
     assert completed.returncode == 0, completed.stderr
     assert re.fullmatch(r"tracetop: note: indexed exp in [\d.]+ s\ntracetop: report in report.html \([\d.]+ \w+\)\n",
-                        completed.stderr), completed.stderr
+                        without_progress(completed.stderr)), completed.stderr
     return where / "report.html"
 
 
