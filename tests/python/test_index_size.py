@@ -81,6 +81,7 @@ def test_recursion(tmp_path):
     assert ratio(record(tmp_path, PROGRAMS / "fib.py", "20")) <= HALF
 
 
+@pytest.mark.serial  # it loads every core: the tests beside it would wait on the spinners
 @pytest.mark.parametrize("program", ["nested", "fib"])
 def test_beside_a_loaded_machine(tmp_path, program):
     """Nested calls, and recursion, while twice as many processes as the machine has cores (16 at most) spin beside
