@@ -41,7 +41,7 @@ def environment(**variables):
     return {**clean, **variables}
 
 
-def run(*command, cwd, env=None, input="", timeout=120):
+def run(*command, cwd, env=None, input="", timeout=300):
     return subprocess.run([str(part) for part in command], cwd=cwd, env=env or environment(), input=input,
                           capture_output=True, text=True, timeout=timeout)
 

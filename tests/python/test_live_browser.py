@@ -67,9 +67,8 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):
                                    "'__main__:hot'", timeout=30000)
             # The timeline advances: the page's time and the pixels move.
             first = page.evaluate("[window.ttLive.state.serverNow, document.getElementById('tl-canvas').toDataURL()]")
-            page.wait_for_timeout(400)
-            second = page.evaluate("[window.ttLive.state.serverNow, document.getElementById('tl-canvas').toDataURL()]")
-            assert second[0] > first[0] + 200 and second[1] != first[1]
+            page.wait_for_function("([now, pixels]) => window.ttLive.state.serverNow > now + 200 && "
+                                   "document.getElementById('tl-canvas').toDataURL() !== pixels", arg=first)
             # Calls that returned are drawn, stacks shown, the counter and the parameter are tracks.
             page.wait_for_function("[...window.ttLive.state.lanes.values()].some((l) => l.spans.length > 0)")
             page.wait_for_function("[...window.ttLive.state.tracks.values()].map((t) => t.name).sort().join() "
@@ -115,9 +114,15 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):
             answer = page.evaluate(f"fetch('api/switch?pid={program.pid}&on=0').then((r) => r.json())")
             assert answer == {"pid": program.pid, "measuring": False}
             page.wait_for_function(process_js(program.pid, "p.state === 'not measuring'"))
-            page.wait_for_timeout(200)  # what was recorded before the switch reaches the page
-            calls = page.evaluate(HOT_CALLS)  # the counter and parameter go on: they are not the hook's
-            page.wait_for_timeout(500)
+            # What was recorded before the switch reaches the page: then the count stands still (the counter and
+            # parameter go on: they are not the hook's), for half a second of frames and for the next.
+            page.wait_for_function(f"""() => {{
+                const settled = window.settled || (window.settled = {{calls: -1, since: 0}});
+                const now = window.ttLive.state.serverNow, calls = {HOT_CALLS};
+                if (calls !== settled.calls) Object.assign(settled, {{calls, since: now}});
+                return now - settled.since >= 500; }}""")
+            calls, since = page.evaluate("[window.settled.calls, window.ttLive.state.serverNow]")
+            page.wait_for_function(f"window.ttLive.state.serverNow > {since} + 500")
             assert page.evaluate(HOT_CALLS) == calls
             screenshot(page, "live_measurement_off")
             page.click(f"[data-pid='{program.pid}'] .switch")
