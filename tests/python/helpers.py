@@ -33,11 +33,15 @@ needs_object_counting = pytest.mark.skipif(not COUNTS_OBJECTS, reason="this Pyth
 
 # Variables that would change what tracetop does, removed for every test program.
 _OUR_VARIABLES = ("TRACETOP_", "SCOREP_")
+# The terminal's size that pytest-xdist sets in its workers: ncurses would keep top's screen at that size,
+# whatever size its window is given.
+_TERMINAL_SIZE = ("COLUMNS", "LINES")
 
 
 def environment(**variables):
     """The environment of this process without tracetop's variables, plus `variables`."""
-    clean = {name: value for name, value in os.environ.items() if not name.startswith(_OUR_VARIABLES)}
+    clean = {name: value for name, value in os.environ.items()
+             if not name.startswith(_OUR_VARIABLES) and name not in _TERMINAL_SIZE}
     return {**clean, **variables}
 
 

@@ -321,6 +321,7 @@ threading.Event().wait()
 
 
 @before_3_11
+@pytest.mark.serial  # gdb must see a thread let the GIL go within attach's START_SECONDS, however loaded the machine
 def test_main_thread_waiting_in_a_join(tmp_path):
     """No pending call runs: gdb has a thread that lets the GIL go run tracetop's code."""
     program = subprocess.Popen([sys.executable, "-I", "-S", "-c", JOINING], stdout=subprocess.PIPE, text=True)

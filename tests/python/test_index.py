@@ -200,14 +200,22 @@ def test_call_details_with_self_time_and_parameters(index, experiment):
     assert index.call_at(lane, 999, start) is None
 
 
-def test_counter_and_parameter_tracks(index):
+def test_counter_and_parameter_tracks(index, experiment):
     tracks = {(index.lanes[t["lane"]]["name"], t["name"], t["kind"]): number for number, t in enumerate(index.tracks)}
     progress = tracks[("worker-0", "progress_w0", "counter")]
     assert index.tracks[progress]["samples"] == 400
     assert (index.tracks[progress]["min"], index.tracks[progress]["max"]) == (0, 399)
     assert ("worker-1", "n", "parameter") in tracks
-    level, samples = decode_samples(index.samples(index.begin_ns, index.end_ns + 1, 65536, [progress]))
-    assert [s["last"] for s in samples] == list(range(400))  # 25 us apart: none merged at 150 ns a pixel
+    # Zoomed in on each step of the counter, every sample is there on its own, at level 0. (The whole run at
+    # 65536 pixels does it too where the samples are further apart than a pixel: not where load stretched it.)
+    times = [event[1] for _, thread, events, _, _ in streams(experiment) if thread["name"] == "worker-0"
+             for event in events if event[0] == "counter" and event[2] == "progress_w0"]
+    seen = {}
+    for t0, t1 in zip(times, times[1:]):
+        level, samples = decode_samples(index.samples(t0, t1 + 1, 65536, [progress]))
+        assert level == 0
+        seen.update((s["time"], (s["min"], s["max"], s["last"])) for s in samples)
+    assert [seen[time] for time in times] == [(value, value, value) for value in range(400)]
     level, coarse = decode_samples(index.samples(index.begin_ns, index.end_ns + 1, 20, [progress]))
     assert len(coarse) < 40 and coarse[0]["min"] == 0 and coarse[-1]["last"] == 399
     assert max(s["max"] for s in coarse) == 399
