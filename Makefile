@@ -53,8 +53,15 @@ test-c: $(VENV)/.installed
 	$(VENV)/bin/meson setup $(CBUILD) --reconfigure >/dev/null 2>&1 || $(VENV)/bin/meson setup $(CBUILD)
 	$(VENV)/bin/meson test -C $(CBUILD) --print-errorlogs
 
+# The Python tests in two runs: those that may share the machine, PYTEST_JOBS at once (pytest-xdist; most of
+# a test's time is spent waiting on the programs it runs, so more than the cores), each module on one worker
+# so that its module-scoped experiments are made once; then those marked serial (they load every core, or wait
+# on a deadline of the product's), alone. A venv made before pytest-xdist was in .created gets it here.
+PYTEST_JOBS ?= 3
 test-python: $(VENV)/.installed $(VENV)/.jupyter $(VENV)/.formats
-	$(VENV)/bin/pytest -q tests/python
+	$(VPY) -c "import xdist" 2>/dev/null || $(VPY) -m pip install -q pytest-xdist
+	$(VENV)/bin/pytest -q -n $(PYTEST_JOBS) --dist loadscope -m "not serial" tests/python
+	$(VENV)/bin/pytest -q -m serial tests/python
 
 # libFuzzer harnesses (tests/fuzz), built with clang, ASan and UBSan in build/fuzz, each run for FUZZ_SECONDS
 # on a corpus made from real traces plus the inputs that once found a bug (tests/fuzz/regressions), which
@@ -100,7 +107,7 @@ deps:
 $(VENV)/.created: | deps
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q meson-python meson ninja pytest mpi4py
+	$(VPY) -m pip install -q meson-python meson ninja pytest pytest-xdist mpi4py
 	touch $@
 
 # The Jupyter kernel's packages, and the clients its tests drive it with.

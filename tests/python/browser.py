@@ -1,27 +1,13 @@
-"""Browser tests' plumbing: Debian's Chromium driven by Playwright (never `playwright install`), the viewer served
-in-process, screenshots kept in tests/artifacts/ to look at."""
+"""Browser tests' plumbing: Debian's Chromium driven by Playwright (never `playwright install`; conftest.py's
+`browser` fixture launches it), pages with their console errors collected, screenshots kept in tests/artifacts/
+to look at, and probes of what a page draws."""
 import contextlib
-import os
 from pathlib import Path
-
-import pytest
 
 CHROMIUM = "/usr/bin/chromium"
 ARGUMENTS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
              "--disable-component-update", "--no-first-run"]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
-
-
-# Per module: each test module imports this fixture, and two Playwright instances cannot run at once.
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed (make test installs it)")
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGUMENTS)
-        yield chromium
-        chromium.close()
 
 
 @contextlib.contextmanager
@@ -30,6 +16,7 @@ def page_of(browser, url=None, bypass_csp=True, offline=False, size=(1400, 900))
     probes (which Playwright evaluates as strings) run under the viewer's Content-Security-Policy."""
     context = browser.new_context(bypass_csp=bypass_csp, viewport={"width": size[0], "height": size[1]},
                                   offline=offline)
+    context.set_default_timeout(60_000)  # a page waits on what it shows, however loaded the machine
     page = context.new_page()
     page.errors = []
     page.on("console", lambda message: message.type == "error" and page.errors.append(message.text))
@@ -47,3 +34,26 @@ def screenshot(page, name):
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path))
     return path
+
+
+# Records every text drawn on a canvas in window.drawnLabels (added to a page before its scripts run).
+RECORD_LABELS = """window.drawnLabels = [];
+const fillText = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+  window.drawnLabels.push(String(text));
+  return fillText.call(this, text, ...rest);
+};"""
+
+# programs/long_names.py's qualified name, too long for any box.
+LONG_NAME = "NumericalIntegrationWorkspace.AdaptiveQuadratureRefinement.integrate_subinterval_recursively"
+
+
+def shortened_labels(page):
+    """The labels drawn for the long name: cut in the middle, both its ends kept."""
+    labels = page.evaluate("window.drawnLabels")
+    return [label for label in labels if "…" in label and label.startswith("Num") and label.endswith("ively")]
+
+
+def TTmiddle(text, keep):  # noqa: N802 -- names.js's middle(), to check the table's text against
+    head = (keep - 1 + 1) // 2
+    return text if len(text) <= keep else text[:head] + "…" + text[len(text) - (keep - 1 - head):]

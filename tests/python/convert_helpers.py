@@ -2,9 +2,7 @@
 calls to compare each format with."""
 import collections
 
-from helpers import PROGRAMS, assert_complete, tracetop
-
-from tracetop import _reader
+from helpers import PROGRAMS, assert_complete, reader, tracetop
 
 SUBJECT = PROGRAMS / "convert_subject.py"
 
@@ -31,7 +29,7 @@ def native_calls(experiment):
     """Every call of the native trace, with the parameters set directly inside it (a garbage collection's:
     collected and uncollectable); and the counters and marks:
     (calls, counters [(pid, tid, name, time, value)], marks [(pid, tid, name, time)])."""
-    trace = _reader.Trace(str(experiment))
+    trace = reader.Trace(str(experiment))
     calls, counters, marks = [], [], []
     for index, process in enumerate(trace.processes):
         for thread in process["threads"]:

@@ -4,14 +4,13 @@ experiment."""
 import signal
 
 import pytest
-from tracetop import _reader
 
-from helpers import PROGRAMS, program_stderr, python, tracetop
+from helpers import PROGRAMS, program_stderr, python, reader, tracetop
 
 
 def crashed_process(experiment):
     """The one process of the experiment that did not end, with the regions its threads entered."""
-    trace = _reader.Trace(str(experiment))
+    trace = reader.Trace(str(experiment))
     assert trace.problems == []
     crashed = [(index, process) for index, process in enumerate(trace.processes) if not process["ended"]]
     (index, process), = crashed
@@ -51,7 +50,7 @@ def test_children_that_leave_no_trace_of_their_own(how, tmp_path):
     assert (traced.returncode, traced.stdout, program_stderr(traced.stderr)) == (0, plain.stdout, plain.stderr)
     summary = tracetop("summary", "exp", cwd=tmp_path)
     assert summary.returncode == 0, summary.stderr
-    trace = _reader.Trace(str(tmp_path / "exp"))
+    trace = reader.Trace(str(tmp_path / "exp"))
     assert len(trace.processes) == 2
     assert all(f"process {process['pid']} " in summary.stdout for process in trace.processes)
     if how == "exec":  # the child's trace ends complete where it exec'd

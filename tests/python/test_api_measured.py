@@ -3,9 +3,7 @@ import json
 
 import pytest
 
-from tracetop import _reader
-
-from helpers import PROGRAMS, assert_complete, enters, python, streams, tracetop
+from helpers import PROGRAMS, assert_complete, enters, python, reader, streams, tracetop
 
 USER_REGIONS = {"user:load": 3, "__main__:decorated": 4, "user:named": 2, "user:manual": 5, "__main__:Box.method": 1}
 
@@ -38,7 +36,7 @@ def test_decorated_regions_keep_file_and_line(tmp_path):
     experiment = run_program("regions.py", tmp_path, "--instrumenter=none")
     code = compile((PROGRAMS / "regions.py").read_text(), str(PROGRAMS / "regions.py"), "exec")
     decorated = next(const for const in code.co_consts if getattr(const, "co_name", None) == "decorated")
-    regions = {region["name"]: region for region in _reader.Trace(str(experiment)).processes[0]["regions"]}
+    regions = {region["name"]: region for region in reader.Trace(str(experiment)).processes[0]["regions"]}
     assert regions["__main__:decorated"]["file"] == str(PROGRAMS / "regions.py")
     assert regions["__main__:decorated"]["line"] == decorated.co_firstlineno
 

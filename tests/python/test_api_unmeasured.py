@@ -2,7 +2,7 @@
 import pytest
 
 import tracetop
-from tracetop import _tracetop
+from helpers import _tracetop
 
 
 @pytest.fixture(autouse=True)

@@ -7,14 +7,12 @@ import sys
 
 import pytest
 
-from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
-from helpers import PROGRAMS, python, tracetop
-from tracetop import _reader
+from browser import page_of, screenshot
+from helpers import INSTRUMENTERS, PROGRAMS, python, reader, tracetop
 from tracetop.viewer.server import ViewerServer
 
 WORKERS = 5
 NAMES = [f"worker-{k}" for k in range(WORKERS)]
-INSTRUMENTERS = ["profile", "trace"] + (["monitoring"] if sys.version_info >= (3, 12) else [])
 
 
 def run_program(where, instrumenter="profile"):
@@ -33,7 +31,7 @@ def experiment(tmp_path_factory):
 
 
 def lanes_of(experiment):
-    return {lane["name"]: lane for lane in _reader.TaskLanes(str(experiment)).lanes}
+    return {lane["name"]: lane for lane in reader.TaskLanes(str(experiment)).lanes}
 
 
 def about_100_ms(lane, lanes):
@@ -58,7 +56,7 @@ def summary_tasks(experiment):
 @pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
 def test_named_tasks_are_lanes_with_their_suspended_time(tmp_path, instrumenter):
     experiment = run_program(tmp_path, instrumenter)
-    every = _reader.TaskLanes(str(experiment)).lanes
+    every = reader.TaskLanes(str(experiment)).lanes
     # One lane per task, none split in two: the N named ones, the two gathered coroutines and the
     # TaskGroup's two run worker, each in a lane of its own.
     assert len({lane["name"] for lane in every}) == len(every), [lane["name"] for lane in every]
@@ -103,12 +101,12 @@ def test_summary_has_a_row_per_task_and_await_time_per_coroutine(experiment):
 def test_tasks_of_a_program_without_asyncio_are_none(tmp_path):
     completed = tracetop("--output", "exp", "-c", "def f(): return 1\nf()", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
-    assert _reader.TaskLanes(str(tmp_path / "exp")).lanes == []
+    assert reader.TaskLanes(str(tmp_path / "exp")).lanes == []
     assert "Asyncio tasks" not in tracetop("summary", "exp", cwd=tmp_path).stdout
 
 
-def test_viewer_draws_a_lane_per_task(browser, experiment):  # noqa: F811
-    server = ViewerServer(str(experiment), _reader.Index(str(experiment))).start()
+def test_viewer_draws_a_lane_per_task(browser, experiment):
+    server = ViewerServer(str(experiment), reader.Index(str(experiment))).start()
     try:
         with page_of(browser, server.url, size=(1400, 1100)) as page:
             page.wait_for_function("window.tracetopViewer && tracetopViewer.ready() && tracetopViewer.tasks.ready()")

@@ -17,9 +17,9 @@ import urllib.request
 
 import pytest
 
-from helpers import PROGRAMS, _reader, assert_complete, enters, environment, streams, tracetop, tracetop_lines
-from test_objects import COUNTING
-from test_top import Screen, needs_tmux, rows
+from helpers import (PROGRAMS, assert_complete, enters, environment, needs_object_counting, reader, streams,
+                     tracetop, tracetop_lines)
+from live_helpers import Screen, needs_tmux, rows
 from viewer_helpers import view_server
 
 # Seen on Python 3.9 and left (attach was built and checked for 3.11+): the main thread's open calls are not
@@ -45,7 +45,7 @@ def attaching(pid, *options, cwd):
 
 
 def threads_of(experiment):
-    trace = _reader.Trace(str(experiment))
+    trace = reader.Trace(str(experiment))
     (process,) = trace.processes
     return {thread["name"]: thread for thread in process["threads"]}
 
@@ -321,6 +321,7 @@ threading.Event().wait()
 
 
 @before_3_11
+@pytest.mark.serial  # gdb must see a thread let the GIL go within attach's START_SECONDS, however loaded the machine
 def test_main_thread_waiting_in_a_join(tmp_path):
     """No pending call runs: gdb has a thread that lets the GIL go run tracetop's code."""
     program = subprocess.Popen([sys.executable, "-I", "-S", "-c", JOINING], stdout=subprocess.PIPE, text=True)
@@ -383,7 +384,7 @@ def test_top_attaches_and_quitting_detaches(tmp_path, server):
     assert server.get("/work?n=10") == str(sum(_fib(k) for k in range(10)))
 
 
-@pytest.mark.skipif(not COUNTING, reason="this Python cannot count objects")
+@needs_object_counting
 def test_objects_and_live(tmp_path, server):
     """--objects counts what the process makes from the attach on, to the end (the last counts, since the
     last batch, are recorded by tracetop's own thread, which ends the measurement); --live (always on) lists

@@ -1,73 +1,22 @@
-"""The call tree the hook keeps (src/record/calltree.h): every stream that ends has one, written behind its
+"""The call tree the hook keeps (src/core/calltree.h): every stream that ends has one, written behind its
 records as TREE chunks (format.h), and profile.txt and `tracetop summary` made from the trees are byte for byte
 what reading the records back gives: the same experiment with its trees cut off reads back to the same text.
 A stream cut by a crash has no tree and is read back."""
-import shutil
 import subprocess
 import signal
-import struct
 import sys
 
 import pytest
 
-from helpers import PROGRAMS, assert_complete, tracetop, workload
+from helpers import INSTRUMENTERS, PROGRAMS, WORKLOADS, assert_complete, reader, tracetop
+from trace_files import (CHUNK_HEADER, assert_trees_read_back_the_same, record_chunks, stream_files, tree_chunks,
+                         tree_heads)
 
-from tracetop import _reader
-
-INSTRUMENTERS = [
-    None,  # the default one of this Python (sys.monitoring on 3.12+)
-    "profile",
-    "trace",
-    pytest.param("monitoring", marks=pytest.mark.skipif(sys.version_info < (3, 12), reason="Python 3.12+")),
-]
-
-CHUNK_HEADER = 32
-TREE = 2  # TT_CHUNK_TREE
+# The default instrumenter of this Python (sys.monitoring on 3.12+), and each by name.
+INSTRUMENTERS_AND_DEFAULT = [None, *INSTRUMENTERS]
 
 
-def chunks(path):
-    """(offset, flags) of each chunk of a stream file: chunk headers as format.h gives them (u32 stored_size at
-    16, u8 flags at 25), from behind the 16-byte file header."""
-    data = path.read_bytes()
-    offset, found = 16, []
-    while offset + CHUNK_HEADER <= len(data):
-        found.append((offset, data[offset + 25]))
-        offset += CHUNK_HEADER + struct.unpack_from("<I", data, offset + 16)[0]
-    return found
-
-
-def tree_chunks(path):
-    """The number of TREE chunks of a stream file, and the offset of the first (None without)."""
-    trees = [offset for offset, flags in chunks(path) if flags & TREE]
-    return len(trees), trees[0] if trees else None
-
-
-def stream_files(experiment):
-    return sorted(p for p in (experiment / "trace").glob("*/*.tts") if p.name != "defs.tts")
-
-
-def without_trees(experiment, copy):
-    """A copy of the experiment whose streams end after their records, as an older tracetop wrote them."""
-    shutil.copytree(experiment, copy)
-    for path in stream_files(copy):
-        _, first = tree_chunks(path)
-        if first is not None:
-            with open(path, "r+b") as f:
-                f.truncate(first)
-    return copy
-
-
-def assert_trees_read_back_the_same(tmp_path, experiment, profile_txt=True):
-    summary = tracetop("summary", experiment, cwd=tmp_path)
-    assert summary.returncode == 0, summary.stderr
-    if profile_txt:
-        assert (experiment / "profile.txt").read_text() == summary.stdout
-    read_back = tracetop("summary", without_trees(experiment, tmp_path / "read-back"), cwd=tmp_path)
-    assert (read_back.returncode, read_back.stdout, read_back.stderr) == (0, summary.stdout, summary.stderr)
-    return summary
-
-
-@pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
+@pytest.mark.parametrize("instrumenter", INSTRUMENTERS_AND_DEFAULT)
 @pytest.mark.parametrize("option", ["", "--no-c-calls", "--filter"])
 def test_tree_profile_is_the_read_back_profile(tmp_path, instrumenter, option):
     options = [f"--instrumenter={instrumenter}"] if instrumenter else []
@@ -84,7 +33,7 @@ def test_tree_profile_is_the_read_back_profile(tmp_path, instrumenter, option):
     files = stream_files(experiment)
     assert len(files) == 5 and all(tree_chunks(path)[0] >= 1 for path in files)
     assert_trees_read_back_the_same(tmp_path, experiment)
-    regions = {r["name"]: r for r in _reader.profile(str(experiment))["regions"]}
+    regions = {r["name"]: r for r in reader.profile(str(experiment))["regions"]}
     assert regions["__main__:fib"]["visits"] == 1973 + 3 * 465 and "gc:collection(gen2)" in regions
     assert ("__main__:filtered" in regions) == (option != "--filter")
     # settrace sees no C calls.
@@ -119,41 +68,41 @@ def test_run_end_reaches_the_trees_by_the_records_headers(tmp_path):
     experiment = tmp_path / "exp"
     profile_txt = (experiment / "profile.txt").read_text()
     [path] = stream_files(experiment)
-    records = [offset for offset, flags in chunks(path) if not flags & TREE]
+    records = [chunk.offset for chunk in record_chunks(path)]
     first_tree = tree_chunks(path)[1]
     assert len(records) >= 3 and first_tree
     second = records[1] + CHUNK_HEADER + 100
     damage(path, second)
-    assert _reader.summary(str(experiment), trust_records=True) == (profile_txt, [], False)
+    assert reader.summary(str(experiment), trust_records=True) == (profile_txt, [], False)
     for command in (["summary", experiment], ["convert", experiment, "--to", "chrome", "-o", "trace.json"]):
         completed = tracetop(*command, cwd=tmp_path)
         assert completed.returncode == 0 and "corrupt: checksum mismatch in chunk 1 at byte" in completed.stderr
-    text, problems, corrupt = _reader.summary(str(experiment))
+    text, problems, corrupt = reader.summary(str(experiment))
     assert corrupt and len(problems) == 1 and text != profile_txt
     damage(path, second)  # undone
 
     damage(path, records[0] + CHUNK_HEADER + 100)
-    text, problems, corrupt = _reader.summary(str(experiment), trust_records=True)
-    assert corrupt and problems == [_reader.summary(str(experiment))[1][0]] and "chunk 0" in problems[0]
+    text, problems, corrupt = reader.summary(str(experiment), trust_records=True)
+    assert corrupt and problems == [reader.summary(str(experiment))[1][0]] and "chunk 0" in problems[0]
     damage(path, records[0] + CHUNK_HEADER + 100)  # undone
 
     damage(path, first_tree + CHUNK_HEADER)  # the tree: read back, as without trust
-    damaged_tree = _reader.summary(str(experiment), trust_records=True)
-    assert damaged_tree == _reader.summary(str(experiment)) and "checksum mismatch" in damaged_tree[1][0]
+    damaged_tree = reader.summary(str(experiment), trust_records=True)
+    assert damaged_tree == reader.summary(str(experiment)) and "checksum mismatch" in damaged_tree[1][0]
     with open(path, "r+b") as f:
         f.truncate(first_tree - 1)  # the last chunk of records cut: read back up to the cut
-    text, problems, corrupt = _reader.summary(str(experiment), trust_records=True)
+    text, problems, corrupt = reader.summary(str(experiment), trust_records=True)
     assert not corrupt and len(problems) == 1 and "cut" in problems[0]
 
 
 # The workloads of bench/, at --quick's smaller sizes (processes: followed children, a tree per stream of each).
-WORKLOADS = {"fib": 16, "generators": 5, "builtins_heavy": 500, "exceptions": 1000, "threads": 1000,
-             "objects": 10, "allocations": 2000, "processes": 2}
+WORKLOAD_SIZES = {"fib": 16, "generators": 5, "builtins_heavy": 500, "exceptions": 1000, "threads": 1000,
+                  "objects": 10, "allocations": 2000, "processes": 2}
 
 
-@pytest.mark.parametrize("name", sorted(WORKLOADS))
+@pytest.mark.parametrize("name", sorted(WORKLOAD_SIZES))
 def test_workload_tree_profile_is_the_read_back_profile(tmp_path, name):
-    completed = tracetop("run", "--output", "exp", workload(f"{name}.py"), WORKLOADS[name], cwd=tmp_path)
+    completed = tracetop("run", "--output", "exp", WORKLOADS / f"{name}.py", WORKLOAD_SIZES[name], cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     assert all(tree_chunks(path)[0] >= 1 for path in stream_files(tmp_path / "exp"))
     # Every tree holds all its profile needs (generators' asyncio tasks too): no stream is read back.
@@ -174,42 +123,15 @@ def test_tree_larger_than_a_chunks_room(tmp_path):
     [path] = stream_files(tmp_path / "exp")
     assert tree_chunks(path)[0] >= 2  # 50,000 nodes and more: more than a chunk of them
     assert_trees_read_back_the_same(tmp_path, tmp_path / "exp")
-    regions = {r["name"]: r for r in _reader.profile(str(tmp_path / "exp"))["regions"]}
+    regions = {r["name"]: r for r in reader.profile(str(tmp_path / "exp"))["regions"]}
     assert regions["__main__:down"]["visits"] == 50001
-
-
-def tree_heads(experiment):
-    """Per stream file its TREE record's `reads` (format.h): records a profile must still read from the data, 0
-    when the tree holds all it needs (asyncio steps included); None for a stream without a tree."""
-    heads = []
-    for path in stream_files(experiment):
-        count, first = tree_chunks(path)
-        if not first:
-            heads.append(None)
-            continue
-        data = path.read_bytes()
-        payload = data[first + CHUNK_HEADER:first + CHUNK_HEADER + struct.unpack_from("<I", data, first + 16)[0]]
-        if data[first + 24] == 1:  # TT_CODEC_ZSTD: the writer compresses a tree's chunks as it does definitions
-            payload = subprocess.run(["zstd", "-dcq"], input=payload, capture_output=True, check=True).stdout
-        assert payload[0] == 20  # TT_DEF_TREE
-        fields, value, shift = [], 0, 0
-        for byte in payload[1:]:
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                fields.append(value)
-                value, shift = 0, 0
-                if len(fields) == 4:
-                    break
-        heads.append(fields[3])
-    return heads
 
 
 TASK_CASES = ["interleaving", "awaiting", "nested", "cancelled", "raising", "gathered", "alive", "threads", "driven",
               pytest.param("eager", marks=pytest.mark.skipif(sys.version_info < (3, 12), reason="eager tasks: 3.12+"))]
 
 
-@pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
+@pytest.mark.parametrize("instrumenter", INSTRUMENTERS_AND_DEFAULT)
 @pytest.mark.parametrize("case", TASK_CASES)
 def test_asyncio_tasks_come_from_the_trees(tmp_path, case, instrumenter):
     """A program with asyncio tasks: its per-task profile (summary's task tables) from the trees the hook kept,

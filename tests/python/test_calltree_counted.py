@@ -4,29 +4,15 @@ TT_CHUNK_COUNTED), not from a read of every record: each thread's profile decode
 only (records_read), and profile.txt and `tracetop summary` are byte for byte what reading every record back gives
 (the same experiment with its trees cut off)."""
 import shutil
-import struct
 import sys
 
 import pytest
 
-from helpers import PROGRAMS, assert_complete, environment, program_stderr, run, tracetop
-from test_calltree import CHUNK_HEADER, TREE, assert_trees_read_back_the_same, stream_files, tree_heads
-
-from tracetop import _reader
+from helpers import PROGRAMS, assert_complete, environment, program_stderr, reader, run, tracetop
+from trace_files import assert_trees_read_back_the_same, record_chunks, stream_files, tree_heads
 
 COUNTED = 8  # TT_CHUNK_COUNTED
 COUNTED_KINDS = {"objects", "mpi_send", "mpi_isend", "mpi_collective_end"}  # tt_ev_counted
-
-
-def record_chunks(path):
-    """The flags of a stream file's chunks of records (its TREE chunks left out), from their headers."""
-    data = path.read_bytes()
-    offset, flags = 16, []
-    while offset + CHUNK_HEADER <= len(data):
-        if not data[offset + 25] & TREE:
-            flags.append(data[offset + 25])
-        offset += CHUNK_HEADER + struct.unpack_from("<I", data, offset + 16)[0]
-    return flags
 
 
 def assert_counted_chunks_alone(experiment, tmp_path, calls_alone=True):
@@ -35,7 +21,7 @@ def assert_counted_chunks_alone(experiment, tmp_path, calls_alone=True):
     `reads` is the stream's counted records. calls_alone: some chunk holds none of them (the program sees to
     it). Returns the summary."""
     summary = assert_trees_read_back_the_same(tmp_path, experiment)
-    trace = _reader.Trace(str(experiment))
+    trace = reader.Trace(str(experiment))
     streams = {}
     for index, process in enumerate(trace.processes):
         for thread in process["threads"]:
@@ -46,8 +32,8 @@ def assert_counted_chunks_alone(experiment, tmp_path, calls_alone=True):
     by_file = {(int(path.parent.name), int(path.stem)): path for path in files}
     assert sorted(by_file) == sorted(streams)
     reads = dict(zip(sorted(files), tree_heads(experiment)))
-    profile = _reader.profile(str(experiment))
-    read_back = _reader.profile(str(tmp_path / "read-back"))
+    profile = reader.profile(str(experiment))
+    read_back = reader.profile(str(tmp_path / "read-back"))
     assert len(profile["threads"]) == len(read_back["threads"]) == len(files)
     skipped = 0
     for thread, back in zip(profile["threads"], read_back["threads"]):
@@ -55,7 +41,7 @@ def assert_counted_chunks_alone(experiment, tmp_path, calls_alone=True):
         path, events = by_file[key], streams[key]
         counted = sum(event[0] in COUNTED_KINDS for event in events)
         assert reads[path] == counted
-        flags = record_chunks(path)
+        flags = [chunk.flags for chunk in record_chunks(path)]
         flagged = sum(bool(f & COUNTED) for f in flags)
         # Decoded: the records of the flagged chunks, none of the others (a chunk holds a record at least).
         assert (thread["records_read"] == 0) == (flagged == 0) == (counted == 0)

@@ -1,20 +1,17 @@
 """Child processes are measured into their parent's experiment: multiprocessing with each start method (Pool,
 Process, concurrent.futures), subprocess running Python, os.fork; each process with its own streams and its
 parent recorded, the program's output unchanged."""
-import os
 import re
-import sys
 
 import pytest
-from tracetop import _reader
 
-from helpers import (PROGRAMS, assert_complete, environment, program_stderr, python, tracetop, tracetop_lines,
-                     workload)
+from helpers import (PROGRAMS, WORKLOADS, assert_complete, environment, program_stderr, python, reader, tracetop,
+                     tracetop_lines)
 
 
 def processes(experiment):
     """[(process, {region: enters})] of every process of the experiment, all threads together."""
-    trace = _reader.Trace(str(experiment))
+    trace = reader.Trace(str(experiment))
     assert trace.problems == []
     result = []
     for index, process in enumerate(trace.processes):
@@ -36,7 +33,7 @@ def same_as_python(tmp_path, *arguments, options=(), env=None):
 
 
 def test_processes_workload(tmp_path):
-    same_as_python(tmp_path, workload("processes.py"))
+    same_as_python(tmp_path, WORKLOADS / "processes.py")
     assert_complete(tmp_path / "exp")
     (parent, in_parent), *children = processes(tmp_path / "exp")
     assert in_parent["__main__:run"] == 1 and "__main__:square_sum" not in in_parent
@@ -57,11 +54,11 @@ def test_processes_workload(tmp_path):
     table = profile.split("\nProcesses\n")[1].splitlines()[1:6]
     assert sorted(int(row.split()[0]) for row in table) == sorted(process["pid"] for process, _ in processes(
         tmp_path / "exp"))
-    merged = _reader.profile(str(tmp_path / "exp"))
+    merged = reader.profile(str(tmp_path / "exp"))
     assert {region["name"]: region["visits"] for region in merged["regions"]}["__main__:square_sum"] == 9
     assert len(merged["processes"]) == 5 and sum(process["events"] for process in merged["processes"]) == merged["events"]
     forked_pid, = [child["pid"] for child, counts in children if counts is forked[0]]
-    alone = _reader.profile(str(tmp_path / "exp"), pid=forked_pid)
+    alone = reader.profile(str(tmp_path / "exp"), pid=forked_pid)
     assert [process["pid"] for process in alone["processes"]] == [forked_pid]
     assert {region["name"]: region["visits"] for region in alone["regions"]}["__main__:square_sum"] == 1
     summary = tracetop("summary", "--process", forked_pid, "exp", cwd=tmp_path)
@@ -104,7 +101,7 @@ def test_python_subprocesses_see_what_python_gives_them(tmp_path):
 
 
 def test_no_follow_measures_no_child(tmp_path):
-    same_as_python(tmp_path, workload("processes.py"), options=["--no-follow"])
+    same_as_python(tmp_path, WORKLOADS / "processes.py", options=["--no-follow"])
     (_, counts), = processes(tmp_path / "exp")
     assert "__main__:square_sum" not in counts
 
@@ -124,7 +121,7 @@ def test_children_started_after_the_measurement_are_not_measured(tmp_path):
 
 
 def test_a_tracetop_command_in_a_child_is_not_measured_into_the_parent(tmp_path):
-    code = f"import subprocess, sys; subprocess.run([sys.executable, '-m', 'tracetop', '--output', 'inner', '-c', 'pass'])"
+    code = "import subprocess, sys; subprocess.run([sys.executable, '-m', 'tracetop', '--output', 'inner', '-c', 'pass'])"
     completed = tracetop("--output", "exp", "-c", code, cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     assert len(processes(tmp_path / "exp")) == 1

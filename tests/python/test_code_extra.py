@@ -3,11 +3,10 @@ without a call (ext.h: tt_code_entry_first). Another tool that asked for a slot 
 JIT, a debugger, a second profiler) owns the first one: tracetop then takes its hooks' general way, and the
 trace must be the one it records when it has the first slot: the same calls, well nested, the program's output
 the same."""
-import sys
 
 import pytest
 
-from helpers import PROGRAMS, assert_complete, enters, python, tracetop
+from helpers import INSTRUMENTERS, PROGRAMS, assert_complete, enters, python, tracetop
 
 # The slot is asked for before tracetop is imported, then tracetop's command line runs in the same interpreter.
 FIRST_SLOT_TAKEN = """
@@ -20,13 +19,6 @@ print("slot", request(None), file=sys.stderr)
 sys.argv = ["tracetop", *sys.argv[1:]]
 runpy.run_module("tracetop", run_name="__main__", alter_sys=True)
 """
-
-INSTRUMENTERS = [
-    None,
-    "trace",
-    pytest.param("monitoring", marks=pytest.mark.skipif(sys.version_info < (3, 12), reason="Python 3.12+")),
-]
-
 
 @pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
 def test_calls_recorded_as_with_the_first_slot(tmp_path, instrumenter):

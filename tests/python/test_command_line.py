@@ -5,7 +5,7 @@ import re
 import subprocess
 import sys
 
-from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
+from browser import page_of, screenshot
 from helpers import PROGRAMS, environment, tracetop, tracetop_lines
 
 
@@ -77,7 +77,7 @@ def view_of(experiment, cwd):
     return view, url, said
 
 
-def test_a_running_experiment_is_called_running(browser, tmp_path):  # noqa: F811
+def test_a_running_experiment_is_called_running(browser, tmp_path):
     """Every command that reads an experiment says one that is still being measured is running, and calls what
     its trace lacks so far neither a crash nor a warning: summary, score, convert, report, and view (on the
     command line and on the page)."""

@@ -11,9 +11,7 @@ import re
 import pytest
 
 from convert_helpers import convert, measure, native_calls
-from helpers import PROGRAMS, tracetop
-
-from tracetop import _reader
+from helpers import PROGRAMS, reader, tracetop, without_progress
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +42,7 @@ def test_chrome(experiment):
                   and e.get("cat") == "mark") == sorted(marks)
     assert [e["args"] for e in events if e["ph"] == "X" and e["name"] == "__main__:main"] == [{"outside": 1}]
 
-    trace = _reader.Trace(str(experiment))
+    trace = reader.Trace(str(experiment))
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     expected = {(p["pid"], t["native_tid"]): t["name"] for p in trace.processes for t in p["threads"]}
     assert names == expected and sorted(names.values()) == ["MainThread", "worker"]
@@ -56,7 +54,7 @@ def test_speedscope(experiment):
         document = json.load(file)
     frames = document["shared"]["frames"]
     calls, _, _ = native_calls(experiment)
-    trace = _reader.Trace(str(experiment))
+    trace = reader.Trace(str(experiment))
     pid = trace.processes[0]["pid"]
     tids = {f"{pid} {t['name']}": t["native_tid"] for t in trace.processes[0]["threads"]}
     assert sorted(p["name"] for p in document["profiles"]) == sorted(tids)
@@ -82,7 +80,7 @@ def test_speedscope(experiment):
 def test_pstats(experiment):
     convert(experiment, "pstats")
     stats = pstats.Stats(str(experiment / "profile.pstats"))
-    profile = _reader.profile(str(experiment))
+    profile = reader.profile(str(experiment))
     by_name = {func[2]: value for func, value in stats.stats.items()}
     assert len(by_name) == len(stats.stats) == len(profile["regions"])
     for region in profile["regions"]:
@@ -110,7 +108,7 @@ def test_collapsed(experiment):
         stack, count = line.rsplit(" ", 1)
         exclusive[stack.split(";")[-1]] += int(count)
         total += int(count)
-    profile = _reader.profile(str(experiment))
+    profile = reader.profile(str(experiment))
     assert exclusive == {r["name"]: r["exclusive_ns"] for r in profile["regions"] if r["exclusive_ns"]}
     assert "__main__:main;user:phase;__main__:work;__main__:fib;__main__:fib" in \
         (experiment / "profile.collapsed").read_text()
@@ -125,7 +123,7 @@ def test_run_format(tmp_path):
 
 def test_output_elsewhere(experiment, tmp_path):
     completed = convert(experiment, "collapsed", "-o", tmp_path / "stacks.txt")
-    assert completed.stderr.startswith(f"tracetop: wrote {tmp_path / 'stacks.txt'} (")
+    assert without_progress(completed.stderr).startswith(f"tracetop: wrote {tmp_path / 'stacks.txt'} (")
     assert (tmp_path / "stacks.txt").read_text() == (experiment / "profile.collapsed").read_text()
 
 
@@ -137,7 +135,7 @@ def assert_one_line(completed, message):
 
 def test_unknown_format(experiment):
     completed = tracetop("convert", experiment, "--to", "pdf", cwd=experiment.parent)
-    assert_one_line(completed, f"unknown format 'pdf' (known: {', '.join(_reader.FORMATS)})")
+    assert_one_line(completed, f"unknown format 'pdf' (known: {', '.join(reader.FORMATS)})")
 
 
 @pytest.mark.parametrize("format", ["cubex", "perfetto", "chrome", "speedscope", "pstats", "collapsed"])
@@ -167,19 +165,19 @@ def test_missing_experiment(tmp_path):
     assert completed.stderr.startswith("tracetop: error: nowhere")
 
 
-@pytest.mark.parametrize("format", list(_reader.FORMATS))
+@pytest.mark.parametrize("format", list(reader.FORMATS))
 def test_cut_trace_converts_what_is_there(tmp_path, format):
     """A trace cut short converts up to where it stops: the file is written, one warning says what was cut."""
     experiment = measure(tmp_path)
-    main_stream = experiment / "trace" / str(_reader.Trace(str(experiment)).processes[0]["pid"]) / "0.tts"
+    main_stream = experiment / "trace" / str(reader.Trace(str(experiment)).processes[0]["pid"]) / "0.tts"
     with open(main_stream, "r+b") as file:
         file.truncate(main_stream.stat().st_size - 100)
     completed = tracetop("convert", experiment, "--to", format, cwd=tmp_path)
     assert completed.returncode == 0  # the output was made: what was cut is a warning
-    wrote, warning = completed.stderr.splitlines()
-    assert wrote.startswith(f"tracetop: wrote {experiment / _reader.default_name(format)} (")
+    wrote, warning = without_progress(completed.stderr).splitlines()
+    assert wrote.startswith(f"tracetop: wrote {experiment / reader.default_name(format)} (")
     assert warning.startswith("tracetop: warning: trace cut short: process ") and '"MainThread"' in warning
-    assert (experiment / _reader.default_name(format)).stat().st_size > 0
+    assert (experiment / reader.default_name(format)).stat().st_size > 0
 
 
 def test_a_json_file_too_large_for_its_viewer_is_warned_of(tmp_path):
@@ -195,7 +193,7 @@ def test_a_json_file_too_large_for_its_viewer_is_warned_of(tmp_path):
         written = tracetop("convert", "exp", "--to", format, cwd=tmp_path)
         assert written.returncode == 0, written.stderr
         assert not any("warning" in line for line in written.stderr.splitlines())  # under the real limit
-        size = (tmp_path / "exp" / _reader.default_name(format)).stat().st_size
+        size = (tmp_path / "exp" / reader.default_name(format)).stat().st_size
         assert size / 2 < estimate < size * 2, (format, estimate, size)
     assert json_too_large(str(tmp_path / "exp"), "perfetto", limit=0) is None
     # A part of the trace is estimated as that part: one thread, a fifth of the run (a whole-run estimate would
@@ -203,8 +201,8 @@ def test_a_json_file_too_large_for_its_viewer_is_warned_of(tmp_path):
     # bytes per trace byte of this program), and a range's by how unevenly the calls fall in time: within 2x of it.
     estimate = json_too_large(str(tmp_path / "exp"), "chrome", limit=1)
     whole = float(re.search(r"about ([\d.]+) MiB", estimate).group(1)) * (1 << 20) / \
-        (tmp_path / "exp" / _reader.default_name("chrome")).stat().st_size
-    end = max(process["end_time"] for process in _reader.Trace(str(tmp_path / "exp")).processes)
+        (tmp_path / "exp" / reader.default_name("chrome")).stat().st_size
+    end = max(process["end_time"] for process in reader.Trace(str(tmp_path / "exp")).processes)
     for part in (["--thread", "worker-1"], *(["--from", f"{end * a:.0f}ns", "--until", f"{end * (a + 0.2):.0f}ns"]
                                             for a in (0, 0.4, 0.8))):
         options = dict(thread=part[1]) if part[0] == "--thread" else \
@@ -279,7 +277,7 @@ def test_a_long_conversion_says_how_it_goes(tmp_path):
 
     completed = tracetop("--output", "exp", PROGRAMS / "threads.py", "20000", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
-    run = "from tracetop import _reader; _reader.convert('exp', 'collapsed', 'out.txt', progress={})"
+    run = f"import {reader.__name__} as reader; reader.convert('exp', 'collapsed', 'out.txt', progress={{}})"
     quiet = python("-c", run.format("None"), cwd=tmp_path)
     assert quiet.returncode == 0 and quiet.stderr == ""
     said = python("-c", run.format("0"), cwd=tmp_path)

@@ -3,9 +3,8 @@ experiment intact."""
 import signal
 
 import pytest
-from tracetop import _reader
 
-from helpers import PROGRAMS, program_stderr, python, tracetop, tracetop_lines
+from helpers import PROGRAMS, program_stderr, python, reader, tracetop, tracetop_lines
 
 
 @pytest.mark.parametrize("start, crash, signo", [
@@ -19,7 +18,7 @@ def test_a_crashing_child(start, crash, signo, tmp_path):
     assert f"child ended with {-signo} " in plain.stdout
     assert (traced.returncode, traced.stdout, program_stderr(traced.stderr)) == (0, plain.stdout, plain.stderr)
 
-    trace = _reader.Trace(str(tmp_path / "exp"))
+    trace = reader.Trace(str(tmp_path / "exp"))
     assert trace.problems == []
     parent, crashed = trace.processes
     assert parent["ended"] and not crashed["ended"] and crashed["ppid"] == parent["pid"]
@@ -39,5 +38,5 @@ def test_a_crashing_child(start, crash, signo, tmp_path):
     summary = tracetop("summary", "exp", cwd=tmp_path)
     assert summary.returncode == 0 and summary.stdout == (tmp_path / "exp" / "profile.txt").read_text()
     assert f"process {crashed['pid']} " in summary.stdout and "did not end normally" in summary.stdout
-    visits = {region["name"]: region["visits"] for region in _reader.profile(str(tmp_path / "exp"))["regions"]}
+    visits = {region["name"]: region["visits"] for region in reader.profile(str(tmp_path / "exp"))["regions"]}
     assert visits["__main__:square_sum"] == 2  # the parent's, the child's

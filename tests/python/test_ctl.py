@@ -1,40 +1,6 @@
 """`tracetop ctl PID on|off`: the measurement of a running program switched from outside, on all its threads."""
-import subprocess
-import sys
-
-from helpers import PROGRAMS, assert_complete, enters, environment, tracetop
-
-
-class Phases:
-    """tests/python/programs/switch_phases.py running under `tracetop run --live`, moved on phase by phase."""
-
-    def __init__(self, tmp_path, *options):
-        self.process = subprocess.Popen([sys.executable, "-m", "tracetop", "--live", *options, "--output", "exp",
-                                         PROGRAMS / "switch_phases.py"], cwd=tmp_path, env=environment(),
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True)
-        self.hooks = {}  # phase -> whether the program saw a hook then
-        self.expect(1)
-
-    def expect(self, phase):
-        line = self.process.stdout.readline()
-        assert line in (f"phase {phase} hooked\n", f"phase {phase} unhooked\n"), line
-        self.hooks[phase] = line.endswith(" hooked\n")
-
-    def next(self, phase):
-        self.process.stdin.write("\n")
-        self.process.stdin.flush()
-        self.expect(phase)
-
-    def ctl(self, state, tmp_path):
-        completed = tracetop("ctl", str(self.process.pid), state, cwd=tmp_path)
-        assert completed.returncode == 0, completed.stderr
-        assert completed.stderr == f"tracetop: process {self.process.pid}: measurement {state}\n"
-
-    def end(self):
-        self.process.stdin.write("\n")
-        _, stderr = self.process.communicate(timeout=60)
-        assert self.process.returncode == 0, stderr
+from helpers import assert_complete, enters, tracetop
+from live_helpers import Phases
 
 
 def test_off_then_on(tmp_path):

@@ -5,8 +5,7 @@ import collections
 import pytest
 
 from convert_helpers import convert, measure
-
-from tracetop import _reader
+from helpers import reader
 
 pycubexr = pytest.importorskip("pycubexr")
 
@@ -21,7 +20,7 @@ def cube(tmp_path_factory):
 
 def native_paths(experiment):
     """{(thread name, call path): [visits, exclusive ns]} from the native trace's events."""
-    trace = _reader.Trace(str(experiment))
+    trace = reader.Trace(str(experiment))
     paths = collections.defaultdict(lambda: [0, 0])
     for index, process in enumerate(trace.processes):
         for thread in process["threads"]:
@@ -74,7 +73,7 @@ def test_call_paths(cube):
 
 def test_regions_match_summary(cube):
     experiment, parser = cube
-    profile = _reader.profile(str(experiment))
+    profile = reader.profile(str(experiment))
     visits = parser.get_metric_values(parser.get_metric_by_name("visits"))
     time = parser.get_metric_values(parser.get_metric_by_name("time"))
     per_region = collections.defaultdict(lambda: [0, 0.0])

@@ -3,13 +3,11 @@ trace file for each write, and closes it after), so a program that lists its des
 plain (a descriptor open at every one of several listings; the writer's, open for the moment of one write,
 is not held), and one that closes them all and opens files of its own gets its files, not tracetop's writes
 (CPython's test_subprocess.test_pass_fds_redirected: a child lists the descriptors it inherited)."""
-import sys
 
 import pytest
 
-from helpers import PROGRAMS, program_stderr, python, tracetop
+from helpers import INSTRUMENTERS, PROGRAMS, program_stderr, python, tracetop
 
-INSTRUMENTERS = ["profile", "trace"] + (["monitoring"] if sys.version_info >= (3, 12) else [])
 
 
 @pytest.mark.parametrize("options", [[f"--instrumenter={i}"] for i in INSTRUMENTERS] + [["--live"]])

@@ -1,15 +1,13 @@
 """`tracetop run --filter FILE`: Score-P filter files decide which regions are recorded; the callees of an
 excluded region still are; the program runs as without tracetop."""
 import os
-import sys
 
 import pytest
 
-from helpers import PROGRAMS, assert_complete, enters, environment, python, tracetop
+from helpers import INSTRUMENTERS, PROGRAMS, assert_complete, enters, environment, python, tracetop
 
 PROGRAM = PROGRAMS / "filtered.py"
 
-INSTRUMENTERS = ["profile", "trace"] + (["monitoring"] if sys.version_info >= (3, 12) else [])
 
 
 def measure(tmp_path, filter_text, *options, name="exp"):

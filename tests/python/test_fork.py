@@ -3,9 +3,9 @@ whose stream continues the forking thread's; SIGTERM completes a trace before it
 import signal
 
 import pytest
-from tracetop import _reader
 
-from helpers import PROGRAMS, assert_complete, assert_well_nested, program_stderr, python, region, tracetop, tracetop_lines
+from helpers import (PROGRAMS, assert_complete, assert_well_nested, program_stderr, python, reader, region, tracetop,
+                     tracetop_lines)
 
 
 def events(trace, process_index, name=None):
@@ -26,7 +26,7 @@ def run_both(tmp_path, *arguments, options=()):
 
 
 def parent_and_child(experiment):
-    trace = _reader.Trace(str(experiment))
+    trace = reader.Trace(str(experiment))
     assert trace.problems == []
     parent, child = trace.processes  # by start time
     assert child["ppid"] == parent["pid"] and child["name"] == parent["name"]
@@ -75,7 +75,7 @@ def test_a_fork_from_a_thread_continues_that_thread(tmp_path):
 
 def test_no_follow_measures_the_parent_only(tmp_path):
     run_both(tmp_path, "exit", options=["--no-follow"])
-    trace = _reader.Trace(str(tmp_path / "exp"))
+    trace = reader.Trace(str(tmp_path / "exp"))
     assert [process["name"] for process in trace.processes] == [str(PROGRAMS / "forking.py")]
     assert "__main__:in_child" not in entered(events(trace, 0))
 
@@ -110,7 +110,7 @@ def test_sigterm_ends_a_measured_process_as_it_would_end_it(tmp_path):
     assert_complete(tmp_path / "exp")
     assert "killed by SIGTERM" in (tmp_path / "exp" / "MANIFEST.md").read_text()
     assert (tmp_path / "exp" / "profile.txt").read_text().startswith("tracetop summary")
-    profile = _reader.profile(str(tmp_path / "exp"))
+    profile = reader.profile(str(tmp_path / "exp"))
     assert {region["name"]: region["visits"] for region in profile["regions"]}["__main__:work"] == 1
 
 

@@ -1,45 +1,15 @@
-"""The viewer's level-of-detail index (src/index/lod.h) against what the reader gives, on real experiments."""
+"""The viewer's level-of-detail index (src/core/lod.h) against what the reader gives, on real experiments."""
 import collections
 import json
 import os
 import re
 import shutil
 import struct
-from array import array
 
 import pytest
 
-from helpers import PROGRAMS, python, streams, tracetop
-from tracetop import _reader, _tracetop
-
-
-def decode_spans(data):
-    count, level = struct.unpack_from("II", data)
-    doubles = array("d", data[8:8 + 16 * count])
-    ints = array("I", data[8 + 16 * count:])
-    start, end = doubles[:count], doubles[count:]
-    region, calls, lane, depth = (ints[i * count:(i + 1) * count] for i in range(4))
-    return level, [dict(start=int(start[i]), end=int(end[i]), region=region[i], calls=calls[i], lane=lane[i],
-                        depth=depth[i]) for i in range(count)]
-
-
-def decode_tree(data):
-    count, _ = struct.unpack_from("II", data)
-    return [dict(zip(("parent", "region", "visits", "inclusive", "exclusive"), struct.unpack_from("IIddd", data, 8 + 32 * i)))
-            for i in range(count)]
-
-
-def decode_samples(data):
-    count, level = struct.unpack_from("II", data)
-    doubles = array("d", data[8:8 + 32 * count])
-    tracks = array("I", data[8 + 32 * count:8 + 36 * count])
-    return level, [dict(time=int(doubles[i]), min=doubles[count + i], max=doubles[2 * count + i],
-                        last=doubles[3 * count + i], track=tracks[i]) for i in range(count)]
-
-
-def raw_spans(index, lane, depth, level):
-    data = index.raw_spans(lane, depth, level)
-    return [struct.unpack_from("QQII", data, offset) for offset in range(0, len(data), 24)]
+from helpers import PROGRAMS, python, reader, streams, tracetop
+from index_helpers import all_lanes, decode_samples, decode_spans, decode_tree, raw_spans
 
 
 def reader_calls(experiment):
@@ -67,7 +37,7 @@ def experiment(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def index(experiment):
-    return _reader.Index(str(experiment))
+    return reader.Index(str(experiment))
 
 
 @pytest.fixture(scope="module")
@@ -77,13 +47,9 @@ def coarse_index(tmp_path_factory):
     where = tmp_path_factory.mktemp("coarse")
     completed = tracetop("--output", "exp", PROGRAMS / "viewer_demo.py", "3000", cwd=where)
     assert completed.returncode == 0, completed.stderr
-    index = _reader.Index(str(where / "exp"))
+    index = reader.Index(str(where / "exp"))
     assert index.levels > 1
     return index
-
-
-def all_lanes(index):
-    return list(range(len(index.lanes)))
 
 
 def test_lanes_are_the_threads(index, experiment):
@@ -188,7 +154,7 @@ def test_tree_of_the_whole_run_is_the_profile(index, experiment):
     nodes = decode_tree(index.tree(index.begin_ns, index.end_ns + 1, all_lanes(index)))
     assert all(node["parent"] == 0xFFFFFFFF or node["parent"] < number for number, node in enumerate(nodes))
     ours = profile_of_tree(index, nodes)
-    profile = _reader.profile(str(experiment))
+    profile = reader.profile(str(experiment))
     assert len(ours) == len(profile["regions"])
     for region in profile["regions"]:
         visits, exclusive, inclusive, calls = ours[region["name"]]
@@ -234,14 +200,22 @@ def test_call_details_with_self_time_and_parameters(index, experiment):
     assert index.call_at(lane, 999, start) is None
 
 
-def test_counter_and_parameter_tracks(index):
+def test_counter_and_parameter_tracks(index, experiment):
     tracks = {(index.lanes[t["lane"]]["name"], t["name"], t["kind"]): number for number, t in enumerate(index.tracks)}
     progress = tracks[("worker-0", "progress_w0", "counter")]
     assert index.tracks[progress]["samples"] == 400
     assert (index.tracks[progress]["min"], index.tracks[progress]["max"]) == (0, 399)
     assert ("worker-1", "n", "parameter") in tracks
-    level, samples = decode_samples(index.samples(index.begin_ns, index.end_ns + 1, 65536, [progress]))
-    assert [s["last"] for s in samples] == list(range(400))  # 25 us apart: none merged at 150 ns a pixel
+    # Zoomed in on each step of the counter, every sample is there on its own, at level 0. (The whole run at
+    # 65536 pixels does it too where the samples are further apart than a pixel: not where load stretched it.)
+    times = [event[1] for _, thread, events, _, _ in streams(experiment) if thread["name"] == "worker-0"
+             for event in events if event[0] == "counter" and event[2] == "progress_w0"]
+    seen = {}
+    for t0, t1 in zip(times, times[1:]):
+        level, samples = decode_samples(index.samples(t0, t1 + 1, 65536, [progress]))
+        assert level == 0
+        seen.update((s["time"], (s["min"], s["max"], s["last"])) for s in samples)
+    assert [seen[time] for time in times] == [(value, value, value) for value in range(400)]
     level, coarse = decode_samples(index.samples(index.begin_ns, index.end_ns + 1, 20, [progress]))
     assert len(coarse) < 40 and coarse[0]["min"] == 0 and coarse[-1]["last"] == 399
     assert max(s["max"] for s in coarse) == 399
@@ -267,10 +241,10 @@ def copy_experiment(experiment, tmp_path):
 
 def test_cache_is_used_and_renewed(experiment, tmp_path):
     copy = copy_experiment(experiment, tmp_path)
-    assert not _reader.Index(str(copy)).built  # copied along, still matching
+    assert not reader.Index(str(copy)).built  # copied along, still matching
     os.utime(copy / "trace" / os.listdir(copy / "trace")[0] / "0.tts", ns=(1, 1))
-    assert _reader.Index(str(copy)).built  # the trace changed
-    assert not _reader.Index(str(copy)).built
+    assert reader.Index(str(copy)).built  # the trace changed
+    assert not reader.Index(str(copy)).built
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "garbage"])
@@ -288,7 +262,7 @@ def test_damaged_cache_is_rebuilt(experiment, tmp_path, damage):
     else:
         data = b"TTLODIDX" + bytes(range(256)) * 10
     cache.write_bytes(bytes(data))
-    index = _reader.Index(str(copy))
+    index = reader.Index(str(copy))
     assert index.built and [lane["name"] for lane in index.lanes] == ["MainThread", "worker-0", "worker-1"]
 
 
@@ -296,14 +270,14 @@ def test_cache_that_cannot_be_written_keeps_the_index_in_memory(experiment, tmp_
     copy = copy_experiment(experiment, tmp_path)
     (copy / "view.idx").unlink()
     (copy / "view.idx").mkdir()  # in the way of the cache file, even for root
-    index = _reader.Index(str(copy))
+    index = reader.Index(str(copy))
     assert index.built and "cannot write" in index.cache_problem
     assert [lane["name"] for lane in index.lanes] == ["MainThread", "worker-0", "worker-1"]
 
 
 def test_not_an_experiment(tmp_path):
-    with pytest.raises(_tracetop.TraceError, match="not a tracetop experiment"):
-        _reader.Index(str(tmp_path))
+    with pytest.raises(reader.TraceError, match="not a tracetop experiment"):
+        reader.Index(str(tmp_path))
 
 
 def test_deep_recursion(tmp_path):
@@ -311,12 +285,12 @@ def test_deep_recursion(tmp_path):
     code = "import sys\nsys.setrecursionlimit(5000)\ndef down(n):\n    return 0 if n == 0 else 1 + down(n - 1)\n" \
            "print(sum(down(800) for _ in range(3)))"
     assert tracetop("--output", "exp", "-c", code, cwd=tmp_path).returncode == 0
-    index = _reader.Index(str(tmp_path / "exp"))
+    index = reader.Index(str(tmp_path / "exp"))
     main = index.lanes[0]
     assert main["depths"] > 800
     nodes = decode_tree(index.tree(index.begin_ns, index.end_ns + 1, [0]))
     ours = profile_of_tree(index, nodes)
-    profile = {region["name"]: region for region in _reader.profile(str(tmp_path / "exp"))["regions"]}
+    profile = {region["name"]: region for region in reader.profile(str(tmp_path / "exp"))["regions"]}
     down = profile["__main__:down"]
     visits, exclusive, inclusive, calls = ours["__main__:down"]
     assert visits == down["visits"] == 2403
@@ -329,7 +303,7 @@ def test_deep_recursion(tmp_path):
 def test_a_killed_programs_trace_is_indexed_up_to_its_cut(tmp_path):
     completed = tracetop("--output", "exp", PROGRAMS / "ending.py", "sigkill", "0.3", cwd=tmp_path)
     assert completed.returncode < 0
-    index = _reader.Index(str(tmp_path / "exp"))
+    index = reader.Index(str(tmp_path / "exp"))
     assert index.problems and all("cut" in problem for problem in index.problems)
     leaf = [i for i, r in enumerate(index.regions) if r["name"] == "__main__:work"]
     _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 100, [0], only=leaf))
@@ -350,7 +324,7 @@ def test_damaged_spans_end_the_reading_there(tmp_path):
     code = "f = abs\nfor i in range(300000): f(i)"
     assert tracetop("--output", "exp", "-c", code, cwd=tmp_path).returncode == 0
     experiment = tmp_path / "exp"
-    index = _reader.Index(str(experiment))
+    index = reader.Index(str(experiment))
     assert index.levels > 1  # and the index is in the experiment, to copy
     copy = copy_experiment(experiment, tmp_path)
     cache = copy / "view.idx"
@@ -360,7 +334,7 @@ def test_damaged_spans_end_the_reading_there(tmp_path):
     assert catalog > header_size  # the first block written outside the catalog starts right after the header
     data[header_size:header_size + 11] = b"\xff" * 11  # no zstd frame starts so
     cache.write_bytes(bytes(data))
-    damaged = _reader.Index(str(copy))
+    damaged = reader.Index(str(copy))
     assert not damaged.built and damaged.lanes == index.lanes
     places = [(lane, depth, level) for lane, info in enumerate(index.lanes) for depth in range(info["depths"])
               for level in range(1, index.levels)]
@@ -391,7 +365,7 @@ def test_a_long_build_says_how_it_goes(tmp_path):
     none goes by silent; without, nothing."""
     completed = tracetop("--output", "exp", "-c", "f = abs\nfor i in range(400000): f(i)", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
-    build = "from tracetop import _reader; _reader.Index('exp', progress={})"
+    build = f"import {reader.__name__} as reader; reader.Index('exp', progress={{}})"
     quiet = python("-c", build.format("None"), cwd=tmp_path)
     assert quiet.returncode == 0 and quiet.stderr == ""
     os.remove(tmp_path / "exp" / "view.idx")

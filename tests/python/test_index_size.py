@@ -12,9 +12,7 @@ import sys
 
 import pytest
 
-from helpers import PROGRAMS, environment, run, tracetop
-from test_objects import needs_tracer
-from tracetop import _reader
+from helpers import PROGRAMS, environment, needs_object_counting, reader, run, tracetop
 
 NESTED = """
 import sys, threading
@@ -40,7 +38,7 @@ HALF = 0.5
 
 def ratio(experiment):
     """view.idx's size over the trace's (0 when it is not cached)."""
-    _reader.Index(str(experiment))
+    reader.Index(str(experiment))
     trace = sum(f.stat().st_size for f in (experiment / "trace").rglob("*") if f.is_file())
     cache = experiment / "view.idx"
     return cache.stat().st_size / trace if cache.exists() else 0
@@ -60,9 +58,9 @@ def test_a_few_calls(tmp_path):
     experiment = record(tmp_path, "few.py")
     (experiment / "view.idx").write_bytes(b"an older index")
     assert ratio(experiment) == 0
-    index = _reader.Index(str(experiment))
+    index = reader.Index(str(experiment))
     assert index.built and index.cache_problem is None and not (experiment / "view.idx").exists()
-    profile = {region["name"]: region["visits"] for region in _reader.profile(str(experiment))["regions"]}
+    profile = {region["name"]: region["visits"] for region in reader.profile(str(experiment))["regions"]}
     data = index.tree(index.begin_ns, index.end_ns + 1, [0])
     visits = {}
     for parent, region, count, _, _ in struct.iter_unpack("IIddd", data[8:]):
@@ -83,6 +81,7 @@ def test_recursion(tmp_path):
     assert ratio(record(tmp_path, PROGRAMS / "fib.py", "20")) <= HALF
 
 
+@pytest.mark.serial  # it loads every core: the tests beside it would wait on the spinners
 @pytest.mark.parametrize("program", ["nested", "fib"])
 def test_beside_a_loaded_machine(tmp_path, program):
     """Nested calls, and recursion, while twice as many processes as the machine has cores (16 at most) spin beside
@@ -116,7 +115,7 @@ def test_parameters_and_counters(tmp_path):
     """A parameter or counter on most calls (each 32 bytes in the catalog, stored as columns); most of the trace is a
     few thousand calls in few depths, each depth's spans compressed with the catalog."""
     experiment = record(tmp_path, PROGRAMS / "viewer_demo.py", "400")
-    index = _reader.Index(str(experiment))
+    index = reader.Index(str(experiment))
     assert sum(lane["params"] for lane in index.lanes) >= 2000
     assert ratio(experiment) <= HALF
 
@@ -137,7 +136,7 @@ while time.monotonic() < end:
 """
 
 
-@needs_tracer
+@needs_object_counting
 def test_objects(tmp_path):
     """With --objects, the objects records and the tracks of the objects alive (32 bytes each in view.idx 6, then a
     sixth of the trace here) go with every record but the spans in the catalog, compressed: the catalog, with each
@@ -145,7 +144,7 @@ def test_objects(tmp_path):
     by the counting, take longer: more bytes per time): view.idx at most half the trace all the same."""
     (tmp_path / "churn.py").write_text(CHURN)
     experiment = record(tmp_path, "churn.py", "1.5", options=("--objects",))
-    index = _reader.Index(str(experiment))
+    index = reader.Index(str(experiment))
     records = int.from_bytes(index.objects(index.begin_ns, index.end_ns + 1, [0])[:4], "little")
     assert records >= 200  # places: region and type
     trace = sum(f.stat().st_size for f in (experiment / "trace").rglob("*") if f.is_file())

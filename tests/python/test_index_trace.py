@@ -1,4 +1,4 @@
-"""Level 0 of the viewer's index read from the trace's chunks (src/index/lod_file.h, lod_trace.c): over windows that
+"""Level 0 of the viewer's index read from the trace's chunks (src/core/lod_file.h, lod_trace.c): over windows that
 cross the chunks' edges, with calls open across them at every depth of deep stacks, in three threads, every query
 answers exactly the calls the reader gives; a trace changed, cut or damaged after its index was made gives a problem in
 one line, never a crash."""
@@ -9,9 +9,9 @@ import struct
 
 import pytest
 
-from helpers import streams, tracetop
-from test_index import all_lanes, decode_spans, decode_tree, raw_spans
-from tracetop import _reader
+from helpers import reader, streams, tracetop
+from index_helpers import all_lanes, decode_spans, decode_tree, raw_spans
+from trace_files import CHUNK_HEADER, record_chunks
 
 DEEP = """
 import sys, threading
@@ -28,19 +28,6 @@ run(int(sys.argv[1]))
 for t in threads:
     t.join()
 """
-
-
-def chunks(path):
-    """The chunks of records of a stream file (format.h: a 16-byte file header, then chunks of a 32-byte header and
-    payload; those of its call tree, flag 2, left out): [(offset, stored size)]."""
-    data = path.read_bytes()
-    found, offset = [], 16
-    while offset + 32 <= len(data):
-        stored, = struct.unpack_from("I", data, offset + 16)
-        if not data[offset + 25] & 2:
-            found.append((offset, stored))
-        offset += 32 + stored
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -71,12 +58,12 @@ def calls(experiment):
 
 @pytest.fixture(scope="module")
 def index(experiment):
-    return _reader.Index(str(experiment))
+    return reader.Index(str(experiment))
 
 
 def test_the_streams_take_several_chunks_with_calls_open_across_them(experiment, index):
     files = sorted((experiment / "trace").rglob("[0-9]*.tts"))
-    assert len(files) == 3 and all(len(chunks(path)) >= 4 for path in files)
+    assert len(files) == 3 and all(len(record_chunks(path)) >= 4 for path in files)
     assert all(lane["depths"] >= 40 for lane in index.lanes)
 
 
@@ -151,25 +138,25 @@ def test_the_call_at_a_time(index, calls):
 
 def copy_with_its_index(experiment, tmp_path):
     """A copy whose files keep their times: the index made for the original is the copy's (its signature)."""
-    _reader.Index(str(experiment))  # made, if no test before made it
+    reader.Index(str(experiment))  # made, if no test before made it
     copy = tmp_path / "copy"
     shutil.copytree(experiment, copy)
-    assert not _reader.Index(str(copy)).built
+    assert not reader.Index(str(copy)).built
     return copy
 
 
 def middle_chunk(copy):
     path = sorted((copy / "trace").rglob("0.tts"))[0]
-    found = chunks(path)
+    found = record_chunks(path)
     return path, found[len(found) // 2]
 
 
 def damage_middle_chunk(copy):
     """A byte of a chunk of stream 0 flipped, the file's name, size and time kept: the index is still the trace's."""
-    path, (offset, stored) = middle_chunk(copy)
+    path, chunk = middle_chunk(copy)
     times = os.stat(path)
     data = bytearray(path.read_bytes())
-    data[offset + 32 + stored // 2] ^= 0xFF
+    data[chunk.offset + CHUNK_HEADER + chunk.stored // 2] ^= 0xFF
     path.write_bytes(bytes(data))
     os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
 
@@ -177,7 +164,7 @@ def damage_middle_chunk(copy):
 def test_a_chunk_damaged_after_the_index_was_made(experiment, tmp_path):
     copy = copy_with_its_index(experiment, tmp_path)
     damage_middle_chunk(copy)
-    index = _reader.Index(str(copy))
+    index = reader.Index(str(copy))
     assert not index.built and index.read_problem is None
     for lane in all_lanes(index):
         for depth in range(index.lanes[lane]["depths"]):
@@ -187,14 +174,14 @@ def test_a_chunk_damaged_after_the_index_was_made(experiment, tmp_path):
     assert "checksum mismatch" in problem or "is not the one it was" in problem
     # Its calls are left out; every other is read, and the whole run's tree is the index's own.
     assert index.tree(index.begin_ns, index.end_ns + 1, all_lanes(index)) == \
-        _reader.Index(str(experiment)).tree(index.begin_ns, index.end_ns + 1, all_lanes(index))
+        reader.Index(str(experiment)).tree(index.begin_ns, index.end_ns + 1, all_lanes(index))
 
 
 def test_the_viewer_warns_once_of_calls_it_cannot_read(experiment, tmp_path, capsys):
     from tracetop.viewer.server import DataAPI
     copy = copy_with_its_index(experiment, tmp_path)
     damage_middle_chunk(copy)
-    index = _reader.Index(str(copy))
+    index = reader.Index(str(copy))
     api = DataAPI(str(copy), index)
     capsys.readouterr()
     query = {"t0": str(index.begin_ns), "t1": str(index.end_ns + 1), "width": "1000", "lanes": "all",
@@ -207,9 +194,9 @@ def test_the_viewer_warns_once_of_calls_it_cannot_read(experiment, tmp_path, cap
 
 def test_a_trace_cut_after_the_index_was_made(experiment, tmp_path):
     copy = copy_with_its_index(experiment, tmp_path)
-    index = _reader.Index(str(copy))  # loaded before the cut
-    path, (offset, stored) = middle_chunk(copy)
-    os.truncate(path, offset + 32 + stored // 2)
+    index = reader.Index(str(copy))  # loaded before the cut
+    path, chunk = middle_chunk(copy)
+    os.truncate(path, chunk.offset + CHUNK_HEADER + chunk.stored // 2)
     lane = next(i for i, lane in enumerate(index.lanes) if lane["stream"] == 0)
     for depth in range(index.lanes[lane]["depths"]):
         raw_spans(index, lane, depth, 0)
@@ -221,7 +208,7 @@ def test_a_trace_cut_after_the_index_was_made(experiment, tmp_path):
 
 def test_a_trace_gone_after_the_index_was_made(experiment, tmp_path):
     copy = copy_with_its_index(experiment, tmp_path)
-    index = _reader.Index(str(copy))
+    index = reader.Index(str(copy))
     shutil.rmtree(copy / "trace")
     raw_spans(index, 0, 5, 0)
     assert index.read_problem.startswith("cannot read the calls from the trace: ")
@@ -234,5 +221,5 @@ def test_an_older_index_is_made_anew(experiment, tmp_path):
     assert struct.unpack_from("I", data, 8) == (10,)
     struct.pack_into("I", data, 8, 9)
     (copy / "view.idx").write_bytes(bytes(data))
-    index = _reader.Index(str(copy))
+    index = reader.Index(str(copy))
     assert index.built and struct.unpack_from("I", (copy / "view.idx").read_bytes(), 8) == (10,)

@@ -1,12 +1,10 @@
-"""What the result under a measured Jupyter cell reads from C: the compact timeline (_reader.overview)
+"""What the result under a measured Jupyter cell reads from C: the compact timeline (reader.overview)
 and the CPU and memory sampler (_tracetop.usage_*)."""
 import time
 
 import pytest
 
-from tracetop import _reader, _tracetop
-
-from helpers import PROGRAMS, tracetop
+from helpers import PROGRAMS, _tracetop, reader, tracetop
 
 
 @pytest.fixture(scope="module")
@@ -15,13 +13,13 @@ def phases(tmp_path_factory):
     completed = tracetop("--output", "exp", PROGRAMS / "phases.py", cwd=directory)
     assert completed.returncode == 0, completed.stderr
     experiment = directory / "exp"
-    [thread] = [thread for thread in _reader.profile(str(experiment))["threads"] if thread["events"]]
+    [thread] = [thread for thread in reader.profile(str(experiment))["threads"] if thread["events"]]
     return str(experiment), thread["begin_ns"], thread["end_ns"]
 
 
 def test_overview_shows_each_level_where_it_ran(phases):
     experiment, begin, end = phases
-    [lane] = _reader.overview(experiment, begin, end, width=20, depth=4)
+    [lane] = reader.overview(experiment, begin, end, width=20, depth=4)
     assert lane["thread"] == "MainThread"
     outermost, level1, level2, level3 = lane["rows"]
     assert outermost == [(0, 19, "__main__:<module>")]
@@ -38,18 +36,18 @@ def test_overview_shows_each_level_where_it_ran(phases):
 def test_overview_of_part_of_the_run(phases):
     experiment, begin, end = phases
     middle = begin + (end - begin) // 2
-    [lane] = _reader.overview(experiment, middle + (end - middle) // 4, end, width=10, depth=2)
+    [lane] = reader.overview(experiment, middle + (end - middle) // 4, end, width=10, depth=2)
     assert lane["rows"][1] == [(0, 9, "__main__:second")]
 
 
 def test_overview_arguments(phases):
     experiment, begin, end = phases
     with pytest.raises(ValueError):
-        _reader.overview(experiment, end, begin)
+        reader.overview(experiment, end, begin)
     with pytest.raises(ValueError):
-        _reader.overview(experiment, begin, end, width=0)
-    with pytest.raises(_tracetop.TraceError):
-        _reader.overview(experiment + "-missing", begin, end)
+        reader.overview(experiment, begin, end, width=0)
+    with pytest.raises(reader.TraceError):
+        reader.overview(experiment + "-missing", begin, end)
 
 
 def test_usage_sampler_follows_cpu_and_memory():

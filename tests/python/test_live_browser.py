@@ -2,20 +2,17 @@
 (top) both read every event, and nothing is left in /dev/shm once the program ends. Screenshots go to
 tests/artifacts/."""
 import json
-import os
 import re
 import subprocess
 import sys
-import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
-from helpers import PROGRAMS, assert_complete, environment
-from test_top import COUNTING_OBJECTS, Gated, Screen, Workload, drain, needs_tmux, rows, top_command
-from tracetop import _reader
+from browser import page_of, screenshot
+from helpers import PROGRAMS, assert_complete, environment, needs_object_counting, reader
+from live_helpers import (Gated, Screen, Workload, channel, drain, needs_tmux, rows, top_command, wait_for_channel,
+                          wait_for_readers)
 from tracetop.viewer.live import LiveServer
 
 TOP_FUNCTIONS = "[...document.querySelectorAll('#top tbody tr td:nth-child(6)')].map((td) => td.textContent)"
@@ -24,10 +21,6 @@ SPANS_IN_AND_AFTER_THE_VIEW = """(() => { const s = window.ttLive.state, t0 = s.
     const spans = [...s.lanes.values()].flatMap((lane) => lane.spans);
     return [spans.some((x) => x[5] > t0 && x[4] < s.viewEnd), spans.some((x) => x[4] > s.viewEnd)]; })()"""
 HOT_CALLS = ("window.ttLive.state.rows.find((r) => window.ttLive.state.functions[r[0]][0] === '__main__:hot')[1]")
-
-
-def channel(pid):
-    return Path(f"/dev/shm/tracetop-{os.geteuid()}-{pid}")
 
 
 def process_js(pid, what):
@@ -43,10 +36,7 @@ class Program:
                                          PROGRAMS / "live_page.py"], cwd=where, env=environment(),
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.pid = self.process.pid
-        deadline = time.monotonic() + 30
-        while not channel(self.pid).exists():
-            assert self.process.poll() is None and time.monotonic() < deadline, "the program did not start"
-            time.sleep(0.005)
+        wait_for_channel(self.process)
 
     def stop(self):
         (self.where / "stop").touch()
@@ -62,7 +52,7 @@ def live_server():
     server.close()
 
 
-def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noqa: F811
+def test_the_running_program_in_the_page(browser, live_server, tmp_path):
     with page_of(browser, live_server.url) as page:
         page.wait_for_function("window.ttLive && window.ttLive.state.serverNow > 0")
         program = Program(tmp_path)
@@ -77,9 +67,8 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noq
                                    "'__main__:hot'", timeout=30000)
             # The timeline advances: the page's time and the pixels move.
             first = page.evaluate("[window.ttLive.state.serverNow, document.getElementById('tl-canvas').toDataURL()]")
-            page.wait_for_timeout(400)
-            second = page.evaluate("[window.ttLive.state.serverNow, document.getElementById('tl-canvas').toDataURL()]")
-            assert second[0] > first[0] + 200 and second[1] != first[1]
+            page.wait_for_function("([now, pixels]) => window.ttLive.state.serverNow > now + 200 && "
+                                   "document.getElementById('tl-canvas').toDataURL() !== pixels", arg=first)
             # Calls that returned are drawn, stacks shown, the counter and the parameter are tracks.
             page.wait_for_function("[...window.ttLive.state.lanes.values()].some((l) => l.spans.length > 0)")
             page.wait_for_function("[...window.ttLive.state.tracks.values()].map((t) => t.name).sort().join() "
@@ -125,9 +114,15 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noq
             answer = page.evaluate(f"fetch('api/switch?pid={program.pid}&on=0').then((r) => r.json())")
             assert answer == {"pid": program.pid, "measuring": False}
             page.wait_for_function(process_js(program.pid, "p.state === 'not measuring'"))
-            page.wait_for_timeout(200)  # what was recorded before the switch reaches the page
-            calls = page.evaluate(HOT_CALLS)  # the counter and parameter go on: they are not the hook's
-            page.wait_for_timeout(500)
+            # What was recorded before the switch reaches the page: then the count stands still (the counter and
+            # parameter go on: they are not the hook's), for half a second of frames and for the next.
+            page.wait_for_function(f"""() => {{
+                const settled = window.settled || (window.settled = {{calls: -1, since: 0}});
+                const now = window.ttLive.state.serverNow, calls = {HOT_CALLS};
+                if (calls !== settled.calls) Object.assign(settled, {{calls, since: now}});
+                return now - settled.since >= 500; }}""")
+            calls, since = page.evaluate("[window.settled.calls, window.ttLive.state.serverNow]")
+            page.wait_for_function(f"window.ttLive.state.serverNow > {since} + 500")
             assert page.evaluate(HOT_CALLS) == calls
             screenshot(page, "live_measurement_off")
             page.click(f"[data-pid='{program.pid}'] .switch")
@@ -151,7 +146,7 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):  # noq
 
 
 @needs_tmux
-def test_the_page_and_top_each_read_every_event(browser, tmp_path):  # noqa: F811
+def test_the_page_and_top_each_read_every_event(browser, tmp_path):
     """Three readers at once: the page, `top --drain` (the count of what it read) and top on its screen in tmux."""
     program = Gated(tmp_path, "--noinstrumenter", PROGRAMS / "gated_fib.py", "24")
     server = LiveServer([program.pid]).start()
@@ -163,7 +158,7 @@ def test_the_page_and_top_each_read_every_event(browser, tmp_path):  # noqa: F81
             page.wait_for_function("window.ttLive && window.ttLive.state.serverNow > 0")
             program.start()
             page.wait_for_function(process_js(program.pid, "true"), timeout=30000)
-            time.sleep(0.5)  # top attaches too
+            wait_for_readers(program.pid, 3)  # the page's server (this process), top --drain and top
             (tmp_path / "go").touch()
             assert program.wait() == "fib 46368\n"
             page.wait_for_function(process_js(program.pid, "p.state === 'ended'"), timeout=30000)
@@ -172,7 +167,7 @@ def test_the_page_and_top_each_read_every_event(browser, tmp_path):  # noqa: F81
                                     ".find((text) => text.includes('__main__:fib'))")
             screenshot(page, "live_fib_ended")
             assert page.errors == []
-        traced = _reader.profile(str(tmp_path / "exp"))
+        traced = reader.profile(str(tmp_path / "exp"))
         fib_calls = next(region["visits"] for region in traced["regions"] if region["name"] == "__main__:fib")
         screen.wait(f"fib's {fib_calls} calls", lambda lines: [row.calls for row in rows(lines)
                                                                if row.function == "__main__:fib"] == [fib_calls])
@@ -188,7 +183,7 @@ def test_the_page_and_top_each_read_every_event(browser, tmp_path):  # noqa: F81
     assert not channel(program.pid).exists()
 
 
-def test_the_page_under_its_own_policy(browser, live_server, tmp_path):  # noqa: F811
+def test_the_page_under_its_own_policy(browser, live_server, tmp_path):
     """Without the tests' probes, the page's Content-Security-Policy is in force: it breaks nothing. Two
     programs: each its own group of lanes."""
     programs = []
@@ -213,8 +208,8 @@ OBJECT_BARS = """(() => Object.fromEntries([...document.querySelectorAll('#objec
     [tr.dataset.type, [...tr.querySelectorAll('.bar')].map((bar) => bar.getBoundingClientRect().width)])))()"""
 
 
-@pytest.mark.skipif(not COUNTING_OBJECTS, reason="this Python cannot count objects")
-def test_objects_bars_and_the_dial(browser, live_server, tmp_path):  # noqa: F811
+@needs_object_counting
+def test_objects_bars_and_the_dial(browser, live_server, tmp_path):
     """programs/live_objects.py under --live --objects: the objects panel shows list and dict bars from top's
     rows of types (made and freed alike for dicts; lists kept, the longer alive bar), and the dial's needle
     winds as lists are made."""

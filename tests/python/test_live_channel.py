@@ -3,19 +3,11 @@ when the program ends (by return or os._exit)."""
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from helpers import PROGRAMS, assert_complete, environment, python, tracetop
-
-
-def channel(pid):
-    return Path(f"/dev/shm/tracetop-{os.geteuid()}-{pid}")
-
-
-def channels():
-    return set(Path("/dev/shm").glob(f"tracetop-{os.geteuid()}-*"))
+from live_helpers import channel, channels
 
 
 @pytest.mark.parametrize("how, status", [("return", 0), ("exit", 3)])

@@ -8,9 +8,8 @@ import subprocess
 import sys
 
 import pytest
-from tracetop import _reader
 
-from helpers import PROGRAMS, environment, program_stderr, run
+from helpers import PROGRAMS, environment, program_stderr, reader, run
 
 pytest.importorskip("mpi4py")
 pycubexr = pytest.importorskip("pycubexr")
@@ -39,7 +38,7 @@ def measured(tmp_path, *arguments, options=("--output", "exp")):
 
 def ranks(experiment):
     """{rank: (process, [events of its one stream])}, every stream complete."""
-    trace = _reader.Trace(str(experiment))
+    trace = reader.Trace(str(experiment))
     assert trace.problems == []
     by_rank = {}
     for index, process in enumerate(trace.processes):
@@ -111,13 +110,13 @@ def test_ring_and_allreduce(tmp_path):
     assert [line.split() for line in matrix[:RANKS]] == [
         [str(rank), str((rank + 1) % RANKS), "1", "8"] for rank in range(RANKS)]
     assert f"allreduce {RANKS} {8 * RANKS} {8 * RANKS}" in " ".join(profile.split())
-    whole = _reader.profile(str(tmp_path / "exp"))
+    whole = reader.profile(str(tmp_path / "exp"))
     assert [(m["sender"], m["receiver"], m["count"], m["bytes"]) for m in whole["messages"]] == [
         (rank, (rank + 1) % RANKS, 1, 8) for rank in range(RANKS)]
     assert whole["collectives"] == {"allreduce": {"calls": RANKS, "sent": 8 * RANKS, "received": 8 * RANKS}}
 
     # One rank's profile: its own calls and messages.
-    one = _reader.profile(str(tmp_path / "exp"), rank=1)
+    one = reader.profile(str(tmp_path / "exp"), rank=1)
     assert [process["pid"] for process in one["processes"]] == [by_rank[1][0]["pid"]]
     assert [(m["sender"], m["receiver"]) for m in one["messages"]] == [(1, 2)]
     visits = {region["name"]: region["visits"] for region in one["regions"]}
@@ -169,7 +168,7 @@ def test_a_rank_that_crashes(tmp_path):
     assert traced.returncode != 0 and "exited on signal 11" in traced.stderr
     # mpirun ended the other ranks with SIGTERM: their traces are complete; the crashed rank's is cut after the
     # ring, which it had finished.
-    trace = _reader.Trace(str(tmp_path / "exp"))
+    trace = reader.Trace(str(tmp_path / "exp"))
     assert trace.problems == [] and sorted(process["mpi_rank"] for process in trace.processes) == list(range(RANKS))
     for index, process in enumerate(trace.processes):
         events, state, problem = trace.read_stream(index, 0)

@@ -1,20 +1,16 @@
 """`tracetop run --objects`: objects created and destroyed, counted exactly by type and by the region that
 created them, recorded in the trace and summarised; where the Python cannot count them, one line says so and
 the run goes on."""
-import collections
 import sys
-import sysconfig
 
 import pytest
 
-from helpers import PROGRAMS, assert_complete, environment, python, streams, tracetop, tracetop_lines
+from helpers import (COUNTS_OBJECTS, PROGRAMS, assert_complete, environment, needs_object_counting, object_counts,
+                     python, streams, tracetop, tracetop_lines)
+from live_helpers import Phases
 
 PROGRAM = PROGRAMS / "objects.py"
-# 3.13 has a reference tracer; before, objects are counted by wedges in a shared libpython.
-COUNTING = not sysconfig.get_config_var("Py_GIL_DISABLED") and (
-    sys.version_info >= (3, 13) or bool(sysconfig.get_config_var("Py_ENABLE_SHARED")))
-needs_tracer = pytest.mark.skipif(not COUNTING, reason="this Python cannot count objects")
-refused = pytest.mark.skipif(COUNTING, reason="this Python counts objects")
+refused = pytest.mark.skipif(COUNTS_OBJECTS, reason="this Python counts objects")
 
 FILTER = """
 SCOREP_REGION_NAMES_BEGIN
@@ -32,19 +28,7 @@ def measure(tmp_path, *options, name="exp", env=None):
     return completed
 
 
-def object_counts(experiment):
-    """{(creating region, type): [created, destroyed]} over every stream."""
-    totals = collections.defaultdict(lambda: [0, 0])
-    for process, thread, events, state, problem in streams(experiment):
-        for event in events:
-            if event[0] == "objects":
-                region, type_name, size, created, destroyed = event[2:]
-                totals[region, type_name][0] += created
-                totals[region, type_name][1] += destroyed
-    return totals
-
-
-@needs_tracer
+@needs_object_counting
 def test_counts_by_type_and_creating_function(tmp_path):
     measure(tmp_path, "--objects")
     counts = object_counts(tmp_path / "exp")
@@ -63,7 +47,7 @@ def test_counts_by_type_and_creating_function(tmp_path):
     assert not [key for key in counts if key[0] == "__main__:make_filtered"]
 
 
-@needs_tracer
+@needs_object_counting
 def test_summary_objects_tables(tmp_path):
     measure(tmp_path, "--objects")
     summary = tracetop("summary", "exp", cwd=tmp_path)
@@ -84,7 +68,7 @@ def test_summary_objects_tables(tmp_path):
     assert ["3000", str(3000 * point_size), "__main__:Point", "__main__:wrapped"] in leaks
 
 
-@needs_tracer
+@needs_object_counting
 def test_environment_and_manifest(tmp_path):
     measure(tmp_path, env=environment(TRACETOP_OBJECTS="true"))
     counts = object_counts(tmp_path / "exp")
@@ -140,10 +124,10 @@ def test_enable_and_disable_in_code(tmp_path):
     program.write_text(PROGRAM_API)
     completed = tracetop("--output", "exp", program, cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
-    assert completed.stdout == f"{COUNTING} {COUNTING}\nFalse\n"
+    assert completed.stdout == f"{COUNTS_OBJECTS} {COUNTS_OBJECTS}\nFalse\n"
     counts = object_counts(tmp_path / "exp")
     lines = [line for line in tracetop_lines(completed.stderr) if "objects" in line]
-    if COUNTING:
+    if COUNTS_OBJECTS:
         # 21 lists while counting; none of those before() makes, outside the switch. The 20 in the list are
         # freed with it; the list itself, dropped by the interpreter loop, is freed without telling before 3.13.3.
         created, destroyed = counts["__main__:lists", "list"]
@@ -168,10 +152,8 @@ def test_refused_where_python_cannot_count(tmp_path):
     assert not object_counts(tmp_path / "exp")
 
 
-@needs_tracer
+@needs_object_counting
 def test_switched_from_outside(tmp_path):
-    from test_ctl import Phases
-
     program = Phases(tmp_path)
 
     def objects(state):

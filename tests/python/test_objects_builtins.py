@@ -6,16 +6,15 @@ import sys
 
 import pytest
 
-from helpers import PROGRAMS, assert_complete, python, streams, tracetop
-from test_objects import needs_tracer, object_counts
+from helpers import (INSTRUMENTERS, PROGRAMS, assert_complete, needs_object_counting, object_counts, python, streams,
+                     tracetop)
 
-pytestmark = needs_tracer
+pytestmark = needs_object_counting
 
 PROGRAM = PROGRAMS / "objects_builtins.py"
 N = 10_000
 TYPES = {"list": list, "dict": dict, "tuple": tuple, "set": set, "str": str, "bytes": bytes, "int": int,
          "float": float}
-INSTRUMENTERS = ["profile", "trace"] + (["monitoring"] if sys.version_info >= (3, 12) else [])
 
 
 @pytest.mark.parametrize("instrumenter", INSTRUMENTERS)

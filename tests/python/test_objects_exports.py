@@ -11,12 +11,9 @@ import subprocess
 import pytest
 
 from convert_helpers import convert
-from helpers import PROGRAMS, assert_complete, tracetop
-from test_objects import needs_tracer
+from helpers import PROGRAMS, assert_complete, needs_object_counting, reader, tracetop
 
-from tracetop import _reader
-
-pytestmark = needs_tracer
+pytestmark = needs_object_counting
 
 PROGRAM = PROGRAMS / "objects_exports.py"
 ITEM, MOVED, KEPT = "__main__:Item", "__main__:Moved", "__main__:Kept"
@@ -29,14 +26,14 @@ def experiment(tmp_path_factory):
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == "done 700\n" * 2
     assert_complete(directory / "exp")
-    assert len(_reader.Trace(str(directory / "exp")).processes) == 2
+    assert len(reader.Trace(str(directory / "exp")).processes) == 2
     return directory / "exp"
 
 
 def records(experiment):
     """Every OBJECTS record of the native trace: (pid, time, creating region or None, type, size, created,
     destroyed)."""
-    trace = _reader.Trace(str(experiment))
+    trace = reader.Trace(str(experiment))
     for index, process in enumerate(trace.processes):
         for thread in process["threads"]:
             events, state, _ = trace.read_stream(index, thread["stream"])

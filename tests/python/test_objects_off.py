@@ -6,10 +6,9 @@ import sys
 
 import pytest
 
-from helpers import PROGRAMS, tracetop
-from test_objects import COUNTING
+from helpers import COUNTS_OBJECTS, PROGRAMS, tracetop
 
-pytestmark = pytest.mark.skipif(not COUNTING or sys.version_info >= (3, 13),
+pytestmark = pytest.mark.skipif(not COUNTS_OBJECTS or sys.version_info >= (3, 13),
                                 reason="objects are counted by wedges on shared libpythons before 3.13")
 
 

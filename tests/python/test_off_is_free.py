@@ -1,12 +1,10 @@
 """Off is free: switched off (the instrumenter, recording), tracetop's hook leaves every thread and comes back
 when switched on, while the calls running across a switch still end where they end."""
-import sys
 
 import pytest
 
-from helpers import PROGRAMS, assert_complete, enters, streams, tracetop
+from helpers import INSTRUMENTERS, PROGRAMS, assert_complete, enters, streams, tracetop
 
-INSTRUMENTERS = ["profile", "trace"] + (["monitoring"] if sys.version_info >= (3, 12) else [])
 
 
 @pytest.mark.parametrize("instrumenter", INSTRUMENTERS)

@@ -7,9 +7,8 @@ import sys
 
 import pytest
 
-from helpers import enters, python, tracetop
+from helpers import INSTRUMENTERS, enters, python, tracetop
 
-INSTRUMENTERS = ["profile", "trace"] + (["monitoring"] if sys.version_info >= (3, 12) else [])
 
 PROGRAM = """\
 import cProfile, io, pstats

@@ -1,16 +1,14 @@
 """A program's own profile and trace functions (sys.setprofile, sys.settrace, threading.setprofile and
 setprofile_all_threads) receive under tracetop exactly the events they receive without it."""
 
-import sys
 
 import pytest
 
-from helpers import PROGRAMS, program_stderr, python, tracetop
-
-INSTRUMENTERS = ["profile", "trace", "none"] + (["monitoring"] if sys.version_info >= (3, 12) else [])
+from helpers import INSTRUMENTERS, PROGRAMS, program_stderr, python, tracetop
 
 
-@pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
+
+@pytest.mark.parametrize("instrumenter", [*INSTRUMENTERS, "none"])
 @pytest.mark.parametrize("c_calls", ["--c-calls", "--no-c-calls"])
 def test_own_profiler_sees_what_it_sees_plain(tmp_path, instrumenter, c_calls):
     plain = python(PROGRAMS / "own_profiler.py", cwd=tmp_path)

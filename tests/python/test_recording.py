@@ -6,14 +6,15 @@ import sys
 
 import pytest
 
-from helpers import PROGRAMS, assert_complete, enters, python, streams, tracetop, tracetop_lines, workload
+from helpers import (C_CALL_INSTRUMENTERS, PROGRAMS, WORKLOADS, assert_complete, enters, python, streams, tracetop,
+                     tracetop_lines)
 
 FIB_20_CALLS = 21891
 FIB_15_CALLS = 1973
 
 
 def test_every_call_of_fib(tmp_path):
-    completed = tracetop("--output", "exp", workload("fib.py"), "20", cwd=tmp_path)
+    completed = tracetop("--output", "exp", WORKLOADS / "fib.py", "20", cwd=tmp_path)
     assert completed.stdout == "fib 6765\n"
     assert enters(tmp_path / "exp")["__main__:fib"] == FIB_20_CALLS
     assert_complete(tmp_path / "exp")
@@ -31,7 +32,7 @@ def test_nothing_of_tracetops_own_before_the_program(tmp_path):
 
 
 def test_threads_are_named(tmp_path):
-    completed = tracetop("--output", "exp", workload("threads.py"), "4000", cwd=tmp_path)
+    completed = tracetop("--output", "exp", WORKLOADS / "threads.py", "4000", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     names = [thread["name"] for _, thread, *_ in streams(tmp_path / "exp")]
     assert sorted(names) == ["MainThread", "worker-0", "worker-1", "worker-2", "worker-3"]
@@ -45,7 +46,7 @@ def test_threads_are_named(tmp_path):
     pytest.param("monitoring", marks=pytest.mark.skipif(sys.version_info < (3, 12), reason="Python 3.12+")),
 ])
 def test_other_instrumenters_record_python_calls(instrumenter, tmp_path):
-    completed = tracetop("--output", "exp", f"--instrumenter={instrumenter}", workload("fib.py"), "15",
+    completed = tracetop("--output", "exp", f"--instrumenter={instrumenter}", WORKLOADS / "fib.py", "15",
                          cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     assert enters(tmp_path / "exp")["__main__:fib"] == FIB_15_CALLS
@@ -65,13 +66,7 @@ def test_c_calls_by_default(tmp_path):
     assert enters(tmp_path / "exp")["builtins:sum"] >= 1
 
 
-INSTRUMENTERS_OF_C_CALLS = [
-    "profile",
-    pytest.param("monitoring", marks=pytest.mark.skipif(sys.version_info < (3, 12), reason="Python 3.12+")),
-]
-
-
-@pytest.mark.parametrize("instrumenter", INSTRUMENTERS_OF_C_CALLS)
+@pytest.mark.parametrize("instrumenter", C_CALL_INSTRUMENTERS)
 def test_c_calls_follow_each_sessions_option(instrumenter, tmp_path):
     """A session without C calls records none of the functions an earlier session has named, and a later one
     with them records them all again."""
@@ -88,7 +83,7 @@ def test_c_calls_follow_each_sessions_option(instrumenter, tmp_path):
         assert [recorded[name] for name in ("builtins:max", "builtins:len", "builtins:abs")] == [5 * c_calls] * 3
 
 
-@pytest.mark.parametrize("instrumenter", INSTRUMENTERS_OF_C_CALLS)
+@pytest.mark.parametrize("instrumenter", C_CALL_INSTRUMENTERS)
 def test_many_c_functions_called_in_turn_are_each_named(instrumenter, tmp_path):
     """More C functions than the hook keeps at hand, some falling where others are kept: each is recorded
     under its own name, every call."""

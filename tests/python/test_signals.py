@@ -1,13 +1,11 @@
 """The program's signals are its own: tracetop's threads take none of them, and a measurement started and
 stopped in the program leaves no thread behind."""
 import signal
-import sys
 
 import pytest
 
-from helpers import PROGRAMS, program_stderr, python, tracetop
+from helpers import INSTRUMENTERS, PROGRAMS, program_stderr, python, tracetop
 
-INSTRUMENTERS = ["profile", "trace"] + (["monitoring"] if sys.version_info >= (3, 12) else [])
 
 
 @pytest.mark.parametrize("instrumenter", INSTRUMENTERS)

@@ -3,21 +3,20 @@ Chromium with no error, and shows its threads."""
 import functools
 import http.server
 import shutil
+import sys
 import threading
 from pathlib import Path
 
 import pytest
 
+from browser import page_of
 from convert_helpers import convert, measure
 
-APP = Path(__file__).resolve().parents[2] / ".venv" / "npm" / "node_modules" / "speedscope" / "dist" / "release"
-CHROMIUM = shutil.which("chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
+# Installed by the Makefile into the virtual environment that runs the tests (.venv, .venv-3.12, ...).
+APP = Path(sys.prefix) / "npm" / "node_modules" / "speedscope" / "dist" / "release"
 
-sync_api = pytest.importorskip("playwright.sync_api")
-pytestmark = pytest.mark.skipif(not (APP / "index.html").exists() or CHROMIUM is None,
-                                reason="speedscope (npm) or chromium is missing: `make test` installs them")
+pytestmark = pytest.mark.skipif(not (APP / "index.html").exists(),
+                                reason=f"speedscope (npm) is not in {APP}: `make test` installs it")
 
 
 @pytest.fixture
@@ -37,22 +36,15 @@ def served(tmp_path):
         server.server_close()
 
 
-def test_speedscope_loads_the_profile(tmp_path, served):
+def test_speedscope_loads_the_profile(browser, tmp_path, served):
     site, base = served
     experiment = measure(tmp_path)
     convert(experiment, "speedscope", "-o", site / "profile.json")
-    errors = []
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.on("console", lambda message: message.type == "error" and errors.append(message.text))
-            page.goto(f"{base}/index.html#profileURL={base}/profile.json")
-            page.wait_for_function("document.title.includes('convert_subject.py')", timeout=30000)
-            page.get_by_text("MainThread").first.wait_for(timeout=30000)
-            body = page.inner_text("body")
-        finally:
-            browser.close()
+    with page_of(browser, bypass_csp=False) as page:
+        page.goto(f"{base}/index.html#profileURL={base}/profile.json")
+        page.wait_for_function("document.title.includes('convert_subject.py')")
+        page.get_by_text("MainThread").first.wait_for()
+        body = page.inner_text("body")
+        errors = page.errors
     assert errors == []
     assert "Something went wrong" not in body and "failed" not in body.lower()

@@ -5,11 +5,9 @@ import sys
 
 import pytest
 
-from helpers import (PROGRAMS, assert_complete, assert_well_nested, console_script, program_stderr, python, region, run,
-                     tracetop)
-from tracetop import _reader
+from helpers import (INSTRUMENTERS, PROGRAMS, assert_complete, assert_well_nested, console_script, program_stderr,
+                     python, reader, region, run, tracetop)
 
-INSTRUMENTERS = ["profile", "trace"] + (["monitoring"] if sys.version_info >= (3, 12) else [])
 # What the program would find imported at its start only because tracetop imported it.
 HEAVY = ["threading", "functools", "collections", "enum", "re", "argparse", "signal", "shutil"]
 
@@ -33,7 +31,7 @@ def test_a_followed_child_starts_with_what_it_starts_with_plain(tmp_path):
     plain = python("-c", SEES, cwd=tmp_path)
     traced = tracetop("--output", "exp", "-c", parent, cwd=tmp_path)
     assert traced.returncode == 0 and traced.stdout == plain.stdout, traced.stderr
-    assert len(_reader.Trace(str(tmp_path / "exp")).processes) == 2  # the child was measured
+    assert len(reader.Trace(str(tmp_path / "exp")).processes) == 2  # the child was measured
 
 
 @pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
@@ -44,7 +42,7 @@ def test_threads_started_after_a_late_import_of_threading_are_measured(instrumen
     assert plain.stdout.startswith("threading at the start: False\nloader: SourceFileLoader True\n")
     assert (traced.returncode, traced.stdout, program_stderr(traced.stderr)) == (0, plain.stdout, plain.stderr)
     assert_complete(tmp_path / "exp")
-    trace = _reader.Trace(str(tmp_path / "exp"))
+    trace = reader.Trace(str(tmp_path / "exp"))
     threads = {thread["name"]: trace.read_stream(0, thread["stream"])[0] for thread in trace.processes[0]["threads"]}
     for name in ("late-0", "late-1", "late-2"):
         # From run() on, as for a thread started while threading was there at the start.
@@ -79,7 +77,7 @@ def test_a_child_forked_after_a_late_import_of_threading_measures_from_the_fork(
     traced = tracetop("--output", "exp", "-c", FORK_AFTER_IMPORT, cwd=tmp_path)
     assert (traced.returncode, traced.stdout) == (0, "forked\n"), traced.stderr
     assert_complete(tmp_path / "exp")
-    trace = _reader.Trace(str(tmp_path / "exp"))
+    trace = reader.Trace(str(tmp_path / "exp"))
     parent, child = trace.processes
     child_events, _, _ = trace.read_stream(1, child["threads"][0]["stream"])
     # Opens with what was open at the fork, then os.fork returns: threading's at-fork work is not recorded.

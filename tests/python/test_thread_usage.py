@@ -4,9 +4,8 @@ import re
 
 import pytest
 
-from browser import browser, page_of  # noqa: F401 (fixture)
-from helpers import PROGRAMS, python, tracetop
-from tracetop import _reader, _tracetop
+from browser import page_of
+from helpers import PROGRAMS, _tracetop, python, reader, tracetop
 from tracetop.viewer.server import ViewerServer
 
 CPU_THREADS = [f"cpu-{n}" for n in range(4)]
@@ -36,7 +35,7 @@ def summary_threads(experiment):
 
 
 def test_usage_records_are_cumulative_and_sampled_often(experiment):
-    [process] = _reader.Trace(str(experiment)).processes
+    [process] = reader.Trace(str(experiment)).processes
     for thread in process["threads"]:
         usage = thread["usage"]
         assert len(usage) >= 5, thread["name"]  # one every 100 ms, and one at the end
@@ -71,9 +70,9 @@ def test_what_a_python_cannot_tell_is_said_not_guessed(tmp_path):
 
 
 @pytest.mark.skipif(not GIL_KNOWN, reason="this Python does not tell who holds the GIL")
-def test_viewer_draws_an_activity_band_per_thread(browser, experiment):  # noqa: F811
+def test_viewer_draws_an_activity_band_per_thread(browser, experiment):
     rows = summary_threads(experiment)
-    server = ViewerServer(str(experiment), _reader.Index(str(experiment))).start()
+    server = ViewerServer(str(experiment), reader.Index(str(experiment))).start()
     try:
         with page_of(browser, server.url, size=(1400, 1800)) as page:  # every lane in view
             page.wait_for_function("window.tracetopViewer && window.tracetopViewer.ready() && "

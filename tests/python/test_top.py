@@ -1,113 +1,17 @@
 """`tracetop top`, driven in tmux against a program running under `tracetop run --live`: what the screen
 shows (read with capture-pane) and what its keys do; and top without a screen (--list)."""
-import os
 import re
-import shutil
-import subprocess
 import sys
-import sysconfig
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-from helpers import PROGRAMS, assert_complete, environment, tracetop
+from helpers import PROGRAMS, assert_complete, needs_object_counting, reader, tracetop
+from live_helpers import (FIRST_ROW_LINE, Gated, Screen, Workload, channels, drain, needs_tmux, rows, top_command,
+                          wait_for_channel, wait_for_readers)
 
-from tracetop import _reader
-
-TMUX = shutil.which("tmux")
-needs_tmux = pytest.mark.skipif(TMUX is None, reason="needs tmux")
-
-# A row: %OWN, OWN s, TOTAL s, %DESC, CALLS, FUNCTION, FILE:LINE.
-ROW = re.compile(r"^\s*(\d+\.\d)\s+(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+\.\d)\s+(\d+)\s+(\S+)")
-FIRST_ROW_LINE = 4
 # A row goes above another only when its key leads by more than this share: TT_VIEW_STEADY (src/top/view.h).
 STEADY = 0.03
-
-
-@dataclass
-class Row:
-    percent: float
-    own: float
-    total: float
-    descendants: float
-    calls: int
-    function: str
-
-
-def rows(lines):
-    found = []
-    for line in lines[FIRST_ROW_LINE:]:
-        match = ROW.match(line)
-        if match:
-            percent, own, total, descendants, calls, function = match.groups()
-            found.append(Row(float(percent), float(own), float(total), float(descendants), int(calls), function))
-    return found
-
-
-class Workload:
-    """programs/live_workload.py (or `program`) under `tracetop run --live` (and `options`), until stop()."""
-
-    def __init__(self, tmp_path, workers=0, program="live_workload.py", options=()):
-        self.directory = tmp_path
-        self.process = subprocess.Popen([sys.executable, "-m", "tracetop", "--live", *options, "--output", "exp",
-                                         PROGRAMS / program, str(workers)],
-                                        cwd=tmp_path, env=environment(), stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
-        self.pid = self.process.pid
-        channel = Path(f"/dev/shm/tracetop-{os.geteuid()}-{self.pid}")
-        deadline = time.monotonic() + 30
-        while not channel.exists():
-            assert self.process.poll() is None and time.monotonic() < deadline, "the workload did not start"
-            time.sleep(0.05)
-
-    def stop(self):
-        (self.directory / "stop").touch()
-        _, stderr = self.process.communicate(timeout=60)
-        assert self.process.returncode == 0, stderr
-        return self.directory / "exp"
-
-
-class Screen:
-    """A command in a tmux session of its own (its own server, on a socket in tmp_path)."""
-
-    def __init__(self, tmp_path, command, width=80, height=24):
-        self.tmux = [TMUX, "-S", str(tmp_path / "tmux.sock")]
-        subprocess.run([*self.tmux, "new-session", "-d", "-s", "top", "-x", str(width), "-y", str(height),
-                        "-c", str(tmp_path), " ".join(map(str, command))], env=environment(), cwd=tmp_path,
-                       check=True, timeout=30)
-
-    def lines(self):
-        captured = subprocess.run([*self.tmux, "capture-pane", "-p", "-t", "top"], capture_output=True,
-                                  text=True, timeout=30)
-        return captured.stdout.splitlines() if captured.returncode == 0 else None
-
-    def keys(self, *keys):
-        subprocess.run([*self.tmux, "send-keys", "-t", "top", *keys], check=True, timeout=30)
-
-    def resize(self, width, height):
-        subprocess.run([*self.tmux, "resize-window", "-t", "top", "-x", str(width), "-y", str(height)],
-                       check=True, timeout=30)
-
-    def wait(self, what, predicate, timeout=30):
-        """The screen once predicate(lines) holds; fails, showing the screen, after `timeout` seconds."""
-        deadline = time.monotonic() + timeout
-        lines = self.lines()
-        while lines is None or not predicate(lines):
-            if time.monotonic() > deadline:
-                shown = "\n".join(lines or ["(no screen)"])
-                pytest.fail(f"top did not show {what} within {timeout} s; the screen:\n{shown}")
-            time.sleep(0.1)
-            lines = self.lines()
-        return lines
-
-    def ended(self):
-        return subprocess.run([*self.tmux, "has-session", "-t", "top"], capture_output=True,
-                              timeout=30).returncode != 0
-
-    def close(self):
-        subprocess.run([*self.tmux, "kill-server"], capture_output=True, timeout=30)
 
 
 @pytest.fixture
@@ -118,10 +22,6 @@ def screens():
         screen.close()
 
 
-def top_command(pid):
-    return [sys.executable, "-m", "tracetop", "top", pid]
-
-
 def first(lines):
     shown = rows(lines)
     return shown[0].function if shown else None
@@ -129,7 +29,7 @@ def first(lines):
 
 def disk_profile_percent(experiment, function):
     """The function's exclusive time as a share of the time covered, from the trace on disk."""
-    profile = _reader.profile(str(experiment))
+    profile = reader.profile(str(experiment))
     hottest = max(profile["regions"], key=lambda region: region["exclusive_ns"])
     region = next(region for region in profile["regions"] if region["name"] == function)
     return hottest["name"], 100 * region["exclusive_ns"] / profile["total_ns"]
@@ -234,8 +134,6 @@ def test_hottest_function_first_and_the_keys(tmp_path, screens):
 # An objects row: CREATED/s, DESTROYED/s, ALIVE, TYPE, then its bars (not the line "no objects counted yet").
 COUNT = r"(-?\d+(?:\.\d+)?[kMG]?)"
 OBJECT_ROW = re.compile(rf"^\s*{COUNT}\s+{COUNT}\s+{COUNT}\s+(\S+)(?:\s+(#+))?")
-COUNTING_OBJECTS = not sysconfig.get_config_var("Py_GIL_DISABLED") and (
-    sys.version_info >= (3, 13) or bool(sysconfig.get_config_var("Py_ENABLE_SHARED")))
 
 
 def count(text):
@@ -255,7 +153,7 @@ def object_rows(lines):
 
 
 @needs_tmux
-@pytest.mark.skipif(not COUNTING_OBJECTS, reason="this Python cannot count objects")
+@needs_object_counting
 def test_objects_key_shows_the_types_a_program_makes(tmp_path, screens):
     """programs/live_objects.py keeps 500 of every 2000 lists it makes and frees every dict at once: on key o
     both types have rows, lists and dicts made at the same rate, lists growing alive, dicts none."""
@@ -296,7 +194,7 @@ def test_threads_and_the_measurement_key(tmp_path, screens):
         screen.wait("two threads", lambda lines: lines[1].startswith("threads 2 ") and rows(lines))
         for thread in ("MainThread", "worker"):
             screen.keys("t")
-            lines = screen.wait(f"thread {thread}", lambda lines: lines[1].endswith(f"thread {thread}"))
+            screen.wait(f"thread {thread}", lambda lines: lines[1].endswith(f"thread {thread}"))
         # The worker sleeps and calls light() between sleeps.
         screen.wait("the worker's functions", lambda lines: {"time:sleep", "__main__:light"} <= {
             row.function for row in rows(lines)})
@@ -314,10 +212,6 @@ def test_threads_and_the_measurement_key(tmp_path, screens):
     finally:
         experiment = workload.stop()
     assert_complete(experiment)
-
-
-def channels():
-    return set(Path("/dev/shm").glob(f"tracetop-{os.geteuid()}-*"))
 
 
 def test_list_removes_what_a_killed_program_left(tmp_path):
@@ -372,51 +266,21 @@ def test_bad_arguments(arguments, tmp_path):
     assert completed.returncode == 2 and "Traceback" not in completed.stderr
 
 
-class Gated:
-    """`python -m tracetop --live ARGS` whose pid is known before it starts: a shell that waits for a line,
-    then becomes the program (exec keeps the pid)."""
-
-    def __init__(self, tmp_path, *arguments):
-        command = " ".join(["read go; exec", sys.executable, "-m tracetop --live --output exp",
-                            *map(str, arguments)])
-        self.process = subprocess.Popen(["sh", "-c", command], cwd=tmp_path, env=environment(),
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True)
-        self.pid = self.process.pid
-
-    def start(self):
-        self.process.stdin.write("go\n")
-        self.process.stdin.flush()
-
-    def wait(self):
-        out, err = self.process.communicate(timeout=120)
-        assert self.process.returncode == 0, err
-        return out
-
-
-def drain(pid, tmp_path):
-    return subprocess.Popen([sys.executable, "-m", "tracetop", "top", "--drain", str(pid)], cwd=tmp_path,
-                            env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
 def test_two_readers_each_read_every_event_of_a_program_they_waited_for(tmp_path):
     program = Gated(tmp_path, "--noinstrumenter", PROGRAMS / "gated_fib.py", "24")
-    readers = [drain(program.pid, tmp_path) for _ in range(2)]
+    drainers = [drain(program.pid, tmp_path) for _ in range(2)]
     time.sleep(0.5)  # both wait for a process that runs but has no channel yet
-    assert all(reader.poll() is None for reader in readers)
+    assert all(drainer.poll() is None for drainer in drainers)
     program.start()
-    deadline = time.monotonic() + 30
-    while not Path(f"/dev/shm/tracetop-{os.geteuid()}-{program.pid}").exists():
-        assert time.monotonic() < deadline and program.process.poll() is None, "the program did not start"
-        time.sleep(0.01)
-    time.sleep(0.5)  # both attach (they look ten times as often)
+    wait_for_channel(program.process, program.pid)
+    wait_for_readers(program.pid, 2)
     (tmp_path / "go").touch()
     assert program.wait() == "fib 46368\n"
-    traced = _reader.profile(str(tmp_path / "exp"))["events"]
+    traced = reader.profile(str(tmp_path / "exp"))["events"]
     assert traced > 150_000
-    for reader in readers:
-        out, err = reader.communicate(timeout=60)
-        assert reader.returncode == 0, err
+    for drainer in drainers:
+        out, err = drainer.communicate(timeout=60)
+        assert drainer.returncode == 0, err
         read = re.fullmatch(r"processes 1 events (\d+) bytes \d+ dropped_bytes (\d+) resyncs 0 seconds \S+\n", out)
         assert read, out
         assert (int(read.group(1)), int(read.group(2))) == (traced, 0)

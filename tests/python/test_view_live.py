@@ -13,7 +13,7 @@ import urllib.request
 import pytest
 
 from helpers import environment
-from test_top import Workload
+from live_helpers import Workload
 
 WINDOW_MS = 1000
 

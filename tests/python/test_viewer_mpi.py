@@ -1,5 +1,5 @@
 """The MPI communication view on a real `mpirun -n 4` job run under tracetop (tests/python/programs/comm_ring.py):
-the matching of sends to receives on its own (`_reader.MpiView`), then in Chromium the message lines between the
+the matching of sends to receives on its own (`reader.MpiView`), then in Chromium the message lines between the
 ranks' lanes, the collectives across them, and the communication matrix against `tracetop summary`'s. Screenshots
 go to tests/artifacts/."""
 import math
@@ -9,9 +9,8 @@ import sys
 
 import pytest
 
-from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
-from helpers import PROGRAMS, environment, program_stderr, run
-from tracetop import _reader
+from browser import page_of, screenshot
+from helpers import PROGRAMS, environment, program_stderr, reader, run
 from tracetop.viewer.server import ViewerServer
 
 pytest.importorskip("mpi4py")
@@ -49,7 +48,7 @@ def world_messages(view, tag):
 
 
 def test_sends_are_matched_to_their_receives(experiment):
-    view = _reader.MpiView(str(experiment))
+    view = reader.MpiView(str(experiment))
     assert view.world_size == RANKS
     assert sorted(rank for rank, pid in view.ranks) == list(range(RANKS))
     assert view.counts["unmatched_sends"] == view.counts["unmatched_receives"] == 0
@@ -104,7 +103,7 @@ def summary_matrix(experiment):
 def sent_between(experiment, t0, t1, kinds=("world", "self", "derived")):
     """{(sender, receiver): (messages, bytes)} of the sends recorded in [t0, t1) on communicators of those kinds,
     read from the trace's own events."""
-    trace, matrix = _reader.Trace(str(experiment)), {}
+    trace, matrix = reader.Trace(str(experiment)), {}
     for index, process in enumerate(trace.processes):
         for thread in process["threads"]:
             for kind, time, peer, _, comm, size in (e[:6] for e in trace.read_stream(index, thread["stream"])[0]
@@ -151,11 +150,11 @@ DRAWN_LINES = """() => {
 }"""
 
 
-def test_message_lines_between_the_ring_neighbours(browser, experiment):  # noqa: F811
-    view = _reader.MpiView(str(experiment))
+def test_message_lines_between_the_ring_neighbours(browser, experiment):
+    view = reader.MpiView(str(experiment))
     world = next(i for i, c in enumerate(view.communicators) if c["kind"] == "world")
     ring = world_messages(view, 7)
-    server = ViewerServer(str(experiment), _reader.Index(str(experiment))).start()
+    server = ViewerServer(str(experiment), reader.Index(str(experiment))).start()
     try:
         with page_of(browser, server.url, size=(1400, 1000)) as page:
             page.wait_for_function(READY)
@@ -202,12 +201,12 @@ def test_message_lines_between_the_ring_neighbours(browser, experiment):  # noqa
         server.close()
 
 
-def test_collectives_drawn_across_their_ranks(browser, experiment):  # noqa: F811
-    view = _reader.MpiView(str(experiment))
+def test_collectives_drawn_across_their_ranks(browser, experiment):
+    view = reader.MpiView(str(experiment))
     world = next(i for i, c in enumerate(view.communicators) if c["kind"] == "world")
     _, operations = view.collectives(*WHOLE, 1000)
     barrier = next(o for o in operations if o[2] == world and o[3] == "barrier")
-    server = ViewerServer(str(experiment), _reader.Index(str(experiment))).start()
+    server = ViewerServer(str(experiment), reader.Index(str(experiment))).start()
     try:
         with page_of(browser, server.url, size=(1400, 1000)) as page:
             page.wait_for_function(READY)
@@ -256,11 +255,11 @@ def test_collectives_drawn_across_their_ranks(browser, experiment):  # noqa: F81
         server.close()
 
 
-def test_the_matrix_is_summarys_and_follows_the_selection(browser, experiment):  # noqa: F811
+def test_the_matrix_is_summarys_and_follows_the_selection(browser, experiment):
     expected = summary_matrix(experiment)
-    view = _reader.MpiView(str(experiment))
+    view = reader.MpiView(str(experiment))
     ring = world_messages(view, 7)
-    server = ViewerServer(str(experiment), _reader.Index(str(experiment))).start()
+    server = ViewerServer(str(experiment), reader.Index(str(experiment))).start()
     try:
         with page_of(browser, server.url, size=(1400, 1000)) as page:
             page.wait_for_function(READY)

@@ -6,13 +6,11 @@ import struct
 
 import pytest
 
-from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
-from helpers import PROGRAMS, streams, tracetop
-from test_objects import needs_tracer
-from tracetop import _reader
+from browser import page_of, screenshot
+from helpers import PROGRAMS, needs_object_counting, reader, streams, tracetop
 from tracetop.viewer.server import ViewerServer
 
-pytestmark = needs_tracer
+pytestmark = needs_object_counting
 
 READY = "window.tracetopViewer && window.tracetopViewer.ready()"
 POINT = "__main__:Point"
@@ -24,7 +22,7 @@ def run(tmp_path_factory):
     completed = tracetop("run", "--objects", "--output", "exp", PROGRAMS / "objects_viewer.py", cwd=where)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == "points and lists made and freed\n"
-    index = _reader.Index(str(where / "exp"))
+    index = reader.Index(str(where / "exp"))
     server = ViewerServer(str(where / "exp"), index).start()
     yield server.url, index, where / "exp"
     server.close()
@@ -84,7 +82,7 @@ def alive_shown(page, type_name, time_ns):
     return int(re.search(r"^([\d,]+) alive", text, re.M).group(1).replace(",", ""))
 
 
-def test_tracks_of_the_objects_alive(browser, run):  # noqa: F811
+def test_tracks_of_the_objects_alive(browser, run):
     url, index, experiment = run
     holds = calls(index, "__main__:hold")
     assert len(holds) == 4
@@ -134,7 +132,7 @@ def choose_type(page, type_name):
                            f"tracetopViewer.state.tree.objects.type === {type_name!r}")
 
 
-def test_allocations_flame_graph(browser, run):  # noqa: F811
+def test_allocations_flame_graph(browser, run):
     url, index, experiment = run
     with page_of(browser, url) as page:
         page.wait_for_function(READY)
@@ -172,7 +170,7 @@ def columns(page, table, name):
     return [cells[heads.index(column)].lstrip("≈") for column in ("Created", "Destroyed", "Bytes")]
 
 
-def test_object_columns_in_the_profile(browser, run):  # noqa: F811
+def test_object_columns_in_the_profile(browser, run):
     url, index, experiment = run
     point_bytes = fmt_bytes(100_000 * size_of(index, POINT))
     with page_of(browser, url) as page:
@@ -196,7 +194,7 @@ def test_object_columns_in_the_profile(browser, run):  # noqa: F811
         assert page.errors == []
 
 
-def test_objects_of_a_selected_range(browser, run):  # noqa: F811
+def test_objects_of_a_selected_range(browser, run):
     url, index, experiment = run
     (made, _), (held, held_end) = calls(index, "__main__:make_lists")[0], calls(index, "__main__:hold")[1]
     with page_of(browser, url) as page:
@@ -222,10 +220,10 @@ def test_objects_of_a_selected_range(browser, run):  # noqa: F811
         assert page.errors == []
 
 
-def test_a_function_on_two_call_paths_shares_its_objects_by_time(browser, tmp_path):  # noqa: F811
+def test_a_function_on_two_call_paths_shares_its_objects_by_time(browser, tmp_path):
     completed = tracetop("run", "--objects", "--output", "exp", PROGRAMS / "objects_paths.py", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
-    index = _reader.Index(str(tmp_path / "exp"))
+    index = reader.Index(str(tmp_path / "exp"))
     lanes = list(range(len(index.lanes)))
     tree = index.tree(index.begin_ns, index.end_ns + 1, lanes)
     count = int.from_bytes(tree[:4], "little")

@@ -1,19 +1,18 @@
 """The viewer on an experiment of several processes: one timeline, each process's lanes a group under a header
 naming the process, in Chromium."""
-from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
-from helpers import PROGRAMS, tracetop
-from tracetop import _reader
+from browser import page_of, screenshot
+from helpers import PROGRAMS, reader, tracetop
 from tracetop.viewer.server import ViewerServer
 
 READY = "window.tracetopViewer && window.tracetopViewer.ready()"
 
 
-def test_a_lane_group_per_process(browser, tmp_path):  # noqa: F811
+def test_a_lane_group_per_process(browser, tmp_path):
     completed = tracetop("--output", "exp", PROGRAMS / "forking.py", "thread", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
-    trace = _reader.Trace(str(tmp_path / "exp"))
+    trace = reader.Trace(str(tmp_path / "exp"))
     parent, child = (process["pid"] for process in trace.processes)
-    server = ViewerServer(str(tmp_path / "exp"), _reader.Index(str(tmp_path / "exp"))).start()
+    server = ViewerServer(str(tmp_path / "exp"), reader.Index(str(tmp_path / "exp"))).start()
     try:
         with page_of(browser, server.url) as page:
             page.wait_for_function(READY)

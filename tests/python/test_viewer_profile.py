@@ -5,9 +5,8 @@ import re
 
 import pytest
 
-from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
-from helpers import PROGRAMS, tracetop
-from tracetop import _reader
+from browser import page_of, screenshot
+from helpers import PROGRAMS, reader, tracetop
 from tracetop.viewer.server import ViewerServer
 
 READY = "window.tracetopViewer && window.tracetopViewer.ready()"
@@ -17,7 +16,7 @@ NO_PARENT = 0xFFFFFFFF
 def serve(where, program, *arguments):
     completed = tracetop("--output", "exp", PROGRAMS / program, *arguments, cwd=where)
     assert completed.returncode == 0, completed.stderr
-    index = _reader.Index(str(where / "exp"))
+    index = reader.Index(str(where / "exp"))
     return ViewerServer(str(where / "exp"), index).start(), index
 
 
@@ -60,7 +59,7 @@ def sandwich_rows(page, kind):
             ns: +tr.dataset.ns}}))""")}
 
 
-def test_callers_and_callees_with_the_right_times(browser, sandwich):  # noqa: F811
+def test_callers_and_callees_with_the_right_times(browser, sandwich):
     url, index = sandwich
     callers, callees = expected_sandwich(whole_tree(index), "__main__:leaf")
     assert set(callers) == {"__main__:a", "__main__:b", "__main__:other"}
@@ -102,7 +101,7 @@ def test_callers_and_callees_with_the_right_times(browser, sandwich):  # noqa: F
         assert page.errors == []
 
 
-def test_a_call_on_the_timeline_and_a_call_path_select_their_function_everywhere(browser, sandwich):  # noqa: F811
+def test_a_call_on_the_timeline_and_a_call_path_select_their_function_everywhere(browser, sandwich):
     """From a call's details on the timeline: "Callers and callees" opens the profile on its function, selected in
     the flat profile; a name in the call tree selects its function too, and the timeline highlights its calls."""
     url, _ = sandwich
@@ -128,7 +127,7 @@ def test_a_call_on_the_timeline_and_a_call_path_select_their_function_everywhere
         assert page.errors == []
 
 
-def test_the_profile_is_computed_before_its_tab_is_opened(browser, sandwich):  # noqa: F811
+def test_the_profile_is_computed_before_its_tab_is_opened(browser, sandwich):
     url, _ = sandwich
     with page_of(browser, url) as page:
         page.wait_for_function(READY)
@@ -138,7 +137,7 @@ def test_the_profile_is_computed_before_its_tab_is_opened(browser, sandwich):  #
         assert page.errors == []
 
 
-def test_pages_instead_of_caps(browser, tmp_path):  # noqa: F811
+def test_pages_instead_of_caps(browser, tmp_path):
     server, _ = serve(tmp_path, "many_functions.py", "3100")
     try:
         with page_of(browser, server.url) as page:
@@ -163,7 +162,7 @@ def test_pages_instead_of_caps(browser, tmp_path):  # noqa: F811
         server.close()
 
 
-def test_the_tooltip_follows_a_zoom_under_a_still_mouse(browser, sandwich):  # noqa: F811
+def test_the_tooltip_follows_a_zoom_under_a_still_mouse(browser, sandwich):
     url, _ = sandwich
     with page_of(browser, url) as page:
         page.wait_for_function(READY)

@@ -6,10 +6,9 @@ import struct
 
 import pytest
 
-from browser import browser, page_of, screenshot  # noqa: F401 (fixture)
-from helpers import PROGRAMS, tracetop
-from test_index_trace import chunks
-from tracetop import _reader
+from browser import page_of, screenshot
+from helpers import PROGRAMS, reader, tracetop
+from trace_files import CHUNK_HEADER, record_chunks
 from tracetop.viewer.server import ViewerServer
 
 
@@ -27,22 +26,22 @@ def damaged(tmp_path_factory):
     completed = tracetop("--output", "exp", PROGRAMS / "viewer_demo.py", "3000", cwd=where)
     assert completed.returncode == 0, completed.stderr
     experiment = where / "exp"
-    index = _reader.Index(str(experiment))
+    index = reader.Index(str(experiment))
     calls = sum(lane["calls"] for lane in index.lanes)
     whole = tree_visits(index, index.begin_ns, index.end_ns + 1)
     inner = tree_visits(index, index.begin_ns + 1, index.end_ns + 1)  # a range: from the spans
     assert whole == calls and inner == calls
     del index
     summary = {region["name"]: (region["visits"], region["exclusive_ns"], region["inclusive_ns"])
-               for region in _reader.profile(str(experiment))["regions"]}  # (from the trace, before the damage)
+               for region in reader.profile(str(experiment))["regions"]}  # (from the trace, before the damage)
     for path in (experiment / "trace").rglob("[0-9]*.tts"):
         times = path.stat()
         data = bytearray(path.read_bytes())
-        for offset, stored in chunks(path):
-            data[offset + 32 + stored // 2] ^= 0xFF
+        for chunk in record_chunks(path):
+            data[chunk.offset + CHUNK_HEADER + chunk.stored // 2] ^= 0xFF
         path.write_bytes(bytes(data))
         os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
-    index = _reader.Index(str(experiment))
+    index = reader.Index(str(experiment))
     assert not index.built  # the damage is where loading does not look
     # The spans are gone for a range; the whole run's tree is the index's own.
     assert tree_visits(index, index.begin_ns + 1, index.end_ns + 1) < calls / 2
@@ -52,7 +51,7 @@ def damaged(tmp_path_factory):
     server.close()
 
 
-def test_profile_tab_shows_the_stored_tree_without_spans(browser, damaged):  # noqa: F811
+def test_profile_tab_shows_the_stored_tree_without_spans(browser, damaged):
     server, summary = damaged
     asked = []
     with page_of(browser) as page:

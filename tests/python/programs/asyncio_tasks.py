@@ -8,6 +8,8 @@ import sys
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 4
 
 
+# Each worker's running time, so much of it that spin() is the top function of each worker's lane however
+# long the machine keeps the program waiting inside another function.
 def spin(n):
     total = 0
     for i in range(n):
@@ -20,9 +22,9 @@ async def nap(seconds):
 
 
 async def worker(k):
-    spin(20000)
+    spin(200000)
     await nap(0.1)
-    spin(20000)
+    spin(200000)
     return k
 
 
