@@ -13,6 +13,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test test-all-pythons test-c test-python bench fuzz oracle deps clean
 
+# Every build made here treats a warning as an error (meson.build leaves it off, so that a user's `pip install`
+# still builds the day their compiler adds a warning). MESON_ARGS go to `meson setup` and to pip's build alike.
+MESON_ARGS ?= -Dwerror=true
+
 demo: $(VENV)/.installed
 	rm -rf demo-experiment
 	$(VENV)/bin/tracetop run --output demo-experiment examples/demo.py
@@ -50,7 +54,8 @@ oracle:
 	done; exit $$status
 
 test-c: $(VENV)/.installed
-	$(VENV)/bin/meson setup $(CBUILD) --reconfigure >/dev/null 2>&1 || $(VENV)/bin/meson setup $(CBUILD)
+	$(VENV)/bin/meson setup $(CBUILD) --reconfigure $(MESON_ARGS) >/dev/null 2>&1 || \
+		$(VENV)/bin/meson setup $(CBUILD) $(MESON_ARGS)
 	$(VENV)/bin/meson test -C $(CBUILD) --print-errorlogs
 
 test-python: $(VENV)/.installed $(VENV)/.jupyter $(VENV)/.formats
@@ -66,7 +71,7 @@ FUZZERS := reader:trace filter:filter lod:lod agg:trace \
 	$(foreach f,otf2 cubex perfetto chrome speedscope pstats collapsed,export_$(f):trace)
 fuzz: $(VENV)/.installed
 	@command -v clang >/dev/null || $(MAKE) --no-print-directory deps APT_PACKAGES=clang
-	[ -f $(FUZZ_BUILD)/build.ninja ] || CC=clang $(VENV)/bin/meson setup $(FUZZ_BUILD) -Dfuzz=true \
+	[ -f $(FUZZ_BUILD)/build.ninja ] || CC=clang $(VENV)/bin/meson setup $(FUZZ_BUILD) $(MESON_ARGS) -Dfuzz=true \
 		-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized -Db_ndebug=false
 	$(VENV)/bin/ninja -C $(FUZZ_BUILD) $(foreach f,$(FUZZERS),fuzz_$(firstword $(subst :, ,$(f))))
 	rm -rf $(FUZZ_BUILD)/corpus && $(VPY) tests/fuzz/seeds.py $(CURDIR)/$(VENV)/bin/tracetop $(FUZZ_BUILD)/corpus >/dev/null
@@ -116,7 +121,8 @@ $(VENV)/.formats: $(VENV)/.created | deps
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.created $(SOURCES) | deps
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pip install -q --no-build-isolation .
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pip install -q --no-build-isolation \
+		$(addprefix -Csetup-args=,$(MESON_ARGS)) .
 	touch $@
 
 clean:
