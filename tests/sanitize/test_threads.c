@@ -8,7 +8,8 @@
  * holds it while it records and lets it go every BURST calls, and around
  * each wait for a free chunk (tt_session_config's blocking_begin and
  * blocking_end). The writer never takes it. The memory budget is the
- * pool's least, so the threads do wait for the writer. */
+ * pool's least, so that a thread waits for a chunk whenever the writer
+ * falls behind. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
