@@ -11,7 +11,11 @@ APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev zstd libotf2-trace-dev 
 SOURCES := $(shell git ls-files -co --exclude-standard -- src tracetop tracetop-follow.pth meson.build meson.options pyproject.toml 2>/dev/null)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test test-all-pythons test-c test-python bench fuzz oracle deps clean
+.PHONY: demo test test-all-pythons test-c test-python bench fuzz oracle lint format sanitize deps clean
+
+# Every build made here treats a warning as an error (meson.build leaves it off, so that a user's `pip install`
+# still builds the day their compiler adds a warning). MESON_ARGS go to `meson setup` and to pip's build alike.
+MESON_ARGS ?= -Dwerror=true
 
 demo: $(VENV)/.installed
 	rm -rf demo-experiment
@@ -50,7 +54,8 @@ oracle:
 	done; exit $$status
 
 test-c: $(VENV)/.installed
-	$(VENV)/bin/meson setup $(CBUILD) --reconfigure >/dev/null 2>&1 || $(VENV)/bin/meson setup $(CBUILD)
+	$(VENV)/bin/meson setup $(CBUILD) --reconfigure $(MESON_ARGS) >/dev/null 2>&1 || \
+		$(VENV)/bin/meson setup $(CBUILD) $(MESON_ARGS)
 	$(VENV)/bin/meson test -C $(CBUILD) --print-errorlogs
 
 # The Python tests in two runs: those that may share the machine, PYTEST_JOBS at once (pytest-xdist; most of
@@ -73,7 +78,7 @@ FUZZERS := reader:trace filter:filter lod:lod agg:trace \
 	$(foreach f,otf2 cubex perfetto chrome speedscope pstats collapsed,export_$(f):trace)
 fuzz: $(VENV)/.installed
 	@command -v clang >/dev/null || $(MAKE) --no-print-directory deps APT_PACKAGES=clang
-	[ -f $(FUZZ_BUILD)/build.ninja ] || CC=clang $(VENV)/bin/meson setup $(FUZZ_BUILD) -Dfuzz=true \
+	[ -f $(FUZZ_BUILD)/build.ninja ] || CC=clang $(VENV)/bin/meson setup $(FUZZ_BUILD) $(MESON_ARGS) -Dfuzz=true \
 		-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized -Db_ndebug=false
 	$(VENV)/bin/ninja -C $(FUZZ_BUILD) $(foreach f,$(FUZZERS),fuzz_$(firstword $(subst :, ,$(f))))
 	rm -rf $(FUZZ_BUILD)/corpus && $(VPY) tests/fuzz/seeds.py $(CURDIR)/$(VENV)/bin/tracetop $(FUZZ_BUILD)/corpus >/dev/null
@@ -85,6 +90,72 @@ fuzz: $(VENV)/.installed
 			{ tail -40 $(FUZZ_BUILD)/$$h.log; echo "fuzz_$$h found a bug: $(FUZZ_BUILD)/$$h-*"; exit 1; }; \
 		grep -E "stat::number_of_executed_units|stat::new_units_added" $(FUZZ_BUILD)/$$h.log; \
 	done
+
+# The linters, at pinned versions (a newer one may judge the same code otherwise): ruff checks and formats
+# the Python (pyproject.toml's [tool.ruff]), clang-format the C (.clang-format). `make lint` reports every
+# finding and fails on any; `make format` applies the formatters and ruff's safe fixes, but to the programs the
+# tests measure (tests/python/programs), whose lines the tests name by number: those are fixed by hand.
+RUFF_VERSION := 0.17.6
+CLANG_FORMAT := clang-format-14
+LINT_PYTHON := tracetop tests bench examples
+LINT_C = $(shell git ls-files -co --exclude-standard -- 'src/*.[ch]' 'tests/c/*.[ch]' 'tests/fuzz/*.[ch]' \
+	'tests/sanitize/*.[ch]')
+lint: $(VENV)/.lint
+	@status=0; \
+	$(VENV)/bin/ruff check --output-format=concise $(LINT_PYTHON) || status=1; \
+	$(VENV)/bin/ruff format --check $(LINT_PYTHON) || status=1; \
+	$(CLANG_FORMAT) --dry-run --Werror $(LINT_C) || status=1; \
+	exit $$status
+
+format: $(VENV)/.lint
+	$(VENV)/bin/ruff check --fix --quiet --exit-zero --extend-exclude tests/python/programs $(LINT_PYTHON)
+	$(VENV)/bin/ruff format $(LINT_PYTHON)
+	$(CLANG_FORMAT) -i $(LINT_C)
+
+$(VENV)/.lint: $(VENV)/.created
+	@command -v $(CLANG_FORMAT) >/dev/null || $(MAKE) --no-print-directory deps APT_PACKAGES=$(CLANG_FORMAT)
+	$(VPY) -m pip install -q ruff==$(RUFF_VERSION)
+	touch $@
+
+# The sanitizers, each over what it can see:
+# - ASan, with its leak check, and UBSan over the C tests (tests/sanitize/lsan.supp: what is not a leak).
+# - ASan and UBSan over SANITIZE_TESTS: Python tests that record, read, index and convert real programs' traces,
+#   run by a virtual environment of its own (SANITIZE_VENV) whose extension is built with both. CPython is not,
+#   so the ASan runtime is preloaded, and the leak check is off: CPython leaves its own memory to the exit.
+#   PYTHONMALLOC=malloc lets ASan see each Python object's bounds. The fatal signals stay the program's and
+#   tracetop's (the tests crash programs on purpose), and pytest captures Python's output alone, so that a
+#   report written by the pytest process itself, which reads traces, reaches the log.
+# - TSan over the threads of a measured process: test_threads (recording threads and the writer at once) and
+#   the C tests that start a writer, but test_processes, whose fork beside the writer TSan cannot follow.
+# A finding stops the process it is found in, with its report on stderr; each part runs, and any finding fails
+# the target.
+SANITIZE_VENV := .venv-asan
+SANITIZE_MESON_ARGS := $(MESON_ARGS) -Dbuildtype=debugoptimized -Db_ndebug=false
+SANITIZE_TESTS := test_recording.py test_program.py test_calltree.py test_fork.py test_bad_input.py test_index.py \
+	test_convert.py
+TSAN_BUILD := build/tsan
+# -Wno-tsan: gcc warns that TSan does not model atomic_thread_fence, which only the live channel's ring uses
+# (live.c), and no TSan test opens a channel.
+TSAN_MESON_ARGS := $(SANITIZE_MESON_ARGS) -Db_sanitize=thread -Dc_args=-Wno-tsan
+TSAN_TESTS := test_threads test_stream test_pool
+SANITIZE_ENV := UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp:print_suppressions=0
+SANITIZE_PYTHON_ASAN := detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0
+sanitize: $(VENV)/.created
+	$(MAKE) --no-print-directory VENV=$(SANITIZE_VENV) \
+		MESON_ARGS="$(SANITIZE_MESON_ARGS) -Db_sanitize=address,undefined" $(SANITIZE_VENV)/.installed
+	$(VENV)/bin/meson setup $(TSAN_BUILD) --reconfigure $(TSAN_MESON_ARGS) >/dev/null 2>&1 || \
+		$(VENV)/bin/meson setup $(TSAN_BUILD) $(TSAN_MESON_ARGS)
+	$(VENV)/bin/meson compile -C $(TSAN_BUILD) $(TSAN_TESTS)
+	@status=0; export $(SANITIZE_ENV); \
+	echo "== ASan and UBSan: the C tests"; ASAN_OPTIONS=detect_leaks=1 $(MAKE) --no-print-directory \
+		VENV=$(SANITIZE_VENV) MESON_ARGS="$(SANITIZE_MESON_ARGS) -Db_sanitize=address,undefined" test-c || status=1; \
+	echo "== ASan and UBSan: $(SANITIZE_TESTS)"; ASAN_OPTIONS=$(SANITIZE_PYTHON_ASAN) PYTHONMALLOC=malloc \
+		LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
+		$(SANITIZE_VENV)/bin/pytest -q --capture=sys $(addprefix tests/python/,$(SANITIZE_TESTS)) || status=1; \
+	echo "== TSan: $(TSAN_TESTS)"; \
+	$(VENV)/bin/meson test -C $(TSAN_BUILD) --no-rebuild --print-errorlogs $(TSAN_TESTS) || status=1; \
+	exit $$status
 
 # The whole table (bench/run.py) on each of $(PYTHONS), each run by its venv .venv-X.Y, into bench/results/latest.md.
 comma := ,
@@ -123,8 +194,9 @@ $(VENV)/.formats: $(VENV)/.created | deps
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.created $(SOURCES) | deps
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pip install -q --no-build-isolation .
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pip install -q --no-build-isolation \
+		$(addprefix -Csetup-args=,$(MESON_ARGS)) .
 	touch $@
 
 clean:
-	rm -rf build $(VENV) demo-experiment
+	rm -rf build $(VENV) $(SANITIZE_VENV) demo-experiment
