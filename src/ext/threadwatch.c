@@ -19,7 +19,9 @@
  * records the calls it records without tracetop (the finders' find_spec,
  * the loader's exec_module) and none of tracetop's own.
  */
-#include "ext.h"
+#include "threadwatch.h"
+#include "pyregions.h"
+#include "threadhook.h"
 
 static PyObject *finder;          /* the one in sys.meta_path, made once */
 static PyObject *child_hook;      /* session.py's after-fork hook, or NULL */
