@@ -29,6 +29,7 @@
 #include <stdatomic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
 #include "pyregions.h"
 #include "regionfilter.h"
 #include "threadstream.h"

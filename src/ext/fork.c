@@ -2,10 +2,10 @@
  * session of its own in the same experiment (see src/core/fork.h).
  *
  * pthread_atfork brackets every fork of the process, whoever makes it. In
- * the child the measurement is switched off at once (tt_measurement.session = NULL), so
- * that a child nobody tells us about (a C library that forks and runs
- * Python on) records nothing, rather than filling buffers that no writer
- * thread drains. Python tells us about the forks it makes itself (os.fork,
+ * the child the measurement is switched off at once (in_child: FORKED in
+ * measurement.h), so that a child nobody tells us about (a C library that
+ * forks and runs Python on) records nothing, rather than filling buffers
+ * that no writer thread drains. Python tells us about the forks it makes itself (os.fork,
  * and with it multiprocessing's fork and forkserver start methods): the
  * session's os.register_at_fork hooks (tracetop/session.py) call
  * fork_prepare before, fork_resume after in the parent, and fork_continue,

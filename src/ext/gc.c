@@ -29,6 +29,7 @@
  * program's objects and are not counted (tt_objects_disown).
  */
 #include "gc.h"
+
 #include "measurement.h"
 #include "objects.h"
 #include "regionfilter.h"
@@ -91,7 +92,8 @@ static void collection_stop(PyObject *info)
 {
     tt_stream *s = open_stream;
     open_stream = NULL;
-    if (!s || s != tt_tls_stream || s->session != tt_measurement.session || tt_calltree_offset(&s->tree, s->tree.cur) != open_node)
+    if (!s || s != tt_tls_stream || s->session != tt_measurement.session ||
+        tt_calltree_offset(&s->tree, s->tree.cur) != open_node)
         return;
     uint64_t generation = info_number(info, key_generation);
     if (generation >= GENERATIONS || tt_stream_top(s) != regions[generation]) return;

@@ -118,7 +118,8 @@ static int measuring(void)
 
 static void show_state(void)
 {
-    if (tt_measurement.session && tt_measurement.session->live) tt_live_answer(tt_measurement.session->live, 0, measuring());
+    tt_session *session = tt_measurement.session;
+    if (session && session->live) tt_live_answer(session->live, 0, measuring());
 }
 
 /* Puts the hook in place or takes it away; park.c notes each thread's open

@@ -84,7 +84,8 @@ static tt_stream *__attribute__((noinline)) first_stream(PyObject *code)
 static inline tt_stream *event_stream(PyObject *code)
 {
     tt_stream *s = tt_tls_stream;
-    if (tt_likely(s->epoch == atomic_load_explicit(&tt_measurement.session->epoch, memory_order_relaxed))) return tt_fast_opened(s);
+    if (tt_likely(s->epoch == atomic_load_explicit(&tt_measurement.session->epoch, memory_order_relaxed)))
+        return tt_fast_opened(s);
     return s != &tt_no_stream ? tt_thread_stream_slow() : first_stream(code);
 }
 
@@ -109,7 +110,8 @@ static PyObject *__attribute__((noinline)) enter(PyObject *const *args, Py_ssize
             uint32_t region = (uint32_t)entry;
             if (tt_region_is_filtered(region)) return ignored(disabling);
             uint32_t task = TT_NO_ID;
-            if (tt_unlikely(entry & TT_CODE_COROUTINE) && tt_likely(tt_measurement.record_calls)) task = tt_task_resume(s, region);
+            if (tt_unlikely(entry & TT_CODE_COROUTINE) && tt_likely(tt_measurement.record_calls))
+                task = tt_task_resume(s, region);
             if (task != TT_NO_ID) tt_stream_enter_step(s, region, task);
             else tt_hook_enter(s, tt_likely(tt_measurement.record_calls) ? region : TT_STACK_SKIP);
         }
@@ -130,8 +132,8 @@ static PyObject *__attribute__((noinline)) leave(PyObject *const *args, Py_ssize
     Py_RETURN_NONE;
 }
 
-/* Most events are recorded without a call (ext.h,
- * tt_fast_stream), the rest by enter, leave and the C calls' general way. */
+/* Most events are recorded by the tt_fast_* paths (fastpath.h), the rest by
+ * enter, leave, enter_c_general and leave_c_general. */
 static PyObject *enter_python(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self, (void)kwnames;

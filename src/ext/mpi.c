@@ -4,9 +4,9 @@
  *
  * The wrappers run on whatever thread calls MPI, mostly without the GIL,
  * and a stop may close that thread's stream meanwhile (from another
- * thread, which sets tt_measurement.session to NULL first). So a thread records only
- * while it holds the session's stream lock and finds its stream open and
- * of the running session; the lock is held for a few records at a time,
+ * thread, which sets tt_measurement.session to NULL first). So a thread
+ * records only while it holds the session's stream lock and finds its
+ * stream open and of the running session; the lock is held for a few records at a time,
  * never across an MPI call. Definitions go the same way, as a stop frees
  * the session only after taking that lock.
  */
@@ -14,10 +14,10 @@
 
 #include <dlfcn.h>
 
-#include "mpi_records.h"
-#include "tracetop_mpi.h"
 #include "measurement.h"
+#include "mpi_records.h"
 #include "threadstream.h"
+#include "tracetop_mpi.h"
 
 static void *library; /* the wrappers, loaded once and never unloaded */
 
@@ -79,8 +79,9 @@ static void define_comm(uint32_t id, uint8_t kind, uint32_t parent, uint64_t seq
     tt_session_lock_streams();
     /* Out of memory, the members go unlisted rather than the communicator
      * undefined: its events refer to it. */
-    if (tt_measurement.session && tt_session_define_mpi_comm(tt_measurement.session, id, kind, parent, seq, size, members, listed) != 0)
-        tt_session_define_mpi_comm(tt_measurement.session, id, kind, parent, seq, size, NULL, 0);
+    tt_session *session = tt_measurement.session;
+    if (session && tt_session_define_mpi_comm(session, id, kind, parent, seq, size, members, listed) != 0)
+        tt_session_define_mpi_comm(session, id, kind, parent, seq, size, NULL, 0);
     tt_session_unlock_streams();
 }
 

@@ -381,7 +381,8 @@ int tt_objects_counting(void) { return counting; }
 
 static void show(void)
 {
-    if (tt_measurement.session && tt_measurement.session->live) tt_live_show_objects(tt_measurement.session->live, counting);
+    tt_session *session = tt_measurement.session;
+    if (session && session->live) tt_live_show_objects(session->live, counting);
 }
 
 #ifdef OBJECTS_SUPPORTED

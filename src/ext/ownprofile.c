@@ -17,6 +17,7 @@
  * function gets that call's C_RETURN without tracetop too.
  */
 #include "ownprofile.h"
+
 #include "fastpath.h"
 #include "profilehook.h"
 

@@ -21,10 +21,10 @@
 #include "tasks.h"
 #include "threadstream.h"
 
-/* Every event but the two that nearly all are (hook_event, below). It takes its
- * arguments in the hook's registers, a first one unused (the hook's object,
- * which tracetop sets to none): the hook hands an event on with a jump and
- * keeps fewer copies of its arguments on the way. */
+/* Every event but the two that nearly all are (hook_event, below). It
+ * takes its arguments in the hook's registers, a first one unused (the
+ * hook's object, which tracetop sets to none): the hook hands an event on
+ * with a jump and keeps fewer copies of its arguments on the way. */
 static int __attribute__((noinline, noclone)) hook_general(void *unused, PyFrameObject *frame, int what,
                                                            PyObject *arg)
 {
@@ -132,8 +132,8 @@ static int __attribute__((noinline, noclone)) hook_c_call_filtered(tt_stream *s,
 
 /* The hooks: the events nearly all are recorded without a call
  * (tt_fast_stream), the rest by hook_general. One hook for each pair of
- * what a session keeps for its whole measurement (tt_profile_hook_choose), so that
- * an event pays no test of either:
+ * what a session keeps for its whole measurement (tt_profile_hook_choose),
+ * so that an event pays no test of either:
  *  - c_calls: C calls recorded. Then the hook is a profile function, which
  *    is given CALL, RETURN, C_CALL, C_RETURN and C_EXCEPTION alone: every
  *    event but CALL and C_CALL is a return. Else it is a profile function

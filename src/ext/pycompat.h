@@ -2,11 +2,11 @@
  * is built for, and every copy of a CPython internal it reads.
  *
  * The tested versions run from TT_PYTHON_FIRST up to, not including,
- * TT_PYTHON_END; the build stops on any other. No other file of src/ext
- * tests PY_VERSION_HEX: each calls a function here, one name per
- * difference, or tests one of the TT_PYTHON_HAS_* constants below with a
- * plain `if`, so that both sides compile everywhere. Only where one side
- * names what the other Python lacks does a file test a constant with #if:
+ * TT_PYTHON_END; the build stops on any other. The other files call a
+ * function here, one name per difference, or test one of the TT_PYTHON_*
+ * constants below with a plain `if`, so that both sides compile
+ * everywhere, instead of testing PY_VERSION_HEX. Only where one side names
+ * what the other Python lacks does a file test a constant with #if:
  * monitoring.c and requicken.c as a whole, objects.c for the reference
  * tracer.
  *
@@ -28,7 +28,7 @@
 #define TT_PYTHON_END 0x030E0000   /* 3.14 */
 
 #if PY_VERSION_HEX < TT_PYTHON_FIRST || PY_VERSION_HEX >= TT_PYTHON_END
-#error "tracetop is built for CPython 3.11 to 3.13 (src/ext/pycompat.h: TT_PYTHON_FIRST, TT_PYTHON_END), not this Python"
+#error "tracetop is built for CPython 3.11 to 3.13 only (src/ext/pycompat.h: TT_PYTHON_FIRST, TT_PYTHON_END)"
 #endif
 
 /* sys.monitoring (PEP 669), which the monitoring instrumenter records with

@@ -9,10 +9,10 @@
 #include "pyregions.h"
 
 #include "format.h"
-#include "requicken.h"
 #include "measurement.h"
 #include "objects.h"
 #include "regionfilter.h"
+#include "requicken.h"
 #include "tasks.h"
 
 Py_ssize_t tt_code_extra_index = -1;
@@ -94,7 +94,7 @@ static uint32_t define_region(PyObject *name, PyObject *file, long line, uint8_t
 #define TASK_STEP_FLAGS (CO_COROUTINE | CO_ITERABLE_COROUTINE)
 #define AWAITING_FLAGS (TASK_STEP_FLAGS | CO_ASYNC_GENERATOR)
 
-/* The entry (ext.h) of `code`, whose module is globals' __name__. At a
+/* The entry (pyregions.h) of `code`, whose module is globals' __name__. At a
  * code object's first sight, which a hook has (instrumented by then on
  * 3.12), its superinstructions are given back too (requicken.h). */
 static uint64_t code_entry_in(PyObject *code, PyObject *globals)
@@ -196,7 +196,7 @@ static PyObject *cfunction_name(PyCFunctionObject *f)
     return PyUnicode_FromFormat("builtins:%s", ml_name);
 }
 
-/* Puts def's region first in its set (ext.h): the entry there before goes
+/* Puts def's region first in its set (pyregions.h): the entry there before goes
  * second, the second goes. */
 static uint32_t cache_region(const PyMethodDef *def, uint32_t region)
 {

@@ -8,9 +8,9 @@
  * call open in its stream) is not a coroutine. Only then is asyncio asked
  * which task runs, as asyncio.current_task() tells it: the running loop's
  * entry in _asyncio's table, C calls only, no object made. Plain calls
- * pay the test of one bit cached with their region (ext.h); a coroutine
- * resumed by another pays the look-up of one flag, on the hooks' paths
- * without a call (ext.h: tt_tasks_awaited).
+ * pay the test of one bit cached with their region (pyregions.h:
+ * TT_CODE_COROUTINE); a coroutine resumed by another pays the look-up of
+ * one flag, on the tt_fast_* paths (fastpath.h: tt_tasks_awaited).
  *
  * A task is known by its object's address while it lives: a weak reference
  * to it, made at its first step, forgets the address when it dies, so that
@@ -19,12 +19,12 @@
  */
 #include "tasks.h"
 
-#include "format.h"
 #include "fastpath.h"
+#include "format.h"
 #include "measurement.h"
 #include "regionfilter.h"
 
-/* By region id (ext.h), grown as regions are marked. */
+/* By region id (tasks.h), grown as regions are marked. */
 uint8_t *tt_tasks_awaiting;
 uint32_t tt_tasks_awaiting_cap;
 
