@@ -4,7 +4,8 @@
  * States (the session, and whether the hook of hook_kind is in place):
  *
  *   IDLE       session NULL, hook_installed 0.
- *   ON         session set, hook_installed 1: calls recorded.
+ *   ON         session set, hook_installed 1: the hook sees every call
+ *              and records it while record_calls.
  *   OFF        session set, hook_installed 0: the program runs without the
  *              hook (the instrumenter or the recording switched off);
  *              park.c keeps each thread's open calls until ON.
@@ -13,10 +14,12 @@
  *              in place, so that every event is a no-op (each entry point
  *              tests the session first).
  *
- * Transitions, all with the GIL held but the writer thread's TT_LIVE_OFF:
+ * Transitions, all with the GIL held but control()'s first step, on the
+ * writer thread, and in_child, in whatever thread forked:
  *
  *   IDLE   -> ON/OFF  start (measurement.c): tt_measurement_set_session,
- *                     then set_hook(1) unless the instrumenter is off.
+ *                     then set_hook(1) when the instrumenter is on or the
+ *                     start attaches.
  *   ON    <-> OFF     follow_switches (measurement.c): enable_recording,
  *                     disable_recording, instrumenter_enable,
  *                     instrumenter_disable, and control() for the live
