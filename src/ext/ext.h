@@ -8,9 +8,9 @@
  * Everything runs with the GIL held unless it says otherwise; the GIL
  * is what serialises the registry and stream creation.
  *
- * Every header of the extension declares its part inside
+ * The extension's headers make their declarations inside
  * `#pragma GCC visibility push(hidden)` (meson builds the extension with
- * hidden visibility): its variables are then read without a detour
+ * hidden visibility): their variables are then read without a detour
  * through the global offset table, as the hooks do on every event.
  */
 #ifndef TRACETOP_EXT_H

@@ -5,11 +5,12 @@
  * the child the measurement is switched off at once (in_child: FORKED in
  * measurement.h), so that a child nobody tells us about (a C library that
  * forks and runs Python on) records nothing, rather than filling buffers
- * that no writer thread drains. Python tells us about the forks it makes itself (os.fork,
- * and with it multiprocessing's fork and forkserver start methods): the
- * session's os.register_at_fork hooks (tracetop/session.py) call
- * fork_prepare before, fork_resume after in the parent, and fork_continue,
- * or fork_leave when child processes are not followed, in the child.
+ * that no writer thread drains. Python tells us about the forks it makes
+ * itself (os.fork, and with it multiprocessing's fork and forkserver start
+ * methods): the session's os.register_at_fork hooks (tracetop/session.py)
+ * call fork_prepare before, fork_resume after in the parent, and
+ * fork_continue, or fork_leave when child processes are not followed, in
+ * the child.
  *
  * fork_prepare ends tracetop's threads (the writer's, the SIGTERM
  * watcher's) and fork_resume starts them again: the program then forks as

@@ -9,9 +9,9 @@
  * C_RETURN or C_RAISE. sys.monitoring covers every thread of the
  * interpreter, and no frame object is made for an event, which makes it
  * the cheapest hook where it exists: on 3.12 and later it is also what the
- * `profile` instrumenter uses (measurement.c: start), so it records what the profile
- * hook records: the same names, and a thread threading starts from its
- * run() on (see first_stream).
+ * `profile` instrumenter uses (measurement.c: start), so it records what
+ * the profile hook records: the same names, and a thread threading starts
+ * from its run() on (see first_stream).
  */
 #include "monitoring.h"
 
