@@ -140,7 +140,7 @@ def inlined_from(twin, addresses, lines):
 
 
 def is_hook(function):
-    """One of the hooks: the functions every event takes (hooks.c names them hook_*)."""
+    """One of the hooks: the functions every event takes (src/ext/profilehook.c names them hook_*)."""
     return function.startswith("hook")
 
 

@@ -19,6 +19,10 @@
 
 #include "clock.h"
 #include "format.h"
+#include "measurement.h"
+#include "pyregions.h"
+#include "regionfilter.h"
+#include "threadstream.h"
 
 static PyObject *region_ids;      /* full region name (str) -> region id (int) */
 static PyObject *user_region_ids; /* name given to region_begin -> id of user:<name> */
@@ -85,7 +89,7 @@ static void enter_user_region(tt_stream *s, uint32_t region)
 {
     int inside_own_call = tt_stream_top(s) == TT_STACK_OWN;
     if (inside_own_call) tt_stream_unskip(s);
-    if (tt_recording && !tt_region_is_filtered(region))
+    if (tt_measurement.recording && !tt_region_is_filtered(region))
         tt_stream_enter(s, tt_clock_now(), region);
     else
         tt_stream_skip(s, TT_STACK_SKIP);
@@ -112,7 +116,7 @@ static void leave_user_region(tt_stream *s, uint32_t region, PyObject *name)
 static PyObject *region_begin(PyObject *self, PyObject *name)
 {
     (void)self;
-    if (!tt_active) Py_RETURN_NONE;
+    if (!tt_measurement.session) Py_RETURN_NONE;
     tt_stream *s = tt_thread_stream();
     if (!s) Py_RETURN_NONE;
     uint32_t region = named_region(user_region_ids, "user:", name, NULL, 0);
@@ -124,7 +128,7 @@ static PyObject *region_begin(PyObject *self, PyObject *name)
 static PyObject *region_end(PyObject *self, PyObject *name)
 {
     (void)self;
-    if (!tt_active) Py_RETURN_NONE;
+    if (!tt_measurement.session) Py_RETURN_NONE;
     tt_stream *s = tt_thread_stream();
     if (!s) Py_RETURN_NONE;
     uint32_t region = named_region(user_region_ids, "user:", name, NULL, 0);
@@ -137,7 +141,7 @@ static PyObject *region_end(PyObject *self, PyObject *name)
  * exception set). */
 static tt_stream *named_record(PyObject *name, uint32_t *id)
 {
-    if (!tt_active || !tt_recording) return NULL;
+    if (!tt_measurement.session || !tt_measurement.recording) return NULL;
     tt_stream *s = tt_thread_stream();
     if (!s) return NULL;
     *id = name_id(name);
@@ -255,7 +259,7 @@ static int Region_traverse(Region *self, visitproc visit, void *arg)
 static PyObject *Region_enter(Region *self, PyObject *unused)
 {
     (void)unused;
-    if (tt_active) {
+    if (tt_measurement.session) {
         tt_stream *s = tt_thread_stream();
         uint32_t region = s ? named_region(region_ids, "", self->name, self->file, self->line) : TT_NO_ID;
         if (region != TT_NO_ID)
@@ -269,7 +273,7 @@ static PyObject *Region_enter(Region *self, PyObject *unused)
 static PyObject *Region_exit(Region *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)args, (void)nargs;
-    if (tt_active) {
+    if (tt_measurement.session) {
         tt_stream *s = tt_thread_stream();
         uint32_t region = s ? named_region(region_ids, "", self->name, self->file, self->line) : TT_NO_ID;
         if (region != TT_NO_ID)

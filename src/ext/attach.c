@@ -20,7 +20,7 @@
  * channel to the writer thread, which only wakes this one) or the end of
  * the attaching command (a pidfd), and then stops the measurement.
  */
-#include "ext.h"
+#include "attach.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +29,10 @@
 #include <stdatomic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "pyregions.h"
+#include "regionfilter.h"
+#include "threadstream.h"
 
 typedef struct thread_calls {
     unsigned long ident; /* PyThread_get_thread_ident() of the thread */

@@ -2,14 +2,15 @@
  * session of its own in the same experiment (see src/record/fork.h).
  *
  * pthread_atfork brackets every fork of the process, whoever makes it. In
- * the child the measurement is switched off at once (tt_active = NULL), so
- * that a child nobody tells us about (a C library that forks and runs
- * Python on) records nothing, rather than filling buffers that no writer
- * thread drains. Python tells us about the forks it makes itself (os.fork,
- * and with it multiprocessing's fork and forkserver start methods): the
- * session's os.register_at_fork hooks (tracetop/session.py) call
- * fork_prepare before, fork_resume after in the parent, and fork_continue,
- * or fork_leave when child processes are not followed, in the child.
+ * the child the measurement is switched off at once (in_child: FORKED in
+ * measurement.h), so that a child nobody tells us about (a C library that
+ * forks and runs Python on) records nothing, rather than filling buffers
+ * that no writer thread drains. Python tells us about the forks it makes
+ * itself (os.fork, and with it multiprocessing's fork and forkserver start
+ * methods): the session's os.register_at_fork hooks (tracetop/session.py)
+ * call fork_prepare before, fork_resume after in the parent, and
+ * fork_continue, or fork_leave when child processes are not followed, in
+ * the child.
  *
  * fork_prepare ends tracetop's threads (the writer's, the SIGTERM
  * watcher's) and fork_resume starts them again: the program then forks as
@@ -29,6 +30,12 @@
 #include <time.h>
 
 #include "fork.h"
+#include "measurement.h"
+#include "objects.h"
+#include "regionfilter.h"
+#include "tasks.h"
+#include "terminate.h"
+#include "threadstream.h"
 
 /* In a forked child: the session the parent was running (the child's copy
  * of it), until fork_continue or fork_leave. */
@@ -48,9 +55,9 @@ static void in_child(void)
     tt_fork_child();
     tt_terminate_forked();
     tt_objects_forked();
-    forked = tt_active;
+    forked = tt_measurement.session;
     if (!forked) return;
-    tt_set_active(NULL);
+    tt_measurement_set_session(NULL);
     /* Definitions made from here on must not reach the parent's defs. */
     tt_registry_set_sink(&tt_definitions, NULL, NULL);
 }
@@ -76,8 +83,8 @@ static PyObject *fork_prepare(PyObject *self, PyObject *unused)
     (void)self, (void)unused;
     long before = thread_count(), ended = 0;
     Py_XSETREF(fork_frame, Py_XNewRef((PyObject *)PyEval_GetFrame()));
-    if (tt_active && tt_active->writer.running) {
-        tt_session *session = tt_active;
+    if (tt_measurement.session && tt_measurement.session->writer.running) {
+        tt_session *session = tt_measurement.session;
         Py_BEGIN_ALLOW_THREADS /* the writer may be waiting to write, never for the GIL */
         tt_writer_pause(&session->writer);
         Py_END_ALLOW_THREADS
@@ -98,13 +105,13 @@ static PyObject *fork_resume(PyObject *self, PyObject *unused)
     (void)self, (void)unused;
     Py_CLEAR(fork_frame);
     tt_terminate_resume();
-    if (!tt_active || tt_active->writer.running) Py_RETURN_NONE;
+    if (!tt_measurement.session || tt_measurement.session->writer.running) Py_RETURN_NONE;
     tt_error err;
-    if (tt_writer_resume(&tt_active->writer, &err) == 0) Py_RETURN_NONE;
+    if (tt_writer_resume(&tt_measurement.session->writer, &err) == 0) Py_RETURN_NONE;
     /* No writer, no measurement: what was recorded is written here. */
     tt_remove_hooks();
-    tt_session *session = tt_active;
-    tt_set_active(NULL);
+    tt_session *session = tt_measurement.session;
+    tt_measurement_set_session(NULL);
     tt_session_stats stats;
     tt_session_stop(session, &stats, NULL);
     tt_region_filter_clear();
@@ -220,14 +227,14 @@ static PyObject *fork_continue(PyObject *self, PyObject *args, PyObject *kwargs)
         return tt_raise(&err);
     }
     tt_tasks_reset(session);
-    tt_set_active(session);
+    tt_measurement_set_session(session);
     tt_stream *stream = from ? tt_thread_stream_slow() : NULL;
     if (stream) {
         tt_fork_continue_stream(stream, from, tt_clock_now());
         /* The at-fork hook's frames, and this call, return from here on:
          * their returns must find entries of their own, not the regions
          * that the fork left open. */
-        uint32_t returns = frames_since(hook_frame) + (tt_record_c_calls ? 1 : 0);
+        uint32_t returns = frames_since(hook_frame) + (tt_measurement.record_c_calls ? 1 : 0);
         for (uint32_t i = 0; i < returns; i++) tt_stream_skip(stream, TT_STACK_OWN);
     }
     tt_hooks_forked();

@@ -28,7 +28,12 @@
  * the only entry (else CPython would make them anyway), they are not the
  * program's objects and are not counted (tt_objects_disown).
  */
-#include "ext.h"
+#include "gc.h"
+
+#include "measurement.h"
+#include "objects.h"
+#include "regionfilter.h"
+#include "threadstream.h"
 
 #define GENERATIONS 3
 
@@ -72,7 +77,7 @@ static void collection_start(PyObject *info)
 {
     open_stream = NULL;
     uint64_t generation = info_number(info, key_generation);
-    if (!tt_record_calls || generation >= GENERATIONS) return;
+    if (!tt_measurement.record_calls || generation >= GENERATIONS) return;
     tt_stream *s = tt_thread_stream_if_made();
     uint32_t region = s ? region_of((unsigned)generation) : TT_NO_ID;
     if (region == TT_NO_ID || tt_region_is_filtered(region)) return;
@@ -87,7 +92,8 @@ static void collection_stop(PyObject *info)
 {
     tt_stream *s = open_stream;
     open_stream = NULL;
-    if (!s || s != tt_tls_stream || s->session != tt_active || tt_calltree_offset(&s->tree, s->tree.cur) != open_node)
+    if (!s || s != tt_tls_stream || s->session != tt_measurement.session ||
+        tt_calltree_offset(&s->tree, s->tree.cur) != open_node)
         return;
     uint64_t generation = info_number(info, key_generation);
     if (generation >= GENERATIONS || tt_stream_top(s) != regions[generation]) return;
@@ -116,7 +122,7 @@ static void disown_arguments(PyObject *phase, PyObject *info)
 static PyObject *on_collection(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (!tt_active || nargs != 2 || !PyUnicode_Check(args[0])) Py_RETURN_NONE;
+    if (!tt_measurement.session || nargs != 2 || !PyUnicode_Check(args[0])) Py_RETURN_NONE;
     disown_arguments(args[0], args[1]);
     if (PyUnicode_CompareWithASCIIString(args[0], "start") == 0)
         collection_start(args[1]);

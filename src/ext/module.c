@@ -4,6 +4,8 @@
  */
 #include "ext.h"
 
+#include "pyregions.h"
+
 /* _own_functions(module): the module functions of `module` (tracetop._reader)
  * are tracetop's own, never recorded, like this module's own functions. */
 static PyObject *own_functions(PyObject *self, PyObject *module)

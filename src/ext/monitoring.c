@@ -1,5 +1,7 @@
 /* monitoring.c -- the `monitoring` instrumenter: PEP 669's sys.monitoring
- * (Python 3.12 and later; compiled out before).
+ * (Python 3.12 and later). The whole file is one TT_PYTHON_HAS_MONITORING
+ * guard (pycompat.h); before 3.12 tt_monitoring_start fails and the other
+ * functions do nothing.
  *
  * tracetop takes a tool id of its own and gets Python starts, resumes and
  * throws as entries, returns, yields and unwinds as leaves, and calls of C
@@ -7,13 +9,23 @@
  * C_RETURN or C_RAISE. sys.monitoring covers every thread of the
  * interpreter, and no frame object is made for an event, which makes it
  * the cheapest hook where it exists: on 3.12 and later it is also what the
- * `profile` instrumenter uses (hooks.c), so it records what the profile
- * hook records: the same names, and a thread threading starts from its
- * run() on (see first_stream).
+ * `profile` instrumenter uses (measurement.c: start), so it records what
+ * the profile hook records: the same names, and a thread threading starts
+ * from its run() on (see first_stream).
  */
-#include "ext.h"
+#include "monitoring.h"
 
-#if PY_VERSION_HEX >= 0x030C0000
+#include "fastpath.h"
+#include "measurement.h"
+#include "objects.h"
+#include "ownprofile.h"
+#include "pyregions.h"
+#include "regionfilter.h"
+#include "tasks.h"
+#include "threadstream.h"
+#include "threadwatch.h"
+
+#if TT_PYTHON_HAS_MONITORING
 
 /* Tool ids tracetop tries, in turn: not PROFILER_ID (2), which cProfile
  * takes on 3.12 and later, nor those of debuggers (0), coverage (1) and
@@ -72,7 +84,8 @@ static tt_stream *__attribute__((noinline)) first_stream(PyObject *code)
 static inline tt_stream *event_stream(PyObject *code)
 {
     tt_stream *s = tt_tls_stream;
-    if (tt_likely(s->epoch == atomic_load_explicit(&tt_active->epoch, memory_order_relaxed))) return tt_fast_opened(s);
+    if (tt_likely(s->epoch == atomic_load_explicit(&tt_measurement.session->epoch, memory_order_relaxed)))
+        return tt_fast_opened(s);
     return s != &tt_no_stream ? tt_thread_stream_slow() : first_stream(code);
 }
 
@@ -89,17 +102,18 @@ static PyObject *ignored(int disabling)
 static PyObject *__attribute__((noinline)) enter(PyObject *const *args, Py_ssize_t nargs, int disabling)
 {
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
-    if (tt_likely(tt_active) && nargs >= 1) {
+    if (tt_likely(tt_measurement.session) && nargs >= 1) {
         tt_stream *s = event_stream(args[0]);
         if (s) {
             uint64_t entry =
-                tt_likely(tt_record_calls) || tt_region_filtered ? tt_code_entry(args[0]) : TT_STACK_SKIP;
+                tt_likely(tt_measurement.record_calls) || tt_region_filtered ? tt_code_entry(args[0]) : TT_STACK_SKIP;
             uint32_t region = (uint32_t)entry;
             if (tt_region_is_filtered(region)) return ignored(disabling);
             uint32_t task = TT_NO_ID;
-            if (tt_unlikely(entry & TT_CODE_COROUTINE) && tt_likely(tt_record_calls)) task = tt_task_resume(s, region);
+            if (tt_unlikely(entry & TT_CODE_COROUTINE) && tt_likely(tt_measurement.record_calls))
+                task = tt_task_resume(s, region);
             if (task != TT_NO_ID) tt_stream_enter_step(s, region, task);
-            else tt_hook_enter(s, tt_likely(tt_record_calls) ? region : TT_STACK_SKIP);
+            else tt_hook_enter(s, tt_likely(tt_measurement.record_calls) ? region : TT_STACK_SKIP);
         }
     }
     Py_RETURN_NONE;
@@ -108,7 +122,7 @@ static PyObject *__attribute__((noinline)) enter(PyObject *const *args, Py_ssize
 static PyObject *__attribute__((noinline)) leave(PyObject *const *args, Py_ssize_t nargs, int disabling)
 {
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
-    if (tt_likely(tt_active)) {
+    if (tt_likely(tt_measurement.session)) {
         if (tt_unlikely(tt_region_filtered != NULL) && nargs >= 1 &&
             tt_region_is_filtered(tt_code_region(args[0])))
             return ignored(disabling);
@@ -118,8 +132,8 @@ static PyObject *__attribute__((noinline)) leave(PyObject *const *args, Py_ssize
     Py_RETURN_NONE;
 }
 
-/* Most events are recorded without a call (ext.h,
- * tt_fast_stream), the rest by enter, leave and the C calls' general way. */
+/* Most events are recorded by the tt_fast_* paths (fastpath.h), the rest by
+ * enter, leave, enter_c_general and leave_c_general. */
 static PyObject *enter_python(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self, (void)kwnames;
@@ -171,11 +185,11 @@ static PyObject *unwind_python(PyObject *self, PyObject *const *args, size_t nar
 static PyObject *__attribute__((noinline)) enter_c_general(PyObject *const *args, Py_ssize_t nargs)
 {
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
-    if (tt_likely(tt_active) && nargs >= 3 && tt_method_def(args[2])) {
+    if (tt_likely(tt_measurement.session) && nargs >= 3 && tt_method_def(args[2])) {
         tt_stream *s = event_stream(NULL);
         if (s) {
             uint32_t region = tt_cfunction_region(args[2]);
-            if (!tt_record_calls && region != TT_STACK_OWN) region = TT_STACK_SKIP;
+            if (!tt_measurement.record_calls && region != TT_STACK_OWN) region = TT_STACK_SKIP;
             tt_hook_enter(s, region);
         }
     }
@@ -185,7 +199,7 @@ static PyObject *__attribute__((noinline)) enter_c_general(PyObject *const *args
 static PyObject *__attribute__((noinline)) leave_c_general(PyObject *const *args, Py_ssize_t nargs)
 {
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
-    if (tt_likely(tt_active) && nargs >= 3 && tt_method_def(args[2])) {
+    if (tt_likely(tt_measurement.session) && nargs >= 3 && tt_method_def(args[2])) {
         tt_stream *s = event_stream(NULL);
         if (s) tt_stream_leave(s, tt_clock_now());
     }
@@ -219,7 +233,7 @@ static PyObject *leave_c(PyObject *self, PyObject *const *args, size_t nargsf, P
     tt_chunk *chunk;
     uint32_t used;
     tt_stream *s = tt_fast_stream(&chunk, &used);
-    if (tt_likely(s && nargs >= 3 && tt_record_c_calls) && tt_method_def_exact(args[2])) {
+    if (tt_likely(s && nargs >= 3 && tt_measurement.record_c_calls) && tt_method_def_exact(args[2])) {
         enum tt_fast done = tt_fast_leave(s, chunk, used);
         if (done == TT_FAST_NOW) tt_stream_leave_now(s);
         if (done != TT_FAST_GENERAL) Py_RETURN_NONE;
@@ -300,7 +314,7 @@ static long wire(int register_them)
     if (!events) return -1;
     long mask = 0;
     for (size_t i = 0; i < WIRES; i++) {
-        if (wiring[i].c_call && !tt_record_c_calls) continue;
+        if (wiring[i].c_call && !tt_measurement.record_c_calls) continue;
         long bit = event_bit(events, wiring[i].event);
         PyObject *fn = register_them ? callback_function(wiring[i].callback) : Py_NewRef(Py_None);
         PyObject *r = bit >= 0 && fn ? PyObject_CallMethod(monitoring, "register_callback", "ilO", tool_id, bit, fn)
@@ -425,5 +439,17 @@ void tt_monitoring_stop(void)
     Py_CLEAR(bootstrap_code);
     Py_CLEAR(bootstrap_inner_code);
 }
+
+#else
+
+int tt_monitoring_start(void)
+{
+    PyErr_SetString(tt_TraceError, "sys.monitoring needs Python 3.12 or later");
+    return -1;
+}
+
+void tt_monitoring_stop(void) {}
+void tt_monitoring_threading_imported(void) {}
+void tt_monitoring_objects_switched(void) {}
 
 #endif

@@ -4,9 +4,9 @@
  *
  * The wrappers run on whatever thread calls MPI, mostly without the GIL,
  * and a stop may close that thread's stream meanwhile (from another
- * thread, which sets tt_active to NULL first). So a thread records only
- * while it holds the session's stream lock and finds its stream open and
- * of the running session; the lock is held for a few records at a time,
+ * thread, which sets tt_measurement.session to NULL first). So a thread
+ * records only while it holds the session's stream lock and finds its
+ * stream open and of the running session; the lock is held for a few records at a time,
  * never across an MPI call. Definitions go the same way, as a stop frees
  * the session only after taking that lock.
  */
@@ -14,7 +14,9 @@
 
 #include <dlfcn.h>
 
+#include "measurement.h"
 #include "mpi_records.h"
+#include "threadstream.h"
 #include "tracetop_mpi.h"
 
 static void *library; /* the wrappers, loaded once and never unloaded */
@@ -32,7 +34,7 @@ static int begin(void)
 {
     tt_session_lock_streams();
     tt_stream *s = tt_tls_stream;
-    tt_session *active = tt_active;
+    tt_session *active = tt_measurement.session;
     if (active && s->session == active && atomic_load_explicit(&s->chunk, memory_order_relaxed)) return 1;
     tt_session_unlock_streams();
     return 0;
@@ -67,7 +69,7 @@ static void collective_end(uint8_t op, uint32_t comm, uint32_t root, uint64_t se
 static void define_rank(uint32_t rank, uint32_t size)
 {
     tt_session_lock_streams();
-    if (tt_active) tt_session_define_mpi_rank(tt_active, rank, size);
+    if (tt_measurement.session) tt_session_define_mpi_rank(tt_measurement.session, rank, size);
     tt_session_unlock_streams();
 }
 
@@ -77,8 +79,9 @@ static void define_comm(uint32_t id, uint8_t kind, uint32_t parent, uint64_t seq
     tt_session_lock_streams();
     /* Out of memory, the members go unlisted rather than the communicator
      * undefined: its events refer to it. */
-    if (tt_active && tt_session_define_mpi_comm(tt_active, id, kind, parent, seq, size, members, listed) != 0)
-        tt_session_define_mpi_comm(tt_active, id, kind, parent, seq, size, NULL, 0);
+    tt_session *session = tt_measurement.session;
+    if (session && tt_session_define_mpi_comm(session, id, kind, parent, seq, size, members, listed) != 0)
+        tt_session_define_mpi_comm(session, id, kind, parent, seq, size, NULL, 0);
     tt_session_unlock_streams();
 }
 
@@ -102,7 +105,7 @@ static PyObject *mpi_attach(PyObject *self, PyObject *arg)
     (void)self;
     PyObject *path;
     if (!PyUnicode_FSConverter(arg, &path)) return NULL;
-    if (!tt_active) {
+    if (!tt_measurement.session) {
         Py_DECREF(path);
         PyErr_SetString(tt_TraceError, "MPI calls can be recorded only while measuring");
         return NULL;

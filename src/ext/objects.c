@@ -37,12 +37,16 @@
  * free-threaded builds, and where libpython cannot be wedged, counting
  * objects is refused.
  */
-#include "ext.h"
+#include "objects.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "measurement.h"
+#include "monitoring.h"
+#include "pyregions.h"
 #include "relink.h"
+#include "threadstream.h"
 
 #if !defined(Py_GIL_DISABLED)
 #define OBJECTS_SUPPORTED 1
@@ -194,7 +198,7 @@ static void write_batch_into(tt_stream *s, int may_wait)
 static void write_batch(int may_wait)
 {
     if (!dirty_count) return;
-    write_batch_into(may_wait && tt_active ? tt_thread_stream() : tt_thread_stream_if_made(), may_wait);
+    write_batch_into(may_wait && tt_measurement.session ? tt_thread_stream() : tt_thread_stream_if_made(), may_wait);
 }
 
 /* ---- the tracer ---- */
@@ -242,7 +246,7 @@ static void gone(PyObject *op)
 static inline void count(PyObject *op, int create)
 {
     /* Not measured (a forked child that is not followed): nothing kept. */
-    if (inside || tt_unlikely(!tt_active)) return;
+    if (inside || tt_unlikely(!tt_measurement.session)) return;
     inside = 1;
     if (create)
         created(op);
@@ -255,7 +259,7 @@ static inline void count(PyObject *op, int create)
     inside = 0;
 }
 
-#if PY_VERSION_HEX >= 0x030D0000
+#if TT_PYTHON_HAS_REF_TRACER
 static PyRefTracer previous_tracer;
 static void *previous_data;
 
@@ -377,22 +381,18 @@ int tt_objects_counting(void) { return counting; }
 
 static void show(void)
 {
-    if (tt_active && tt_active->live) tt_live_show_objects(tt_active->live, counting);
+    tt_session *session = tt_measurement.session;
+    if (session && session->live) tt_live_show_objects(session->live, counting);
 }
 
 #ifdef OBJECTS_SUPPORTED
 /* What depends on counting follows it. */
-static void switched(void)
-{
-#if PY_VERSION_HEX >= 0x030C0000
-    tt_monitoring_objects_switched();
-#endif
-}
+static void switched(void) { tt_monitoring_objects_switched(); }
 #endif
 
 int tt_objects_start(void)
 {
-    if (counting || !tt_active) return 0;
+    if (counting || !tt_measurement.session) return 0;
 #ifdef OBJECTS_SUPPORTED
     if ((!alive.slots && tt_ptrmap_init(&alive) < 0) || (!places.slots && tt_ptrmap_init(&places) < 0) ||
         (!types.slots && tt_ptrmap_init(&types) < 0)) {

@@ -16,7 +16,10 @@
  * get no C events. Nor does sys._setprofileallthreads (3.12+): the new
  * function gets that call's C_RETURN without tracetop too.
  */
-#include "ext.h"
+#include "ownprofile.h"
+
+#include "fastpath.h"
+#include "profilehook.h"
 
 __thread PyObject *tt_pending_setter __attribute__((tls_model("initial-exec")));
 static __thread PyObject *pending_arg;

@@ -40,6 +40,12 @@
 
 #include <stdlib.h>
 
+#include "fastpath.h"
+#include "measurement.h"
+#include "pyregions.h"
+#include "regionfilter.h"
+#include "threadstream.h"
+
 #define NO_FRAME UINT32_MAX
 
 /* One thread's frames, innermost first. */
@@ -79,15 +85,6 @@ static void frames_free(frames *f)
     *f = (frames){0};
 }
 
-static int frame_lasti(PyFrameObject *frame)
-{
-#if PY_VERSION_HEX >= 0x030B0000
-    return PyFrame_GetLasti(frame);
-#else
-    return frame->f_lasti;
-#endif
-}
-
 /* The frames of tstate, innermost first; -1 when out of memory. Only
  * addresses are kept, to compare: a frame is never used through them. */
 static int frames_of(PyThreadState *tstate, frames *out)
@@ -113,7 +110,7 @@ static int frames_of(PyThreadState *tstate, frames *out)
         PyCodeObject *code = PyFrame_GetCode(f);
         out->frame[out->count] = f;
         out->code[out->count] = code;
-        out->lasti[out->count] = frame_lasti(f);
+        out->lasti[out->count] = PyFrame_GetLasti(f);
         out->count++;
         Py_DECREF(code); /* the frame keeps it */
         PyFrameObject *back = PyFrame_GetBack(f);
@@ -182,7 +179,7 @@ static int is_c_call(uint32_t entry)
 /* The stream of tstate in the active session, or NULL. Streams lock held. */
 static tt_stream *stream_of(const PyThreadState *tstate)
 {
-    for (tt_stream *s = tt_active->streams; s; s = s->next)
+    for (tt_stream *s = tt_measurement.session->streams; s; s = s->next)
         if (atomic_load_explicit(&s->chunk, memory_order_relaxed) &&
             atomic_load_explicit(&s->gil_key, memory_order_relaxed) == (const void *)tstate)
             return s;
@@ -262,7 +259,7 @@ static int apply_plan(tt_stream *s, const plan *p, int own_stream)
     }
     for (; p->close_from != UINT32_MAX && depth > p->close_from; depth--) tt_stream_leave(s, plan_time);
     tt_stream_insert_skips(s, p->insert_at < depth ? p->insert_at : depth, p->skips);
-    s->epoch = atomic_load_explicit(&tt_active->epoch, memory_order_acquire);
+    s->epoch = atomic_load_explicit(&tt_measurement.session->epoch, memory_order_acquire);
     return 1;
 }
 
@@ -276,7 +273,7 @@ static const plan *plan_of(const tt_stream *s)
 /* Whether a stream has not caught up with the last switch on. */
 static int behind(const tt_stream *s)
 {
-    return s->epoch != atomic_load_explicit(&tt_active->epoch, memory_order_acquire);
+    return s->epoch != atomic_load_explicit(&tt_measurement.session->epoch, memory_order_acquire);
 }
 
 void tt_park(void)
@@ -285,7 +282,7 @@ void tt_park(void)
     /* The switch's own C call, on top of the caller's stack, sees no
      * return now that the hook is gone. */
     tt_stream *mine = tt_tls_stream;
-    if (mine->session == tt_active && tt_stream_top(mine) == TT_STACK_OWN) tt_stream_unskip(mine);
+    if (mine->session == tt_measurement.session && tt_stream_top(mine) == TT_STACK_OWN) tt_stream_unskip(mine);
     /* Without memory, the switch on closes what is open, as at a measurement's end. */
     uint32_t threads = 0;
     thread_frames *t = threads_gather(&threads);
@@ -386,7 +383,7 @@ int tt_unpark(uint64_t now, int filtered_have_entries)
     plan_time = now;
     /* Each stream carries out its plan at its thread's next record; one
      * without (its thread gone, or no memory) closes everything then. */
-    tt_session_suspend(tt_active, now);
+    tt_session_suspend(tt_measurement.session, now);
     tt_fast_update(); /* the new epoch */
     return plans ? 0 : -1;
 }

@@ -6,10 +6,14 @@
  * a load and a compare, never a name lookup. Names follow PRODUCT.md:
  * `module:qualname` for Python, `module:name` or `Type.name` for C.
  */
-#include "ext.h"
+#include "pyregions.h"
 
 #include "format.h"
+#include "measurement.h"
+#include "objects.h"
+#include "regionfilter.h"
 #include "requicken.h"
+#include "tasks.h"
 
 Py_ssize_t tt_code_extra_index = -1;
 tt_ptrmap tt_cfunction_regions;
@@ -21,11 +25,7 @@ static PyObject *main_name;      /* "__main__" */
 
 int tt_pyregions_init(PyObject *module)
 {
-#if PY_VERSION_HEX >= 0x030C0000
-    tt_code_extra_index = PyUnstable_Eval_RequestCodeExtraIndex(NULL);
-#else
-    tt_code_extra_index = _PyEval_RequestCodeExtraIndex(NULL);
-#endif
+    tt_code_extra_index = tt_code_extra_request_index();
     if (tt_code_extra_index < 0) {
         PyErr_SetString(PyExc_RuntimeError, "tracetop: no free co_extra slot");
         return -1;
@@ -94,7 +94,7 @@ static uint32_t define_region(PyObject *name, PyObject *file, long line, uint8_t
 #define TASK_STEP_FLAGS (CO_COROUTINE | CO_ITERABLE_COROUTINE)
 #define AWAITING_FLAGS (TASK_STEP_FLAGS | CO_ASYNC_GENERATOR)
 
-/* The entry (ext.h) of `code`, whose module is globals' __name__. At a
+/* The entry (pyregions.h) of `code`, whose module is globals' __name__. At a
  * code object's first sight, which a hook has (instrumented by then on
  * 3.12), its superinstructions are given back too (requicken.h). */
 static uint64_t code_entry_in(PyObject *code, PyObject *globals)
@@ -134,11 +134,7 @@ static uint64_t code_entry_in(PyObject *code, PyObject *globals)
         (flags & TASK_STEP_FLAGS))
         entry |= TT_CODE_COROUTINE;
     void *extra = (void *)(uintptr_t)(entry + 1);
-#if PY_VERSION_HEX >= 0x030C0000
-    if (PyUnstable_Code_SetExtra(code, tt_code_extra_index, extra) < 0) PyErr_Clear();
-#else
-    if (_PyCode_SetExtra(code, tt_code_extra_index, extra) < 0) PyErr_Clear();
-#endif
+    if (tt_code_set_extra(code, tt_code_extra_index, extra) < 0) PyErr_Clear();
     tt_objects_own_end(own);
     PyErr_Restore(type, value, tb);
     return entry;
@@ -154,11 +150,7 @@ uint32_t tt_frame_region(PyFrameObject *frame)
     PyCodeObject *code = PyFrame_GetCode(frame);
     uint64_t entry;
     if (!tt_code_entry_cached((PyObject *)code, &entry)) {
-#if PY_VERSION_HEX >= 0x030B0000
         PyObject *globals = PyFrame_GetGlobals(frame);
-#else
-        PyObject *globals = Py_NewRef(frame->f_globals);
-#endif
         entry = code_entry_in((PyObject *)code, globals);
         Py_XDECREF(globals);
     }
@@ -204,7 +196,7 @@ static PyObject *cfunction_name(PyCFunctionObject *f)
     return PyUnicode_FromFormat("builtins:%s", ml_name);
 }
 
-/* Puts def's region first in its set (ext.h): the entry there before goes
+/* Puts def's region first in its set (pyregions.h): the entry there before goes
  * second, the second goes. */
 static uint32_t cache_region(const PyMethodDef *def, uint32_t region)
 {

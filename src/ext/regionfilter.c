@@ -7,9 +7,10 @@
  * filter does not: the next session (another Jupyter cell, a second
  * tracetop.start()) may filter differently or not at all.
  */
-#include "ext.h"
+#include "regionfilter.h"
 
 #include "filter.h"
+#include "measurement.h"
 
 uint8_t *tt_region_filtered;
 static uint32_t covered; /* regions [0, covered) have their flag */

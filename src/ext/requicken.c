@@ -13,7 +13,7 @@
  */
 #include "requicken.h"
 
-#if PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030D0000
+#if TT_PYTHON_UNQUICKENS
 #include <opcode.h>
 
 /* The superinstruction CPython 3.12 makes of base opcodes `first` and

@@ -27,7 +27,7 @@
 #ifndef TRACETOP_REQUICKEN_H
 #define TRACETOP_REQUICKEN_H
 
-#include <Python.h>
+#include "pycompat.h"
 
 /* With the GIL held, on a code object at its first sight by a hook
  * (pyregions.c; instrumented by then, whether through tracetop's

@@ -8,20 +8,23 @@
  * call open in its stream) is not a coroutine. Only then is asyncio asked
  * which task runs, as asyncio.current_task() tells it: the running loop's
  * entry in _asyncio's table, C calls only, no object made. Plain calls
- * pay the test of one bit cached with their region (ext.h); a coroutine
- * resumed by another pays the look-up of one flag, on the hooks' paths
- * without a call (ext.h: tt_tasks_awaited).
+ * pay the test of one bit cached with their region (pyregions.h:
+ * TT_CODE_COROUTINE); a coroutine resumed by another pays the look-up of
+ * one flag, on the tt_fast_* paths (fastpath.h: tt_tasks_awaited).
  *
  * A task is known by its object's address while it lives: a weak reference
  * to it, made at its first step, forgets the address when it dies, so that
  * a new task at the same address is a new task. Its name is the one
  * Task.get_name() gives at that first step.
  */
-#include "ext.h"
+#include "tasks.h"
 
+#include "fastpath.h"
 #include "format.h"
+#include "measurement.h"
+#include "regionfilter.h"
 
-/* By region id (ext.h), grown as regions are marked. */
+/* By region id (tasks.h), grown as regions are marked. */
 uint8_t *tt_tasks_awaiting;
 uint32_t tt_tasks_awaiting_cap;
 
@@ -61,7 +64,7 @@ int tt_tasks_mark_coroutine(uint32_t region)
         tt_tasks_awaiting_cap = cap;
     }
     tt_tasks_awaiting[region] = 1;
-    if (tt_active) define_coroutine(tt_active, region);
+    if (tt_measurement.session) define_coroutine(tt_measurement.session, region);
     return 0;
 }
 
@@ -145,7 +148,7 @@ static void name_task(uint32_t id, uint32_t name_id)
     *p++ = TT_DEF_TASK;
     p = tt_put_varint(p, id);
     p = tt_put_varint(p, name_id);
-    tt_session_define(tt_active, rec, (size_t)(p - rec));
+    tt_session_define(tt_measurement.session, rec, (size_t)(p - rec));
     task_names[id] = name_id;
 }
 
@@ -213,12 +216,10 @@ uint32_t tt_task_resume(tt_stream *s, uint32_t region)
 static PyObject *tasks_unavailable(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
-#if PY_VERSION_HEX >= 0x030E0000
-    return PyUnicode_FromString("asyncio tasks are not recorded: this Python keeps the running task in each "
-                                "thread's state, which tracetop does not read yet");
-#else
+    if (TT_PYTHON_TASKS_PER_THREAD)
+        return PyUnicode_FromString("asyncio tasks are not recorded: this Python keeps the running task in each "
+                                    "thread's state, which tracetop does not read yet");
     Py_RETURN_NONE;
-#endif
 }
 
 static PyMethodDef task_methods[] = {

@@ -25,7 +25,7 @@
  * watcher thread is ended and started again (tt_terminate_pause/resume),
  * like the writer's, so that the program forks with no thread of ours.
  */
-#include "ext.h"
+#include "terminate.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "thread.h"
+#include "threadstream.h"
 
 #define TT_TERMINATE_GRACE_MS 2000
 

@@ -5,7 +5,7 @@
  * tracetop does not import it. What a measurement needs of it is done once
  * the program has imported it, before its import statement returns, so
  * before it can start a thread with it:
- *   - the threads threading starts get the hook (hooks.c: _thread_hook,
+ *   - the threads threading starts get the hook (threadhook.c: _thread_hook,
  *     monitoring.c: Thread._bootstrap);
  *   - session.py's after-fork hook runs after threading's, which resets
  *     threading's state in the child and is not the program's work: it is
@@ -19,7 +19,10 @@
  * records the calls it records without tracetop (the finders' find_spec,
  * the loader's exec_module) and none of tracetop's own.
  */
-#include "ext.h"
+#include "threadwatch.h"
+
+#include "pyregions.h"
+#include "threadhook.h"
 
 static PyObject *finder;          /* the one in sys.meta_path, made once */
 static PyObject *child_hook;      /* session.py's after-fork hook, or NULL */

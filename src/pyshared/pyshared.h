@@ -10,7 +10,9 @@
 #ifndef TRACETOP_PYSHARED_H
 #define TRACETOP_PYSHARED_H
 
+#ifndef PY_SSIZE_T_CLEAN
 #define PY_SSIZE_T_CLEAN
+#endif
 #include <Python.h>
 
 #include "error.h"

@@ -1,0 +1,503 @@
+/* measurement.c -- the life of a measurement: start, stop, the switches
+ * that take the hook away and put it back, and the live channel's control.
+ * The state they move is tt_measurement, its states and transitions
+ * written beside it (measurement.h).
+ *
+ * Off takes the hook away from every thread, so that the program runs at
+ * its own speed (user regions are still recorded), on puts it back: the
+ * instrumenter switch (tracetop.instrumenter, --noinstrumenter), the
+ * recording switch, and with a live channel `tracetop ctl` and `tracetop
+ * top` from outside, whose request arrives on the writer thread, which
+ * takes the GIL to do it. park.c keeps each thread's open calls across.
+ */
+#include "measurement.h"
+
+#include "attach.h"
+#include "fastpath.h"
+#include "gc.h"
+#include "gil.h"
+#include "monitoring.h"
+#include "objects.h"
+#include "ownprofile.h"
+#include "park.h"
+#include "profilehook.h"
+#include "pyregions.h"
+#include "regionfilter.h"
+#include "tasks.h"
+#include "threadhook.h"
+#include "threadstream.h"
+
+tt_measurement_state tt_measurement = {.recording = 1, .instrumenter_enabled = 1};
+tt_registry tt_definitions;
+
+void tt_measurement_set_session(tt_session *session)
+{
+    assert(!session || !tt_measurement.session);
+    tt_fast_close_session();
+    tt_measurement.session = session;
+    tt_fast_update();
+    tt_measurement_check();
+}
+
+static void update_switches(void)
+{
+    tt_measurement.record_calls = tt_measurement.recording && tt_measurement.instrumenter_enabled;
+    tt_fast_update();
+    tt_measurement_check();
+}
+
+/* ---- the hook put in place and taken away ---- */
+
+/* Puts the chosen hook in place for the threads to come, and for those
+ * running now or (start's other_threads false) the calling thread alone. */
+static int install_hooks(void)
+{
+    switch (tt_measurement.hook_kind) {
+    case TT_HOOK_NONE:
+        return 0;
+    case TT_HOOK_MONITORING:
+        if (tt_own_profile_wrap() < 0) return -1;
+        if (tt_monitoring_start() < 0) {
+            tt_own_profile_unwrap();
+            return -1;
+        }
+        return 0;
+    case TT_HOOK_PROFILE:
+    case TT_HOOK_TRACE:
+        if (tt_measurement.hook_kind == TT_HOOK_PROFILE && tt_own_profile_wrap() < 0) return -1;
+        if (tt_threadhook_on() < 0) {
+            tt_own_profile_unwrap();
+            return -1;
+        }
+        tt_profile_hook_set(tt_measurement.hook, tt_measurement.other_threads);
+        return 0;
+    }
+    return 0;
+}
+
+static void remove_hooks(void)
+{
+    switch (tt_measurement.hook_kind) {
+    case TT_HOOK_NONE:
+        return;
+    case TT_HOOK_MONITORING:
+        tt_own_profile_unwrap();
+        tt_monitoring_stop();
+        return;
+    case TT_HOOK_PROFILE:
+    case TT_HOOK_TRACE:
+        tt_own_profile_unwrap();
+        tt_profile_hook_set(NULL, 1);
+        tt_threadhook_off();
+        return;
+    }
+}
+
+void tt_remove_hooks(void)
+{
+    if (tt_measurement.hook_installed) {
+        tt_gc_stop();
+        remove_hooks();
+    }
+    tt_measurement.hook_installed = 0;
+    tt_park_forget();
+}
+
+void tt_hooks_forked(void)
+{
+    tt_park_forget();
+    if (!tt_measurement.hook_installed && tt_measurement.hook_kind != TT_HOOK_NONE) tt_park();
+}
+
+/* Whether calls are measured, as the live channel shows it. */
+static int measuring(void)
+{
+    const tt_measurement_state *m = &tt_measurement;
+    return m->hook_installed && m->instrumenter_enabled && m->hook_kind != TT_HOOK_NONE;
+}
+
+static void show_state(void)
+{
+    tt_session *session = tt_measurement.session;
+    if (session && session->live) tt_live_answer(session->live, 0, measuring());
+}
+
+/* Puts the hook in place or takes it away; park.c notes each thread's open
+ * calls as it leaves, and as it comes back plans what to close of them (the
+ * calls that returned meanwhile) and what returns to drop (of the calls made
+ * meanwhile).
+ *
+ * Whatever may run Python code comes before the hook goes on (gc.callbacks,
+ * whose `import gc` runs importlib's Python code in a program that has not
+ * imported gc; install_hooks runs its own first): Python code on this thread
+ * may let the GIL go, and an attach (start) notes the other threads' calls
+ * as the hook found them, which they must not have left, nor made their
+ * streams, before. */
+static int set_hook(int on)
+{
+    enum tt_hook_kind kind = tt_measurement.hook_kind;
+    assert(tt_measurement.session);
+    if (on == tt_measurement.hook_installed) return 0;
+    if (on) {
+        if (kind != TT_HOOK_NONE && tt_gc_start() < 0) return -1;
+        if (install_hooks() < 0) {
+            tt_gc_stop();
+            return -1;
+        }
+        /* Out of memory, the threads close what they had open instead. */
+        if (kind != TT_HOOK_NONE && tt_unpark(tt_clock_now(), kind != TT_HOOK_MONITORING) < 0) PyErr_Clear();
+    } else {
+        tt_gc_stop();
+        remove_hooks();
+        if (kind != TT_HOOK_NONE) tt_park();
+    }
+    tt_measurement.hook_installed = on;
+    tt_measurement_check();
+    return 0;
+}
+
+/* The hook in place exactly while calls are recorded: measuring, recording
+ * on, the instrumenter enabled. */
+static int follow_switches(void)
+{
+    update_switches();
+    return tt_measurement.session ? set_hook(tt_measurement.record_calls) : 0;
+}
+
+/* The live channel's request, on the writer thread. On also switches the
+ * instrumenter on: a program started with --noinstrumenter is then
+ * measured. Objects are switched alone (objects.c). Detach wakes the thread
+ * that attached (attach.c).
+ *
+ * Off stops the recording of calls at once, before the GIL is taken: a busy
+ * program's thread may hold the GIL for a switch interval, or for as long
+ * as it waits for a CPU on a loaded machine (hundreds of ms), and the
+ * reader asked for the events to stop now. The hook sees the store at its
+ * next call and records the calls that follow as not recorded, so that
+ * their returns still match; taking the hook away then waits for the GIL. */
+static void control(int request, uint64_t ticket)
+{
+    if (request == TT_LIVE_DETACH) {
+        tt_attach_request_detach();
+        return;
+    }
+    int on = request & TT_LIVE_ON;
+    if (!on && !(request & TT_LIVE_OBJECTS) && tt_measurement.session && tt_measurement.session->live) {
+        tt_fast_close();
+        tt_measurement.record_calls = 0;
+        tt_live_answer(tt_measurement.session->live, ticket, 0);
+    }
+    if (!Py_IsInitialized() || tt_is_finalizing()) return;
+    tt_own_thread();
+    PyGILState_STATE gil = PyGILState_Ensure();
+    if (tt_measurement.session) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        if (request & TT_LIVE_OBJECTS) {
+            if (on ? tt_objects_start() : (tt_objects_stop(), 0)) PyErr_Clear(); /* it stays off */
+        } else {
+            tt_measurement.instrumenter_enabled = on;
+            if (follow_switches() < 0) PyErr_Clear(); /* e.g. sys.monitoring taken meanwhile: it stays off */
+        }
+        show_state();
+        PyErr_Restore(type, value, tb);
+    }
+    PyGILState_Release(gil);
+}
+
+static __thread PyThreadState *blocked_thread;
+
+/* Waiting for the writer (budget used up) lets other threads run. */
+void tt_blocking_begin(void) { blocked_thread = PyGILState_Check() ? PyEval_SaveThread() : NULL; }
+
+void tt_blocking_end(void)
+{
+    if (blocked_thread) PyEval_RestoreThread(blocked_thread);
+    blocked_thread = NULL;
+}
+
+/* ---- start and stop ---- */
+
+static int parse_kind(const char *name, enum tt_hook_kind *kind)
+{
+    if (strcmp(name, "profile") == 0)
+        *kind = TT_HOOK_PROFILE;
+    else if (strcmp(name, "trace") == 0)
+        *kind = TT_HOOK_TRACE;
+    else if (strcmp(name, "none") == 0)
+        *kind = TT_HOOK_NONE;
+    else if (strcmp(name, "monitoring") == 0) {
+        if (!TT_PYTHON_HAS_MONITORING) {
+            PyErr_SetString(tt_TraceError, "the monitoring instrumenter (sys.monitoring) needs Python 3.12 or later; "
+                                           "use --instrumenter=profile");
+            return -1;
+        }
+        *kind = TT_HOOK_MONITORING;
+    } else {
+        PyErr_Format(tt_TraceError, "unknown instrumenter '%s' (choose profile, trace, monitoring or none)", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* key, value, key, value ... as UTF-8, borrowed from the dict's strings. */
+const char **tt_attribute_array(PyObject *attributes, size_t *count)
+{
+    Py_ssize_t n = PyDict_Size(attributes), pos = 0, i = 0;
+    const char **out = PyMem_Calloc((size_t)n * 2 + 1, sizeof *out);
+    if (!out) return (const char **)PyErr_NoMemory();
+    PyObject *key, *value;
+    while (PyDict_Next(attributes, &pos, &key, &value)) {
+        out[i++] = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        out[i++] = PyUnicode_Check(value) ? PyUnicode_AsUTF8(value) : NULL;
+        if (!out[i - 1] || !out[i - 2]) {
+            PyMem_Free(out);
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "attributes must map str to str");
+            return NULL;
+        }
+    }
+    *count = (size_t)n;
+    return out;
+}
+
+static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"directory", "instrumenter", "c_calls",    "instrumenter_enabled", "memory",
+                             "compress",  "name",         "attributes", "exclude_paths",        "other_threads",
+                             "filter",    "live",         "attached",   NULL};
+    const char *directory, *instrumenter = "profile", *name = "", *filter = NULL;
+    int c_calls = 1, enabled = 1, compress = 0, other_threads = 1, live = 0, attached = 0;
+    unsigned long long memory = 64ull << 20;
+    PyObject *attributes = NULL, *exclude = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!Opzpp", kwlist, &directory, &instrumenter, &c_calls,
+                                     &enabled, &memory, &compress, &name, &PyDict_Type, &attributes, &exclude,
+                                     &other_threads, &filter, &live, &attached))
+        return NULL;
+    if (tt_measurement.session) {
+        PyErr_SetString(tt_TraceError, "a measurement is already running in this process");
+        return NULL;
+    }
+    enum tt_hook_kind kind;
+    if (parse_kind(instrumenter, &kind) < 0) return NULL;
+    /* On 3.12 and later the profile hook is a shim over sys.monitoring that
+     * makes a frame object for every event; tracetop's own monitoring
+     * callbacks record the same calls at less cost than an empty profile
+     * function (bench/README.md). A measurement of the calling thread alone
+     * (other_threads false) keeps the profile hook, which is per thread; so
+     * does one with a filter, which sys.monitoring can only pair by defining
+     * the region of every function that runs, recorded or not (monitoring.c),
+     * so that the trace would hold the definitions of tracetop's start-up. */
+    if (TT_PYTHON_HAS_MONITORING && kind == TT_HOOK_PROFILE && other_threads && !filter) kind = TT_HOOK_MONITORING;
+    if (exclude && tt_pyregions_exclude(exclude) < 0) return NULL;
+    size_t attribute_count = 0;
+    const char **attribute_pairs = NULL;
+    if (attributes && !(attribute_pairs = tt_attribute_array(attributes, &attribute_count))) return NULL;
+    if (tt_region_filter_set(filter) < 0) {
+        PyMem_Free(attribute_pairs);
+        return NULL;
+    }
+
+    tt_session_config config = {.directory = directory,
+                                .memory = memory,
+                                .compress = compress,
+                                .name = name,
+                                .attributes = attribute_pairs,
+                                .attribute_count = attribute_count,
+                                .blocking_begin = tt_blocking_begin,
+                                .blocking_end = tt_blocking_end,
+                                .live = live,
+                                .control = control,
+                                .gil_holder = tt_gil_init() ? NULL : tt_gil_holder};
+    tt_error err;
+    tt_session *session;
+    int rc = tt_session_start(&config, &tt_definitions, &session, &err);
+    PyMem_Free(attribute_pairs);
+    if (rc < 0) {
+        tt_region_filter_clear();
+        return tt_raise(&err);
+    }
+
+    tt_measurement.hook_kind = kind;
+    tt_tasks_reset(session);
+    tt_measurement.record_c_calls = c_calls && (kind == TT_HOOK_PROFILE || kind == TT_HOOK_MONITORING);
+    tt_measurement.hook = tt_profile_hook_choose();
+    tt_measurement.instrumenter_enabled = enabled;
+    tt_measurement.recording = 1;
+    update_switches();
+    tt_measurement_set_session(session);
+    tt_measurement.other_threads = other_threads;
+    /* Started with the instrumenter off, the program runs without the hook
+     * until it is switched on. The calls of an attached process are noted
+     * once the hook is everywhere, with the GIL held since: what the
+     * threads are in then is what their first events return from. So no
+     * Python code runs in between (set_hook); nor garbage collected, which
+     * making frame objects may start before 3.12, and whose finalizers and
+     * gc.callbacks would run Python code. */
+    tt_park_forget();
+    int collecting = attached && PyGC_Disable();
+    int failed = ((enabled || attached) && set_hook(1) < 0) || (attached && tt_attach_capture() < 0);
+    if (collecting) PyGC_Enable();
+    if (failed) {
+        tt_session_stats stats;
+        tt_remove_hooks();
+        tt_attach_forget();
+        tt_measurement_set_session(NULL);
+        tt_session_stop(session, &stats, NULL);
+        tt_region_filter_clear();
+        return NULL;
+    }
+    tt_measurement_check();
+    show_state();
+    Py_RETURN_NONE;
+}
+
+static PyObject *stop(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    if (!tt_measurement.session) Py_RETURN_NONE;
+    tt_objects_end();
+    tt_remove_hooks();
+    tt_session *session = tt_measurement.session;
+    tt_measurement_set_session(NULL);
+    tt_session_stats stats;
+    tt_error err;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = tt_session_stop(session, &stats, &err);
+    Py_END_ALLOW_THREADS
+    tt_region_filter_clear();
+    tt_attach_forget();
+    if (rc < 0) return tt_raise(&err);
+    return Py_BuildValue("{sKsKsKsKsKsI}", "events", (unsigned long long)stats.events, "bytes",
+                         (unsigned long long)stats.bytes, "chunks", (unsigned long long)stats.chunks, "waits",
+                         (unsigned long long)stats.waits, "wait_ns", (unsigned long long)stats.wait_ns, "streams",
+                         stats.streams);
+}
+
+static PyObject *gil_unavailable(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    const char *why = tt_gil_init();
+    if (why) return PyUnicode_FromString(why);
+    Py_RETURN_NONE;
+}
+
+static PyObject *active(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return PyBool_FromLong(tt_measurement.session != NULL);
+}
+
+/* The CPython hook the measurement records calls with, by its instrumenter
+ * name: `profile` is sys.monitoring's on 3.12 and later (see start). */
+static PyObject *hook_in_use(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    static const char *const names[] = {"none", "profile", "trace", "monitoring"};
+    return PyUnicode_FromString(names[tt_measurement.hook_kind]);
+}
+
+/* ---- switches ---- */
+
+static void record_switch(uint8_t tag)
+{
+    tt_stream *s = tt_measurement.session ? tt_thread_stream() : NULL;
+    if (s) tt_stream_plain(s, tt_clock_now(), tag);
+}
+
+static PyObject *enable_recording(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    if (!tt_measurement.recording) {
+        tt_measurement.recording = 1;
+        if (follow_switches() < 0) return NULL;
+        record_switch(TT_EV_RECORDING_ON);
+        show_state();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *disable_recording(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    if (tt_measurement.recording) {
+        record_switch(TT_EV_RECORDING_OFF);
+        tt_measurement.recording = 0;
+        if (follow_switches() < 0) return NULL;
+        show_state();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *recording(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return PyBool_FromLong(tt_measurement.recording);
+}
+
+/* The instrumenter switch: off, the hook leaves every thread (park.c keeps
+ * the calls open then, so that those still running close at their true
+ * end); on, it comes back. */
+static PyObject *instrumenter_enable(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    tt_measurement.instrumenter_enabled = 1;
+    if (follow_switches() < 0) return NULL;
+    show_state();
+    Py_RETURN_NONE;
+}
+
+static PyObject *instrumenter_disable(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    tt_measurement.instrumenter_enabled = 0;
+    if (follow_switches() < 0) return NULL;
+    show_state();
+    Py_RETURN_NONE;
+}
+
+static PyObject *instrumenter_is_enabled(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return PyBool_FromLong(tt_measurement.instrumenter_enabled);
+}
+
+static PyMethodDef measurement_methods[] = {
+    {"start", (PyCFunction)(void (*)(void))start, METH_VARARGS | METH_KEYWORDS,
+     "start(directory, *, instrumenter='profile', c_calls=True, instrumenter_enabled=True, memory=64 MiB, "
+     "compress=False, name='', attributes={}, exclude_paths=(), other_threads=True, filter=None, live=False,\n"
+     "attached=False)\n--\n\n"
+     "Start measuring this process into directory/trace (and, with live, to `tracetop top`): the threads running\n"
+     "now (only the calling one when other_threads is false; not with the monitoring instrumenter, which sees\n"
+     "every thread) and those started later. On Python 3.12+ the profile instrumenter records through\n"
+     "sys.monitoring, as monitoring does, unless other_threads is false or a filter is given. filter: a Score-P\n"
+     "filter file. attached: the calls the other threads are in now are recorded as running since an unknown\n"
+     "time (tracetop attach)."},
+    {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
+    {"active", active, METH_NOARGS, "Whether a measurement is running."},
+    {"hook_in_use", hook_in_use, METH_NOARGS,
+     "The hook the last measurement started records calls with: 'profile', 'trace', 'monitoring' or 'none'."},
+    {"gil_unavailable", gil_unavailable, METH_NOARGS,
+     "None when this Python tells which thread holds the GIL (GIL shares are recorded), else one line why not."},
+    {"enable_recording", enable_recording, METH_NOARGS, "Record events again."},
+    {"disable_recording", disable_recording, METH_NOARGS, "Stop recording events until enable_recording()."},
+    {"recording", recording, METH_NOARGS, "Whether events are recorded."},
+    {"instrumenter_enable", instrumenter_enable, METH_NOARGS, "Record function calls again."},
+    {"instrumenter_disable", instrumenter_disable, METH_NOARGS, "Stop recording function calls."},
+    {"instrumenter_enabled", instrumenter_is_enabled, METH_NOARGS, "Whether function calls are recorded."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* module.c adds this file's functions, and those of the parts a
+ * measurement needs before its start: each thread's stream (threadstream.c),
+ * the hook threading gives new threads (threadhook.c), the program's code
+ * compiled and run (program.c). */
+int tt_ext_add_hooks(PyObject *module)
+{
+    if (tt_registry_init(&tt_definitions) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (tt_thread_streams_init() < 0 || tt_threadhook_init(module) < 0 || tt_ext_add_program(module) < 0) return -1;
+    return PyModule_AddFunctions(module, measurement_methods);
+}

@@ -1,0 +1,188 @@
+/* pycompat.h -- every difference between the CPython versions the extension
+ * is built for, and every copy of a CPython internal it reads.
+ *
+ * The tested versions run from TT_PYTHON_FIRST up to, not including,
+ * TT_PYTHON_END; the build stops on any other. The other files call a
+ * function here, one name per difference, or test one of the TT_PYTHON_*
+ * constants below with a plain `if`, so that both sides compile
+ * everywhere, instead of testing PY_VERSION_HEX. Only where one side names
+ * what the other Python lacks does a file test a constant with #if:
+ * monitoring.c and requicken.c as a whole, objects.c for the reference
+ * tracer.
+ *
+ * Copies of CPython internals (tt_frame_object, tt_code_extra) are read
+ * inline on every call the hooks see; each says the versions whose layout
+ * it copies, all of the tested range.
+ */
+#ifndef TRACETOP_PYCOMPAT_H
+#define TRACETOP_PYCOMPAT_H
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+#include <frameobject.h>
+
+/* The first version tested, and the first one past the tested range. */
+#define TT_PYTHON_FIRST 0x030B0000 /* 3.11 */
+#define TT_PYTHON_END 0x030E0000   /* 3.14 */
+
+#if PY_VERSION_HEX < TT_PYTHON_FIRST || PY_VERSION_HEX >= TT_PYTHON_END
+#error "tracetop is built for CPython 3.11 to 3.13 only (src/ext/pycompat.h: TT_PYTHON_FIRST, TT_PYTHON_END)"
+#endif
+
+/* sys.monitoring (PEP 669), which the monitoring instrumenter records with
+ * and which the profile hook itself runs on. */
+#define TT_PYTHON_HAS_MONITORING (PY_VERSION_HEX >= 0x030C0000)
+
+/* The reference tracer (PyRefTracer_SetTracer), which objects.c counts
+ * objects with; before it, objects.c wedges libpython (relink.h). */
+#define TT_PYTHON_HAS_REF_TRACER (PY_VERSION_HEX >= 0x030D0000)
+
+/* Instrumenting a code object for sys.monitoring takes its
+ * superinstructions away for good (3.12 alone: requicken.h). */
+#define TT_PYTHON_UNQUICKENS (PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030D0000)
+
+/* asyncio keeps the running task in each thread's state, which tasks.c
+ * does not read (3.14 on). */
+#define TT_PYTHON_TASKS_PER_THREAD (PY_VERSION_HEX >= 0x030E0000)
+
+/* ---- frames ---- */
+
+#if PY_VERSION_HEX < 0x030C0000
+/* CPython 3.11's frame object and the start of its _PyInterpreterFrame
+ * (internal/pycore_frame.h, the same in every 3.11 release): the code a
+ * frame runs, read as PyFrame_GetCode reads it, without a call into the
+ * interpreter and a reference taken and given back on every Python call. */
+typedef struct tt_frame_data {
+    PyObject *f_func, *f_globals, *f_builtins, *f_locals;
+    PyCodeObject *f_code;
+} tt_frame_data;
+
+typedef struct tt_frame_object {
+    PyObject_HEAD
+    PyFrameObject *f_back;
+    tt_frame_data *f_frame;
+} tt_frame_object;
+#endif
+
+/* The code a frame runs, borrowed: the frame keeps it. */
+static inline PyObject *tt_frame_code(PyFrameObject *frame)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    return (PyObject *)((tt_frame_object *)frame)->f_frame->f_code;
+#else
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    Py_DECREF(code);
+    return (PyObject *)code;
+#endif
+}
+
+/* ---- code objects' extra slots ---- */
+
+/* CPython's _PyCodeObjectExtra (internal, the same from 3.11 to 3.13): the
+ * slots behind a code object's co_extra. Read inline, a call's region costs
+ * a few loads instead of two calls into the interpreter. */
+typedef struct tt_code_extra {
+    Py_ssize_t ce_size;
+    void *ce_extras[1];
+} tt_code_extra;
+
+static inline Py_ssize_t tt_code_extra_request_index(void)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyUnstable_Eval_RequestCodeExtraIndex(NULL);
+#else
+    return _PyEval_RequestCodeExtraIndex(NULL);
+#endif
+}
+
+static inline int tt_code_set_extra(PyObject *code, Py_ssize_t index, void *extra)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyUnstable_Code_SetExtra(code, index, extra);
+#else
+    return _PyCode_SetExtra(code, index, extra);
+#endif
+}
+
+/* ---- the profile and trace hooks ---- */
+
+/* Sets func (or NULL) as the profile function, or the trace function, of
+ * every thread of the calling thread's interpreter. An audit hook may
+ * refuse it for a thread, leaving an exception set. */
+static inline void tt_set_profile_all_threads(Py_tracefunc func)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyEval_SetProfileAllThreads(func, NULL);
+#else
+    PyInterpreterState *interp = PyThreadState_GetInterpreter(PyThreadState_Get());
+    for (PyThreadState *t = PyInterpreterState_ThreadHead(interp); t; t = PyThreadState_Next(t))
+        _PyEval_SetProfile(t, func, NULL);
+#endif
+}
+
+static inline void tt_set_trace_all_threads(Py_tracefunc func)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyEval_SetTraceAllThreads(func, NULL);
+#else
+    PyInterpreterState *interp = PyThreadState_GetInterpreter(PyThreadState_Get());
+    for (PyThreadState *t = PyInterpreterState_ThreadHead(interp); t; t = PyThreadState_Next(t))
+        _PyEval_SetTrace(t, func, NULL);
+#endif
+}
+
+/* ---- the interpreter ---- */
+
+static inline int tt_is_finalizing(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
+}
+
+/* ---- the GIL's state (gil.c alone, built with Py_BUILD_CORE) ---- */
+
+#ifdef Py_BUILD_CORE
+#if PY_VERSION_HEX >= 0x030C0000
+#include <internal/pycore_interp.h>
+#else
+#include <internal/pycore_runtime.h>
+#endif
+
+/* The GIL state of the calling thread's interpreter: in each interpreter
+ * from 3.12 on (NULL where it has none), in the runtime before. */
+static inline struct _gil_runtime_state *tt_gil_state(void)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyInterpreterState_Get()->ceval.gil;
+#else
+    return &_PyRuntime.ceval.gil;
+#endif
+}
+
+/* Its `locked` and `last_holder`, read with relaxed atomic loads from any
+ * thread, as CPython's own ceval.c reads `locked` without a lock. */
+static inline int tt_gil_locked(struct _gil_runtime_state *gil)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return __atomic_load_n(&gil->locked, __ATOMIC_RELAXED) > 0;
+#else
+    return _Py_atomic_load_relaxed(&gil->locked) > 0;
+#endif
+}
+
+static inline const void *tt_gil_last_holder(struct _gil_runtime_state *gil)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return __atomic_load_n(&gil->last_holder, __ATOMIC_RELAXED);
+#else
+    return (const void *)_Py_atomic_load_relaxed(&gil->last_holder);
+#endif
+}
+#endif
+
+#endif
