@@ -666,6 +666,7 @@ static int by_time(const void *a, const void *b)
  * streams) at each of its records. Then the records in time order. */
 static int make_object_tracks(builder *b)
 {
+    if (!b->object_count) return 0; /* objects is NULL: qsort must not see it */
     qsort(b->objects, b->object_count, sizeof *b->objects, by_process_then_time);
     uint32_t first = (uint32_t)b->track_count;
     double *alive = NULL;

@@ -19,8 +19,8 @@
  *    the node. Siblings link in a ring in the order they were first called,
  *    and a child the table found becomes the one the child entered before it
  *    links to: calls made in the same order as before, or alternating
- *    between two in a loop, find theirs at once. The links only guess. The hooks'
- *    paths without a call (ext.h) take the first two tries inline and record
+ *    between two in a loop, find theirs at once. The links only guess. The fast
+ *    path (src/ext/fastpath.h: tt_fast_*) takes the first two tries inline and records
  *    a call that needs the rest out of line (tt_stream_enter_now).
  *  - The tree is also the stream's stack of open calls (stream.h): `cur`
  *    and its parent links are the recorded calls open, and each node's
@@ -37,7 +37,7 @@
  *    a chunk's calls never find the tree full. Should memory run out, the
  *    tree is given up (`lost`): its nodes stay as they are, but a call can
  *    no longer find its own, so the stream gives up recording calls (its
- *    hooks' paths without a call closed): at its next call, it closes what
+ *    fast path closed): at its next call, it closes what
  *    is open, and drops every call and return from then on (stream.h); it
  *    is written without a tree and read back at the end.
  *  - After STREAM_END, tt_calltree_write puts the tree in TREE chunks

@@ -115,7 +115,7 @@ uint32_t *tt_stream_entries(const tt_stream *s, uint32_t *count)
         uint32_t above = node->skipped & ~TT_CALLTREE_ROOT_SKIPPED;
         n -= above;
         k -= above;
-        memcpy(out + n, s->skips + k, above * sizeof *out);
+        if (above) memcpy(out + n, s->skips + k, above * sizeof *out); /* skips is NULL until a skip */
         if (node->region == TT_CALLTREE_ROOT) break;
         out[--n] = tt_calltree_region(t, node);
     }

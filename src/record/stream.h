@@ -37,8 +37,8 @@
 #define TT_STACK_SKIP UINT32_MAX       /* a call not recorded */
 #define TT_STACK_OWN (UINT32_MAX - 1u) /* a call into tracetop itself (see api.c) */
 
-/* The chunk's `used` below which the hooks' paths without a call (ext.h)
- * record: room for any record of integer fields. */
+/* The chunk's `used` below which the fast path (src/ext/fastpath.h:
+ * tt_fast_*) records: room for any record of integer fields. */
 #define TT_FAST_USED_LIMIT (TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED + 1u)
 
 #if defined(__GNUC__)
@@ -61,7 +61,7 @@ typedef struct tt_stream {
     uint32_t skip_count, skip_cap;
     uint32_t *skips;
     /* TT_FAST_USED_LIMIT while its call tree has room for the chunk's calls;
-     * 0, closing the hooks' paths without a call to the stream, before the
+     * 0, closing the fast path (tt_fast_*) to the stream, before the
      * tree is made and once it is lost. */
     uint32_t fast_used_limit;
     uint64_t events;
@@ -75,8 +75,8 @@ typedef struct tt_stream {
     uint32_t index;      /* events: the stream number, the file's name */
     uint64_t native_tid;
     struct tt_stream *next; /* in the session's list */
-    /* Where the thread that owns the stream keeps the stream its hooks'
-     * paths without a call record into (ext.h: tt_tls_fast), NULL when none
+    /* Where the thread that owns the stream keeps the stream its fast
+     * path records into (src/ext/fastpath.h: tt_tls_fast), NULL when none
      * or once the thread has ended: set and cleared with the session's
      * streams locked, so that a switch can close those paths to every thread. */
     _Atomic(struct tt_stream *) *fast_slot;
@@ -289,8 +289,8 @@ static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
 void tt_stream_enter_step(tt_stream *s, uint32_t region, uint32_t task);
 
 /* tt_stream_enter and tt_stream_leave at the clock's time, out of line:
- * for the hooks' paths without a call, when the call tree has to look the
- * call's node up, or the delta is long (ext.h: TT_FAST_NOW). */
+ * for the fast path (tt_fast_*), when the call tree has to look the
+ * call's node up, or the delta is long (src/ext/fastpath.h: TT_FAST_NOW). */
 void tt_stream_enter_now(tt_stream *s, uint32_t region);
 void tt_stream_leave_now(tt_stream *s);
 

@@ -330,7 +330,7 @@ int tt_objview_build(tt_objview *o, const tt_watch *w, uint64_t now_ns)
         }
         o->rate_ns = now_ns;
     }
-    qsort(o->rows, o->row_count, sizeof *o->rows, by_alive);
+    if (o->row_count) qsort(o->rows, o->row_count, sizeof *o->rows, by_alive); /* rows is NULL before one */
     while (o->row_count && !o->rows[o->row_count - 1].seen) free(o->rows[--o->row_count].type);
     return failed ? -1 : 0;
 }

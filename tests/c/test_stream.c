@@ -203,8 +203,8 @@ static const tt_calltree_node *root_child(const tt_stream *s, uint32_t region)
 
 /* A clock that goes back (a TSC a few ticks apart across CPUs) stamps a
  * record at the last record's time, and the call tree counts that time too.
- * The hooks' paths without a call hand such an event to this general way
- * (ext.h: TT_FAST_NOW), as they do any whose delta is long. */
+ * The fast path (tt_fast_*) hands such an event to this slow path
+ * (src/ext/fastpath.h: TT_FAST_NOW), as it does any whose delta is long. */
 static void test_clock_back(void)
 {
     char experiment[128];

@@ -1,5 +1,5 @@
 """tracetop caches each code object's region in CPython's co_extra slots, and its hooks read the first slot
-without a call (ext.h: tt_code_entry_first). Another tool that asked for a slot before tracetop was imported (a
+without a call (src/ext/pyregions.h: tt_code_entry_first). Another tool that asked for a slot before tracetop was imported (a
 JIT, a debugger, a second profiler) owns the first one: tracetop then takes its hooks' general way, and the
 trace must be the one it records when it has the first slot: the same calls, well nested, the program's output
 the same."""
