@@ -16,7 +16,7 @@ import pytest
 # What runs inside the measured process (active(), usage_start(), gil_unavailable()), and what reads its traces
 # (Trace, Index, profile, summary, score, convert, overview, MpiView, TaskLanes, LiveWatch).
 from tracetop import _tracetop  # noqa: F401 (for the tests)
-from tracetop import _tracetop as reader
+from tracetop import _reader as reader
 
 # The programs the tests run, and the workloads that bench/ times (programs/workloads/README.md).
 PROGRAMS = Path(__file__).parent / "programs"
