@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from helpers import PROGRAMS, python, reader, streams, tracetop
+from helpers import PROGRAMS, enters, python, reader, streams, tracetop
 from index_helpers import all_lanes, decode_samples, decode_spans, decode_tree, raw_spans
 
 
@@ -307,7 +307,11 @@ def test_a_killed_programs_trace_is_indexed_up_to_its_cut(tmp_path):
     assert index.problems and all("cut" in problem for problem in index.problems)
     leaf = [i for i, r in enumerate(index.regions) if r["name"] == "__main__:work"]
     _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 100, [0], only=leaf))
-    assert sum(s["calls"] for s in spans) >= int(completed.stdout)
+    # Every call the trace holds up to its cut (the last may be cut open). How many that is depends on how far
+    # the writer had come when the kill came: on a loaded machine, not all of those done 0.1 s before it.
+    recorded = enters(tmp_path / "exp")["__main__:work"]
+    assert int(completed.stdout) > 0 and recorded > 0
+    assert sum(s["calls"] for s in spans) >= recorded - 1
     # The viewer and the report say what was cut, once, and go on.
     report = tracetop("report", "exp", "-o", "r.html", cwd=tmp_path)
     assert report.returncode == 0

@@ -99,7 +99,7 @@ def test_report_shortens_a_narrow_boxs_name_in_the_middle_and_hovers_styled(brow
             for (let y = 4; y < c.clientHeight; y += 6) for (let x = 4; x < c.clientWidth; x += 4) {
                 c.dispatchEvent(new MouseEvent('mousemove', {clientX: box.left + x, clientY: box.top + y, bubbles: true}));
                 const tip = document.getElementById('flame-tip');
-                if (!tip.hidden && tip.textContent.includes('Numerical')) return [box.left + x, box.top + y];
+                if (!tip.hidden && tip.textContent.includes('_recursively')) return [box.left + x, box.top + y];
             }
             return null;
         }""")
