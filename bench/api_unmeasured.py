@@ -6,6 +6,7 @@ Outside a measurement every call of the API is a no-op. This times `with traceto
 and the other calls against the same statement without tracetop (`with nullcontext(): pass` for the
 region), best of five repeats, and prints nanoseconds per call and the ratio.
 """
+
 import argparse
 import timeit
 from contextlib import nullcontext
@@ -14,17 +15,22 @@ import tracetop
 from tracetop import _tracetop
 
 CALLS = {
-    'with region("x"): pass': ('with nullcontext(): pass', 'with region("x"): pass'),
-    'region_begin/region_end': ('pass', 'region_begin("y"); region_end("y")'),
-    'parameter_int': ('pass', 'parameter_int("n", 1)'),
-    'counter': ('pass', 'counter("c", 1.5)'),
+    'with region("x"): pass': ("with nullcontext(): pass", 'with region("x"): pass'),
+    "region_begin/region_end": ("pass", 'region_begin("y"); region_end("y")'),
+    "parameter_int": ("pass", 'parameter_int("n", 1)'),
+    "counter": ("pass", 'counter("c", 1.5)'),
 }
 
 
 def best_ns(statement, number):
-    names = {"nullcontext": nullcontext, "region": tracetop.region, "region_begin": tracetop.region_begin,
-             "region_end": tracetop.region_end, "parameter_int": tracetop.parameter_int,
-             "counter": tracetop.counter}
+    names = {
+        "nullcontext": nullcontext,
+        "region": tracetop.region,
+        "region_begin": tracetop.region_begin,
+        "region_end": tracetop.region_end,
+        "parameter_int": tracetop.parameter_int,
+        "counter": tracetop.counter,
+    }
     return min(timeit.repeat(statement, globals=names, number=number, repeat=5)) / number * 1e9
 
 

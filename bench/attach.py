@@ -14,6 +14,7 @@ CPU-bound workers noting the CPU time of each batch of work): the least batch co
 windows, paired with an identical copy never attached to over the same windows, so that the machine's load
 weighs on both alike; after / before should be 1 (a hook left behind costs several times a batch).
 """
+
 import argparse
 import re
 import statistics
@@ -41,8 +42,10 @@ while True:
     time.sleep(0.01)
 """
 
-DETAIL = re.compile(r"attaching took ([\d.]+) s: gdb ([\d.]+) s; the program ran tracetop's bootstrap at ([\d.]+) s, "
-                    r"measured from ([\d.]+) s")
+DETAIL = re.compile(
+    r"attaching took ([\d.]+) s: gdb ([\d.]+) s; the program ran tracetop's bootstrap at ([\d.]+) s, "
+    r"measured from ([\d.]+) s"
+)
 
 
 def first_event_ms(experiment):
@@ -52,7 +55,7 @@ def first_event_ms(experiment):
     firsts = []
     for thread in process["threads"]:
         events, _, _ = trace.read_stream(0, thread["stream"])
-        after = events[thread["open_at_start"]:]
+        after = events[thread["open_at_start"] :]
         if after:
             firsts.append(after[0][1])
     return min(firsts) / 1e6
@@ -62,8 +65,9 @@ class Spinner:
     """attach_spin.py: each line on its stdin is answered with the least CPU time (µs) a batch took since."""
 
     def __init__(self):
-        self.process = subprocess.Popen([sys.executable, "-I", "-S", str(SPINNER)], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-S", str(SPINNER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         assert self.process.stdout.readline() == "ready\n"
 
     def mark(self):
@@ -90,9 +94,22 @@ def speed_after_detach():
         before = relative_cost(measured, control)
         with tempfile.TemporaryDirectory() as place:
             for n in range(2):
-                subprocess.run([sys.executable, "-m", "tracetop", "attach", str(measured.process.pid), "--duration",
-                                "2", "--output", str(Path(place) / f"exp{n}")], capture_output=True, check=True,
-                               cwd=place)  # not the checkout, whose tracetop/ has no extension built
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "tracetop",
+                        "attach",
+                        str(measured.process.pid),
+                        "--duration",
+                        "2",
+                        "--output",
+                        str(Path(place) / f"exp{n}"),
+                    ],
+                    capture_output=True,
+                    check=True,
+                    cwd=place,
+                )  # not the checkout, whose tracetop/ has no extension built
         return before, relative_cost(measured, control)
     finally:
         for spinner in (measured, control):
@@ -110,8 +127,23 @@ def main():
         with tempfile.TemporaryDirectory() as place:
             for n in range(options.times):
                 experiment = Path(place) / f"exp{n}"
-                done = subprocess.run([sys.executable, "-m", "tracetop", "attach", str(target.pid), "--duration", "1",
-                                       "-v", "--output", str(experiment)], capture_output=True, text=True, cwd=place)
+                done = subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "tracetop",
+                        "attach",
+                        str(target.pid),
+                        "--duration",
+                        "1",
+                        "-v",
+                        "--output",
+                        str(experiment),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    cwd=place,
+                )
                 found = DETAIL.search(done.stderr)
                 if done.returncode != 0 or not found:
                     sys.exit(f"attach failed:\n{done.stderr}")
@@ -126,8 +158,10 @@ def main():
     medians = [statistics.median(column) for column in zip(*rows)]
     print("| median | " + " | ".join(f"**{value:.1f}**" for value in medians) + " |")
     before, after = speed_after_detach()
-    print(f"\nbatch cost against an unattached twin: before {before:.3f}, after two attaches {after:.3f} "
-          f"(after / before {after / before:.3f})")
+    print(
+        f"\nbatch cost against an unattached twin: before {before:.3f}, after two attaches {after:.3f} "
+        f"(after / before {after / before:.3f})"
+    )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ The converters stream from the reader, so the peak RSS of the larger trace shoul
 --objects traces with objects counted, so that the traces hold OBJECTS records for the converters to carry.
 Prints a markdown table and writes it to bench/results/convert.md.
 """
+
 import argparse
 import os
 import subprocess
@@ -68,7 +69,8 @@ def size_of(path):
     stem = path.with_suffix("")
     parts = [path, stem.with_suffix(".def"), stem.with_suffix(".marker")]
     return sum(p.stat().st_size for p in parts if p.exists()) + sum(
-        f.stat().st_size for f in stem.rglob("*") if f.is_file())
+        f.stat().st_size for f in stem.rglob("*") if f.is_file()
+    )
 
 
 def main():
@@ -79,32 +81,49 @@ def main():
     args = parser.parse_args()
     formats = args.formats.split(",")
     tool = [sys.executable, "-m", "tracetop"]
-    lines = ["| trace events | format | seconds | events/s | output bytes/event | peak RSS (MiB) |",
-             "|---:|---|---:|---:|---:|---:|"]
+    lines = [
+        "| trace events | format | seconds | events/s | output bytes/event | peak RSS (MiB) |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
     with tempfile.TemporaryDirectory(prefix="tracetop-convert-") as tmp:
         tmp = Path(tmp)
         (tmp / "calls.py").write_text(PROGRAM)
         for calls in (args.calls // 4, args.calls):
             exp = tmp / f"exp{calls}"
             print(f"tracing {calls:,} iterations ...", file=sys.stderr, flush=True)
-            subprocess.run([*tool, "--no-profile", *(["--objects"] if args.objects else []), "--output", str(exp),
-                            "calls.py", str(calls)], cwd=tmp, check=True, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    *tool,
+                    "--no-profile",
+                    *(["--objects"] if args.objects else []),
+                    "--output",
+                    str(exp),
+                    "calls.py",
+                    str(calls),
+                ],
+                cwd=tmp,
+                check=True,
+                stderr=subprocess.DEVNULL,
+            )
             events = _reader.Trace(str(exp)).processes[0]["events"]
             for format in formats:
                 out = tmp / f"out{calls}" / _reader.default_name(format)
                 out.parent.mkdir(exist_ok=True)
                 print(f"  {format} ...", file=sys.stderr, flush=True)
                 seconds, rss = timed([*tool, "convert", str(exp), "--to", format, "-o", str(out)], tmp)
-                lines.append(f"| {events:,} | {format} | {seconds:.2f} | {events / seconds:,.0f} | "
-                             f"{size_of(out) / events:.2f} | {rss:.1f} |")
+                lines.append(
+                    f"| {events:,} | {format} | {seconds:.2f} | {events / seconds:,.0f} | "
+                    f"{size_of(out) / events:.2f} | {rss:.1f} |"
+                )
             seconds, rss = timed([*tool, "score", str(exp)], tmp)
             lines.append(f"| {events:,} | (score) | {seconds:.2f} | {events / seconds:,.0f} | – | {rss:.1f} |")
     report = "\n".join(lines)
     print(report)
     RESULTS.parent.mkdir(exist_ok=True)
     counted = ", objects counted" if args.objects else ""
-    RESULTS.write_text(f"# converter throughput\n\nPython {sys.version.split()[0]}, {os.cpu_count()} CPUs{counted}.\n\n"
-                       f"{report}\n")
+    RESULTS.write_text(
+        f"# converter throughput\n\nPython {sys.version.split()[0]}, {os.cpu_count()} CPUs{counted}.\n\n{report}\n"
+    )
 
 
 if __name__ == "__main__":

@@ -7,10 +7,12 @@
 The hook is set on every thread before SCRIPT starts. build() compiles hook.c for the running
 Python into bench/.cache; the runner expects it built.
 """
+
 import os
 import sys
 import threading
 import types
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.path.join(HERE, ".cache")
 SOURCE = os.path.join(HERE, "hook.c")

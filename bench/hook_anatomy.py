@@ -13,6 +13,7 @@ information does not change what GCC generates). Other functions of tracetop's (
 tree's lookup, asyncio's steps) are listed by name. Counts are exact, so one run at each size suffices; under
 valgrind a program runs ~50 times slower, so its clock deltas take the record forms of long ones.
 """
+
 import argparse
 import collections
 import os
@@ -30,8 +31,10 @@ HERE = Path(__file__).resolve().parent
 CONCEPTS = (
     ("the hook itself: its arguments, which event, its return", ("hook_",)),
     ("the thread's stream and its chunk's room", ("tt_fast_stream", "tt_record_room")),
-    ("the region of a call (its code object's, its C function's)",
-     ("frame_code", "tt_code_entry", "tt_method_def", "tt_cfunction_", "tt_tasks_awaited")),
+    (
+        "the region of a call (its code object's, its C function's)",
+        ("frame_code", "tt_code_entry", "tt_method_def", "tt_cfunction_", "tt_tasks_awaited"),
+    ),
     ("the clock", ("__rdtsc", "tt_fast_now")),
     ("the paths' tests: the delta and its forms' bounds, the entry, calls not recorded", ("tt_fast_",)),
     ("the call tree (the profile, the stack of open calls)", ("tt_calltree_",)),
@@ -60,16 +63,30 @@ def debug_twin(installed, workdir):
     """The extension built again with debug information, its code the installed one's (else exits)."""
     build = workdir / "build"
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    for argv in (["meson", "setup", str(build), str(HERE.parent), "--buildtype=release", "-Db_ndebug=if-release",
-                  "-Ddebug=true"], ["ninja", "-C", str(build), installed.name]):
+    for argv in (
+        [
+            "meson",
+            "setup",
+            str(build),
+            str(HERE.parent),
+            "--buildtype=release",
+            "-Db_ndebug=if-release",
+            "-Ddebug=true",
+        ],
+        ["ninja", "-C", str(build), installed.name],
+    ):
         done = subprocess.run(argv, env=env, capture_output=True, text=True)
         if done.returncode:
-            sys.exit(f"hook_anatomy.py: building the twin with debug information failed: {argv[0]}: "
-                     + (done.stdout + done.stderr).strip().splitlines()[-1])
+            sys.exit(
+                f"hook_anatomy.py: building the twin with debug information failed: {argv[0]}: "
+                + (done.stdout + done.stderr).strip().splitlines()[-1]
+            )
     twin = build / installed.name
     if text_section(twin, workdir) != text_section(installed, workdir):
-        sys.exit(f"hook_anatomy.py: {installed} is not built from this tree's sources (its code differs from a "
-                 "fresh build's): reinstall it (make .venv/.installed)")
+        sys.exit(
+            f"hook_anatomy.py: {installed} is not built from this tree's sources (its code differs from a "
+            "fresh build's): reinstall it (make .venv/.installed)"
+        )
     return twin
 
 
@@ -116,9 +133,14 @@ def instruction_costs(out_file, shared_object):
 
 
 def callgrind(argv, workdir, name, shared_object):
-    subprocess.run(["valgrind", "--tool=callgrind", "--dump-instr=yes", f"--callgrind-out-file={workdir / name}.%p",
-                    *argv], cwd=workdir, env=bench.ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=True)
+    subprocess.run(
+        ["valgrind", "--tool=callgrind", "--dump-instr=yes", f"--callgrind-out-file={workdir / name}.%p", *argv],
+        cwd=workdir,
+        env=bench.ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
     costs = collections.Counter()
     for out_file in workdir.glob(f"{name}.*"):
         costs.update(instruction_costs(out_file, shared_object))
@@ -129,8 +151,12 @@ def inlined_from(twin, addresses, lines):
     """{address: the innermost function of tracetop's its code comes from (with --lines, its source line too)}.
     addr2line -a -i -f gives each address on a line of its own, then a function and its place for each level of
     inlining, innermost first."""
-    report = subprocess.run(["addr2line", "-a", "-i", "-f", "-e", str(twin), *(hex(a) for a in addresses)],
-                            capture_output=True, text=True, check=True).stdout.splitlines()
+    report = subprocess.run(
+        ["addr2line", "-a", "-i", "-f", "-e", str(twin), *(hex(a) for a in addresses)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     names = {}
     for i, line in enumerate(report):
         if ADDRESS.match(line) and i + 2 < len(report):
@@ -182,8 +208,9 @@ def main():
         between = events[args.large] - events[args.small]
         difference = collections.Counter(costs[args.large])
         difference.subtract(costs[args.small])
-        names = inlined_from(twin, sorted({address for function, address in difference if is_hook(function)}),
-                             args.lines)
+        names = inlined_from(
+            twin, sorted({address for function, address in difference if is_hook(function)}), args.lines
+        )
     by_name, by_concept = collections.Counter(), collections.Counter()
     by_hook, elsewhere = collections.Counter(), collections.Counter()
     for (function, address), cost in difference.items():
@@ -194,10 +221,13 @@ def main():
             by_hook[function] += cost
         else:
             elsewhere[function] += cost
-    print(f"{args.workload} {args.small} -> {args.large}: {between:,} events between them; the hooks' "
-          f"instructions per event {sum(by_hook.values()) / between:.1f} ("
-          + ", ".join(f"{name} {cost / between:.1f}" for name, cost in by_hook.most_common()) + "), "
-          f"tracetop's other functions {sum(elsewhere.values()) / between:.1f}")
+    print(
+        f"{args.workload} {args.small} -> {args.large}: {between:,} events between them; the hooks' "
+        f"instructions per event {sum(by_hook.values()) / between:.1f} ("
+        + ", ".join(f"{name} {cost / between:.1f}" for name, cost in by_hook.most_common())
+        + "), "
+        f"tracetop's other functions {sum(elsewhere.values()) / between:.1f}"
+    )
     print("the hooks' instructions, by what they do:")
     for name, cost in by_concept.most_common():
         print(f"{cost / between:8.2f}  {name}")

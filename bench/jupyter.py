@@ -26,7 +26,7 @@ from jupyter_client.manager import start_new_kernel
 MAKE_DATA = "data = [bytes(range(256)) * 400 for _ in range(1000)]\nprint(sum(map(len, data)) >> 20, 'MiB')"
 
 # The Score-P kernel's way, emulated in the kernel: state -> pickle -> subprocess runs the cell -> pickle -> state.
-SCOREP_WAY = r'''
+SCOREP_WAY = r"""
 import builtins, pickle, subprocess, sys, tempfile, types
 def _scorep_way(cell):
     names = {name: value for name, value in globals().items()
@@ -43,10 +43,12 @@ def _scorep_way(cell):
         subprocess.run([sys.executable, "-c", child, directory, cell], check=True)
         with open(f"{directory}/back.pkl", "rb") as file:
             globals().update(pickle.load(file))
-'''
+"""
 
-IN_KERNEL = "import time as _t\n_started = _t.perf_counter()\nget_ipython().run_cell({cell!r}, store_history=False)\n" \
-            "print('elapsed', _t.perf_counter() - _started)"
+IN_KERNEL = (
+    "import time as _t\n_started = _t.perf_counter()\nget_ipython().run_cell({cell!r}, store_history=False)\n"
+    "print('elapsed', _t.perf_counter() - _started)"
+)
 
 
 class Kernel:
@@ -91,8 +93,12 @@ def main():
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         prefix = os.path.join(directory, "prefix")
-        subprocess.run([sys.executable, "-m", "tracetop", "jupyter", "install", "--prefix", prefix], check=True,
-                       capture_output=True, cwd=directory)  # not the source tree, which would shadow tracetop
+        subprocess.run(
+            [sys.executable, "-m", "tracetop", "jupyter", "install", "--prefix", prefix],
+            check=True,
+            capture_output=True,
+            cwd=directory,
+        )  # not the source tree, which would shadow tracetop
         os.environ["JUPYTER_PATH"] = os.path.join(prefix, "share", "jupyter")
         notebook = os.path.join(directory, "notebook")
         os.mkdir(notebook)
@@ -132,11 +138,15 @@ def report(kernel, arguments):
     print("| approach | round trip (ms) |\n|---|---|")
     print(f"| plain cell, not measured | {median_ms(plain_times)} |")
     print(f"| tracetop: `%%trace`, in the kernel's process | {median_ms(tracetop_times)} |")
-    print(f"| Score-P kernel's approach: pickle, subprocess, pickle back (emulated, without Score-P) | "
-          f"{median_ms(scorep_times)} |")
+    print(
+        f"| Score-P kernel's approach: pickle, subprocess, pickle back (emulated, without Score-P) | "
+        f"{median_ms(scorep_times)} |"
+    )
     ratio = statistics.median(scorep_times) / statistics.median(tracetop_times)
-    print(f"\nThe Score-P kernel's approach takes {ratio:.0f}x as long per measured cell here, and cannot "
-          "carry generators, open files or sockets at all.")
+    print(
+        f"\nThe Score-P kernel's approach takes {ratio:.0f}x as long per measured cell here, and cannot "
+        "carry generators, open files or sockets at all."
+    )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Prints markdown tables on stdout and writes them to bench/results/live.md; progr
 bench/README.md says what each number means. Run it with the venv that has tracetop installed, with
 no other program running under `tracetop run --live` (top's reader here watches every live process).
 """
+
 import argparse
 import os
 import platform
@@ -17,11 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from tracetop import _reader, _tracetop
+
 import hook
 import run
 from run import Failed, progress
-
-from tracetop import _reader, _tracetop
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -46,8 +47,14 @@ def count_with_top(counter, argv, workdir):
     """Instructions of argv (a program measured with --live, in experiment workdir/exp) while `tracetop
     top --drain` reads it; the events top read, the events in the trace and the bytes of events the
     channel dropped."""
-    reader = subprocess.Popen([sys.executable, "-m", "tracetop", "top", "--drain"], env=run.ENV, cwd=workdir,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "tracetop", "top", "--drain"],
+        env=run.ENV,
+        cwd=workdir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         instructions = count(counter, argv, workdir)
         out, err = reader.communicate(timeout=120)
@@ -91,16 +98,24 @@ def measure_costs(name, sizes, counter):
             plain[size] = count(counter, tracetop_run(str(DRIVER), "attach", *program), Path(tmp))
         with tempfile.TemporaryDirectory(prefix="tracetop-bench-") as tmp:
             live[size], events_read, events_traced, bytes_dropped = count_with_top(
-                counter, tracetop_run("--live", str(DRIVER), "attach", *program), Path(tmp))
+                counter, tracetop_run("--live", str(DRIVER), "attach", *program), Path(tmp)
+            )
             read, traced, dropped = read + events_read, traced + events_traced, dropped + bytes_dropped
         with tempfile.TemporaryDirectory(prefix="tracetop-bench-") as tmp:
             progress(f"{name} {size}: no tracetop, tracetop with measurement off")
             none[size] = count(counter, [sys.executable, *program], Path(tmp))
         with tempfile.TemporaryDirectory(prefix="tracetop-bench-") as tmp:
             off[size] = count(counter, tracetop_run("--live", str(DRIVER), "off", *program), Path(tmp))
-    return {"events": events, "plain": per_event(plain, events, sizes), "live": per_event(live, events, sizes),
-            "none": per_event(none, events, sizes), "off": per_event(off, events, sizes), "read": read,
-            "traced": traced, "dropped": dropped}
+    return {
+        "events": events,
+        "plain": per_event(plain, events, sizes),
+        "live": per_event(live, events, sizes),
+        "none": per_event(none, events, sizes),
+        "off": per_event(off, events, sizes),
+        "read": read,
+        "traced": traced,
+        "dropped": dropped,
+    }
 
 
 def top_reading(seconds):
@@ -113,8 +128,9 @@ def top_reading(seconds):
     results = []
     for mode in (["flood", str(seconds)], ["paced", str(seconds), str(RATE)]):
         progress(f"top reading: {mode[0]}")
-        line = subprocess.run([str(build / "live_top_bench"), *mode], check=True, capture_output=True,
-                              text=True).stdout.split()
+        line = subprocess.run(
+            [str(build / "live_top_bench"), *mode], check=True, capture_output=True, text=True
+        ).stdout.split()
         results.append(dict(zip(line[1::2], map(float, line[2::2]))))
     return results
 
@@ -124,8 +140,14 @@ def ctl_latency(seconds):
     on a program that keeps calling functions under `tracetop run --live`."""
     busy = f"import time\nend = time.time() + {seconds}\nwhile time.time() < end:\n    sum(range(100))\n"
     with tempfile.TemporaryDirectory(prefix="tracetop-bench-") as tmp:
-        program = subprocess.Popen(tracetop_run("--live", "-c", busy), cwd=tmp, env=run.ENV,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        program = subprocess.Popen(
+            tracetop_run("--live", "-c", busy),
+            cwd=tmp,
+            env=run.ENV,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 60
         while True:  # until its channel is ready: asking for what it does already is answered at once
             try:
@@ -160,14 +182,18 @@ def main():
         sys.exit("live.py: counting instructions needs perf (with instructions:u) or valgrind")
     hook.build()
 
-    report = [f"# tracetop live benchmark\n\nPython {platform.python_version()} ({sys.executable}), "
-              f"instructions by {counter}, {os.cpu_count()} CPUs{', --quick' if args.quick else ''}."]
+    report = [
+        f"# tracetop live benchmark\n\nPython {platform.python_version()} ({sys.executable}), "
+        f"instructions by {counter}, {os.cpu_count()} CPUs{', --quick' if args.quick else ''}."
+    ]
     print(report[0], flush=True)
 
-    lines = ["## Instructions per event\n",
-             "| workload | events | tracetop | tracetop --live, top reading | added by --live | no tracetop | "
-             "tracetop, measurement off | added when off | events top read / in the trace | bytes dropped |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "## Instructions per event\n",
+        "| workload | events | tracetop | tracetop --live, top reading | added by --live | no tracetop | "
+        "tracetop, measurement off | added when off | events top read / in the trace | bytes dropped |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for name in args.workloads:
         sizes = run.SIZES[name][1 if args.quick else 0]
         try:
@@ -176,31 +202,43 @@ def main():
             lines.append(f"| {name} | failed: {str(failure).replace('|', '/')} | | | | | | | | |")
             continue
         small, large = sizes
-        lines.append(f"| {name} | {m['events'][small]:,} → {m['events'][large]:,} | {m['plain']:.1f} | "
-                     f"{m['live']:.1f} | {100 * (m['live'] / m['plain'] - 1):+.2f} % | {m['none']:.1f} | "
-                     f"{m['off']:.1f} | {100 * (m['off'] / m['none'] - 1):+.2f} % | {m['read']:,} / {m['traced']:,} | "
-                     f"{m['dropped']:,} |")
+        lines.append(
+            f"| {name} | {m['events'][small]:,} → {m['events'][large]:,} | {m['plain']:.1f} | "
+            f"{m['live']:.1f} | {100 * (m['live'] / m['plain'] - 1):+.2f} % | {m['none']:.1f} | "
+            f"{m['off']:.1f} | {100 * (m['off'] / m['none'] - 1):+.2f} % | {m['read']:,} / {m['traced']:,} | "
+            f"{m['dropped']:,} |"
+        )
         print(lines[-1], file=sys.stderr, flush=True)
     report.append("\n".join(lines))
     print(f"\n{report[-1]}", flush=True)
 
     flood, paced = top_reading(args.seconds)
-    report.append("\n".join([
-        "## tracetop top reading\n",
-        "| mode | events sent | events read | events read a second | bytes dropped |",
-        "|---|---:|---:|---:|---:|",
-        f"| flood | {flood['sent']:,.0f} | {flood['read']:,.0f} | {flood['events_per_second'] / 1e6:.1f} M | "
-        f"{flood['dropped_bytes']:,.0f} |",
-        f"| paced at {RATE / 1e6:.0f} M/s | {paced['sent']:,.0f} | {paced['read']:,.0f} | "
-        f"{paced['events_per_second'] / 1e6:.1f} M | {paced['dropped_bytes']:,.0f} |"]))
+    report.append(
+        "\n".join(
+            [
+                "## tracetop top reading\n",
+                "| mode | events sent | events read | events read a second | bytes dropped |",
+                "|---|---:|---:|---:|---:|",
+                f"| flood | {flood['sent']:,.0f} | {flood['read']:,.0f} | {flood['events_per_second'] / 1e6:.1f} M | "
+                f"{flood['dropped_bytes']:,.0f} |",
+                f"| paced at {RATE / 1e6:.0f} M/s | {paced['sent']:,.0f} | {paced['read']:,.0f} | "
+                f"{paced['events_per_second'] / 1e6:.1f} M | {paced['dropped_bytes']:,.0f} |",
+            ]
+        )
+    )
     print(f"\n{report[-1]}", flush=True)
 
     progress("ctl: switching a running program off and on")
     times = ctl_latency(seconds=2 * TOGGLES * 0.3 + 5)
-    report.append("\n".join([
-        "## tracetop ctl\n",
-        f"Request to answer, {len(times)} switches of a running program: median {statistics.median(times):.1f} ms, "
-        f"max {max(times):.1f} ms."]))
+    report.append(
+        "\n".join(
+            [
+                "## tracetop ctl\n",
+                f"Request to answer, {len(times)} switches of a running program: median {statistics.median(times):.1f} ms, "
+                f"max {max(times):.1f} ms.",
+            ]
+        )
+    )
     print(f"\n{report[-1]}", flush=True)
 
     RESULTS.parent.mkdir(exist_ok=True)

@@ -6,6 +6,7 @@ Prints markdown tables on stdout and writes them to bench/results/live_page.md; 
 bench/README.md says what each number means. Run it with the venv that has tracetop installed (and
 Playwright, as `make test` installs it), with no other program running under `tracetop run --live`.
 """
+
 import argparse
 import os
 import platform
@@ -16,11 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from tracetop.viewer.live import LiveServer
+
 import live
 import run
 from run import Failed, progress
-
-from tracetop.viewer.live import LiveServer
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -76,18 +77,30 @@ def keeping_up(browser, seconds, rate):
     shows it: another reader of every channel of the user (a `tracetop top`, a test's live server) may have
     been there first, and what went out before this server attached is not the page's to count."""
     build = ROOT / "build" / "c"
-    subprocess.run([str(Path(sys.executable).parent / "meson"), "compile", "-C", str(build), "live_top_bench"],
-                   check=True, stdout=sys.stderr)
-    producer = subprocess.Popen([str(build / "live_top_bench"), "produce", str(seconds), str(rate)],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    subprocess.run(
+        [str(Path(sys.executable).parent / "meson"), "compile", "-C", str(build), "live_top_bench"],
+        check=True,
+        stdout=sys.stderr,
+    )
+    producer = subprocess.Popen(
+        [str(build / "live_top_bench"), "produce", str(seconds), str(rate)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     while not channel(producer.pid).exists():  # it sends once a reader is there
         if producer.poll() is not None:
             raise Failed("the producer did not start")
         time.sleep(0.001)
     # The server in a process of its own, as `tracetop view --live` runs (not beside Playwright's driver).
-    server = subprocess.Popen([sys.executable, "-m", "tracetop", "view", "--live", str(producer.pid),
-                               "--no-browser"], cwd=HERE, env=run.ENV, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tracetop", "view", "--live", str(producer.pid), "--no-browser"],
+        cwd=HERE,
+        env=run.ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         context, page = open_page(browser, server.stdout.readline().strip())
         page.wait_for_function(process_js(producer.pid, "true"), timeout=60000)
@@ -112,9 +125,13 @@ def appearing(browser):
         for _ in range(TRIES):
             with tempfile.TemporaryDirectory(prefix="tracetop-bench-") as tmp:
                 (Path(tmp) / "go").touch()
-                program = subprocess.Popen(live.tracetop_run("--live", "-c", "import time; time.sleep(3)"),
-                                           cwd=tmp, env=run.ENV, stdout=subprocess.DEVNULL,
-                                           stderr=subprocess.DEVNULL)
+                program = subprocess.Popen(
+                    live.tracetop_run("--live", "-c", "import time; time.sleep(3)"),
+                    cwd=tmp,
+                    env=run.ENV,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
                 while not channel(program.pid).exists():
                     time.sleep(0.0005)
                 made = time.monotonic()
@@ -131,8 +148,13 @@ def switching(browser):
     """Milliseconds from the page's on/off request to the program's answer, 2 * TRIES times."""
     busy = "import time\nend = time.time() + 30\nwhile time.time() < end:\n    sum(range(100))\n"
     with tempfile.TemporaryDirectory(prefix="tracetop-bench-") as tmp:
-        program = subprocess.Popen(live.tracetop_run("--live", "-c", busy), cwd=tmp, env=run.ENV,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        program = subprocess.Popen(
+            live.tracetop_run("--live", "-c", busy),
+            cwd=tmp,
+            env=run.ENV,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         while not channel(program.pid).exists():
             time.sleep(0.001)
         server = LiveServer([program.pid]).start()
@@ -141,11 +163,13 @@ def switching(browser):
             page.wait_for_function(process_js(program.pid, "true"))
             times = []
             for toggle in range(2 * TRIES):
-                times.append(page.evaluate(f"""async () => {{
+                times.append(
+                    page.evaluate(f"""async () => {{
                     const t0 = performance.now();
                     await (await fetch('api/switch?pid={program.pid}&on={toggle % 2}')).json();
                     return performance.now() - t0;
-                }}"""))
+                }}""")
+                )
                 time.sleep(0.1)
         finally:
             context.close()
@@ -166,44 +190,61 @@ def main():
     if counter is None:
         sys.exit("live_page.py: counting instructions needs perf (with instructions:u) or valgrind")
     from playwright.sync_api import sync_playwright
+
     live.hook.build()
 
-    report = [f"# tracetop live page benchmark\n\nPython {platform.python_version()} ({sys.executable}), "
-              f"instructions by {counter}, {os.cpu_count()} CPUs{', --quick' if args.quick else ''}, "
-              f"Chromium headless."]
+    report = [
+        f"# tracetop live page benchmark\n\nPython {platform.python_version()} ({sys.executable}), "
+        f"instructions by {counter}, {os.cpu_count()} CPUs{', --quick' if args.quick else ''}, "
+        f"Chromium headless."
+    ]
     print(report[0], flush=True)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGUMENTS)
         top, page = cost(counter, run.SIZES[WORKLOAD][1 if args.quick else 0], browser)
-        report.append("\n".join([
-            "## The measured program's cost\n",
-            f"| workload | --live, top reading | --live, the page open | added by the page |",
-            "|---|---:|---:|---:|",
-            f"| {WORKLOAD} | {top:.1f} | {page:.1f} | {100 * (page / top - 1):+.2f} % |"]))
+        report.append(
+            "\n".join(
+                [
+                    "## The measured program's cost\n",
+                    "| workload | --live, top reading | --live, the page open | added by the page |",
+                    "|---|---:|---:|---:|",
+                    f"| {WORKLOAD} | {top:.1f} | {page:.1f} | {100 * (page / top - 1):+.2f} % |",
+                ]
+            )
+        )
         print(f"\n{report[-1]}", flush=True)
 
-        lines = ["## The page keeping up\n",
-                 "| events a second sent | events sent | read by the page | dropped (counted) | "
-                 "frames drawn | median frame | 95th percentile frame |",
-                 "|---:|---:|---:|---:|---:|---:|---:|"]
+        lines = [
+            "## The page keeping up\n",
+            "| events a second sent | events sent | read by the page | dropped (counted) | "
+            "frames drawn | median frame | 95th percentile frame |",
+            "|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         for rate in RATES:
             progress(f"the page at {rate / 1e6:.0f} M events a second")
             sent, read, dropped, frames = keeping_up(browser, args.seconds, rate)
             frames.sort()
-            lines.append(f"| {rate / 1e6:.0f} M | {sent:,} | {read:,} | {dropped:,} | {len(frames)} | "
-                         f"{statistics.median(frames):.2f} ms | {frames[int(0.95 * (len(frames) - 1))]:.2f} ms |")
+            lines.append(
+                f"| {rate / 1e6:.0f} M | {sent:,} | {read:,} | {dropped:,} | {len(frames)} | "
+                f"{statistics.median(frames):.2f} ms | {frames[int(0.95 * (len(frames) - 1))]:.2f} ms |"
+            )
             print(lines[-1], file=sys.stderr, flush=True)
         report.append("\n".join(lines))
         print(f"\n{report[-1]}", flush=True)
 
         progress("a program coming on the page; switching it off and on")
         shown, switched = appearing(browser), switching(browser)
-        report.append("\n".join([
-            "## Latency\n",
-            f"Channel made to program on the page, {len(shown)} programs: median {statistics.median(shown):.0f} ms, "
-            f"max {max(shown):.0f} ms.",
-            f"On/off asked by the page to the program's answer, {len(switched)} switches: median "
-            f"{statistics.median(switched):.1f} ms, max {max(switched):.1f} ms."]))
+        report.append(
+            "\n".join(
+                [
+                    "## Latency\n",
+                    f"Channel made to program on the page, {len(shown)} programs: median {statistics.median(shown):.0f} ms, "
+                    f"max {max(shown):.0f} ms.",
+                    f"On/off asked by the page to the program's answer, {len(switched)} switches: median "
+                    f"{statistics.median(switched):.1f} ms, max {max(switched):.1f} ms.",
+                ]
+            )
+        )
         print(f"\n{report[-1]}", flush=True)
         browser.close()
 

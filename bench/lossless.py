@@ -7,6 +7,7 @@ with the default budget (or --memory SIZE), then compares the ENTER events recor
 two hot regions with the calls it made, which are known exactly. Prints the events, seconds,
 peak RSS and the times tracetop's writer made the program wait; exits 1 when a count differs.
 """
+
 import argparse
 import resource
 import subprocess
@@ -57,8 +58,11 @@ def main():
         print(f"tracing some {4 * args.calls:,} events ...", file=sys.stderr, flush=True)
         start = time.perf_counter()
         # In tmp, where no source tree shadows the installed tracetop.
-        subprocess.run([sys.executable, "-m", "tracetop", "--output", str(exp), *memory, str(script), str(args.calls)],
-                       cwd=tmp, check=True)
+        subprocess.run(
+            [sys.executable, "-m", "tracetop", "--output", str(exp), *memory, str(script), str(args.calls)],
+            cwd=tmp,
+            check=True,
+        )
         seconds = time.perf_counter() - start
         peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         process = _reader.Trace(str(exp)).processes[0]

@@ -8,6 +8,7 @@ Makes (once per size, in bench/.cache/) an experiment with `mpirun -n RANKS trac
 its right neighbour --messages / RANKS messages (nonblocking and blocking in turn) and every 100 of them all ranks
 meet in an allreduce. Prints a markdown table on stdout.
 """
+
 import argparse
 import os
 import shutil
@@ -48,11 +49,33 @@ def experiment(ranks, messages):
     shutil.rmtree(where, ignore_errors=True)
     where.mkdir(parents=True)
     (where / "ring.py").write_text(PROGRAM)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
+    env = dict(
+        os.environ,
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        OMPI_MCA_rmaps_base_oversubscribe="1",
+    )
     print(f"making an experiment of {ranks} ranks, {messages} messages ...", file=sys.stderr)
-    subprocess.run(["mpirun", "-n", str(ranks), sys.executable, "-m", "tracetop", "run", "--mpi", "--output", "exp",
-                    "ring.py", str(messages // ranks)], cwd=where, env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            "mpirun",
+            "-n",
+            str(ranks),
+            sys.executable,
+            "-m",
+            "tracetop",
+            "run",
+            "--mpi",
+            "--output",
+            "exp",
+            "ring.py",
+            str(messages // ranks),
+        ],
+        cwd=where,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return where / "exp"
 
 
@@ -84,16 +107,20 @@ def main():
     hundredth = (middle, middle + (end - begin) // 100)
     rows = [("build (read and match)", f"{build * 1e3:.0f} ms", "")]
     for name, (t0, t1) in (("whole run", (begin, end + 1)), ("a hundredth", hundredth)):
-        for what, query in (("lines (3000 at most)", lambda: view.lines(t0, t1, 3000)),
-                            ("collectives (1000 at most)", lambda: view.collectives(t0, t1, 1000)),
-                            ("matrix", lambda: view.matrix(t0, t1)),
-                            ("a pair's messages (200)", lambda: view.pair(0, 1, t0, t1, 0, 200)),
-                            ("per communicator", lambda: view.comm_stats(t0, t1))):
+        for what, query in (
+            ("lines (3000 at most)", lambda: view.lines(t0, t1, 3000)),
+            ("collectives (1000 at most)", lambda: view.collectives(t0, t1, 1000)),
+            ("matrix", lambda: view.matrix(t0, t1)),
+            ("a pair's messages (200)", lambda: view.pair(0, 1, t0, t1, 0, 200)),
+            ("per communicator", lambda: view.comm_stats(t0, t1)),
+        ):
             median, largest = timed(query, options.queries)
             rows.append((f"{what}, {name}", f"{median:.2f} ms", f"{largest:.2f} ms"))
     counts = view.counts
-    print(f"{options.ranks} ranks, {counts['messages']} messages, {counts['collectives']} collective operations, "
-          f"unmatched {counts['unmatched_sends']} sends / {counts['unmatched_receives']} receives\n")
+    print(
+        f"{options.ranks} ranks, {counts['messages']} messages, {counts['collectives']} collective operations, "
+        f"unmatched {counts['unmatched_sends']} sends / {counts['unmatched_receives']} receives\n"
+    )
     print("| what | median | max |\n|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")

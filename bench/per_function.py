@@ -9,6 +9,7 @@ instructions of LARGE minus SMALL divided by the events between them, tracetop's
 functions the table's ratio comes from. Instruction counts are exact, so one run of each suffices; under
 valgrind a program runs ~50 times slower, so its clock deltas take the record forms of long ones.
 """
+
 import argparse
 import collections
 import re
@@ -24,8 +25,12 @@ COST = re.compile(r"^\s*([\d,]+) \([^)]*\)\s+(\S.*?)(?: \[(.*)\])?$")
 
 def function_costs(out_file):
     """Self instructions per function of one callgrind output file."""
-    report = subprocess.run(["callgrind_annotate", "--threshold=100", "--inclusive=no", str(out_file)],
-                            capture_output=True, text=True, check=True).stdout
+    report = subprocess.run(
+        ["callgrind_annotate", "--threshold=100", "--inclusive=no", str(out_file)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     costs = collections.Counter()
     for line in report.splitlines():
         match = COST.match(line)
@@ -39,9 +44,14 @@ def function_costs(out_file):
 
 def callgrind(argv, workdir, name, thread):
     """Runs argv under callgrind; the self costs of its threads (or of thread `thread` alone) together."""
-    subprocess.run(["valgrind", "--tool=callgrind", "--separate-threads=yes",
-                    f"--callgrind-out-file={workdir / name}.%p", *argv],
-                   cwd=workdir, env=bench.ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(
+        ["valgrind", "--tool=callgrind", "--separate-threads=yes", f"--callgrind-out-file={workdir / name}.%p", *argv],
+        cwd=workdir,
+        env=bench.ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
     costs = collections.Counter()
     for out_file in workdir.glob(f"{name}.*-*"):
         if thread is None or int(out_file.name.rsplit("-", 1)[1]) == thread:
@@ -69,19 +79,24 @@ def main():
             (workdir / f"tracetop-{size}").mkdir()
             costs["tracetop", size] = callgrind(argv, workdir, f"tracetop-{size}", args.thread)
             events[size] = bench.traced_events(trace)
-            costs["floor", size] = callgrind(bench.command("floor", script, size, workdir, 0)[0], workdir,
-                                             f"floor-{size}", args.thread)
+            costs["floor", size] = callgrind(
+                bench.command("floor", script, size, workdir, 0)[0], workdir, f"floor-{size}", args.thread
+            )
     between = events[args.large] - events[args.small]
     difference = collections.Counter()
     for tool, sign in (("tracetop", 1), ("floor", -1)):
         difference.update({name: sign * cost for name, cost in costs[tool, args.large].items()})
         difference.update({name: -sign * cost for name, cost in costs[tool, args.small].items()})
-    total = {tool: (sum(costs[tool, args.large].values()) - sum(costs[tool, args.small].values())) / between
-             for tool in ("tracetop", "floor")}
-    print(f"{args.workload} {args.small} -> {args.large}: {between:,} events between them; instructions per event:"
-          f" tracetop {total['tracetop']:.1f}, floor {total['floor']:.1f}, over the floor "
-          f"{total['tracetop'] - total['floor']:.1f}" + (f" (thread {args.thread})" if args.thread else ""))
-    for name, cost in sorted(difference.items(), key=lambda item: -abs(item[1]))[:args.top]:
+    total = {
+        tool: (sum(costs[tool, args.large].values()) - sum(costs[tool, args.small].values())) / between
+        for tool in ("tracetop", "floor")
+    }
+    print(
+        f"{args.workload} {args.small} -> {args.large}: {between:,} events between them; instructions per event:"
+        f" tracetop {total['tracetop']:.1f}, floor {total['floor']:.1f}, over the floor "
+        f"{total['tracetop'] - total['floor']:.1f}" + (f" (thread {args.thread})" if args.thread else "")
+    )
+    for name, cost in sorted(difference.items(), key=lambda item: -abs(item[1]))[: args.top]:
         if abs(cost) / between >= 0.1:
             print(f"{cost / between:8.1f}  {name}")
 

@@ -12,6 +12,7 @@ over all starts of each, and the difference: what tracetop adds per child proces
 It also times the line of tracetop-follow.pth that every interpreter of the environment runs at startup, when
 nothing is measured. Prints a markdown table on stdout; progress on stderr.
 """
+
 import argparse
 import json
 import os
@@ -23,7 +24,7 @@ import timeit
 
 WAYS = ("os.fork", "subprocess", "fork", "spawn", "forkserver")
 
-DRIVER = '''
+DRIVER = """
 import json, multiprocessing, os, subprocess, sys, time
 
 def nothing():
@@ -51,7 +52,7 @@ if __name__ == "__main__":
         start(way)
         times.append(time.perf_counter() - begin)
     print(json.dumps(times))
-'''
+"""
 
 PTH_LINE = 'os.environ.get("TRACETOP_FOLLOW_INTO") and __import__("tracetop.child").child.start()'
 
@@ -80,16 +81,30 @@ def main():
                 print(f"{way}: run {run + 1} of {options.runs}", file=sys.stderr, flush=True)
                 plain += times([sys.executable, driver, way, str(options.starts)], scratch)
                 output = os.path.join(scratch, f"exp-{way}-{run}")
-                measured += times([sys.executable, "-m", "tracetop", "--no-profile", "--output", output, driver, way,
-                                   str(options.starts)], scratch)
+                measured += times(
+                    [
+                        sys.executable,
+                        "-m",
+                        "tracetop",
+                        "--no-profile",
+                        "--output",
+                        output,
+                        driver,
+                        way,
+                        str(options.starts),
+                    ],
+                    scratch,
+                )
                 processes = len(os.listdir(os.path.join(output, "trace")))
                 if processes < options.starts + 2:
                     sys.exit(f"{way}: only {processes} processes measured")
             rows.append((way, statistics.median(plain) * 1e3, statistics.median(measured) * 1e3))
     pth = min(timeit.repeat(PTH_LINE, setup="import os", number=100000, repeat=5)) / 100000 * 1e6
 
-    print(f"Child process start and end, median of {options.runs} x {options.starts} starts "
-          f"(Python {sys.version.split()[0]}, {os.cpu_count()} cores)\n")
+    print(
+        f"Child process start and end, median of {options.runs} x {options.starts} starts "
+        f"(Python {sys.version.split()[0]}, {os.cpu_count()} cores)\n"
+    )
     print("| started by | unmeasured (ms) | measured (ms) | tracetop adds (ms) |")
     print("|---|---:|---:|---:|")
     for way, plain, measured in rows:

@@ -8,6 +8,7 @@ progress goes to stderr. With --pythons, the same for each Python version in tur
 venv (.venv or .venv-X.Y beside bench/, with tracetop installed), all in one latest.md.
 bench/README.md says what each number means.
 """
+
 import argparse
 import concurrent.futures
 import importlib.util
@@ -32,8 +33,20 @@ WORKLOADS = Path(os.environ.get("BENCH_WORKLOADS", HERE.parent.parent / "shared"
 # bench's own workloads (workloads/ here), for what the shared ones do not exercise.
 OWN_WORKLOADS = HERE / "workloads"
 RESULTS = HERE / "results" / "latest.md"
-TOOLS = ("none", "floor", "tracetop", "tracetop+filter", "tracetop+summary", "tracetop+no-c-calls",
-         "tracetop+objects", "tracetop+objects+summary", "tracetop+off", "cprofile", "viztracer", "yappi")
+TOOLS = (
+    "none",
+    "floor",
+    "tracetop",
+    "tracetop+filter",
+    "tracetop+summary",
+    "tracetop+no-c-calls",
+    "tracetop+objects",
+    "tracetop+objects+summary",
+    "tracetop+off",
+    "cprofile",
+    "viztracer",
+    "yappi",
+)
 # The whole table, what runs without --tools: tracetop+summary is a default `tracetop run`.
 TABLE_TOOLS = ("none", "floor", "tracetop+summary", "tracetop+no-c-calls", "cprofile", "viztracer", "yappi")
 # Installed from PyPI into the venv that runs the bench when missing.
@@ -136,8 +149,17 @@ def count_instructions(counter, argv, workdir):
         run = execute(["perf", "stat", "-e", "instructions:u", "-x,", "-o", str(report), "--", *argv], workdir)
         run.instructions = perf_instructions(report.read_text())
     else:
-        run = execute(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                       f"--log-file={report}", *argv], workdir)
+        run = execute(
+            [
+                "valgrind",
+                "--tool=cachegrind",
+                "--cache-sim=no",
+                "--cachegrind-out-file=/dev/null",
+                f"--log-file={report}",
+                *argv,
+            ],
+            workdir,
+        )
         match = re.search(r"I\s+refs:\s+([\d,]+)", report.read_text())
         run.instructions = int(match.group(1).replace(",", "")) if match else None
     if run.instructions is None:
@@ -155,39 +177,65 @@ def command(tool, script, size, workdir, entries):
     # tracetop: the measurement, the trace written to disk. tracetop+summary: a default run, which
     # also reads the whole trace back at the end to write profile.txt.
     if tool == "tracetop":
-        return ([py, "-m", "tracetop", "--no-profile", "--output", str(workdir / "exp"), *program],
-                workdir / "exp" / "trace")
+        return (
+            [py, "-m", "tracetop", "--no-profile", "--output", str(workdir / "exp"), *program],
+            workdir / "exp" / "trace",
+        )
     if tool == "tracetop+filter":
         (workdir / "bench.filter").write_text(FILTER)
-        return ([py, "-m", "tracetop", "--no-profile", "--filter", str(workdir / "bench.filter"), "--output",
-                 str(workdir / "exp"), *program], workdir / "exp" / "trace")
+        return (
+            [
+                py,
+                "-m",
+                "tracetop",
+                "--no-profile",
+                "--filter",
+                str(workdir / "bench.filter"),
+                "--output",
+                str(workdir / "exp"),
+                *program,
+            ],
+            workdir / "exp" / "trace",
+        )
     if tool == "tracetop+summary":
         return [py, "-m", "tracetop", "--output", str(workdir / "exp"), *program], workdir / "exp" / "trace"
     if tool == "tracetop+no-c-calls":
-        return ([py, "-m", "tracetop", "--no-c-calls", "--output", str(workdir / "exp"), *program],
-                workdir / "exp" / "trace")
+        return (
+            [py, "-m", "tracetop", "--no-c-calls", "--output", str(workdir / "exp"), *program],
+            workdir / "exp" / "trace",
+        )
     # Measuring, the instrumenter off from the start: no hook on any thread, only user regions recorded.
     if tool == "tracetop+off":
-        return ([py, "-m", "tracetop", "--noinstrumenter", "--output", str(workdir / "exp"), *program],
-                workdir / "exp" / "trace")
+        return (
+            [py, "-m", "tracetop", "--noinstrumenter", "--output", str(workdir / "exp"), *program],
+            workdir / "exp" / "trace",
+        )
     if tool == "tracetop+objects":
-        return ([py, "-m", "tracetop", "--no-profile", "--objects", "--output", str(workdir / "exp"), *program],
-                workdir / "exp" / "trace")
+        return (
+            [py, "-m", "tracetop", "--no-profile", "--objects", "--output", str(workdir / "exp"), *program],
+            workdir / "exp" / "trace",
+        )
     # The default run with --objects: profile.txt written at the end, its objects tables included.
     if tool == "tracetop+objects+summary":
-        return ([py, "-m", "tracetop", "--objects", "--output", str(workdir / "exp"), *program],
-                workdir / "exp" / "trace")
+        return (
+            [py, "-m", "tracetop", "--objects", "--output", str(workdir / "exp"), *program],
+            workdir / "exp" / "trace",
+        )
     if tool == "cprofile":
         return [py, "-m", "cProfile", "-o", str(workdir / "out.prof"), *program], workdir / "out.prof"
     # yappi with builtins (C calls, as tracetop's default) and the wall clock (as tracetop; its CPU clock
     # is a system call per event), every thread, its pstat file written at exit.
     if tool == "yappi":
-        return ([py, "-m", "yappi", "-b", "-c", "wall", "-f", "pstat", "-o", str(workdir / "out.prof"), *program],
-                workdir / "out.prof")
+        return (
+            [py, "-m", "yappi", "-b", "-c", "wall", "-f", "pstat", "-o", str(workdir / "out.prof"), *program],
+            workdir / "out.prof",
+        )
     # VizTracer keeps one entry per call in a ring buffer and drops the oldest once it is full:
     # `entries` is its default or the number of events, whichever is more, so nothing is dropped.
-    return ([py, "-m", "viztracer", "--quiet", "--tracer_entries", str(entries), "-o", str(workdir / "out.json"),
-             *program], workdir / "out.json")
+    return (
+        [py, "-m", "viztracer", "--quiet", "--tracer_entries", str(entries), "-o", str(workdir / "out.json"), *program],
+        workdir / "out.json",
+    )
 
 
 def traced_events(trace):
@@ -259,8 +307,11 @@ def measure(name, sizes, tools, runs, counter):
         except Failed as failure:
             rows[tool] = f"failed: {failure}"
     progress(f"{name}: instructions ({counter}): {', '.join(first_seconds)}")
-    jobs = sorted(((tool, size) for tool in first_seconds for size in sizes),
-                  key=lambda job: (first_seconds[job[0]], job[1]), reverse=True)
+    jobs = sorted(
+        ((tool, size) for tool in first_seconds for size in sizes),
+        key=lambda job: (first_seconds[job[0]], job[1]),
+        reverse=True,
+    )
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
         counted = {job: pool.submit(run, *job, instructions=True) for job in jobs}
     for tool in first_seconds:
@@ -268,17 +319,23 @@ def measure(name, sizes, tools, runs, counter):
             low, high = (counted[tool, size].result().instructions for size in sizes)
             progress(f"{name}: wall clock: {tool}")
             # Paired: each run right after one of the program alone, so that both see the same load.
-            pairs = [(None, run(tool, large)) if tool == "none" else (run("none", large), run(tool, large))
-                     for _ in range(runs)]
+            pairs = [
+                (None, run(tool, large)) if tool == "none" else (run("none", large), run(tool, large))
+                for _ in range(runs)
+            ]
         except Failed as failure:
             rows[tool] = f"failed: {failure}"
         else:
             results = [r for _, r in pairs]
             rss = [r.max_rss_kib for r in results if r.max_rss_kib is not None]
-            rows[tool] = Row((high - low) / (events[large] - events[small]),
-                             statistics.median(r.seconds for r in results),
-                             statistics.median(r.seconds - alone.seconds if alone else 0.0 for alone, r in pairs),
-                             results[-1].trace_bytes, max(rss) if rss else None, results[-1].trace_events)
+            rows[tool] = Row(
+                (high - low) / (events[large] - events[small]),
+                statistics.median(r.seconds for r in results),
+                statistics.median(r.seconds - alone.seconds if alone else 0.0 for alone, r in pairs),
+                results[-1].trace_bytes,
+                max(rss) if rss else None,
+                results[-1].trace_events,
+            )
     return {tool: rows[tool] for tool in tools}, events
 
 
@@ -288,9 +345,11 @@ def table(rows, events):
     baseline = isinstance(none, Row) and isinstance(floor, Row)
     if baseline:
         base, span = none.instructions_per_event, floor.instructions_per_event - none.instructions_per_event
-    lines = ["| tool | instructions/event | ratio | wall median (s) | paired wall over none (s) | trace bytes/event "
-             "| peak RSS (MiB) |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| tool | instructions/event | ratio | wall median (s) | paired wall over none (s) | trace bytes/event "
+        "| peak RSS (MiB) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for tool, row in rows.items():
         if isinstance(row, str):
             lines.append(f"| {tool} | {row.replace('|', '/')} | | | | | |")
@@ -299,8 +358,9 @@ def table(rows, events):
         ratio = f"{(cost - base) / span:.2f}" if baseline else "–"
         trace = "–" if row.trace_bytes is None else f"{row.trace_bytes / (row.trace_events or events):.2f}"
         rss = "–" if row.max_rss_kib is None else f"{row.max_rss_kib / 1024:.1f}"
-        lines.append(f"| {tool} | {cost:.1f} | {ratio} | {row.seconds:.3f} | {row.added_seconds:+.3f} | {trace} "
-                     f"| {rss} |")
+        lines.append(
+            f"| {tool} | {cost:.1f} | {ratio} | {row.seconds:.3f} | {row.added_seconds:+.3f} | {trace} | {rss} |"
+        )
     return "\n".join(lines)
 
 
@@ -318,8 +378,9 @@ def venv_python(version):
     for venv in (f".venv-{version}", ".venv"):
         python = HERE.parent / venv / "bin" / "python"
         if python.exists():
-            found = subprocess.run([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                                   capture_output=True, text=True).stdout.strip()
+            found = subprocess.run(
+                [str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True
+            ).stdout.strip()
             if found == version:
                 return python
     return None
@@ -331,9 +392,11 @@ def each_python(args, argv):
     for version in args.pythons:
         python = venv_python(version)
         if python is None:
-            sections.append(f"# Python {version}\n\nnot measured: no .venv-{version} with tracetop (make "
-                            f"PYTHON=$(pyenv prefix {version})/bin/python{version} VENV=.venv-{version} "
-                            f".venv-{version}/.installed)")
+            sections.append(
+                f"# Python {version}\n\nnot measured: no .venv-{version} with tracetop (make "
+                f"PYTHON=$(pyenv prefix {version})/bin/python{version} VENV=.venv-{version} "
+                f".venv-{version}/.installed)"
+            )
             progress(sections[-1])
             continue
         out = RESULTS.with_name(f"python-{version}.md")
@@ -344,12 +407,14 @@ def each_python(args, argv):
 
 def names(allowed):
     """An argparse type: a comma-separated list of names from allowed."""
+
     def parse(text):
         chosen = text.split(",")
         unknown = [n for n in chosen if n not in allowed]
         if unknown:
             raise argparse.ArgumentTypeError(f"unknown: {', '.join(unknown)} (choose from {', '.join(allowed)})")
         return chosen
+
     return parse
 
 
@@ -357,11 +422,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes: a quick look, less precise")
     parser.add_argument("--workloads", type=names(SIZES), default=list(SIZES), help="comma-separated")
-    parser.add_argument("--tools", type=names(TOOLS), default=list(TABLE_TOOLS),
-                        help=f"comma-separated (default {','.join(TABLE_TOOLS)})")
+    parser.add_argument(
+        "--tools",
+        type=names(TOOLS),
+        default=list(TABLE_TOOLS),
+        help=f"comma-separated (default {','.join(TABLE_TOOLS)})",
+    )
     parser.add_argument("--runs", type=int, default=5, help="wall-clock runs per tool (default 5)")
-    parser.add_argument("--pythons", type=lambda text: text.split(","),
-                        help="comma-separated versions (3.11,3.12,3.13): each by its venv, one table each")
+    parser.add_argument(
+        "--pythons",
+        type=lambda text: text.split(","),
+        help="comma-separated versions (3.11,3.12,3.13): each by its venv, one table each",
+    )
     parser.add_argument("--results", type=Path, default=RESULTS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.runs < 1:
@@ -386,10 +458,12 @@ def main():
         sys.exit(f"run.py: cannot build {os.path.basename(hook.SOURCE)}: {error}")
     ensure_from_pypi(args.tools)
 
-    report = [f"# Python {platform.python_version()}\n\n{sys.executable}, instructions by {counter}, wall clock: "
-              f"median of {args.runs} runs paired with as many of none, peak RSS "
-              f"{'by GNU time' if TIME else 'not measured (no GNU time)'}, {os.cpu_count()} CPUs, load "
-              f"{os.getloadavg()[0]:.1f} at the start{', --quick' if args.quick else ''}."]
+    report = [
+        f"# Python {platform.python_version()}\n\n{sys.executable}, instructions by {counter}, wall clock: "
+        f"median of {args.runs} runs paired with as many of none, peak RSS "
+        f"{'by GNU time' if TIME else 'not measured (no GNU time)'}, {os.cpu_count()} CPUs, load "
+        f"{os.getloadavg()[0]:.1f} at the start{', --quick' if args.quick else ''}."
+    ]
     print(report[0], flush=True)
     for name in args.workloads:
         sizes = SIZES[name][1 if args.quick else 0]
@@ -400,8 +474,10 @@ def main():
         else:
             small, large = sizes
             low, high = events[small], events[large]
-            section = (f"## {name}\n\n`{name}.py {small}` → `{name}.py {large}`: {low:,} → {high:,} events "
-                       f"({high - low:,} between them)\n\n{table(rows, high)}")
+            section = (
+                f"## {name}\n\n`{name}.py {small}` → `{name}.py {large}`: {low:,} → {high:,} events "
+                f"({high - low:,} between them)\n\n{table(rows, high)}"
+            )
         report.append(section)
         print(f"\n{section}", flush=True)
     args.results.parent.mkdir(exist_ok=True)

@@ -7,6 +7,7 @@ Prints, for each, the instructions over `python -c pass` (perf or valgrind, as r
 median of paired wall-clock differences (each run of it right after one of `python -c pass`) and the median
 of the paired differences in CPU time (user + system, of the process and its threads), which a loaded
 machine disturbs less than the wall clock."""
+
 import argparse
 import os
 import statistics
@@ -31,12 +32,21 @@ def main():
         work = Path(tmp)
         parent = work / "parent"  # the experiment a followed child joins
         # Run in the temporary directory: `python -m tracetop` in the repository would import its sources.
-        subprocess.run([TRACETOP, "run", "--output", str(parent), "-c", "pass"], check=True, capture_output=True,
-                       cwd=work)
+        subprocess.run(
+            [TRACETOP, "run", "--output", str(parent), "-c", "pass"], check=True, capture_output=True, cwd=work
+        )
         cases = {
             "tracetop run -c pass": lambda out: [TRACETOP, "run", "--output", str(out), "-c", "pass"],
-            "python -m tracetop run -c pass": lambda out: [PY, "-m", "tracetop", "run", "--output", str(out), "-c",
-                                                           "pass"],
+            "python -m tracetop run -c pass": lambda out: [
+                PY,
+                "-m",
+                "tracetop",
+                "run",
+                "--output",
+                str(out),
+                "-c",
+                "pass",
+            ],
             "followed child (python -c pass)": lambda out: [PY, "-c", "pass"],
         }
         env = {**os.environ, "TRACETOP_FOLLOW_INTO": str(parent)}
@@ -62,8 +72,11 @@ def main():
                 wall, cpu = timed(*argv_env(name, f"{n}-{r}"), work)
                 walls.append(wall - base_wall)
                 cpus.append(cpu - base_cpu)
-            print(f"| {name} | +{extra / 1e6:.1f} M | {statistics.median(walls) * 1e3:+.1f} | "
-                  f"{statistics.median(cpus) * 1e3:+.1f} |", flush=True)
+            print(
+                f"| {name} | +{extra / 1e6:.1f} M | {statistics.median(walls) * 1e3:+.1f} | "
+                f"{statistics.median(cpus) * 1e3:+.1f} |",
+                flush=True,
+            )
 
 
 def timed(argv, environ, cwd):

@@ -7,6 +7,7 @@ Prints a markdown table: trace bytes ÷ events counted (run.py's `trace bytes/ev
 holds (a program's import of a module that bench/hook.py's runner had imported before it is in the
 trace, not in the count: threads' import of threading), and defs.tts's share.
 """
+
 import argparse
 import sys
 import tempfile
@@ -36,14 +37,20 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="run.py --quick's sizes")
     parser.add_argument("--workloads", type=names(SIZES), default=list(SIZES), help="comma-separated")
-    parser.add_argument("--sizes", type=lambda text: dict(item.split("=") for item in text.split(",")), default={},
-                        help="sizes instead of run.py's larger ones: name=size,...")
+    parser.add_argument(
+        "--sizes",
+        type=lambda text: dict(item.split("=") for item in text.split(",")),
+        default={},
+        help="sizes instead of run.py's larger ones: name=size,...",
+    )
     args = parser.parse_args()
     if not WORKLOADS.is_dir():
         sys.exit(f"trace_bytes.py: no workloads at {WORKLOADS} (../shared/workloads, beside the repository)")
     hook.build()
-    print("| workload | events counted | events in the trace | trace bytes | bytes/event counted "
-          "| bytes/event in the trace | defs.tts bytes/event |\n|---|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| workload | events counted | events in the trace | trace bytes | bytes/event counted "
+        "| bytes/event in the trace | defs.tts bytes/event |\n|---|---:|---:|---:|---:|---:|---:|"
+    )
     for name in args.workloads:
         size = args.sizes.get(name, SIZES[name][1 if args.quick else 0][1])
         try:
@@ -51,8 +58,11 @@ def main():
         except Failed as failure:
             print(f"| {name} {size} | failed: {failure} | | | | | |")
             continue
-        print(f"| {name} {size} | {events:,} | {recorded:,} | {total:,} | {total / events:.2f} "
-              f"| {total / recorded:.2f} | {defs / events:.3f} |", flush=True)
+        print(
+            f"| {name} {size} | {events:,} | {recorded:,} | {total:,} | {total / events:.2f} "
+            f"| {total / recorded:.2f} | {defs / events:.3f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ asyncio task a coroutine's resume belongs to (tasks.c: tt_task_resume, asyncio's
 name and weak reference included), as a share of all the run's instructions. Under valgrind the program runs some 50 times slower while the sampler keeps its
 wall-clock rate, so the sampler's share here is an overestimate of its share at full speed.
 """
+
 import argparse
 import os
 import re
@@ -20,8 +21,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 # Beside the repository, as run.py has them; or beside the directory of a git worktree.
-WORKLOADS = next((p for p in (HERE.parents[1] / "shared" / "workloads", HERE.parents[2] / "shared" / "workloads")
-                  if p.is_dir()), HERE.parents[1] / "shared" / "workloads")
+WORKLOADS = next(
+    (p for p in (HERE.parents[1] / "shared" / "workloads", HERE.parents[2] / "shared" / "workloads") if p.is_dir()),
+    HERE.parents[1] / "shared" / "workloads",
+)
 OWN_WORKLOADS = HERE / "workloads"  # bench's own (asyncio_tasks)
 SIZES = {"allocations": 45000, "threads": 3000, "fib": 20, "objects": 40, "asyncio_tasks": 500}
 FUNCTIONS = {"GC callback": "on_collection", "thread sampling": "tt_sampler_tick", "asyncio tasks": "tt_task_resume"}
@@ -31,13 +34,28 @@ def measure(workload, size, where):
     out = where / f"{workload}.callgrind"
     script = OWN_WORKLOADS / f"{workload}.py"
     script = script if script.is_file() else WORKLOADS / f"{workload}.py"
-    command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-m", "tracetop",
-               "run", "--no-profile", "--output", str(where / workload), str(script),
-               str(size)]
+    command = [
+        "valgrind",
+        "--tool=callgrind",
+        f"--callgrind-out-file={out}",
+        sys.executable,
+        "-m",
+        "tracetop",
+        "run",
+        "--no-profile",
+        "--output",
+        str(where / workload),
+        str(script),
+        str(size),
+    ]
     # Run from elsewhere: in the repository, `-m tracetop` would find the source tree, not what is installed.
     subprocess.run(command, check=True, capture_output=True, cwd=where, env={**os.environ, "PYTHONHASHSEED": "0"})
-    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out)], check=True,
-                          capture_output=True, text=True).stdout
+    text = subprocess.run(
+        ["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     total = int(re.search(r"^([\d,]+) \(100\.0%\)\s+PROGRAM TOTALS", text, re.M).group(1).replace(",", ""))
     costs = {}
     for label, function in FUNCTIONS.items():
@@ -56,8 +74,11 @@ def main():
         for name in names:
             total, costs = measure(name, SIZES[name], Path(where))
             shares = [100 * costs[label] / total for label in FUNCTIONS]
-            print(f"| {name} {SIZES[name]} | {total:,} | {shares[0]:.3f} % | {shares[1]:.3f} % | {shares[2]:.3f} % | "
-                  f"{sum(shares):.3f} % |", flush=True)
+            print(
+                f"| {name} {SIZES[name]} | {total:,} | {shares[0]:.3f} % | {shares[1]:.3f} % | {shares[2]:.3f} % | "
+                f"{sum(shares):.3f} % |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Makes (once, in bench/.cache/) an experiment of about --events events: three thr
 functions and builtins. Prints a markdown table on stdout and writes it to bench/results/viewer.md; progress
 goes to stderr. bench/README.md says what each number means.
 """
+
 import argparse
 import http.client
 import os
@@ -25,8 +26,14 @@ HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"
 RESULTS = HERE / "results" / "viewer.md"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGUMENTS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                      "--disable-component-update", "--no-first-run"]
+CHROMIUM_ARGUMENTS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 WIDTH = 1600  # pixels of the timeline, as on a laptop screen
 
 # Each iteration of `step` makes 6 calls (12 events): 3 Python functions and 3 builtins.
@@ -80,8 +87,21 @@ def make_experiment(events, cache=CACHE):
         script = Path(where) / "viewer_bench.py"
         script.write_text(PROGRAM)
         progress(f"recording {experiment.name}: 3 threads x {iterations} iterations ...")
-        subprocess.run([sys.executable, "-m", "tracetop", "--no-profile", "--output", str(experiment), str(script),
-                        str(iterations)], check=True, cwd=where, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tracetop",
+                "--no-profile",
+                "--output",
+                str(experiment),
+                str(script),
+                str(iterations),
+            ],
+            check=True,
+            cwd=where,
+            stdout=subprocess.DEVNULL,
+        )
     return experiment
 
 
@@ -91,6 +111,7 @@ def trace_bytes(experiment):
 
 def measure_index(experiment):
     from tracetop import _reader
+
     cache = experiment / "view.idx"
     if cache.exists():
         cache.unlink()
@@ -149,6 +170,7 @@ def measure_convert(experiment, index):
     """`convert --from/--until` of the middle tenth of the run, to chrome and to perfetto: seconds, and the
     events read per second (the reader skips what comes before the range, and stops after it)."""
     from tracetop import _reader
+
     full = index.end_ns - index.begin_ns
     start, stop = index.begin_ns + int(0.45 * full), index.begin_ns + int(0.55 * full)
     rows = []
@@ -198,6 +220,7 @@ def measure_browser(server):
     """First paint after the page loads and the profile tab (medians of LOADS loads), and the frames of a scripted
     pan, in Chromium."""
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGUMENTS)
         context = browser.new_context(bypass_csp=True, viewport={"width": WIDTH + 190, "height": 900})
@@ -243,6 +266,7 @@ def main():
     arguments = parser.parse_args()
 
     from tracetop.viewer.server import ViewerServer
+
     experiment = make_experiment(arguments.events, arguments.cache)
     progress("building and loading the index ...")
     index, build_s, load_s, index_size = measure_index(experiment)
@@ -262,33 +286,49 @@ def main():
     converted = measure_convert(experiment, index)
 
     rows = [
-        ("experiment", f"{2 * calls:,} events ({calls:,} calls) in {len(index.lanes)} threads, "
-                       f"{(index.end_ns - index.begin_ns) / 1e9:.2f} s; trace {trace_bytes(experiment) / 2**20:.1f} MiB"),
+        (
+            "experiment",
+            f"{2 * calls:,} events ({calls:,} calls) in {len(index.lanes)} threads, "
+            f"{(index.end_ns - index.begin_ns) / 1e9:.2f} s; trace {trace_bytes(experiment) / 2**20:.1f} MiB",
+        ),
         ("index build (first view)", f"{build_s:.2f} s; view.idx {index_size / 2**20:.1f} MiB, {index.levels} levels"),
         ("index load (later views)", f"{load_s * 1000:.1f} ms"),
-        (f"viewport query, {len(times)} random views, {WIDTH} px", f"p50 {percentile(times, 50):.1f} ms, "
-         f"p95 {percentile(times, 95):.1f} ms, max {max(times):.1f} ms; answers p95 "
-         f"{percentile(sizes, 95) / 1024:.0f} KiB"),
+        (
+            f"viewport query, {len(times)} random views, {WIDTH} px",
+            f"p50 {percentile(times, 50):.1f} ms, "
+            f"p95 {percentile(times, 95):.1f} ms, max {max(times):.1f} ms; answers p95 "
+            f"{percentile(sizes, 95) / 1024:.0f} KiB",
+        ),
         ("call tree of the whole run (profile tab; kept in view.idx)", f"{tree_ms:.1f} ms"),
     ]
     if paint:
         rows += [
-            (f"first paint, after the load event (median of {LOADS} loads, as the rows below)", f"{paint['fromLoad']:.0f} ms "
-                                                  f"({paint['fromNavigation']:.0f} ms after navigation start)"),
+            (
+                f"first paint, after the load event (median of {LOADS} loads, as the rows below)",
+                f"{paint['fromLoad']:.0f} ms ({paint['fromNavigation']:.0f} ms after navigation start)",
+            ),
             ("profile tab: whole run's tree ready, after the first paint", f"{paint['tree_ready']:.0f} ms"),
-            ("profile tab: open at the first paint (tree ready + tables drawn)",
-             f"{paint['at_first_paint']:.0f} ms"),
+            ("profile tab: open at the first paint (tree ready + tables drawn)", f"{paint['at_first_paint']:.0f} ms"),
             ("profile tab: open, once the tree is ready (to its tables drawn)", f"{paint['tab_open']:.0f} ms"),
-            ("scripted pan, 240 frames: draw time per frame", f"median {statistics.median(pan['draw']):.1f} ms, "
-             f"p95 {percentile(pan['draw'], 95):.1f} ms, max {max(pan['draw']):.1f} ms"),
-            ("scripted pan: time between frames", f"median {statistics.median(pan['intervals']):.1f} ms, "
-             f"p95 {percentile(pan['intervals'], 95):.1f} ms"),
+            (
+                "scripted pan, 240 frames: draw time per frame",
+                f"median {statistics.median(pan['draw']):.1f} ms, "
+                f"p95 {percentile(pan['draw'], 95):.1f} ms, max {max(pan['draw']):.1f} ms",
+            ),
+            (
+                "scripted pan: time between frames",
+                f"median {statistics.median(pan['intervals']):.1f} ms, p95 {percentile(pan['intervals'], 95):.1f} ms",
+            ),
         ]
     else:
         rows.append(("browser", f"not measured: {CHROMIUM} is not installed"))
     for format, seconds, events, size in converted:
-        rows.append((f"convert --to {format} --from/--until the middle tenth of the run",
-                     f"{seconds:.2f} s, {events / seconds / 1e6:.1f} M events read/s; {size / 2**20:.1f} MiB written"))
+        rows.append(
+            (
+                f"convert --to {format} --from/--until the middle tenth of the run",
+                f"{seconds:.2f} s, {events / seconds / 1e6:.1f} M events read/s; {size / 2**20:.1f} MiB written",
+            )
+        )
     table = ["| what | measured |", "|---|---|"] + [f"| {what} | {value} |" for what, value in rows]
     text = "\n".join(table) + "\n"
     print(text)

@@ -8,6 +8,7 @@ Runs for --seconds a loop over 200 functions, each making an instance of a class
 tuple (some kept a while): some 800 places that make objects, each recorded every 100 ms. With and without
 --objects; prints a markdown table.
 """
+
 import argparse
 import statistics
 import subprocess
@@ -61,9 +62,22 @@ def main():
         program.write_text(PROGRAM)
         for objects in (False, True):
             experiment = Path(work) / ("objects" if objects else "plain")
-            subprocess.run([sys.executable, "-m", "tracetop", "run", *(["--objects"] if objects else []), "--output",
-                            str(experiment), str(program), str(options.seconds)], check=True, stdout=subprocess.DEVNULL,
-                           cwd=work)  # not a checkout, whose tracetop/ would come before the installed one
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "tracetop",
+                    "run",
+                    *(["--objects"] if objects else []),
+                    "--output",
+                    str(experiment),
+                    str(program),
+                    str(options.seconds),
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
+                cwd=work,
+            )  # not a checkout, whose tracetop/ would come before the installed one
             start = time.perf_counter()
             index = _reader.Index(str(experiment))
             build = time.perf_counter() - start
@@ -79,12 +93,24 @@ def main():
             records = index.objects(t0, t1, lanes)
             rows.append(("objects tracks (types); places", f"{types}; {int.from_bytes(records[:4], 'little')}"))
             for what, (a, b) in (("whole run", (t0, t1)), ("a tenth", tenth)):
-                rows.append((f"objects per region and type, {what}",
-                             f"{timed(lambda: index.objects(a, b, lanes), options.queries) * 1e3:.2f} ms"))
-                rows.append((f"objects per call path, {what}",
-                             f"{timed(lambda: index.tree_objects(a, b, lanes), options.queries) * 1e3:.2f} ms"))
-                rows.append((f"call tree alone (for comparison), {what}",
-                             f"{timed(lambda: index.tree(a, b, lanes), options.queries) * 1e3:.2f} ms"))
+                rows.append(
+                    (
+                        f"objects per region and type, {what}",
+                        f"{timed(lambda: index.objects(a, b, lanes), options.queries) * 1e3:.2f} ms",
+                    )
+                )
+                rows.append(
+                    (
+                        f"objects per call path, {what}",
+                        f"{timed(lambda: index.tree_objects(a, b, lanes), options.queries) * 1e3:.2f} ms",
+                    )
+                )
+                rows.append(
+                    (
+                        f"call tree alone (for comparison), {what}",
+                        f"{timed(lambda: index.tree(a, b, lanes), options.queries) * 1e3:.2f} ms",
+                    )
+                )
     print(f"{options.seconds} s of making objects\n\n| measure | value |\n|---|---|")
     for name, value in rows:
         print(f"| {name} | {value} |")

@@ -5,6 +5,7 @@ chunks, lod_file.h), of the whole run, of ranges, of one call, and a search. ben
 
     python bench/viewer_queries.py EXP     # EXP: e.g. bench/viewer.py's DIR/viewer-30000000
 """
+
 import random
 import statistics
 import sys
@@ -27,8 +28,10 @@ def timed(fn, count):
 
 def percentiles(times):
     times = sorted(times)
-    return (f"p50 {statistics.median(times) * 1e3:.2f} ms, p99 {times[max(0, int(len(times) * 0.99) - 1)] * 1e3:.2f} ms,"
-            f" max {times[-1] * 1e3:.2f} ms")
+    return (
+        f"p50 {statistics.median(times) * 1e3:.2f} ms, p99 {times[max(0, int(len(times) * 0.99) - 1)] * 1e3:.2f} ms,"
+        f" max {times[-1] * 1e3:.2f} ms"
+    )
 
 
 def main():
@@ -43,8 +46,10 @@ def main():
     load = time.process_time() - started
     trace = sum(f.stat().st_size for f in (experiment / "trace").rglob("*") if f.is_file())
     size = (experiment / "view.idx").stat().st_size
-    print(f"index build {build:.2f} s, load {load * 1e3:.1f} ms; view.idx {size / 2**20:.2f} MiB, {size / trace:.4f} "
-          f"of the trace's {trace / 2**20:.1f} MiB; {index.levels} levels")
+    print(
+        f"index build {build:.2f} s, load {load * 1e3:.1f} ms; view.idx {size / 2**20:.2f} MiB, {size / trace:.4f} "
+        f"of the trace's {trace / 2**20:.1f} MiB; {index.levels} levels"
+    )
     lanes = list(range(len(index.lanes)))
     begin, end = index.begin_ns, index.end_ns
     place = random.Random(1)
@@ -68,8 +73,10 @@ def main():
     print("call_at depth 2:", percentiles(timed(lambda: index.call_at(0, 2, place.randrange(begin, end)), 200)))
     print("call_at depth 1 (the whole run):", percentiles(timed(lambda: index.call_at(0, 1, (begin + end) // 2), 3)))
     if leaf:
-        print("search of :leaf over the whole run:",
-              percentiles(timed(lambda: index.spans(begin, end + 1, WIDTH, lanes, only=leaf, limit=500_000), 3)))
+        print(
+            "search of :leaf over the whole run:",
+            percentiles(timed(lambda: index.spans(begin, end + 1, WIDTH, lanes, only=leaf, limit=500_000), 3)),
+        )
     print("read problem:", index.read_problem)
 
 

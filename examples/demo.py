@@ -1,6 +1,7 @@
 """A small program to look at under tracetop: a few threads, user regions,
 parameters and a counter. Run it with `make demo` or
 `tracetop run examples/demo.py`."""
+
 import threading
 
 import tracetop
@@ -17,8 +18,10 @@ class Grid:
     def smooth(self):
         size = len(self.cells)
         self.cells = [
-            [sum(self.cells[(y + dy) % size][(x + dx) % size] for dy in (-1, 0, 1) for dx in (-1, 0, 1)) // 9
-             for x in range(size)]
+            [
+                sum(self.cells[(y + dy) % size][(x + dx) % size] for dy in (-1, 0, 1) for dx in (-1, 0, 1)) // 9
+                for x in range(size)
+            ]
             for y in range(size)
         ]
         return sum(map(sum, self.cells))
@@ -26,7 +29,7 @@ class Grid:
 
 def worker(k):
     total = 0
-    for step in range(20):
+    for _step in range(20):
         total += fib(12 + k % 3)
     return total
 
@@ -35,10 +38,10 @@ def main():
     with tracetop.region("setup"):
         grid = Grid(40)
     tracetop.parameter_int("steps", 10)
-    for step in range(10):
+    for _step in range(10):
         with tracetop.region("smooth"):
             tracetop.counter("checksum", grid.smooth())
-    threads = [threading.Thread(target=worker, args=(k,), name="worker-%d" % k) for k in range(3)]
+    threads = [threading.Thread(target=worker, args=(k,), name=f"worker-{k}") for k in range(3)]
     for t in threads:
         t.start()
     for t in threads:

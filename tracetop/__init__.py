@@ -16,7 +16,7 @@ measurement every call is a cheap no-op, so annotated code runs unchanged withou
 
 from tracetop._tracetop import (
     TraceError,
-    __version__,
+    __version__,  # noqa: F401 (tracetop.__version__)
     counter,
     disable_recording,
     enable_recording,
@@ -29,8 +29,21 @@ from tracetop._tracetop import (
 )
 
 __all__ = [
-    "Session", "TraceError", "counter", "disable_recording", "enable_recording", "instrumenter", "mark", "objects",
-    "parameter_int", "parameter_string", "parameter_uint", "region", "region_begin", "region_end", "start",
+    "Session",
+    "TraceError",
+    "counter",
+    "disable_recording",
+    "enable_recording",
+    "instrumenter",
+    "mark",
+    "objects",
+    "parameter_int",
+    "parameter_string",
+    "parameter_uint",
+    "region",
+    "region_begin",
+    "region_end",
+    "start",
 ]
 
 

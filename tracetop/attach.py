@@ -66,8 +66,11 @@ def measure(report, attacher, duration, options, command):
         session = _AttachedSession.begin(from_keywords(options, {}), program=_program(), command=command)
     except Exception as failure:
         messages.kept = None
-        report(state="refused" if isinstance(failure, _tracetop.TraceError) else "failed",
-                message=str(failure), messages=kept)
+        report(
+            state="refused" if isinstance(failure, _tracetop.TraceError) else "failed",
+            message=str(failure),
+            messages=kept,
+        )
         return
     report(state="attached", began=began, at=time.time(), messages=kept)
     reason = _tracetop.attach_wait(attacher, duration)
@@ -87,4 +90,3 @@ class _AttachedSession(Session):
 
 def _program():
     return " ".join(getattr(sys, "orig_argv", sys.argv)) or "python"
-

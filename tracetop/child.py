@@ -109,7 +109,7 @@ def _value_of(flag, original):
         if argument == flag:
             return original[index + 1] if index + 1 < len(original) else None
         if argument.startswith(flag):
-            return argument[len(flag):]
+            return argument[len(flag) :]
     return None
 
 

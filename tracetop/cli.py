@@ -52,7 +52,9 @@ def _command(arguments, prog):
 def _help(prog):
     width = max(map(len, COMMANDS))
     commands = "\n".join(f"  {name:<{width}}  {what}" for name, what in COMMANDS.items())
-    return (f"usage: {prog} COMMAND [options] ...\n"
-            f"       {prog} [run options] (script.py | -m module | -c code) [args ...]   (short for {prog} run)\n"
-            f"\ncommands:\n{commands}\n\n"
-            f"`{prog} COMMAND --help` describes a command and its options.")
+    return (
+        f"usage: {prog} COMMAND [options] ...\n"
+        f"       {prog} [run options] (script.py | -m module | -c code) [args ...]   (short for {prog} run)\n"
+        f"\ncommands:\n{commands}\n\n"
+        f"`{prog} COMMAND --help` describes a command and its options."
+    )

@@ -6,7 +6,7 @@ import sys
 import time
 
 import tracetop
-from tracetop import messages, _reader, _tracetop
+from tracetop import _reader, _tracetop, messages
 from tracetop.commands import COMMANDS, EXPERIMENT_VIEWS
 from tracetop.sizes import format_size
 
@@ -16,11 +16,14 @@ PROFILE_ROWS = 25
 # What each entry beside MANIFEST.md is, for MANIFEST.md, which lists those present.
 CONTENTS = {
     "config.txt": "the effective configuration, one `TRACETOP_NAME=value` per line "
-                  "(set as environment variables, they repeat the measurement)",
+    "(set as environment variables, they repeat the measurement)",
     "trace/": "the native trace: compact binary chunks, per process (`trace/<pid>/`) and thread",
     "profile.txt": "the text summary, as `tracetop summary` prints it",
-    **{_reader.default_name(format): f"the trace in {format} format (`--format {format}`, `tracetop convert "
-                                       f"--to {format}`)" for format in _reader.FORMATS},
+    **{
+        _reader.default_name(format): f"the trace in {format} format (`--format {format}`, `tracetop convert "
+        f"--to {format}`)"
+        for format in _reader.FORMATS
+    },
     "report.html": "the report, one self-contained HTML file (`tracetop report`)",
     "view.idx": "the viewer's index of the trace (`tracetop view` makes it, and remakes it when the trace changes)",
 }
@@ -72,8 +75,9 @@ class Experiment:
             if not entries - ({"trace"} if shared else set()):
                 return cls(path, shown, created=False)
             if not entries & EXPERIMENT_MARKS:  # the user's own directory (--output .): never moved
-                raise _tracetop.TraceError(f"experiment directory {shown!r} exists and is not empty, and holds no "
-                                           "experiment to set aside")
+                raise _tracetop.TraceError(
+                    f"experiment directory {shown!r} exists and is not empty, and holds no experiment to set aside"
+                )
             set_aside(path, shown, overwrite)
             os.makedirs(path)
         except OSError as problem:
@@ -135,8 +139,10 @@ class Experiment:
         yield f"- tracetop {tracetop.__version__}, Python {python_version()} (`{sys.executable}`)"
         yield f"- started: {_when(made.started)}"
         if made.ended is None:
-            yield ("- ended: not normally, or not yet (killed, crashed or still running); the trace is readable "
-                   "up to its last complete chunk, and `tracetop summary` says what was cut")
+            yield (
+                "- ended: not normally, or not yet (killed, crashed or still running); the trace is readable "
+                "up to its last complete chunk, and `tracetop summary` says what was cut"
+            )
         else:
             status = "" if made.exit_status is None else f", {describe_exit(made.exit_status)}"
             yield f"- ended: {_when(made.ended)}{status}"
@@ -176,15 +182,19 @@ def set_aside(path, shown, overwrite):
     """Moves the earlier experiment in `path` out of the way, as Score-P does: renamed `<name>-<time it was last
     written>` (then -2, -3, ... if that exists too), said in one line; TraceError unless `overwrite`."""
     if not overwrite:
-        raise _tracetop.TraceError(f"experiment directory {shown!r} exists and is not empty, and overwriting is off "
-                                   "(SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY=false)")
+        raise _tracetop.TraceError(
+            f"experiment directory {shown!r} exists and is not empty, and overwriting is off "
+            "(SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY=false)"
+        )
     base = path + time.strftime("-%Y%m%d_%H%M%S", time.localtime(os.stat(path).st_mtime))
     renamed, number = base, 1
     while os.path.lexists(renamed):
         number += 1
         renamed = f"{base}-{number}"
     os.rename(path, renamed)
-    messages.note(f"experiment directory {shown!r} existed: renamed to {os.path.join(os.path.dirname(shown), os.path.basename(renamed))!r}")
+    messages.note(
+        f"experiment directory {shown!r} existed: renamed to {os.path.join(os.path.dirname(shown), os.path.basename(renamed))!r}"
+    )
 
 
 def default_name(program=None, pid=None):
@@ -205,8 +215,9 @@ def convert(experiment, format, output=None, thread=None, start=0, stop=2**64 - 
     start of the measurement), without the calls of the regions the filter file `filter` excludes; one that takes
     longer than `progress` seconds says how it goes on stderr; returns (the path written, the converter's result)."""
     path = output or os.path.join(experiment, _reader.default_name(format))
-    return path, _reader.convert(experiment, format, path, thread=thread, start=start, stop=stop, progress=progress,
-                                   filter=filter)
+    return path, _reader.convert(
+        experiment, format, path, thread=thread, start=start, stop=stop, progress=progress, filter=filter
+    )
 
 
 def describe_exit(status):
@@ -219,9 +230,11 @@ def describe_exit(status):
 
 def describe_stats(stats):
     """What the writer says it recorded (the statistics of _tracetop.stop()), in one line."""
-    return (f"{_count(stats['events'], 'event')} in {_count(stats['streams'], 'stream')}, "
-            f"{format_size(stats['bytes'])} in {_count(stats['chunks'], 'chunk')}; the program waited for the "
-            f"writer {_count(stats['waits'], 'time')} ({stats['wait_ns'] / 1e6:.1f} ms)")
+    return (
+        f"{_count(stats['events'], 'event')} in {_count(stats['streams'], 'stream')}, "
+        f"{format_size(stats['bytes'])} in {_count(stats['chunks'], 'chunk')}; the program waited for the "
+        f"writer {_count(stats['waits'], 'time')} ({stats['wait_ns'] / 1e6:.1f} ms)"
+    )
 
 
 def describe_problems(problems, corrupt):

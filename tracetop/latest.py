@@ -58,8 +58,12 @@ def _alive(pid):
 
 def experiment_argument(parser):
     """EXP, the positional argument of the commands that look at an experiment: optional."""
-    parser.add_argument("experiment", nargs="?", metavar="EXP",
-                        help="the experiment directory (default: the latest in the working directory)")
+    parser.add_argument(
+        "experiment",
+        nargs="?",
+        metavar="EXP",
+        help="the experiment directory (default: the latest in the working directory)",
+    )
 
 
 def chosen(experiment):
@@ -71,8 +75,10 @@ def chosen(experiment):
         messages.note(f"the latest experiment here: {experiment}")
     alive = running(experiment)
     if alive:
-        messages.note(f"{experiment} is still being measured (process {', '.join(map(str, alive))} running): "
-                      "this is what it has written so far")
+        messages.note(
+            f"{experiment} is still being measured (process {', '.join(map(str, alive))} running): "
+            "this is what it has written so far"
+        )
     return experiment
 
 

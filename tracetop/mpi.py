@@ -54,8 +54,10 @@ def default_directory(this_job):
     if this_job.size == 1:
         return None  # the usual name
     if this_job.id is None:
-        raise CommandError("cannot tell which processes make up this MPI job (no job id in the environment): "
-                           "name the experiment with --output DIR")
+        raise CommandError(
+            "cannot tell which processes make up this MPI job (no job id in the environment): "
+            "name the experiment with --output DIR"
+        )
     import re  # only for MPI jobs: it (and enum) would be most of every other run's start-up
 
     return "tracetop-mpi-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", this_job.id)
@@ -93,8 +95,10 @@ def wait_for_experiment(directory, this_job, timeout=RANKS_TIMEOUT):
 def check():
     """Fails unless this tracetop can record MPI calls (_tracetop.mpi_attach(LIBRARY) once measuring)."""
     if not os.path.exists(LIBRARY):
-        raise CommandError("this tracetop was built without MPI support (no MPI library was found when it was "
-                           "built); install one (e.g. Debian's libopenmpi-dev) and reinstall tracetop")
+        raise CommandError(
+            "this tracetop was built without MPI support (no MPI library was found when it was "
+            "built); install one (e.g. Debian's libopenmpi-dev) and reinstall tracetop"
+        )
 
 
 def wait_for_ranks(directory, size, timeout=RANKS_TIMEOUT):
@@ -103,8 +107,11 @@ def wait_for_ranks(directory, size, timeout=RANKS_TIMEOUT):
     deadline = time.monotonic() + timeout
     while True:
         trace = _reader.Trace(directory)
-        ended = {int(process["attributes"]["mpi_rank"]) for process in trace.processes
-                 if process["ended"] and "mpi_rank" in process["attributes"]}
+        ended = {
+            int(process["attributes"]["mpi_rank"])
+            for process in trace.processes
+            if process["ended"] and "mpi_rank" in process["attributes"]
+        }
         missing = sorted(set(range(size)) - ended)
         if not missing or time.monotonic() >= deadline:
             return missing

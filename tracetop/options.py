@@ -93,8 +93,9 @@ class Option:
     """One option. A plain class, not a dataclass: importing dataclasses (inspect, re, enum ...) would double
     the start-up of every measured process."""
 
-    def __init__(self, key, name, default, parse, help, flags=(), switches=None, metavar=None, scorep_name=None,
-                 notes=None):
+    def __init__(
+        self, key, name, default, parse, help, flags=(), switches=None, metavar=None, scorep_name=None, notes=None
+    ):
         self.key = key  # the Python name: keyword of tracetop.start(), attribute of the parsed command line
         self.name = name  # TRACETOP_<name> in the environment and in config.txt
         self.default = default
@@ -112,65 +113,167 @@ class Option:
 
 
 OPTIONS = (
-    Option("instrumenter", "INSTRUMENTER", "profile",
-           choice("profile", "trace", "monitoring", "none", aliases=SCOREP_INSTRUMENTERS),
-           "which CPython hook records calls: profile (the default; on Python 3.12+ the same calls through "
-           "sys.monitoring, which costs less there), trace, monitoring (sys.monitoring, Python 3.12+) or none "
-           "(user regions only); the Score-P bindings' cProfile, cTrace, dummy and None "
-           "are profile, trace, none and none",
-           flags=("--instrumenter", "--instrumenter-type"), metavar="{profile,trace,monitoring,none}",
-           notes={alias: note for alias, (_, note) in SCOREP_INSTRUMENTERS.items() if note}),
-    Option("instrumenter_enabled", "ENABLE_INSTRUMENTER", True, parse_bool,
-           "start with automatic instrumentation off (user regions and tracetop.instrumenter.enable() still work; "
-           "--nopython is the Score-P bindings' older name)",
-           switches={"--noinstrumenter": False, "--nopython": False}),
-    Option("c_calls", "C_CALLS", True, parse_bool,
-           "record calls of C functions: builtins, C extension functions (default: on)",
-           switches={"--c-calls": True, "--no-c-calls": False}),
-    Option("memory", "TOTAL_MEMORY", 64 << 20, parse_memory,
-           "the buffer budget of the process, e.g. 64M, 2g, 1024k (at least 1M; default: 64M); "
-           "never exceeded: full buffers are written to disk",
-           flags=("--memory",), metavar="SIZE", scorep_name="SCOREP_TOTAL_MEMORY"),
-    Option("output", "EXPERIMENT_DIRECTORY", None, parse_path,
-           "the experiment directory (default: tracetop-YYYYMMDD_HHMMSS_<pid> in the working directory)",
-           flags=("--output",), metavar="DIR", scorep_name="SCOREP_EXPERIMENT_DIRECTORY"),
-    Option("overwrite", "OVERWRITE_EXPERIMENT_DIRECTORY", True, parse_bool,
-           "an experiment directory that holds an earlier experiment is renamed with a timestamp (default: on); "
-           "off: it is an error", switches={"--overwrite": True, "--no-overwrite": False},
-           scorep_name="SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY"),
-    Option("trace", "ENABLE_TRACING", True, parse_bool,
-           "keep the trace (default: on); without it the experiment keeps the profile alone. "
-           "SCOREP_ENABLE_TRACING=true also writes traces.otf2",
-           switches={"--trace": True, "--no-trace": False}, scorep_name="SCOREP_ENABLE_TRACING"),
-    Option("profile", "ENABLE_PROFILING", True, parse_bool,
-           "write profile.txt (default: on); SCOREP_ENABLE_PROFILING=true also writes profile.cubex",
-           switches={"--profile": True, "--no-profile": False}, scorep_name="SCOREP_ENABLE_PROFILING"),
-    Option("formats", "FORMAT", (), parse_formats,
-           f"also write these formats at the end of the run ({', '.join(FORMATS)})",
-           flags=("--format",), metavar="FORMAT[,FORMAT...]"),
-    Option("filter", "FILTERING_FILE", None, parse_path, "a Score-P filter file: which regions to record",
-           flags=("--filter",), metavar="FILE", scorep_name="SCOREP_FILTERING_FILE"),
-    Option("live", "LIVE", False, parse_bool, "publish to `tracetop top`",
-           switches={"--live": True}),
-    Option("objects", "OBJECTS", False, parse_bool,
-           "count the objects created and destroyed, by type and by creating function",
-           switches={"--objects": True}),
-    Option("mpp", "MPP", "none", choice("none", "mpi"), "MPI-aware naming and communication events",
-           flags=("--mpp",), switches={"--mpi": "mpi"}, metavar="{none,mpi}"),
-    Option("follow", "FOLLOW", True, parse_bool, "measure child processes too (default: on)",
-           switches={"--follow": True, "--no-follow": False}),
-    Option("scorep_compat", "SCOREP_COMPAT", True, parse_bool,
-           "make `import scorep` (scorep.user, scorep.instrumenter) work with tracetop's compatibility module "
-           "where the real scorep package is not installed (default: on)",
-           switches={"--scorep-compat": True, "--no-scorep-compat": False}),
-    Option("instrumenter_file", "INSTRUMENTER_FILE", None, parse_path,
-           "a Python file run just before the program, measured (the Score-P bindings' --instrumenter-file): "
-           "it can wrap the program's functions in user regions without changing its code",
-           flags=("--instrumenter-file",), metavar="FILE"),
-    Option("keep_files", "KEEP_FILES", False, parse_bool,
-           "keep temporary files (accepted; tracetop makes none)", switches={"--keep-files": True}),
-    Option("verbose", "VERBOSE", False, parse_bool, "say more about the measurement",
-           switches={"-v": True, "--verbose": True}),
+    Option(
+        "instrumenter",
+        "INSTRUMENTER",
+        "profile",
+        choice("profile", "trace", "monitoring", "none", aliases=SCOREP_INSTRUMENTERS),
+        "which CPython hook records calls: profile (the default; on Python 3.12+ the same calls through "
+        "sys.monitoring, which costs less there), trace, monitoring (sys.monitoring, Python 3.12+) or none "
+        "(user regions only); the Score-P bindings' cProfile, cTrace, dummy and None "
+        "are profile, trace, none and none",
+        flags=("--instrumenter", "--instrumenter-type"),
+        metavar="{profile,trace,monitoring,none}",
+        notes={alias: note for alias, (_, note) in SCOREP_INSTRUMENTERS.items() if note},
+    ),
+    Option(
+        "instrumenter_enabled",
+        "ENABLE_INSTRUMENTER",
+        True,
+        parse_bool,
+        "start with automatic instrumentation off (user regions and tracetop.instrumenter.enable() still work; "
+        "--nopython is the Score-P bindings' older name)",
+        switches={"--noinstrumenter": False, "--nopython": False},
+    ),
+    Option(
+        "c_calls",
+        "C_CALLS",
+        True,
+        parse_bool,
+        "record calls of C functions: builtins, C extension functions (default: on)",
+        switches={"--c-calls": True, "--no-c-calls": False},
+    ),
+    Option(
+        "memory",
+        "TOTAL_MEMORY",
+        64 << 20,
+        parse_memory,
+        "the buffer budget of the process, e.g. 64M, 2g, 1024k (at least 1M; default: 64M); "
+        "never exceeded: full buffers are written to disk",
+        flags=("--memory",),
+        metavar="SIZE",
+        scorep_name="SCOREP_TOTAL_MEMORY",
+    ),
+    Option(
+        "output",
+        "EXPERIMENT_DIRECTORY",
+        None,
+        parse_path,
+        "the experiment directory (default: tracetop-YYYYMMDD_HHMMSS_<pid> in the working directory)",
+        flags=("--output",),
+        metavar="DIR",
+        scorep_name="SCOREP_EXPERIMENT_DIRECTORY",
+    ),
+    Option(
+        "overwrite",
+        "OVERWRITE_EXPERIMENT_DIRECTORY",
+        True,
+        parse_bool,
+        "an experiment directory that holds an earlier experiment is renamed with a timestamp (default: on); "
+        "off: it is an error",
+        switches={"--overwrite": True, "--no-overwrite": False},
+        scorep_name="SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY",
+    ),
+    Option(
+        "trace",
+        "ENABLE_TRACING",
+        True,
+        parse_bool,
+        "keep the trace (default: on); without it the experiment keeps the profile alone. "
+        "SCOREP_ENABLE_TRACING=true also writes traces.otf2",
+        switches={"--trace": True, "--no-trace": False},
+        scorep_name="SCOREP_ENABLE_TRACING",
+    ),
+    Option(
+        "profile",
+        "ENABLE_PROFILING",
+        True,
+        parse_bool,
+        "write profile.txt (default: on); SCOREP_ENABLE_PROFILING=true also writes profile.cubex",
+        switches={"--profile": True, "--no-profile": False},
+        scorep_name="SCOREP_ENABLE_PROFILING",
+    ),
+    Option(
+        "formats",
+        "FORMAT",
+        (),
+        parse_formats,
+        f"also write these formats at the end of the run ({', '.join(FORMATS)})",
+        flags=("--format",),
+        metavar="FORMAT[,FORMAT...]",
+    ),
+    Option(
+        "filter",
+        "FILTERING_FILE",
+        None,
+        parse_path,
+        "a Score-P filter file: which regions to record",
+        flags=("--filter",),
+        metavar="FILE",
+        scorep_name="SCOREP_FILTERING_FILE",
+    ),
+    Option("live", "LIVE", False, parse_bool, "publish to `tracetop top`", switches={"--live": True}),
+    Option(
+        "objects",
+        "OBJECTS",
+        False,
+        parse_bool,
+        "count the objects created and destroyed, by type and by creating function",
+        switches={"--objects": True},
+    ),
+    Option(
+        "mpp",
+        "MPP",
+        "none",
+        choice("none", "mpi"),
+        "MPI-aware naming and communication events",
+        flags=("--mpp",),
+        switches={"--mpi": "mpi"},
+        metavar="{none,mpi}",
+    ),
+    Option(
+        "follow",
+        "FOLLOW",
+        True,
+        parse_bool,
+        "measure child processes too (default: on)",
+        switches={"--follow": True, "--no-follow": False},
+    ),
+    Option(
+        "scorep_compat",
+        "SCOREP_COMPAT",
+        True,
+        parse_bool,
+        "make `import scorep` (scorep.user, scorep.instrumenter) work with tracetop's compatibility module "
+        "where the real scorep package is not installed (default: on)",
+        switches={"--scorep-compat": True, "--no-scorep-compat": False},
+    ),
+    Option(
+        "instrumenter_file",
+        "INSTRUMENTER_FILE",
+        None,
+        parse_path,
+        "a Python file run just before the program, measured (the Score-P bindings' --instrumenter-file): "
+        "it can wrap the program's functions in user regions without changing its code",
+        flags=("--instrumenter-file",),
+        metavar="FILE",
+    ),
+    Option(
+        "keep_files",
+        "KEEP_FILES",
+        False,
+        parse_bool,
+        "keep temporary files (accepted; tracetop makes none)",
+        switches={"--keep-files": True},
+    ),
+    Option(
+        "verbose",
+        "VERBOSE",
+        False,
+        parse_bool,
+        "say more about the measurement",
+        switches={"-v": True, "--verbose": True},
+    ),
 )
 
 # The formats a Score-P user finds in the experiment when asking the Score-P way: option -> format.
@@ -277,16 +380,17 @@ def add_arguments(parser):
     for option in OPTIONS:
         help = f"{option.help} [{', '.join(option.environment_names)}]"
         if option.flags:
-            parser.add_argument(*option.flags, dest=option.key, type=_argument_type(option.parse),
-                                metavar=option.metavar, help=help)
+            parser.add_argument(
+                *option.flags, dest=option.key, type=_argument_type(option.parse), metavar=option.metavar, help=help
+            )
             help = "same as " + ", ".join(f"{option.flags[0]}={render(value)}" for value in option.switches.values())
         if option.switches:
-            parser.add_argument(*option.switches, dest=option.key, action=switch, settings=option.switches,
-                                help=help)
+            parser.add_argument(*option.switches, dest=option.key, action=switch, settings=option.switches, help=help)
 
 
 def set_aside_not_needed(arguments):
     """Splits `tracetop run` options into those to parse and the Score-P flags tracetop does not need."""
+
     def not_needed(argument):
         return any(argument == flag or argument.startswith(flag + "=") for flag in SCOREP_FLAGS_NOT_NEEDED)
 

@@ -4,6 +4,7 @@ would present it to the program: its code object, its fresh __main__ module, sys
 import builtins
 import os
 import sys
+
 # importlib.machinery's: importing importlib itself (warnings ...) would be start-up every run pays
 from _frozen_importlib import BuiltinImporter
 from _frozen_importlib_external import SourceFileLoader
@@ -65,8 +66,9 @@ class Module(Fields):
         import runpy  # only for -m: it imports importlib.util, contextlib ...
 
         _, spec, code = runpy._get_module_details(self.name, ModuleNotRunnable)
-        main = _fresh_main(__file__=spec.origin, __cached__=spec.cached, __loader__=spec.loader,
-                           __package__=spec.parent, __spec__=spec)
+        main = _fresh_main(
+            __file__=spec.origin, __cached__=spec.cached, __loader__=spec.loader, __package__=spec.parent, __spec__=spec
+        )
         return Loaded(code, main, [spec.origin, *self.args])
 
 
@@ -94,7 +96,7 @@ def split_command_line(arguments, flags_with_value):
     while index < len(arguments):
         argument = arguments[index]
         if argument == "--":
-            return arguments[:index], _script(arguments[index + 1:])
+            return arguments[:index], _script(arguments[index + 1 :])
         if argument[:2] in ("-m", "-c"):
             attached = len(argument) > 2  # -mjson.tool, as python accepts it
             value_index = index if attached else index + 1
@@ -102,7 +104,7 @@ def split_command_line(arguments, flags_with_value):
                 raise CommandError(f"argument {argument}: expected one argument")
             value = argument[2:] if attached else arguments[value_index]
             kind = Module if argument.startswith("-m") else Code
-            return arguments[:index], kind(value, tuple(arguments[value_index + 1:]))
+            return arguments[:index], kind(value, tuple(arguments[value_index + 1 :]))
         if not argument.startswith("-") or argument == "-":
             return arguments[:index], _script(arguments[index:])
         index += 2 if argument in flags_with_value else 1

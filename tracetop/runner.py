@@ -72,8 +72,9 @@ def _instrumenter_file(path):
     except OSError as failure:
         raise CommandError(f"cannot read the instrumenter file {path}: {failure.strerror}") from None
     except SyntaxError as failure:
-        raise CommandError(f"the instrumenter file {path} is not Python: {failure.msg} (line {failure.lineno})") \
-            from None
+        raise CommandError(
+            f"the instrumenter file {path} is not Python: {failure.msg} (line {failure.lineno})"
+        ) from None
     return code, {"__name__": "__instrumenter__", "__file__": path, "__builtins__": __builtins__}
 
 
@@ -98,6 +99,7 @@ def _die_by_sigint():
     shell that started it knows it was interrupted."""
     import contextlib
     import signal
+
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, ValueError, OSError):  # replaced or closed by the program
             stream.flush()

@@ -69,22 +69,32 @@ class Session:
         requested = configuration["output"] or (job and _mpi().default_directory(job))
         if job and job.rank > 0:  # rank 0 makes the experiment, and says what there is to say about it
             experiment = Experiment.join(_mpi().wait_for_experiment(requested, job))
-            session = cls._start(experiment, configuration.replace("output", experiment.path), None, program,
-                                 command, job)
+            session = cls._start(
+                experiment, configuration.replace("output", experiment.path), None, program, command, job
+            )
             session._joined = True
             return session._measuring_program()
         for note in configuration.notes:
             messages.note(note)
-        experiment = Experiment.create(requested, shared=job is not None and job.size > 1,
-                                       overwrite=configuration["overwrite"], program=program)
+        experiment = Experiment.create(
+            requested, shared=job is not None and job.size > 1, overwrite=configuration["overwrite"], program=program
+        )
         if job and job.size > 1:
             _mpi().made_experiment(experiment.path, job)
         configuration = configuration.replace("output", experiment.path)
-        provenance = Provenance(command=command, program=program, working_directory=os.getcwd(),
-                                configuration=configuration.lines(), started=time.time())
+        provenance = Provenance(
+            command=command,
+            program=program,
+            working_directory=os.getcwd(),
+            configuration=configuration.lines(),
+            started=time.time(),
+        )
         # Child processes read config.txt, and may run elsewhere: its filter file is named from anywhere.
-        written = configuration.replace("filter", os.path.abspath(configuration["filter"])) if configuration[
-            "filter"] else configuration
+        written = (
+            configuration.replace("filter", os.path.abspath(configuration["filter"]))
+            if configuration["filter"]
+            else configuration
+        )
         try:
             experiment.write("config.txt", "\n".join(written.lines()) + "\n")
             session = cls._start(experiment, configuration, provenance, program, command, job)
@@ -110,8 +120,12 @@ class Session:
         if job:
             _mpi().check()
         # host: the node of the system tree in OTF2 and CUBE.
-        attributes = {"command": command, "tracetop_version": tracetop.__version__,
-                      "python_version": python_version(), "host": os.uname().nodename}
+        attributes = {
+            "command": command,
+            "tracetop_version": tracetop.__version__,
+            "python_version": python_version(),
+            "host": os.uname().nodename,
+        }
         if job:
             attributes["mpi_rank"] = str(job.rank)
         process = {"memory": configuration["memory"], "name": program, "attributes": attributes}
@@ -153,18 +167,26 @@ class Session:
         """--objects: where this Python cannot count them, one line says so and the run goes on without."""
         try:
             _tracetop.objects_enable()
-            how = ("CPython's reference tracer" if sys.version_info >= (3, 13) else
-                   "wedges on libpython's _Py_NewReference and _Py_Dealloc")
+            how = (
+                "CPython's reference tracer"
+                if sys.version_info >= (3, 13)
+                else "wedges on libpython's _Py_NewReference and _Py_Dealloc"
+            )
             said = f"counted exactly, by type and creating region, with {how}; bytes are each type's fixed part"
             if sys.version_info < (3, 13, 3):
-                said += (f"; Python {python_version()} frees the objects whose last reference its interpreter loop "
-                         "drops (a local rebound, a temporary, a loop's iterator) without telling (CPython gh-130382): "
-                         "they count as destroyed when their address is used again, so a few may show as alive at "
-                         "the end")
+                said += (
+                    f"; Python {python_version()} frees the objects whose last reference its interpreter loop "
+                    "drops (a local rebound, a temporary, a loop's iterator) without telling (CPython gh-130382): "
+                    "they count as destroyed when their address is used again, so a few may show as alive at "
+                    "the end"
+                )
             if _tracetop.hook_in_use() in ("profile", "trace"):
-                said += ("; to report calls to the profile and trace hooks CPython makes frame objects (and, for C "
-                         "methods, bound methods)" + (" and ints of some events' offsets" if sys.version_info >= (3, 12)
-                                                      else "") + ", counted too: --instrumenter=monitoring makes none")
+                said += (
+                    "; to report calls to the profile and trace hooks CPython makes frame objects (and, for C "
+                    "methods, bound methods)"
+                    + (" and ints of some events' offsets" if sys.version_info >= (3, 12) else "")
+                    + ", counted too: --instrumenter=monitoring makes none"
+                )
         except _tracetop.TraceError as error:
             messages.note(f"{error}; the run goes on without --objects")
             said = f"not counted: {error}"
@@ -299,8 +321,11 @@ class Session:
         if others:  # their counts are theirs: the sum would need their ends, which need not have come
             counts = f"this process: {counts}; {others} other process{'es' if others > 1 else ''} measured"
         counts = f" ({counts})" if counts else ""
-        see = (f"tracetop {EXPERIMENT_VIEWS[0]} {messages.shell_quote(shown)}" if self.configuration["trace"]
-               else os.path.join(shown, "profile.txt"))
+        see = (
+            f"tracetop {EXPERIMENT_VIEWS[0]} {messages.shell_quote(shown)}"
+            if self.configuration["trace"]
+            else os.path.join(shown, "profile.txt")
+        )
         messages.say(f"experiment in {os.path.join(shown, '')}{counts}; see: {see}")
         if self.stats:
             messages.detail(f"recorded {describe_stats(self.stats)}")
@@ -393,6 +418,7 @@ def _exec_stopping(session, real_exec):
     """os.execv()/os.execve() while measuring: the trace ends complete where this program ends, and a Python
     program exec'd is measured on as a child of the experiment (tracetop/child.py). Should the exec fail, the
     rest of the program runs unmeasured."""
+
     def _exec(path, *arguments):
         followed = os.environ.get(FOLLOW_VARIABLE)
         session._stop_at_exit()
@@ -405,6 +431,7 @@ def _exec_stopping(session, real_exec):
 
 def _exit_stopping(session, real_exit):
     """os._exit() while measuring: stops the measurement first, so that the trace is complete."""
+
     def _exit(status):
         session.exit_status = status
         session._stop_at_exit()

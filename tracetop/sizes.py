@@ -13,7 +13,7 @@ def parse_size(text):
     word = text.strip().lower()
     word = word[:-2] if word.endswith("ib") else word[:-1] if word.endswith("b") else word
     unit = word[-1:] if word[-1:] in ("k", "m", "g", "t") else ""
-    number = word[:len(word) - len(unit)].rstrip()
+    number = word[: len(word) - len(unit)].rstrip()
     whole, point, fraction = number.partition(".")
     if not (whole.isdecimal() and (not point or fraction.isdecimal())):
         raise ValueError(f"invalid size {text!r} (examples: 64M, 2g, 1024k, 1048576)")

@@ -1,6 +1,7 @@
 """asyncio workload for bench/run.py and bench/asyncio_cost.py: 16 named tasks, each awaiting a nested
 coroutine that yields to the loop (asyncio.sleep(0)) `rounds` times, doing a little work per step, under a
 gather; then a TaskGroup-free fan-out of short-lived tasks. Prints a checksum line."""
+
 import asyncio
 import sys
 

@@ -29,8 +29,8 @@ static uint32_t job_comm(tt_mpi_comms *j, size_t *cap, const tt_comm *c, uint32_
     for (size_t i = 0; i < j->count; i++)
         if (same_comm(&j->comms[i], c, parent)) return (uint32_t)i;
     if (j->count >= NONE || TT_RESERVE(j->comms, *cap, j->count + 1) != 0) return NONE;
-    j->comms[j->count] = (tt_mpi_comm){.kind = c->kind, .parent = parent, .seq = c->seq, .size = c->size,
-                                       .listed = c->listed, .members = c->members};
+    j->comms[j->count] = (tt_mpi_comm){
+        .kind = c->kind, .parent = parent, .seq = c->seq, .size = c->size, .listed = c->listed, .members = c->members};
     return (uint32_t)j->count++;
 }
 
@@ -74,7 +74,7 @@ int tt_mpi_comms_build(const tt_trace *t, tt_mpi_comms *j)
             uint32_t parent = comm->parent < c ? map[comm->parent] : NONE;
             if ((map[c] = job_comm(j, &cap, comm, parent)) == NONE) goto nomem;
         }
-        map[p->comm_count] = NONE; /* the placeholder: unknown */
+        map[p->comm_count] = NONE;                                              /* the placeholder: unknown */
         if (p->mpi_size > j->world_size) j->world_size = (uint32_t)p->mpi_size; /* the reader keeps it 32-bit */
     }
     for (size_t i = 0; i < j->count; i++)

@@ -71,9 +71,15 @@ static int add_half(builder *b, const tt_process *p, uint32_t process, uint32_t 
     int sending = ev->kind == TT_EV_MPI_SEND || ev->kind == TT_EV_MPI_ISEND;
     half h = {.sender = sending ? (uint32_t)p->mpi_rank : (uint32_t)peer,
               .receiver = sending ? (uint32_t)peer : (uint32_t)p->mpi_rank,
-              .comm = comm, .tag = ev->tag, .time = ev->time,
-              .order = sending ? ev->time : s->last_enter, .seq = b->seq++, .bytes = ev->bytes,
-              .request = ev->request, .place = {process, stream}, .nonblocking = ev->kind == TT_EV_MPI_IRECV};
+              .comm = comm,
+              .tag = ev->tag,
+              .time = ev->time,
+              .order = sending ? ev->time : s->last_enter,
+              .seq = b->seq++,
+              .bytes = ev->bytes,
+              .request = ev->request,
+              .place = {process, stream},
+              .nonblocking = ev->kind == TT_EV_MPI_IRECV};
     if (sending) {
         if (TT_RESERVE(b->sends, b->send_cap, b->send_count + 1) != 0) return -1;
         b->sends[b->send_count++] = h;
@@ -89,12 +95,16 @@ static int add_call(builder *b, const tt_process *p, uint32_t process, uint32_t 
 {
     if (TT_RESERVE(b->calls, b->call_cap, b->call_count + 1) != 0) return -1;
     uint64_t root = ev->root == UINT32_MAX ? UINT64_MAX : tt_comm_world_rank(p, ev->comm, ev->root);
-    b->calls[b->call_count++] = (raw_call){
-        .process = process, .comm = tt_mpi_comms_of(&b->v->comms, process, ev->comm), .op = ev->op,
-        .root = root > UINT32_MAX ? NONE : (uint32_t)root,
-        .call = {.begin = s->in_collective ? s->collective_begin : ev->time, .end = ev->time,
-                 .rank = (uint32_t)p->mpi_rank, .place = {process, stream}, .sent = ev->sent,
-                 .received = ev->received}};
+    b->calls[b->call_count++] = (raw_call){.process = process,
+                                           .comm = tt_mpi_comms_of(&b->v->comms, process, ev->comm),
+                                           .op = ev->op,
+                                           .root = root > UINT32_MAX ? NONE : (uint32_t)root,
+                                           .call = {.begin = s->in_collective ? s->collective_begin : ev->time,
+                                                    .end = ev->time,
+                                                    .rank = (uint32_t)p->mpi_rank,
+                                                    .place = {process, stream},
+                                                    .sent = ev->sent,
+                                                    .received = ev->received}};
     return 0;
 }
 
@@ -107,14 +117,20 @@ static int read_stream(builder *b, const tt_process *p, uint32_t process, uint32
     int rc = 0;
     while (rc == 0 && tt_cursor_next(c, &ev)) {
         switch (ev.kind) {
-        case TT_EV_ENTER: s.last_enter = ev.time; break;
+        case TT_EV_ENTER:
+            s.last_enter = ev.time;
+            break;
         case TT_EV_MPI_SEND:
         case TT_EV_MPI_ISEND:
         case TT_EV_MPI_RECV:
-        case TT_EV_MPI_IRECV: rc = add_half(b, p, process, stream, &ev, &s); break;
+        case TT_EV_MPI_IRECV:
+            rc = add_half(b, p, process, stream, &ev, &s);
+            break;
         case TT_EV_MPI_IRECV_REQUEST:
-            if (TT_RESERVE(b->posts, b->post_cap, b->post_count + 1) != 0) rc = -1;
-            else b->posts[b->post_count++] = (posted){process, ev.request, ev.time};
+            if (TT_RESERVE(b->posts, b->post_cap, b->post_count + 1) != 0)
+                rc = -1;
+            else
+                b->posts[b->post_count++] = (posted){process, ev.request, ev.time};
             break;
         case TT_EV_MPI_COLLECTIVE_BEGIN:
             s.collective_begin = ev.time;
@@ -124,7 +140,8 @@ static int read_stream(builder *b, const tt_process *p, uint32_t process, uint32
             if (tt_mpi_comms_of(&b->v->comms, process, ev.comm) != NONE) rc = add_call(b, p, process, stream, &ev, &s);
             s.in_collective = 0;
             break;
-        default: break;
+        default:
+            break;
         }
     }
     tt_cursor_close(c);
@@ -181,11 +198,17 @@ static int add_message(builder *b, const half *send, const half *recv)
 {
     tt_mpi_view *v = b->v;
     if (TT_RESERVE(v->messages, b->message_cap, v->message_count + 1) != 0) return -1;
-    v->messages[v->message_count++] = (tt_mpi_view_message){
-        .send_time = send->time, .recv_time = recv ? recv->time : send->time, .sender = send->sender,
-        .receiver = send->receiver, .comm = send->comm, .tag = send->tag, .bytes = send->bytes,
-        .received = recv ? recv->bytes : 0, .from = send->place, .to = recv ? recv->place : send->place,
-        .matched = recv != NULL};
+    v->messages[v->message_count++] = (tt_mpi_view_message){.send_time = send->time,
+                                                            .recv_time = recv ? recv->time : send->time,
+                                                            .sender = send->sender,
+                                                            .receiver = send->receiver,
+                                                            .comm = send->comm,
+                                                            .tag = send->tag,
+                                                            .bytes = send->bytes,
+                                                            .received = recv ? recv->bytes : 0,
+                                                            .from = send->place,
+                                                            .to = recv ? recv->place : send->place,
+                                                            .matched = recv != NULL};
     return 0;
 }
 
@@ -278,9 +301,12 @@ static int group_collectives(builder *b)
         const raw_call *r = &b->calls[i];
         v->calls[i] = r->call;
         if (i == 0 || r->comm != b->calls[i - 1].comm || r->nth != b->calls[i - 1].nth)
-            v->collectives[v->collective_count++] = (tt_mpi_view_collective){
-                .begin = r->call.begin, .end = r->call.end, .comm = r->comm, .op = r->op, .root = r->root,
-                .first_call = i};
+            v->collectives[v->collective_count++] = (tt_mpi_view_collective){.begin = r->call.begin,
+                                                                             .end = r->call.end,
+                                                                             .comm = r->comm,
+                                                                             .op = r->op,
+                                                                             .root = r->root,
+                                                                             .first_call = i};
         tt_mpi_view_collective *op = &v->collectives[v->collective_count - 1];
         op->call_count++;
         if (r->call.begin < op->begin) op->begin = r->call.begin;
@@ -348,7 +374,10 @@ static size_t seek(const tt_mpi_view *v, size_t count, uint64_t longest, uint64_
     uint64_t from = t0 > longest ? t0 - longest : 0;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (start(v, mid) < from) lo = mid + 1; else hi = mid;
+        if (start(v, mid) < from)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -417,7 +446,10 @@ long tt_mpi_view_matrix(const tt_mpi_view *v, uint64_t t0, uint64_t t1, tt_mpi_v
         size_t lo = 0, hi = count;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (by_pair(&pairs[mid], &key) < 0) lo = mid + 1; else hi = mid;
+            if (by_pair(&pairs[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
         if (lo == count || by_pair(&pairs[lo], &key) != 0) {
             if (TT_RESERVE(pairs, cap, count + 1) != 0) {
@@ -435,8 +467,8 @@ long tt_mpi_view_matrix(const tt_mpi_view *v, uint64_t t0, uint64_t t1, tt_mpi_v
     return (long)count;
 }
 
-size_t tt_mpi_view_pair_messages(const tt_mpi_view *v, uint32_t sender, uint32_t receiver, uint64_t t0,
-                                 uint64_t t1, size_t skip, uint32_t *out, size_t limit)
+size_t tt_mpi_view_pair_messages(const tt_mpi_view *v, uint32_t sender, uint32_t receiver, uint64_t t0, uint64_t t1,
+                                 size_t skip, uint32_t *out, size_t limit)
 {
     size_t total = 0;
     for (size_t i = first_sent(v, t0); i < v->message_count && line_start(v, i) < t1; i++) {

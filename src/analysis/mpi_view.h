@@ -50,8 +50,8 @@ typedef struct tt_mpi_view_message {
     uint32_t sender, receiver; /* world ranks */
     uint32_t comm;             /* index into comms */
     uint32_t tag;
-    uint64_t bytes;            /* as sent */
-    uint64_t received;         /* as received (0 when unmatched) */
+    uint64_t bytes;    /* as sent */
+    uint64_t received; /* as received (0 when unmatched) */
     tt_mpi_view_place from, to;
     int matched;
 } tt_mpi_view_message;
@@ -66,10 +66,10 @@ typedef struct tt_mpi_view_call {
 
 /* A collective operation: the calls of its ranks. */
 typedef struct tt_mpi_view_collective {
-    uint64_t begin, end; /* the first call's begin, the last call's end */
-    uint32_t comm;       /* index into comms */
-    uint8_t op;          /* enum tt_mpi_collective */
-    uint32_t root;       /* world rank, TT_MPI_VIEW_NONE for none */
+    uint64_t begin, end;           /* the first call's begin, the last call's end */
+    uint32_t comm;                 /* index into comms */
+    uint8_t op;                    /* enum tt_mpi_collective */
+    uint32_t root;                 /* world rank, TT_MPI_VIEW_NONE for none */
     size_t first_call, call_count; /* calls[first_call ...], by rank */
 } tt_mpi_view_collective;
 
@@ -112,8 +112,8 @@ long tt_mpi_view_matrix(const tt_mpi_view *v, uint64_t t0, uint64_t t1, tt_mpi_v
 
 /* The messages `sender` sent `receiver` in [t0, t1), from the `skip`-th on,
  * at most `limit` of them into out; returns how many there are in all. */
-size_t tt_mpi_view_pair_messages(const tt_mpi_view *v, uint32_t sender, uint32_t receiver, uint64_t t0,
-                                 uint64_t t1, size_t skip, uint32_t *out, size_t limit);
+size_t tt_mpi_view_pair_messages(const tt_mpi_view *v, uint32_t sender, uint32_t receiver, uint64_t t0, uint64_t t1,
+                                 size_t skip, uint32_t *out, size_t limit);
 
 /* Per communicator, in [t0, t1): the messages sent on it, their bytes,
  * its collective operations that began there, and the time its ranks spent

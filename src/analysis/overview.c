@@ -7,10 +7,10 @@
 /* What is being built for one lane. */
 typedef struct painter {
     const tt_overview *o;
-    uint32_t *cells;    /* the lane's */
-    uint64_t *covered;  /* per cell: ns of the activation that holds it */
-    uint32_t *regions;  /* per level: the open region ... */
-    uint64_t *entered;  /* ... and when it was entered */
+    uint32_t *cells;   /* the lane's */
+    uint64_t *covered; /* per cell: ns of the activation that holds it */
+    uint32_t *regions; /* per level: the open region ... */
+    uint64_t *entered; /* ... and when it was entered */
 } painter;
 
 /* The column holding time t (clamped into the range). */

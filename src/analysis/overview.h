@@ -28,7 +28,7 @@
 #define TT_OVERVIEW_EMPTY UINT32_MAX
 
 typedef struct tt_overview_lane {
-    size_t process;  /* index into the trace's processes */
+    size_t process; /* index into the trace's processes */
     size_t stream;
     uint32_t *cells; /* depth rows of width cells: process-local region ids or TT_OVERVIEW_EMPTY */
 } tt_overview_lane;

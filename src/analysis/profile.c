@@ -230,8 +230,7 @@ static uint32_t __attribute__((noinline)) path_node(builder *b, uint32_t parent,
         TT_RESERVE(b->last_created, b->created_cap, count + 2) != 0)
         return NONE;
     uint32_t index = (uint32_t)count;
-    th->nodes[index] = (tt_profile_node){
-        .region = region, .parent = parent, .first_child = NONE, .next_sibling = NONE};
+    th->nodes[index] = (tt_profile_node){.region = region, .parent = parent, .first_child = NONE, .next_sibling = NONE};
     b->links[index + 1] = (child_link){NONE, NONE};
     b->visits[index] = 0;
     b->last_created[index + 1] = NONE;
@@ -437,8 +436,7 @@ static inline __attribute__((always_inline)) int read_events_with(builder *b, tt
                     last_node = node;
                     last_depth = call->depth;
                     if (seen[node] != stamp) {
-                        if (tt_tasks_reading_enter(tasks, nodes, node, call->depth, time, call->ticks) != 0)
-                            return -1;
+                        if (tt_tasks_reading_enter(tasks, nodes, node, call->depth, time, call->ticks) != 0) return -1;
                         stamp = tt_tasks_reading_stamp(tasks);
                         step_depth = tasks->step_depth;
                     }
@@ -772,7 +770,8 @@ int tt_profile_build_tasks(const tt_trace *t, size_t process, tt_profile **out, 
     }
     for (size_t i = 0; rc == 0 && i < tt_trace_process_count(t); i++)
         if (process == SIZE_MAX || process == i) rc = build_process(&b, i);
-    if (rc == 0 && prof->message_count > 1) qsort(prof->messages, prof->message_count, sizeof *prof->messages, by_ranks);
+    if (rc == 0 && prof->message_count > 1)
+        qsort(prof->messages, prof->message_count, sizeof *prof->messages, by_ranks);
 
     free(b.names.slots);
     free(b.merged);
@@ -931,8 +930,8 @@ static void render_regions(strbuf *b, const tt_profile *p, const time_unit *u, c
     snprintf(h1, sizeof h1, "%s %s", first, u->name);
     snprintf(h2, sizeof h2, "%s %%", first);
     snprintf(h3, sizeof h3, "%s %s", second, u->name);
-    sb_printf(b, "\nTop regions by %s time\n  %8s  %7s  %8s  %*s  ", inclusive ? "inclusive" : "exclusive", h1, h2,
-              h3, (int)visits_w, "visits");
+    sb_printf(b, "\nTop regions by %s time\n  %8s  %7s  %8s  %*s  ", inclusive ? "inclusive" : "exclusive", h1, h2, h3,
+              (int)visits_w, "visits");
     sb_cell(b, "region", name_w);
     sb_printf(b, "  location\n");
     for (size_t i = 0; i < rows; i++) {
@@ -1004,8 +1003,7 @@ static void render_threads(strbuf *b, const tt_profile *p, const time_unit *u, t
     sb_cell(b, "thread", name_w);
     char cpu[16];
     snprintf(cpu, sizeof cpu, "cpu %s", u->name);
-    sb_printf(b, "  %*s  %8s  %8s  %5s  %5s  top region (excl)\n", (int)events_w, "events", span, cpu, "cpu%",
-              "GIL%");
+    sb_printf(b, "  %*s  %8s  %8s  %5s  %5s  top region (excl)\n", (int)events_w, "events", span, cpu, "cpu%", "GIL%");
     for (size_t i = 0; i < rows; i++) {
         const tt_profile_thread *th = &p->threads[order[i].index];
         const tt_process *proc = tt_trace_process(p->trace, th->process);
@@ -1048,8 +1046,8 @@ static void render_processes(strbuf *b, const tt_profile *p, const time_unit *u,
     for (size_t i = 0; i < rows; i++) {
         const tt_profile_process *pp = &p->processes[order[i].index];
         sb_printf(b, "  %-*" PRIu64 "  %*zu  %*" PRIu64 "  %8.3f  ", (int)pid_w,
-                  tt_trace_process(p->trace, pp->process)->pid, (int)threads_w, pp->threads, (int)events_w,
-                  pp->events, in_unit(u, order[i].span));
+                  tt_trace_process(p->trace, pp->process)->pid, (int)threads_w, pp->threads, (int)events_w, pp->events,
+                  in_unit(u, order[i].span));
         sb_cell(b, pp->top_region == SIZE_MAX ? "-" : p->regions[pp->top_region].name, 0);
         sb_printf(b, "\n");
     }
@@ -1103,8 +1101,8 @@ static void render_mpi(strbuf *b, const tt_profile *p, const tt_profile_messages
     for (size_t op = 0; op < TT_PROFILE_COLLECTIVES; op++) {
         const tt_profile_collective *c = &p->collectives[op];
         if (c->calls)
-            sb_printf(b, "  %-20s  %8" PRIu64 "  %14" PRIu64 "  %14" PRIu64 "\n", tt_mpi_collective_name((unsigned)op), c->calls,
-                      c->sent, c->received);
+            sb_printf(b, "  %-20s  %8" PRIu64 "  %14" PRIu64 "  %14" PRIu64 "\n", tt_mpi_collective_name((unsigned)op),
+                      c->calls, c->sent, c->received);
     }
 }
 
@@ -1273,8 +1271,9 @@ char *tt_profile_render_text(const tt_profile *p, size_t top)
         uint64_t open = 0;
         for (size_t s = 0; s < proc->thread_count; s++) open += proc->threads[s].open_at_start;
         if (open)
-            sb_printf(&b, "  %" PRIu64 " call%s already running when the measurement began (tracetop attach): "
-                          "their start is unknown, their time counts from there\n",
+            sb_printf(&b,
+                      "  %" PRIu64 " call%s already running when the measurement began (tracetop attach): "
+                      "their start is unknown, their time counts from there\n",
                       open, open == 1 ? " was" : "s were");
     }
 

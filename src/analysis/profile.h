@@ -61,7 +61,7 @@ typedef struct tt_profile_thread {
      * read; from the call tree its writer kept, those of the chunks that
      * hold records the tree does not count (format.h: TT_CHUNK_COUNTED). */
     uint64_t records_read;
-    size_t top_region;         /* index into regions: most exclusive time here; SIZE_MAX when none */
+    size_t top_region; /* index into regions: most exclusive time here; SIZE_MAX when none */
     /* From its last THREAD_USAGE record (has_usage: there is one): CPU
      * time used while measured, and GIL samples (samples 0: unknown). */
     int has_usage;
@@ -81,8 +81,8 @@ typedef struct tt_profile_region {
 } tt_profile_region;
 
 typedef struct tt_profile_process {
-    size_t process;            /* index into the trace's processes */
-    size_t threads;            /* its threads in the profile */
+    size_t process; /* index into the trace's processes */
+    size_t threads; /* its threads in the profile */
     uint64_t events;
     uint64_t begin_ns, end_ns; /* its first and last event; both 0 without events */
     size_t top_region;         /* index into regions: most exclusive time in it; SIZE_MAX when none */
@@ -104,7 +104,7 @@ typedef struct tt_profile_collective {
 typedef struct tt_profile_objects {
     uint32_t region; /* index into regions; UINT32_MAX: created outside any recorded region */
     const char *type;
-    uint64_t size;   /* bytes of one object's fixed part */
+    uint64_t size; /* bytes of one object's fixed part */
     uint64_t created, destroyed;
 } tt_profile_objects;
 
@@ -131,7 +131,7 @@ typedef struct tt_profile {
     tt_profile_messages *messages; /* by sender, then receiver */
     tt_profile_collective collectives[TT_PROFILE_COLLECTIVES];
     size_t object_count;
-    tt_profile_objects *objects; /* by (region, type), in order of first sight */
+    tt_profile_objects *objects;                 /* by (region, type), in order of first sight */
     tt_profile_gc gc[TT_PROFILE_GC_GENERATIONS]; /* by generation */
     /* One line per stream or process that was cut or damaged (or left out,
      * see tt_trace_problem), in process order. */

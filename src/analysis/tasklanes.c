@@ -16,7 +16,7 @@ struct tt_open_step {
     size_t lane;
     uint32_t depth; /* the reader's depth once its ENTER was read */
     uint32_t region;
-    uint32_t node;  /* its call-tree node */
+    uint32_t node; /* its call-tree node */
     uint64_t begin, begin_ticks;
 };
 
@@ -60,8 +60,7 @@ static int touch(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t nod
 
 /* The innermost open step's segment begins at `time`, cur at `depth` open:
  * the nodes open from its ENTER's depth to cur are touched. */
-static int begin_segment(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t cur, uint32_t depth,
-                         uint64_t time)
+static int begin_segment(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t cur, uint32_t depth, uint64_t time)
 {
     r->touched_count = 0;
     if (!r->open_count) {
@@ -82,8 +81,7 @@ static int begin_segment(tt_tasks_reading *r, const tt_profile_node *nodes, uint
 
 /* The segment ends at `time`, cur at `depth` open: each node touched gives
  * its inclusive time since to its region, and takes it from its parent's. */
-static int end_segment(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t cur, uint32_t depth,
-                       uint64_t time)
+static int end_segment(tt_tasks_reading *r, const tt_profile_node *nodes, uint32_t cur, uint32_t depth, uint64_t time)
 {
     if (!r->segment) return 0;
     for (uint32_t d = depth; d >= r->step_depth && d != 0; d--, cur = nodes[cur].parent)
@@ -109,7 +107,8 @@ int tt_tasks_reading_open(tt_tasks_reading *r, const tt_trace *t, size_t process
     size_t total = 0;
     for (size_t i = 0; i < tt_trace_process_count(t); i++)
         if (process == SIZE_MAX || process == i) total += tt_trace_process(t, i)->task_count;
-    if (!(r->tasks = calloc(1, sizeof *r->tasks)) || !(r->tasks->lanes = calloc(total ? total : 1, sizeof *r->tasks->lanes))) {
+    if (!(r->tasks = calloc(1, sizeof *r->tasks)) ||
+        !(r->tasks->lanes = calloc(total ? total : 1, sizeof *r->tasks->lanes))) {
         free(r->tasks);
         r->tasks = NULL;
         return tt_fail(err, "out of memory for %zu tasks", total);
@@ -125,7 +124,8 @@ void tt_tasks_reading_process(tt_tasks_reading *r, size_t index)
     r->process_index = index;
     r->first = t->lane_count;
     for (uint32_t k = 0; k < r->process->task_count; k++)
-        t->lanes[t->lane_count++] = (tt_task_lane){.process = index, .task = k, .first_region = NONE, .top_region = NONE};
+        t->lanes[t->lane_count++] = (tt_task_lane){
+            .process = index, .task = k, .first_region = NONE, .top_region = NONE};
 }
 
 void tt_tasks_reading_stream(tt_tasks_reading *r, size_t stream)
@@ -140,7 +140,8 @@ void tt_tasks_reading_stream(tt_tasks_reading *r, size_t stream)
 
 int tt_tasks_reading_node(tt_tasks_reading *r, uint32_t node)
 {
-    if (TT_RESERVE(r->seen, r->seen_cap, (size_t)node + 1) != 0 || TT_RESERVE(r->start, r->start_cap, (size_t)node + 1) != 0)
+    if (TT_RESERVE(r->seen, r->seen_cap, (size_t)node + 1) != 0 ||
+        TT_RESERVE(r->start, r->start_cap, (size_t)node + 1) != 0)
         return -1;
     r->seen[node] = 0;
     return 0;
@@ -278,8 +279,7 @@ static void finish(tt_tasks_reading *r)
         tt_task_lane *lane = &t->lanes[key >> 32];
         uint32_t region = (uint32_t)key;
         /* ties go to the lower region id, so that the map's order never shows */
-        if (lane->top_region == NONE || ticks > lane->top_ns ||
-            (ticks == lane->top_ns && region < lane->top_region)) {
+        if (lane->top_region == NONE || ticks > lane->top_ns || (ticks == lane->top_ns && region < lane->top_region)) {
             lane->top_ns = ticks;
             lane->top_region = region;
         }
@@ -307,8 +307,8 @@ static void finish(tt_tasks_reading *r)
     }
     t->lane_count = kept;
     for (size_t i = 0; !r->step_ns && i < t->await_count; i++)
-        t->awaits[i].suspended_ns =
-            tt_process_duration(tt_trace_process(t->trace, t->awaits[i].process), t->awaits[i].suspended_ticks);
+        t->awaits[i].suspended_ns = tt_process_duration(tt_trace_process(t->trace, t->awaits[i].process),
+                                                        t->awaits[i].suspended_ticks);
     if (t->await_count) qsort(t->awaits, t->await_count, sizeof *t->awaits, by_suspended); /* NULL when none */
 }
 
@@ -362,8 +362,10 @@ size_t tt_task_lane_window(const tt_task_lane *lane, uint64_t begin, uint64_t en
     size_t lo = 0, hi = lane->step_count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (lane->steps[mid].end < begin) lo = mid + 1;
-        else hi = mid;
+        if (lane->steps[mid].end < begin)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     size_t n = 0;
     uint64_t from = 0, to = 0;
@@ -473,8 +475,7 @@ char *tt_tasks_render_text(const tt_tasks *tasks, size_t top)
             cell(f, region_name(tasks, a->process, a->region), name_w);
             fprintf(f, "  %12.3f  %11" PRIu64 "\n", (double)a->suspended_ns / 1e6, a->suspensions);
         }
-        if (tasks->await_count > top)
-            fprintf(f, "  (%zu more coroutines not shown)\n", tasks->await_count - top);
+        if (tasks->await_count > top) fprintf(f, "  (%zu more coroutines not shown)\n", tasks->await_count - top);
     }
     if (fclose(f) != 0) {
         free(text);

@@ -45,14 +45,14 @@ typedef struct tt_task_step {
 } tt_task_step;
 
 typedef struct tt_task_lane {
-    size_t process;     /* index into the trace's processes */
-    uint32_t task;      /* its id in that process (task_names) */
-    size_t stream;      /* the thread of its first step */
+    size_t process; /* index into the trace's processes */
+    uint32_t task;  /* its id in that process (task_names) */
+    size_t stream;  /* the thread of its first step */
     size_t step_count;
     tt_task_step *steps; /* in time order */
     uint64_t running_ns, suspended_ns;
     uint32_t first_region; /* the coroutine of its first step */
-    uint32_t top_region; /* most exclusive time in its steps; UINT32_MAX when none */
+    uint32_t top_region;   /* most exclusive time in its steps; UINT32_MAX when none */
     uint64_t top_ns;
     /* while reading: times in ticks (converted once, as a call tree's:
      * profile.h), the end of its last step, the coroutines it left, awaiting */
@@ -97,7 +97,7 @@ typedef struct tt_tasks_reading {
     uint64_t *start;     /* by node: its inclusive time where the segment first touched it */
     uint64_t *excl;      /* by node: its exclusive time in the segment, where the segment ends */
     size_t seen_cap, start_cap, excl_cap;
-    uint32_t stamps; /* the last stamp given */
+    uint32_t stamps;   /* the last stamp given */
     uint32_t *touched; /* the segment's nodes, in the order first touched */
     size_t touched_count, touched_cap;
     /* The lanes alone (tt_tasks_build, for a viewer that draws the steps):
@@ -106,7 +106,7 @@ typedef struct tt_tasks_reading {
     int step_ns;
     const tt_process *process;
     size_t process_index;
-    size_t stream, first; /* the stream being read; the lane of the process's task 0 */
+    size_t stream, first;      /* the stream being read; the lane of the process's task 0 */
     struct tt_open_step *open; /* the open steps, innermost last */
     size_t open_count, open_cap;
     uint32_t *chain;

@@ -10,7 +10,8 @@
 
 typedef int tt_converter(const tt_trace *t, const char *path, tt_export_result *r, tt_error *err);
 
-tt_converter tt_export_otf2, tt_export_cubex, tt_export_perfetto, tt_export_chrome, tt_export_speedscope, tt_export_pstats, tt_export_collapsed;
+tt_converter tt_export_otf2, tt_export_cubex, tt_export_perfetto, tt_export_chrome, tt_export_speedscope,
+    tt_export_pstats, tt_export_collapsed;
 
 /* Adds a problem line; -1 when memory runs out. */
 int tt_export_problem(tt_export_result *r, const char *line, int corrupt);

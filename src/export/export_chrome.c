@@ -36,18 +36,24 @@ typedef struct chrome {
     char *args; /* `"name":value` pairs, comma-separated, of the open calls */
     size_t args_len, args_cap;
     tt_objects_series objects; /* of the process being written */
-    int failed; /* out of memory */
+    int failed;                /* out of memory */
 } chrome;
 
 static const char *category(uint8_t kind)
 {
     switch (kind) {
-    case TT_REGION_PYTHON: return "python";
-    case TT_REGION_C: return "c";
-    case TT_REGION_USER: return "user";
-    case TT_REGION_MPI: return "mpi";
-    case TT_REGION_GC: return "gc";
-    default: return "undefined";
+    case TT_REGION_PYTHON:
+        return "python";
+    case TT_REGION_C:
+        return "c";
+    case TT_REGION_USER:
+        return "user";
+    case TT_REGION_MPI:
+        return "mpi";
+    case TT_REGION_GC:
+        return "gc";
+    default:
+        return "undefined";
     }
 }
 

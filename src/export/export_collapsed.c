@@ -19,8 +19,8 @@ typedef struct collapsed {
     tt_out out;
     const tt_profile_thread *th;
     const tt_process *p;
-    char *path;    /* the frames of the open nodes, ';'-joined */
-    size_t *ends;  /* by depth: where the path ended before that node */
+    char *path;   /* the frames of the open nodes, ';'-joined */
+    size_t *ends; /* by depth: where the path ended before that node */
     size_t len, cap, depth, ends_cap;
 } collapsed;
 

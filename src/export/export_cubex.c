@@ -59,7 +59,7 @@ typedef struct cube {
     int frozen;      /* the call tree is complete: child() finds, never adds */
     cnode *cnodes;
     size_t count, cap;
-    tt_u64map cnode_of; /* (parent, region) -> index in cnodes */
+    tt_u64map cnode_of;      /* (parent, region) -> index in cnodes */
     uint32_t *thread_cnodes; /* the thread being merged: its node -> cnode */
     size_t thread_cap;
     const uint32_t *map;
@@ -280,10 +280,18 @@ static void xml_text(tt_out *o, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '&': tt_out_str(o, "&amp;"); break;
-        case '<': tt_out_str(o, "&lt;"); break;
-        case '>': tt_out_str(o, "&gt;"); break;
-        case '"': tt_out_str(o, "&quot;"); break;
+        case '&':
+            tt_out_str(o, "&amp;");
+            break;
+        case '<':
+            tt_out_str(o, "&lt;");
+            break;
+        case '>':
+            tt_out_str(o, "&gt;");
+            break;
+        case '"':
+            tt_out_str(o, "&quot;");
+            break;
         default:
             /* Control characters are not allowed in XML 1.0. */
             tt_out_byte(o, (uint8_t)*s < 0x20 && *s != '\t' && *s != '\n' ? '?' : (uint8_t)*s);
@@ -344,7 +352,8 @@ static void anchor(tt_out *o, const cube *c)
         const tt_profile_region *r = program ? NULL : &prof->regions[i];
         tt_out_printf(o, "<region id=\"%zu\" mod=\"", i);
         xml_text(o, program ? "" : r->file);
-        tt_out_printf(o, "\" begin=\"%" PRId64 "\" end=\"-1\">\n", program || !r->line ? (int64_t)-1 : (int64_t)r->line);
+        tt_out_printf(o, "\" begin=\"%" PRId64 "\" end=\"-1\">\n",
+                      program || !r->line ? (int64_t)-1 : (int64_t)r->line);
         element(o, "", "name", program ? "<program>" : r->name);
         element(o, "", "mangled_name", program ? "<program>" : r->name);
         element(o, "", "paradigm", program ? "measurement" : paradigm(r->kind));
@@ -372,7 +381,8 @@ static void anchor(tt_out *o, const cube *c)
             if ((n = c->cnodes[n].parent) == NONE) break;
         }
     }
-    tt_out_str(o, "</program>\n<system>\n<systemtreenode Id=\"0\" class=\"machine\">\n<name>machine</name>\n<class>machine</class>\n");
+    tt_out_str(o, "</program>\n<system>\n<systemtreenode Id=\"0\" "
+                  "class=\"machine\">\n<name>machine</name>\n<class>machine</class>\n");
     const tt_trace *t = prof->trace;
     size_t nproc = tt_trace_process_count(t), location = 0, node = 0;
     for (size_t k = 0; k < nproc; k++) {
@@ -391,7 +401,8 @@ static void anchor(tt_out *o, const cube *c)
                 snprintf(name, sizeof name, "process %" PRIu64 " (%s)", p->pid, p->name);
             tt_out_printf(o, "<locationgroup Id=\"%zu\">\n", g);
             element(o, "", "name", name);
-            tt_out_printf(o, "<rank>%" PRIu64 "</rank>\n<type>process</type>\n", p->mpi_size ? p->mpi_rank : (uint64_t)g);
+            tt_out_printf(o, "<rank>%" PRIu64 "</rank>\n<type>process</type>\n",
+                          p->mpi_size ? p->mpi_rank : (uint64_t)g);
             size_t rank = 0;
             for (size_t th = 0; th < prof->thread_count; th++) {
                 if (prof->threads[th].process != c->order[g]) continue;
@@ -450,9 +461,9 @@ static void index_file(tt_out *o, const char *name, uint32_t cnodes)
     uint64_t size = 11 + 4 + 2 + 1 + 4 + (uint64_t)cnodes * 4;
     tar_header(o, name, size);
     tt_out_str(o, "CUBEX.INDEX");
-    put_u32(o, 1);           /* endianness: reads as 1 in the writer's byte order */
+    put_u32(o, 1);              /* endianness: reads as 1 in the writer's byte order */
     tt_out_write(o, "\0\0", 2); /* version */
-    tt_out_byte(o, 1);       /* sparse: the rows present are listed */
+    tt_out_byte(o, 1);          /* sparse: the rows present are listed */
     put_u32(o, cnodes);
     for (uint32_t i = 0; i < cnodes; i++) put_u32(o, i);
     tar_pad(o, size);

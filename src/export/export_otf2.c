@@ -65,14 +65,13 @@ static OTF2_ErrorCode on_otf2_error(void *data, const char *file, uint64_t line,
     (void)data, (void)file, (void)line, (void)function;
     char detail[192] = "";
     if (fmt) vsnprintf(detail, sizeof detail, fmt, va);
-    snprintf(otf2_message, sizeof otf2_message, "%s%s%s", OTF2_Error_GetDescription(code), *detail ? ": " : "",
-             detail);
+    snprintf(otf2_message, sizeof otf2_message, "%s%s%s", OTF2_Error_GetDescription(code), *detail ? ": " : "", detail);
     return code;
 }
 
 static OTF2_FlushType pre_flush(void *data, OTF2_FileType type, OTF2_LocationRef location, void *caller, bool final)
 {
-    (void)data, (void)type, (void)location, (void)caller, (void)final;
+    (void)data, (void)type, (void)location, (void)caller, (void) final;
     return OTF2_FLUSH;
 }
 
@@ -90,8 +89,7 @@ typedef struct chunk_list {
     void *chunks[];
 } chunk_list;
 
-static void *allocate_chunk(void *data, OTF2_FileType type, OTF2_LocationRef location, void **per_buffer,
-                            uint64_t size)
+static void *allocate_chunk(void *data, OTF2_FileType type, OTF2_LocationRef location, void **per_buffer, uint64_t size)
 {
     (void)data, (void)location;
     chunk_list *list = *per_buffer;
@@ -122,8 +120,7 @@ static void free_chunks(void *data, OTF2_FileType type, OTF2_LocationRef locatio
     }
 }
 
-static const OTF2_MemoryCallbacks memory_callbacks = {.otf2_allocate = allocate_chunk,
-                                                      .otf2_free_all = free_chunks};
+static const OTF2_MemoryCallbacks memory_callbacks = {.otf2_allocate = allocate_chunk, .otf2_free_all = free_chunks};
 
 /* ---- the export ---- */
 
@@ -180,10 +177,10 @@ typedef struct otf2_export {
     tt_u64map parameter_ids; /* (name << 2 | type) -> parameter */
     metric *metrics;
     size_t metric_count, metric_cap;
-    tt_u64map metric_ids;   /* name -> metric */
-    tt_u64map objects_ids;  /* type name -> metric */
+    tt_u64map metric_ids;      /* name -> metric */
+    tt_u64map objects_ids;     /* type name -> metric */
     tt_objects_series objects; /* of the process being written */
-    tt_u64map marker_ids;   /* name -> marker */
+    tt_u64map marker_ids;      /* name -> marker */
     uint32_t marker_count;
     uint64_t last_time;
     int nomem;
@@ -270,8 +267,7 @@ static uint32_t metric_of(otf2_export *x, const tt_process *p, uint32_t name, in
     uint32_t global = process_string(x, p, name);
     int fresh = 0;
     uint64_t *id = global == NONE ? NULL : tt_u64map_slot(objects ? &x->objects_ids : &x->metric_ids, global, &fresh);
-    if (!id || (fresh && TT_RESERVE(x->metrics, x->metric_cap, x->metric_count + 1) != 0))
-        return x->nomem = 1, NONE;
+    if (!id || (fresh && TT_RESERVE(x->metrics, x->metric_cap, x->metric_count + 1) != 0)) return x->nomem = 1, NONE;
     if (fresh) {
         metric *m = &x->metrics[x->metric_count];
         *m = (metric){{global}, objects};
@@ -420,9 +416,8 @@ static void map_regions(otf2_export *x, const tt_process *p)
             return;
         }
         if (fresh) {
-            x->regions[x->region_count] = (global_region){name, optional_string(x, r->file),
-                                                          string(x, region_kinds[r->kind].description), r->line,
-                                                          r->kind};
+            x->regions[x->region_count] = (global_region){
+                name, optional_string(x, r->file), string(x, region_kinds[r->kind].description), r->line, r->kind};
             *global = x->region_count++;
         }
         x->region_map[id] = (uint32_t)*global;
@@ -636,8 +631,7 @@ static OTF2_ErrorCode write_definitions(otf2_export *x)
                                               OTF2_REGION_FLAG_NONE, r->file, r->line, 0);
     }
     for (size_t i = 0; w && rc == OTF2_SUCCESS && i < x->parameter_count; i++)
-        rc = OTF2_GlobalDefWriter_WriteParameter(w, (OTF2_ParameterRef)i, x->parameters[i].name,
-                                                 x->parameters[i].type);
+        rc = OTF2_GlobalDefWriter_WriteParameter(w, (OTF2_ParameterRef)i, x->parameters[i].name, x->parameters[i].type);
     /* A counter's member: a double at a point; the objects': counts since
      * counting began, and alive at a point. */
     OTF2_MetricMemberRef next_member = 0;
@@ -648,9 +642,8 @@ static OTF2_ErrorCode write_definitions(otf2_export *x)
         for (size_t j = 0; rc == OTF2_SUCCESS && j < count; j++) {
             members[j] = next_member++;
             OTF2_MetricMode mode = m->objects && j < 2 ? OTF2_METRIC_ACCUMULATED_START : OTF2_METRIC_ABSOLUTE_POINT;
-            rc = OTF2_GlobalDefWriter_WriteMetricMember(w, members[j], m->names[j], m->names[j],
-                                                        OTF2_METRIC_TYPE_USER, mode,
-                                                        m->objects ? OTF2_TYPE_UINT64 : OTF2_TYPE_DOUBLE,
+            rc = OTF2_GlobalDefWriter_WriteMetricMember(w, members[j], m->names[j], m->names[j], OTF2_METRIC_TYPE_USER,
+                                                        mode, m->objects ? OTF2_TYPE_UINT64 : OTF2_TYPE_DOUBLE,
                                                         OTF2_BASE_DECIMAL, 0, m->objects ? objects_unit : unit);
         }
         if (rc == OTF2_SUCCESS)
@@ -780,8 +773,8 @@ int tt_export_otf2(const tt_trace *t, const char *path, tt_export_result *r, tt_
     if (map_comms(&x) != 0) x.nomem = 1;
     x.order = tt_export_process_order(t);
     x.archive = x.order ? OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, EVENT_CHUNK, DEF_CHUNK,
-                                                  OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE)
-                              : NULL;
+                                            OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE)
+                        : NULL;
     int failed = 0;
     OTF2_ErrorCode rc = x.archive ? OTF2_SUCCESS : OTF2_ERROR_MEM_FAULT;
     if (rc == OTF2_SUCCESS) rc = OTF2_Archive_SetFlushCallbacks(x.archive, &flush_callbacks, NULL);
@@ -804,7 +797,8 @@ int tt_export_otf2(const tt_trace *t, const char *path, tt_export_result *r, tt_
     else if (x.nomem)
         status = tt_fail(err, "out of memory");
     else if (rc != OTF2_SUCCESS)
-        status = tt_fail(err, "cannot write %s: %s", path, *otf2_message ? otf2_message : OTF2_Error_GetDescription(rc));
+        status = tt_fail(err, "cannot write %s: %s", path,
+                         *otf2_message ? otf2_message : OTF2_Error_GetDescription(rc));
     if (status != 0) {
         tt_error ignored;
         remove_old_archive(path, dir, name, &ignored);

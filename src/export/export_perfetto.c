@@ -152,10 +152,7 @@ typedef struct perfetto {
     tt_objects_series objects; /* of the process being written */
 } perfetto;
 
-static void reset(pb *b)
-{
-    b->len = 0;
-}
+static void reset(pb *b) { b->len = 0; }
 
 static void flush_batch(perfetto *c)
 {
@@ -188,10 +185,7 @@ static void emit_packet(perfetto *c)
 
 static uint64_t process_uuid(size_t process) { return (uint64_t)(process + 1) << 32; }
 static uint64_t thread_uuid(size_t process, size_t stream) { return process_uuid(process) | (uint64_t)(stream + 1); }
-static uint64_t counter_uuid(size_t process, uint32_t name)
-{
-    return process_uuid(process) | 0x80000000u | name;
-}
+static uint64_t counter_uuid(size_t process, uint32_t name) { return process_uuid(process) | 0x80000000u | name; }
 static uint64_t objects_uuid(size_t process, uint32_t type) { return process_uuid(process) | 0x40000000u | type; }
 
 static void descriptor(perfetto *c, uint64_t uuid, uint64_t parent, const char *name, unsigned kind, const pb *what)
@@ -270,8 +264,7 @@ static void call_packet(perfetto *c, uint64_t t, uint64_t type, uint64_t track, 
     memcpy(p, event, (size_t)(e - event));
     p += e - event;
     *p++ = PACKET_SEQUENCE_FLAGS << 3 | WIRE_VARINT;
-    *p++ = c->first_packet ? SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE
-                           : SEQ_NEEDS_INCREMENTAL_STATE;
+    *p++ = c->first_packet ? SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE : SEQ_NEEDS_INCREMENTAL_STATE;
     c->first_packet = 0;
     if (CALL_PACKET_MAX > PERFETTO_BATCH - c->batched) flush_batch(c);
     uint8_t *out = c->batch + c->batched;
@@ -518,8 +511,7 @@ int tt_export_perfetto(const tt_trace *t, const char *path, tt_export_result *r,
             if (c.packet.failed || c.event.failed || c.inner.failed) rc = tt_fail(err, "out of memory");
         }
         if (rc == 0) task_tracks(&c, tasks, i, p, &sequence);
-        if (rc == 0 && (c.packet.failed || c.event.failed || c.inner.failed))
-            rc = tt_fail(err, "out of memory");
+        if (rc == 0 && (c.packet.failed || c.event.failed || c.inner.failed)) rc = tt_fail(err, "out of memory");
     }
     flush_batch(&c);
     tt_tasks_free(tasks);

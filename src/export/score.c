@@ -143,8 +143,10 @@ static int count_tree(builder *b, const tt_process *p, size_t stream)
     s->tree_nodes += tree.node_count;
     for (size_t n = 0; n < tree.node_count && rc == 1; n++) {
         uint32_t r = merged(b, p, tree.nodes[n].region);
-        if (r == NONE) rc = -1;
-        else s->regions[r].tree_nodes++;
+        if (r == NONE)
+            rc = -1;
+        else
+            s->regions[r].tree_nodes++;
     }
     tt_stream_tree_free(&tree);
     return rc < 0 ? -1 : 0;
@@ -290,7 +292,8 @@ uint64_t tt_score_native_bytes(const tt_score *s, const tt_filter *f)
     uint64_t nodes = 0;
     for (size_t i = 0; i < s->region_count; i++)
         if (!tt_score_excluded(&s->regions[i], f)) nodes += s->regions[i].tree_nodes;
-    uint64_t trees = s->tree_nodes ? (uint64_t)llround((double)s->tree_bytes * (double)nodes / (double)s->tree_nodes) : 0;
+    uint64_t trees = s->tree_nodes ? (uint64_t)llround((double)s->tree_bytes * (double)nodes / (double)s->tree_nodes)
+                                   : 0;
     return s->defs_bytes + s->streams * TT_FILE_HEADER_SIZE + chunks * TT_CHUNK_HEADER_SIZE + stored + trees;
 }
 
@@ -298,8 +301,11 @@ uint64_t tt_score_otf2_bytes(const tt_score *s, const tt_filter *f) { return kep
 
 /* ---- the report ---- */
 
-static const char *const kind_groups[] = {[0] = "UND", [TT_REGION_PYTHON] = "PY", [TT_REGION_C] = "C",
-                                          [TT_REGION_USER] = "USR", [TT_REGION_MPI] = "MPI",
+static const char *const kind_groups[] = {[0] = "UND",
+                                          [TT_REGION_PYTHON] = "PY",
+                                          [TT_REGION_C] = "C",
+                                          [TT_REGION_USER] = "USR",
+                                          [TT_REGION_MPI] = "MPI",
                                           [TT_REGION_GC] = "GC"};
 #define KIND_GROUPS (sizeof kind_groups / sizeof *kind_groups)
 
@@ -440,9 +446,11 @@ char *tt_score_render(const tt_score *s, const tt_filter *f, const char *filter_
     for (size_t i = 0; i < rows; i++) {
         row r = {0};
         add_row(&r, order[i]);
-        print_row(&t.out, s, tt_score_excluded(order[i], f) ? "-" : "", kind_groups[order[i]->kind], &r, order[i]->name);
+        print_row(&t.out, s, tt_score_excluded(order[i], f) ? "-" : "", kind_groups[order[i]->kind], &r,
+                  order[i]->name);
     }
-    if (rows < s->region_count) tt_out_printf(&t.out, "(%zu more regions; --top N shows more)\n", s->region_count - rows);
+    if (rows < s->region_count)
+        tt_out_printf(&t.out, "(%zu more regions; --top N shows more)\n", s->region_count - rows);
     return report_close(&t);
 }
 
@@ -461,9 +469,10 @@ char *tt_score_suggest(const tt_score *s, double min_share, double max_ns_per_vi
     if (report_open(&t, s) != 0) return NULL;
     const tt_score_region **order = t.order;
     uint64_t records = kept_records(s, NULL, 0);
-    tt_out_printf(&t.out, "# Score-P filter file suggested by `tracetop score`: it excludes the regions that take at\n"
-                      "# least %.3g %% of the trace's bytes and at most %.3g us per visit.\n"
-                      "SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE\n",
+    tt_out_printf(&t.out,
+                  "# Score-P filter file suggested by `tracetop score`: it excludes the regions that take at\n"
+                  "# least %.3g %% of the trace's bytes and at most %.3g us per visit.\n"
+                  "SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE\n",
                   min_share * 100, max_ns_per_visit / 1e3);
     *count = 0;
     for (size_t i = 0; i < s->region_count; i++) {

@@ -39,15 +39,15 @@ typedef struct tt_score {
     tt_score_region *regions;
     uint64_t other_events, other_bytes, other_otf2_bytes;
     uint64_t streams;
-    uint64_t *stream_bytes;    /* records of each stream, decoded */
-    double *stream_stored;     /* the bytes its chunks of records take on disk per byte decoded (compressed: < 1) */
-    uint64_t chunk_payload;    /* record bytes a chunk holds */
-    uint64_t defs_bytes;       /* the definitions files, as they are */
-    uint64_t trace_bytes;      /* all trace files, as they are */
+    uint64_t *stream_bytes; /* records of each stream, decoded */
+    double *stream_stored;  /* the bytes its chunks of records take on disk per byte decoded (compressed: < 1) */
+    uint64_t chunk_payload; /* record bytes a chunk holds */
+    uint64_t defs_bytes;    /* the definitions files, as they are */
+    uint64_t trace_bytes;   /* all trace files, as they are */
     uint64_t tree_bytes, tree_nodes; /* the streams' call trees, on disk */
-    uint64_t max_stream_bytes; /* records of the largest stream */
-    uint64_t max_process_bytes; /* records of the process with the most */
-    uint64_t total_ns;         /* exclusive time of all regions */
+    uint64_t max_stream_bytes;       /* records of the largest stream */
+    uint64_t max_process_bytes;      /* records of the process with the most */
+    uint64_t total_ns;               /* exclusive time of all regions */
     size_t problem_count;
     char **problems;
     int corrupt;

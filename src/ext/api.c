@@ -26,7 +26,7 @@
 
 static PyObject *region_ids;      /* full region name (str) -> region id (int) */
 static PyObject *user_region_ids; /* name given to region_begin -> id of user:<name> */
-static PyObject *string_ids; /* parameter, counter and mark names -> string id */
+static PyObject *string_ids;      /* parameter, counter and mark names -> string id */
 
 static uint32_t cached_id(PyObject *cache, PyObject *key)
 {
@@ -77,7 +77,8 @@ static uint32_t named_region(PyObject *cache, const char *prefix, PyObject *name
     PyObject *full = PyUnicode_FromFormat("%s%U", prefix, name);
     uint32_t name_string = full ? utf8_string_id(full) : TT_NO_ID;
     Py_XDECREF(full);
-    uint32_t file_string = file && PyUnicode_Check(file) ? utf8_string_id(file) : tt_registry_string(&tt_definitions, "", 0);
+    uint32_t file_string = file && PyUnicode_Check(file) ? utf8_string_id(file)
+                                                         : tt_registry_string(&tt_definitions, "", 0);
     if (name_string == TT_NO_ID || file_string == TT_NO_ID) return TT_NO_ID;
     id = tt_registry_named_region(&tt_definitions, name_string, file_string, (uint32_t)line, TT_REGION_USER);
     if (id != TT_NO_ID && (tt_region_filter_defined(id) == TT_STACK_SKIP || cache_id(cache, name, id) < 0))
@@ -224,7 +225,8 @@ static PyObject *mark(PyObject *self, PyObject *name)
 /* ---- Region: the context manager behind tracetop.region ---- */
 
 typedef struct {
-    PyObject_HEAD PyObject *name;
+    PyObject_HEAD
+    PyObject *name;
     PyObject *file;
     unsigned long line;
 } Region;
@@ -315,8 +317,7 @@ static PyMethodDef api_methods[] = {
     {"region_end", region_end, METH_O, "region_end(name)\n--\n\nClose the user region user:<name>."},
     {"parameter_int", (PyCFunction)(void (*)(void))parameter_int, METH_FASTCALL, "parameter_int(name, value)"},
     {"parameter_uint", (PyCFunction)(void (*)(void))parameter_uint, METH_FASTCALL, "parameter_uint(name, value)"},
-    {"parameter_string", (PyCFunction)(void (*)(void))parameter_string, METH_FASTCALL,
-     "parameter_string(name, value)"},
+    {"parameter_string", (PyCFunction)(void (*)(void))parameter_string, METH_FASTCALL, "parameter_string(name, value)"},
     {"counter", (PyCFunction)(void (*)(void))counter, METH_FASTCALL, "counter(name, value): a metric sample"},
     {"mark", mark, METH_O, "mark(name): an instant event"},
     {NULL, NULL, 0, NULL},
@@ -328,8 +329,7 @@ int tt_ext_add_api(PyObject *module)
     user_region_ids = PyDict_New();
     string_ids = PyDict_New();
     if (!region_ids || !user_region_ids || !string_ids) return -1;
-    if (PyType_Ready(&RegionType) < 0 || tt_module_add(module, "Region", (PyObject *)&RegionType) < 0)
-        return -1;
+    if (PyType_Ready(&RegionType) < 0 || tt_module_add(module, "Region", (PyObject *)&RegionType) < 0) return -1;
     if (tt_pyregions_own_methods(Region_methods) < 0) return -1;
     return PyModule_AddFunctions(module, api_methods);
 }

@@ -38,7 +38,7 @@ typedef struct thread_calls {
     unsigned long ident; /* PyThread_get_thread_ident() of the thread */
     PyObject *outermost; /* its outermost frame: a thread that ended and one that got its ident differ there */
     uint32_t depth;
-    uint32_t *stack;     /* outermost first */
+    uint32_t *stack; /* outermost first */
 } thread_calls;
 
 static thread_calls *captured;
@@ -195,9 +195,12 @@ static PyObject *attach_wait(PyObject *self, PyObject *args)
         int timeout = pidfd >= 0 ? (left_ms > 1000 ? 1000 : (int)left_ms) : (left_ms > 100 ? 100 : (int)left_ms);
         struct pollfd fds[2] = {{.fd = pipefd[0], .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
         int ready = poll(fds, pidfd >= 0 ? 2 : 1, timeout);
-        if (ready > 0 && fds[0].revents) reason = "detach";
-        else if (ready > 0 && fds[1].revents) reason = "attacher";
-        else if (pidfd < 0 && kill((pid_t)attacher, 0) != 0 && errno == ESRCH) reason = "attacher";
+        if (ready > 0 && fds[0].revents)
+            reason = "detach";
+        else if (ready > 0 && fds[1].revents)
+            reason = "attacher";
+        else if (pidfd < 0 && kill((pid_t)attacher, 0) != 0 && errno == ESRCH)
+            reason = "attacher";
     }
     atomic_store(&detach_fd, -1);
     Py_END_ALLOW_THREADS

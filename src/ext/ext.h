@@ -29,17 +29,17 @@
 
 #pragma GCC visibility push(hidden)
 
-int tt_ext_add_hooks(PyObject *module);  /* measurement.c: start, stop, switches; threadhook.c, program.c */
-int tt_ext_add_program(PyObject *module); /* program.c: compile_program, run_code */
-int tt_ext_add_api(PyObject *module);    /* api.c: regions, parameters, counters */
-int tt_ext_add_inline(PyObject *module); /* inline.c: the CPU and memory sampler (Jupyter) */
-int tt_ext_add_fork(PyObject *module);   /* fork.c: measuring on in a forked child */
-int tt_ext_add_terminate(PyObject *module); /* terminate.c: SIGTERM completes the trace */
-int tt_ext_add_mpi(PyObject *module);    /* mpi.c: MPI calls recorded */
-int tt_ext_add_attach(PyObject *module); /* attach.c: the end of an attached measurement */
-int tt_ext_add_objects(PyObject *module); /* objects.c: objects counted */
-int tt_ext_add_gc(PyObject *module);     /* gc.c: garbage collections recorded */
-int tt_ext_add_threadwatch(PyObject *module); /* threadwatch.c: threading, imported when the program does */
+int tt_ext_add_hooks(PyObject *module);          /* measurement.c: start, stop, switches; threadhook.c, program.c */
+int tt_ext_add_program(PyObject *module);        /* program.c: compile_program, run_code */
+int tt_ext_add_api(PyObject *module);            /* api.c: regions, parameters, counters */
+int tt_ext_add_inline(PyObject *module);         /* inline.c: the CPU and memory sampler (Jupyter) */
+int tt_ext_add_fork(PyObject *module);           /* fork.c: measuring on in a forked child */
+int tt_ext_add_terminate(PyObject *module);      /* terminate.c: SIGTERM completes the trace */
+int tt_ext_add_mpi(PyObject *module);            /* mpi.c: MPI calls recorded */
+int tt_ext_add_attach(PyObject *module);         /* attach.c: the end of an attached measurement */
+int tt_ext_add_objects(PyObject *module);        /* objects.c: objects counted */
+int tt_ext_add_gc(PyObject *module);             /* gc.c: garbage collections recorded */
+int tt_ext_add_threadwatch(PyObject *module);    /* threadwatch.c: threading, imported when the program does */
 int tt_ext_add_task_recording(PyObject *module); /* tasks.c: tasks_unavailable */
 
 /* pyregions.c: the code objects' extra slot taken and tracetop's own

@@ -135,8 +135,7 @@ enum tt_fast {
  * TT_STACK_OWN, UINT64_MAX, a coroutine's flag). The time is the TSC just
  * read: the forms' bounds are the only tests of its delta. */
 static inline __attribute__((always_inline)) enum tt_fast tt_fast_enter(tt_stream *s, tt_chunk *chunk, uint32_t used,
-                                                                        uint64_t entry, int filtering,
-                                                                        uint32_t *region)
+                                                                        uint64_t entry, int filtering, uint32_t *region)
 {
     if (tt_unlikely(entry >= TT_CALLTREE_STEP || (filtering && tt_region_filtered))) {
         if ((entry = tt_tasks_awaited(s, entry)) == UINT64_MAX) return TT_FAST_GENERAL;
@@ -166,9 +165,8 @@ static inline __attribute__((always_inline)) enum tt_fast tt_fast_enter(tt_strea
 /* A call of the C function func (tt_cfunction_region), while C calls are
  * recorded (tt_measurement.record_c_calls: the caller's test), as
  * tt_fast_enter; TT_FAST_GENERAL also when its region is not in the cache. */
-static inline __attribute__((always_inline)) enum tt_fast tt_fast_enter_c(tt_stream *s, tt_chunk *chunk,
-                                                                          uint32_t used, PyObject *func,
-                                                                          int filtering, uint32_t *region)
+static inline __attribute__((always_inline)) enum tt_fast
+tt_fast_enter_c(tt_stream *s, tt_chunk *chunk, uint32_t used, PyObject *func, int filtering, uint32_t *region)
 {
     PyMethodDef *def = tt_method_def_exact(func);
     const tt_cfunction_cached *cached = def ? tt_cfunction_cached_entry(def) : NULL;

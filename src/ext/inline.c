@@ -41,8 +41,10 @@ static PyObject *usage_stop(PyObject *module, PyObject *unused)
     for (size_t i = 0; list && i < count; i++) {
         PyObject *item = Py_BuildValue("(ddK)", samples[i].time_ns / 1e9, samples[i].cpu_ns / 1e9,
                                        (unsigned long long)samples[i].rss_bytes);
-        if (!item) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+        if (!item)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, item);
     }
     free(samples);
     return list;

@@ -263,9 +263,13 @@ const char **tt_attribute_array(PyObject *attributes, size_t *count)
 static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *kwlist[] = {"directory", "instrumenter", "c_calls",    "instrumenter_enabled", "memory",
-                             "compress",  "name",         "attributes", "exclude_paths",        "other_threads",
-                             "filter",    "live",         "attached",   NULL};
+    static char *kwlist[] = {"directory",     "instrumenter",
+                             "c_calls",       "instrumenter_enabled",
+                             "memory",        "compress",
+                             "name",          "attributes",
+                             "exclude_paths", "other_threads",
+                             "filter",        "live",
+                             "attached",      NULL};
     const char *directory, *instrumenter = "profile", *name = "", *filter = NULL;
     int c_calls = 1, enabled = 1, compress = 0, other_threads = 1, live = 0, attached = 0;
     unsigned long long memory = 64ull << 20;
@@ -363,7 +367,8 @@ static PyObject *stop(PyObject *self, PyObject *unused)
     tt_session_stats stats;
     tt_error err;
     int rc;
-    Py_BEGIN_ALLOW_THREADS rc = tt_session_stop(session, &stats, &err);
+    Py_BEGIN_ALLOW_THREADS
+    rc = tt_session_stop(session, &stats, &err);
     Py_END_ALLOW_THREADS
     tt_region_filter_clear();
     tt_attach_forget();

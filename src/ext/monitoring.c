@@ -94,10 +94,7 @@ static inline tt_stream *event_stream(PyObject *code)
  * PY_RETURN, PY_YIELD: DISABLE, so that the code costs nothing after its
  * first call) and ignored where it does not (PY_THROW, PY_UNWIND). Both
  * sides decide by the same flag, so the stack stays paired. */
-static PyObject *ignored(int disabling)
-{
-    return disabling ? Py_NewRef(disable) : Py_NewRef(Py_None);
-}
+static PyObject *ignored(int disabling) { return disabling ? Py_NewRef(disable) : Py_NewRef(Py_None); }
 
 static PyObject *__attribute__((noinline)) enter(PyObject *const *args, Py_ssize_t nargs, int disabling)
 {
@@ -105,15 +102,17 @@ static PyObject *__attribute__((noinline)) enter(PyObject *const *args, Py_ssize
     if (tt_likely(tt_measurement.session) && nargs >= 1) {
         tt_stream *s = event_stream(args[0]);
         if (s) {
-            uint64_t entry =
-                tt_likely(tt_measurement.record_calls) || tt_region_filtered ? tt_code_entry(args[0]) : TT_STACK_SKIP;
+            uint64_t entry = tt_likely(tt_measurement.record_calls) || tt_region_filtered ? tt_code_entry(args[0])
+                                                                                          : TT_STACK_SKIP;
             uint32_t region = (uint32_t)entry;
             if (tt_region_is_filtered(region)) return ignored(disabling);
             uint32_t task = TT_NO_ID;
             if (tt_unlikely(entry & TT_CODE_COROUTINE) && tt_likely(tt_measurement.record_calls))
                 task = tt_task_resume(s, region);
-            if (task != TT_NO_ID) tt_stream_enter_step(s, region, task);
-            else tt_hook_enter(s, tt_likely(tt_measurement.record_calls) ? region : TT_STACK_SKIP);
+            if (task != TT_NO_ID)
+                tt_stream_enter_step(s, region, task);
+            else
+                tt_hook_enter(s, tt_likely(tt_measurement.record_calls) ? region : TT_STACK_SKIP);
         }
     }
     Py_RETURN_NONE;
@@ -123,8 +122,7 @@ static PyObject *__attribute__((noinline)) leave(PyObject *const *args, Py_ssize
 {
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
     if (tt_likely(tt_measurement.session)) {
-        if (tt_unlikely(tt_region_filtered != NULL) && nargs >= 1 &&
-            tt_region_is_filtered(tt_code_region(args[0])))
+        if (tt_unlikely(tt_region_filtered != NULL) && nargs >= 1 && tt_region_is_filtered(tt_code_region(args[0])))
             return ignored(disabling);
         tt_stream *s = event_stream(NULL);
         if (s) tt_stream_leave(s, tt_clock_now());
@@ -291,9 +289,8 @@ static const struct {
     int callback; /* index into callbacks */
     int c_call;   /* only with C calls recorded */
 } wiring[] = {
-    {"PY_START", 0, 0}, {"PY_RESUME", 0, 0}, {"PY_THROW", 4, 0}, {"PY_RETURN", 1, 0},
-    {"PY_YIELD", 1, 0}, {"PY_UNWIND", 5, 0}, {"CALL", 2, 1},     {"C_RETURN", 3, 1},
-    {"C_RAISE", 3, 1},
+    {"PY_START", 0, 0},  {"PY_RESUME", 0, 0}, {"PY_THROW", 4, 0}, {"PY_RETURN", 1, 0}, {"PY_YIELD", 1, 0},
+    {"PY_UNWIND", 5, 0}, {"CALL", 2, 1},      {"C_RETURN", 3, 1}, {"C_RAISE", 3, 1},
 };
 
 #define WIRES (sizeof wiring / sizeof *wiring)
@@ -378,7 +375,8 @@ static int take_tool_id(void)
         }
         PyErr_Clear();
     }
-    PyErr_SetString(tt_TraceError, "sys.monitoring has no tool id free for tracetop (are other tools using ids 3 and 4?)");
+    PyErr_SetString(tt_TraceError,
+                    "sys.monitoring has no tool id free for tracetop (are other tools using ids 3 and 4?)");
     return -1;
 }
 

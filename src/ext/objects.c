@@ -66,7 +66,7 @@ typedef struct cell {
     uint64_t size;
     uint64_t created, destroyed;
     uint64_t shown_created, shown_destroyed; /* as of its last record */
-    uint64_t owed; /* disowned once recorded: the next made here are not counted */
+    uint64_t owed;                           /* disowned once recorded: the next made here are not counted */
     int dirty;
 } cell;
 

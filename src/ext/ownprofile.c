@@ -9,12 +9,11 @@
  * gets without tracetop, where the call began unprofiled.
  *
  * While tracetop's hook is in place, sys.setprofile is a wrapper: when
- * tracetop would see the call's C_RETURN, it leaves the setting to it. tracetop's next event on the thread (that C_RETURN) calls
- * the real function first, so its error, if any, is raised where the
- * program called, and f sees its first event after. Otherwise they call
- * the real function at once. sys.settrace needs nothing: trace functions
- * get no C events. Nor does sys._setprofileallthreads (3.12+): the new
- * function gets that call's C_RETURN without tracetop too.
+ * tracetop would see the call's C_RETURN, it leaves the setting to it. tracetop's next event on the thread (that
+ * C_RETURN) calls the real function first, so its error, if any, is raised where the program called, and f sees its
+ * first event after. Otherwise they call the real function at once. sys.settrace needs nothing: trace functions get no
+ * C events. Nor does sys._setprofileallthreads (3.12+): the new function gets that call's C_RETURN without tracetop
+ * too.
  */
 #include "ownprofile.h"
 

@@ -58,10 +58,10 @@ typedef struct frames {
 typedef struct parked {
     tt_stream *stream;
     frames at_park;
-    uint32_t depth;   /* the stack entries noted */
-    uint32_t *entry;  /* their values, to tell them from entries pushed while off */
-    uint32_t *owner;  /* the frame (index in at_park) each entry is or was made by; NO_FRAME */
-    int *lasti;       /* for a C call, its caller's instruction at the park; -1 otherwise */
+    uint32_t depth;  /* the stack entries noted */
+    uint32_t *entry; /* their values, to tell them from entries pushed while off */
+    uint32_t *owner; /* the frame (index in at_park) each entry is or was made by; NO_FRAME */
+    int *lasti;      /* for a C call, its caller's instruction at the park; -1 otherwise */
 } parked;
 
 typedef struct plan {
@@ -349,8 +349,7 @@ static void plan_one(plan *out, tt_stream *s, const frames *frames_now, int filt
         if (owner == NO_FRAME) continue;
         int returned = owner < then->count - shared;
         /* The same frame at another instruction: its C call ended. */
-        int ended = !returned && p->lasti[i] >= 0 &&
-                    now.lasti[now.count - then->count + owner] != p->lasti[i];
+        int ended = !returned && p->lasti[i] >= 0 && now.lasti[now.count - then->count + owner] != p->lasti[i];
         if (returned || ended) {
             close_from = i;
             break;
@@ -358,8 +357,10 @@ static void plan_one(plan *out, tt_stream *s, const frames *frames_now, int filt
     }
     uint32_t skips = 0;
     for (uint32_t i = 0; i < now.count - shared; i++) skips += (uint32_t)gets_entry(&now, i, filtered_have_entries);
-    *out = (plan){.stream = s, .close_from = close_from < kept ? close_from : UINT32_MAX,
-                  .insert_at = close_from < kept ? close_from : kept, .skips = skips};
+    *out = (plan){.stream = s,
+                  .close_from = close_from < kept ? close_from : UINT32_MAX,
+                  .insert_at = close_from < kept ? close_from : kept,
+                  .skips = skips};
 }
 
 int tt_unpark(uint64_t now, int filtered_have_entries)

@@ -25,8 +25,7 @@
  * takes its arguments in the hook's registers, a first one unused (the
  * hook's object, which tracetop sets to none): the hook hands an event on
  * with a jump and keeps fewer copies of its arguments on the way. */
-static int __attribute__((noinline, noclone)) hook_general(void *unused, PyFrameObject *frame, int what,
-                                                           PyObject *arg)
+static int __attribute__((noinline, noclone)) hook_general(void *unused, PyFrameObject *frame, int what, PyObject *arg)
 {
     (void)unused;
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return -1;
@@ -116,15 +115,15 @@ static inline __attribute__((always_inline)) int hook_c_call_event(tt_stream *s,
     return hook_entered(s, done, region, NULL, PyTrace_C_CALL, func); /* hook_general needs no frame for it */
 }
 
-static int __attribute__((noinline, noclone)) hook_c_call(tt_stream *s, uint32_t used, int what, PyObject *func,
-                                                          tt_chunk *chunk)
+static int __attribute__((noinline, noclone))
+hook_c_call(tt_stream *s, uint32_t used, int what, PyObject *func, tt_chunk *chunk)
 {
     (void)what;
     return hook_c_call_event(s, used, func, chunk, 0);
 }
 
-static int __attribute__((noinline, noclone)) hook_c_call_filtered(tt_stream *s, uint32_t used, int what,
-                                                                   PyObject *func, tt_chunk *chunk)
+static int __attribute__((noinline, noclone))
+hook_c_call_filtered(tt_stream *s, uint32_t used, int what, PyObject *func, tt_chunk *chunk)
 {
     (void)what;
     return hook_c_call_event(s, used, func, chunk, 1);
@@ -142,8 +141,8 @@ static int __attribute__((noinline, noclone)) hook_c_call_filtered(tt_stream *s,
  *    CALL and RETURN is dropped (those that go to hook_general, which
  *    drops them too, are those of a thread whose paths are closed).
  *  - filtering: a filter is in force (tt_fast_enter). */
-static inline __attribute__((always_inline)) int hook_event(PyFrameObject *frame, int what, PyObject *arg,
-                                                            int c_calls, int filtering)
+static inline __attribute__((always_inline)) int hook_event(PyFrameObject *frame, int what, PyObject *arg, int c_calls,
+                                                            int filtering)
 {
     tt_chunk *chunk;
     uint32_t used;

@@ -48,7 +48,8 @@ static PyObject *compile_program(PyObject *self, PyObject *args)
 static PyMethodDef program_methods[] = {
     {"run_code", run_code, METH_VARARGS, "run_code(code, globals)\n--\n\nexec() without an event of its own."},
     {"compile_program", compile_program, METH_VARARGS,
-     "compile_program(source, filename)\n--\n\ncompile(source, filename, 'exec', dont_inherit=True), lighter at start-up."},
+     "compile_program(source, filename)\n--\n\ncompile(source, filename, 'exec', dont_inherit=True), lighter at "
+     "start-up."},
     {NULL, NULL, 0, NULL},
 };
 

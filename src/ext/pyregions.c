@@ -19,9 +19,9 @@ Py_ssize_t tt_code_extra_index = -1;
 tt_ptrmap tt_cfunction_regions;
 tt_cfunction_cached tt_cfunction_cache[TT_CFUNCTION_CACHE_SETS][2];
 
-static PyObject *own_module;     /* tracetop._tracetop */
-static PyObject *exclude_paths;  /* tuple of str */
-static PyObject *main_name;      /* "__main__" */
+static PyObject *own_module;    /* tracetop._tracetop */
+static PyObject *exclude_paths; /* tuple of str */
+static PyObject *main_name;     /* "__main__" */
 
 int tt_pyregions_init(PyObject *module)
 {

@@ -32,7 +32,7 @@ static int writable(void *slot)
 }
 
 /* Rewrites the slots of the relocations [rela, rela + size) that bind symbol. */
-static void rewrite(search *s, const ElfW(Rela) *rela, size_t size, const ElfW(Sym) *symtab, const char *strtab)
+static void rewrite(search *s, const ElfW(Rela) * rela, size_t size, const ElfW(Sym) * symtab, const char *strtab)
 {
     for (size_t i = 0; i < size / sizeof *rela; i++) {
         unsigned long type = ELF64_R_TYPE(rela[i].r_info);
@@ -64,12 +64,24 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
         for (; dyn->d_tag != DT_NULL; dyn++) {
             ElfW(Addr) v = dyn->d_un.d_ptr;
             switch (dyn->d_tag) {
-            case DT_SYMTAB: symtab = (const ElfW(Sym) *)absolute(s->base, v); break;
-            case DT_STRTAB: strtab = (const char *)absolute(s->base, v); break;
-            case DT_JMPREL: jmprel = (const ElfW(Rela) *)absolute(s->base, v); break;
-            case DT_PLTRELSZ: jmprel_size = dyn->d_un.d_val; break;
-            case DT_RELA: rela = (const ElfW(Rela) *)absolute(s->base, v); break;
-            case DT_RELASZ: rela_size = dyn->d_un.d_val; break;
+            case DT_SYMTAB:
+                symtab = (const ElfW(Sym) *)absolute(s->base, v);
+                break;
+            case DT_STRTAB:
+                strtab = (const char *)absolute(s->base, v);
+                break;
+            case DT_JMPREL:
+                jmprel = (const ElfW(Rela) *)absolute(s->base, v);
+                break;
+            case DT_PLTRELSZ:
+                jmprel_size = dyn->d_un.d_val;
+                break;
+            case DT_RELA:
+                rela = (const ElfW(Rela) *)absolute(s->base, v);
+                break;
+            case DT_RELASZ:
+                rela_size = dyn->d_un.d_val;
+                break;
             }
         }
         if (!symtab || !strtab) return 1;

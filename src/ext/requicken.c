@@ -21,12 +21,18 @@
 static int super_of(int first, int second)
 {
     switch (first << 8 | second) {
-    case LOAD_CONST << 8 | LOAD_FAST: return LOAD_CONST__LOAD_FAST;
-    case LOAD_FAST << 8 | LOAD_CONST: return LOAD_FAST__LOAD_CONST;
-    case LOAD_FAST << 8 | LOAD_FAST: return LOAD_FAST__LOAD_FAST;
-    case STORE_FAST << 8 | LOAD_FAST: return STORE_FAST__LOAD_FAST;
-    case STORE_FAST << 8 | STORE_FAST: return STORE_FAST__STORE_FAST;
-    default: return 0;
+    case LOAD_CONST << 8 | LOAD_FAST:
+        return LOAD_CONST__LOAD_FAST;
+    case LOAD_FAST << 8 | LOAD_CONST:
+        return LOAD_FAST__LOAD_CONST;
+    case LOAD_FAST << 8 | LOAD_FAST:
+        return LOAD_FAST__LOAD_FAST;
+    case STORE_FAST << 8 | LOAD_FAST:
+        return STORE_FAST__LOAD_FAST;
+    case STORE_FAST << 8 | STORE_FAST:
+        return STORE_FAST__STORE_FAST;
+    default:
+        return 0;
     }
 }
 
@@ -37,11 +43,15 @@ static int runs_as(int live, int base)
     if (live == base) return 1;
     switch (live) {
     case LOAD_FAST__LOAD_FAST:
-    case LOAD_FAST__LOAD_CONST: return base == LOAD_FAST;
+    case LOAD_FAST__LOAD_CONST:
+        return base == LOAD_FAST;
     case STORE_FAST__LOAD_FAST:
-    case STORE_FAST__STORE_FAST: return base == STORE_FAST;
-    case LOAD_CONST__LOAD_FAST: return base == LOAD_CONST;
-    default: return 0;
+    case STORE_FAST__STORE_FAST:
+        return base == STORE_FAST;
+    case LOAD_CONST__LOAD_FAST:
+        return base == LOAD_CONST;
+    default:
+        return 0;
     }
 }
 
@@ -56,8 +66,7 @@ void tt_requicken(PyObject *code)
         _Py_CODEUNIT *live = _PyCode_CODE((PyCodeObject *)code);
         for (Py_ssize_t i = 1; i < n && i < Py_SIZE(code); i++) {
             int super = super_of(base[i - 1].op.code, base[i].op.code);
-            if (super && runs_as(live[i - 1].op.code, base[i - 1].op.code) &&
-                runs_as(live[i].op.code, base[i].op.code))
+            if (super && runs_as(live[i - 1].op.code, base[i - 1].op.code) && runs_as(live[i].op.code, base[i].op.code))
                 live[i - 1].op.code = (uint8_t)super;
         }
     }

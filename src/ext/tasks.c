@@ -28,20 +28,20 @@
 uint8_t *tt_tasks_awaiting;
 uint32_t tt_tasks_awaiting_cap;
 
-static tt_ptrmap known;        /* task object -> task id, this session */
-static PyObject *references;   /* {address: weak reference}: keeps the references alive */
-static uint32_t task_count;    /* ids given this session */
+static tt_ptrmap known;      /* task object -> task id, this session */
+static PyObject *references; /* {address: weak reference}: keeps the references alive */
+static uint32_t task_count;  /* ids given this session */
 /* By task id: its name's string id, and whether it was looked at again at
  * a later step (the name a task is created with may be set after its
  * first step: asyncio's eager tasks run one before create_task names them). */
 static uint32_t *task_names;
 static uint8_t *task_named;
 static uint32_t task_cap;
-static PyObject *running_loop;  /* _asyncio._get_running_loop ... */
+static PyObject *running_loop;     /* _asyncio._get_running_loop ... */
 static PyCFunction running_loop_c; /* ... its C function, called as the interpreter would, when it takes no argument */
-static PyObject *current_tasks; /* ... and _current_tasks {loop: task}, once asyncio is imported */
-static PyObject *asyncio_name; /* "_asyncio" */
-static PyObject *get_name_name; /* "get_name" */
+static PyObject *current_tasks;    /* ... and _current_tasks {loop: task}, once asyncio is imported */
+static PyObject *asyncio_name;     /* "_asyncio" */
+static PyObject *get_name_name;    /* "get_name" */
 
 /* format.h: COROUTINE. */
 static void define_coroutine(tt_session *session, uint32_t region)
@@ -202,8 +202,10 @@ uint32_t tt_task_resume(tt_stream *s, uint32_t region)
     if (saved) PyErr_Fetch(&type, &value, &tb);
     PyObject *task = running_task();
     uint32_t id = TT_NO_ID;
-    if (task && !(known.slots && tt_ptrmap_get(&known, task, &id))) id = define_task(task);
-    else if (task && !task_named[id]) check_name(task, id);
+    if (task && !(known.slots && tt_ptrmap_get(&known, task, &id)))
+        id = define_task(task);
+    else if (task && !task_named[id])
+        check_name(task, id);
     Py_XDECREF(task);
     if (PyErr_Occurred()) PyErr_Clear();
     if (saved) PyErr_Restore(type, value, tb);

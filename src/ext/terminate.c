@@ -40,14 +40,14 @@
 
 #define TT_TERMINATE_GRACE_MS 2000
 
-static PyObject *callback;   /* the session's (GIL): stops the measurement */
-static int caught;           /* on_sigterm was set as SIGTERM's action */
-static int watching;         /* the watcher thread runs in this process */
-static int paused;           /* it was ended for a fork, to start again after */
+static PyObject *callback; /* the session's (GIL): stops the measurement */
+static int caught;         /* on_sigterm was set as SIGTERM's action */
+static int watching;       /* the watcher thread runs in this process */
+static int paused;         /* it was ended for a fork, to start again after */
 static pthread_t watcher_thread;
-static atomic_int quitting;  /* the watcher is woken to end (tt_terminate_pause) */
-static sem_t signalled;      /* posted by on_sigterm, and to end the watcher */
-static sem_t stopping;       /* posted by the stopper once it holds the GIL */
+static atomic_int quitting; /* the watcher is woken to end (tt_terminate_pause) */
+static sem_t signalled;     /* posted by on_sigterm, and to end the watcher */
+static sem_t stopping;      /* posted by the stopper once it holds the GIL */
 
 static void on_sigterm(int signo)
 {

@@ -71,7 +71,7 @@ static PyObject *thread_hook_impl(PyObject *self, PyObject *const *args, Py_ssiz
     tt_profile_hook_set(func, 0);
     if (!func) Py_RETURN_NONE;
     static const char *const events[] = {"call", "exception", "line", "return", "c_call", "c_exception", "c_return"};
-    static const int whats[] = {PyTrace_CALL,   PyTrace_EXCEPTION,   PyTrace_LINE,   PyTrace_RETURN,
+    static const int whats[] = {PyTrace_CALL,   PyTrace_EXCEPTION,   PyTrace_LINE,    PyTrace_RETURN,
                                 PyTrace_C_CALL, PyTrace_C_EXCEPTION, PyTrace_C_RETURN};
     for (size_t i = 0; i < sizeof events / sizeof *events; i++)
         if (PyUnicode_CompareWithASCIIString(args[1], events[i]) == 0) {

@@ -104,8 +104,8 @@ tt_stream *tt_thread_stream_slow(void)
     const char *utf8 = name ? PyUnicode_AsUTF8AndSize(name, &len) : NULL;
     tt_open_calls open;
     int opened = tt_attach_open_calls(PyThread_get_thread_ident(), &open);
-    tt_stream *s = tt_session_new_stream_open(tt_measurement.session, PyThread_get_thread_native_id(),
-                                              utf8 ? utf8 : "", (size_t)len, opened ? &open : NULL);
+    tt_stream *s = tt_session_new_stream_open(tt_measurement.session, PyThread_get_thread_native_id(), utf8 ? utf8 : "",
+                                              (size_t)len, opened ? &open : NULL);
     Py_XDECREF(name);
     tt_objects_own_end(own);
     PyErr_Clear();

@@ -24,8 +24,8 @@
 #include "pyregions.h"
 #include "threadhook.h"
 
-static PyObject *finder;          /* the one in sys.meta_path, made once */
-static PyObject *child_hook;      /* session.py's after-fork hook, or NULL */
+static PyObject *finder;     /* the one in sys.meta_path, made once */
+static PyObject *child_hook; /* session.py's after-fork hook, or NULL */
 static int child_hook_registered_again;
 
 PyObject *tt_imported_threading(void)

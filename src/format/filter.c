@@ -55,8 +55,7 @@ typedef struct parser {
 
 static int fail_at(parser *p, const char *what, const char *token, size_t len)
 {
-    if (token)
-        return tt_fail(p->err, "%s:%zu: %s '%.*s'", p->origin, p->line, what, (int)(len > 80 ? 80 : len), token);
+    if (token) return tt_fail(p->err, "%s:%zu: %s '%.*s'", p->origin, p->line, what, (int)(len > 80 ? 80 : len), token);
     return tt_fail(p->err, "%s:%zu: %s", p->origin, p->line, what);
 }
 
@@ -91,8 +90,7 @@ static int take_token(parser *p, const char *token, size_t len)
         }
         return 0;
     }
-    if (p->block == OUTSIDE)
-        return fail_at(p, "outside a SCOREP_REGION_NAMES or SCOREP_FILE_NAMES block:", token, len);
+    if (p->block == OUTSIDE) return fail_at(p, "outside a SCOREP_REGION_NAMES or SCOREP_FILE_NAMES block:", token, len);
     if (is_word(token, len, "INCLUDE") || is_word(token, len, "EXCLUDE")) {
         p->verdict = token[0] == 'E';
         return 0;
@@ -115,8 +113,7 @@ static int take_line(parser *p, const char *s, size_t len)
         if (i == len || s[i] == '#') return 0;
         size_t start = i;
         /* A backslash escapes the next character, a blank or a '#' too. */
-        while (i < len && s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\v' && s[i] != '\f' &&
-               s[i] != '#')
+        while (i < len && s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\v' && s[i] != '\f' && s[i] != '#')
             i += s[i] == '\\' && i + 1 < len ? 2 : 1;
         if (take_token(p, s + start, i - start) != 0) return -1;
     }

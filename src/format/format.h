@@ -264,14 +264,14 @@ enum tt_event_tag {
     TT_EV_TASK_RESUME = 20,
     /* 21..25: reserved */
     TT_EV_OBJECTS = 26,
-    TT_EV_ENTER_SHORT = 32, /* .. 39 */
-    TT_EV_LEAVE_SHORT = 40, /* .. 47 */
+    TT_EV_ENTER_SHORT = 32,            /* .. 39 */
+    TT_EV_LEAVE_SHORT = 40,            /* .. 47 */
     TT_EV_ENTER_MEDIUM = 48,           /* .. 51 */
     TT_EV_ENTER_PREDICTED_MEDIUM = 52, /* .. 55 */
     TT_EV_ENTER_PREDICTED = 56,        /* .. 61 */
-    TT_EV_LEAVE_MEDIUM = 62,    /* .. 63 */
+    TT_EV_LEAVE_MEDIUM = 62,           /* .. 63 */
 };
-#define TT_EV_SHORT_FORMS 8u      /* tags of each short form */
+#define TT_EV_SHORT_FORMS 8u       /* tags of each short form */
 #define TT_EV_SHORT_DT_LIMIT 2048u /* dt below it fits a short form */
 #define TT_EV_PREDICTED_FORMS 6u
 #define TT_EV_PREDICTED_DT_LIMIT (TT_EV_PREDICTED_FORMS * 256u)

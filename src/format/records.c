@@ -6,26 +6,26 @@
 /* Each decoder reads from a local pointer and commits it to the iterator only
  * once the whole record decoded, so a malformed record leaves the iterator
  * at its start. The GET macros bail out of the decoder on truncation. */
-#define GET_V(dst)                                                                                         \
-    do {                                                                                                   \
-        if (tt_get_varint(&p, end, &(dst)) != 0) goto truncated;                                           \
+#define GET_V(dst)                                               \
+    do {                                                         \
+        if (tt_get_varint(&p, end, &(dst)) != 0) goto truncated; \
     } while (0)
 
-#define GET_U8(dst)                                                                                        \
-    do {                                                                                                   \
-        if (p >= end) goto truncated;                                                                      \
-        (dst) = *p++;                                                                                      \
+#define GET_U8(dst)                   \
+    do {                              \
+        if (p >= end) goto truncated; \
+        (dst) = *p++;                 \
     } while (0)
 
 /* A v length and that many bytes. */
-#define GET_BYTES(ptr, len)                                                                                \
-    do {                                                                                                   \
-        uint64_t n_;                                                                                       \
-        GET_V(n_);                                                                                         \
-        if (n_ > (uint64_t)(end - p)) goto truncated;                                                      \
-        (ptr) = p;                                                                                         \
-        (len) = (size_t)n_;                                                                                \
-        p += n_;                                                                                           \
+#define GET_BYTES(ptr, len)                           \
+    do {                                              \
+        uint64_t n_;                                  \
+        GET_V(n_);                                    \
+        if (n_ > (uint64_t)(end - p)) goto truncated; \
+        (ptr) = p;                                    \
+        (len) = (size_t)n_;                           \
+        p += n_;                                      \
     } while (0)
 
 int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
@@ -45,7 +45,7 @@ int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
         uint8_t low, high;
         GET_U8(low);
         GET_U8(high);
-        uint8_t first = tag >= TT_EV_LEAVE_MEDIUM ? TT_EV_LEAVE_MEDIUM
+        uint8_t first = tag >= TT_EV_LEAVE_MEDIUM             ? TT_EV_LEAVE_MEDIUM
                         : tag >= TT_EV_ENTER_PREDICTED_MEDIUM ? TT_EV_ENTER_PREDICTED_MEDIUM
                                                               : TT_EV_ENTER_MEDIUM;
         dt = (uint64_t)(tag - first) << 16 | (uint64_t)high << 8 | low;

@@ -33,29 +33,29 @@
 
 typedef struct tt_records {
     const uint8_t *pos, *end;
-    uint64_t ticks; /* time of the last record read (base_ticks before the first) */
+    uint64_t ticks;        /* time of the last record read (base_ticks before the first) */
     tt_predictor *predict; /* of the chunk being read (format.h), the caller's */
 } tt_records;
 
 /* An event record. Which fields are set depends on the tag (format.h). */
 typedef struct tt_event_record {
-    uint8_t tag;            /* enum tt_event_tag */
-    uint64_t ticks;         /* absolute */
-    uint64_t id;            /* ENTER: region id; PARAM_*, COUNTER, MARK: name (string id); TASK_RESUME: task */
-    int64_t int_value;      /* PARAM_INT */
-    uint64_t uint_value;    /* PARAM_UINT */
-    double double_value;    /* COUNTER */
-    const uint8_t *str;     /* PARAM_STRING: points into the payload */
+    uint8_t tag;         /* enum tt_event_tag */
+    uint64_t ticks;      /* absolute */
+    uint64_t id;         /* ENTER: region id; PARAM_*, COUNTER, MARK: name (string id); TASK_RESUME: task */
+    int64_t int_value;   /* PARAM_INT */
+    uint64_t uint_value; /* PARAM_UINT */
+    double double_value; /* COUNTER */
+    const uint8_t *str;  /* PARAM_STRING: points into the payload */
     size_t str_len;
-    struct {                /* MPI_*: the fields format.h gives each */
+    struct { /* MPI_*: the fields format.h gives each */
         uint64_t peer, tag, comm, bytes, request;
         uint8_t op;
         uint64_t root, sent, received; /* root: rank + 1, 0 for none */
     } mpi;
-    struct {                /* OBJECTS: region + 1 (0: none), type: a string id */
+    struct { /* OBJECTS: region + 1 (0: none), type: a string id */
         uint64_t region, type, size, created, destroyed;
     } objects;
-    struct {                /* GC */
+    struct { /* GC */
         uint8_t generation;
         uint64_t collected, uncollectable, duration; /* duration in ticks */
     } gc;
@@ -109,7 +109,7 @@ typedef struct tt_def_record {
         struct {
             uint64_t id, parent, seq, size, listed; /* parent: id + 1, 0 for none */
             uint8_t kind;                           /* enum tt_comm_kind, unchecked */
-            const uint8_t *members, *members_end; /* `listed` varints (world ranks), in the payload */
+            const uint8_t *members, *members_end;   /* `listed` varints (world ranks), in the payload */
         } mpi_comm;
     };
 } tt_def_record;
@@ -236,8 +236,8 @@ static inline const uint8_t *tt_records_peek(const uint8_t *p, uint8_t *tag, uin
 /* The same, with the predicted region read: *tag is TT_EV_ENTER or
  * TT_EV_LEAVE. The predictor is read, not updated: once the caller takes
  * the record, tt_records_took_call does that. */
-static inline const uint8_t *tt_records_peek_call(const uint8_t *p, tt_predictor *predict, uint8_t *tag,
-                                                  uint64_t *dt, uint64_t *id)
+static inline const uint8_t *tt_records_peek_call(const uint8_t *p, tt_predictor *predict, uint8_t *tag, uint64_t *dt,
+                                                  uint64_t *id)
 {
     p = tt_records_peek(p, tag, dt, id);
     if (p && *tag == TT_EV_ENTER_PREDICTED) {

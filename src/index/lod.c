@@ -34,7 +34,7 @@ typedef struct cached_block {
 struct tt_lod {
     const uint8_t *image; /* the file */
     size_t size;
-    int mapped; /* 1: mmap'd from the cache file; 0: malloc'd */
+    int mapped;       /* 1: mmap'd from the cache file; 0: malloc'd */
     uint8_t *catalog; /* decoded (lod_file.h) */
     size_t catalog_size;
     const lod_header *h;
@@ -46,7 +46,7 @@ struct tt_lod {
     const char *strings;
     tt_error cache_problem;
     int cache_failed;
-    lod_trace *trace; /* level 0's calls, read from the trace (lod_trace.c) */
+    lod_trace *trace;            /* level 0's calls, read from the trace (lod_trace.c) */
     pthread_mutex_t blocks_lock; /* queries run in any number of threads */
     cached_block blocks[LOD_CACHED_BLOCKS];
     uint64_t blocks_used;
@@ -118,15 +118,15 @@ static int fits(const tt_lod *x, uint64_t off, uint64_t count, size_t size)
 static int decode_catalog(tt_lod *x)
 {
     const lod_header *h = x->h;
-    if (h->catalog_off > x->size || h->catalog_stored != x->size - h->catalog_off ||
-        h->catalog_codec > TT_CODEC_ZSTD || (h->catalog_codec == TT_CODEC_NONE && h->catalog_raw != h->catalog_stored) ||
+    if (h->catalog_off > x->size || h->catalog_stored != x->size - h->catalog_off || h->catalog_codec > TT_CODEC_ZSTD ||
+        (h->catalog_codec == TT_CODEC_NONE && h->catalog_raw != h->catalog_stored) ||
         h->catalog_raw > LOD_CATALOG_RATIO * h->catalog_stored)
         return 0;
     x->catalog = malloc(h->catalog_raw ? h->catalog_raw : 1);
     if (!x->catalog) return 0;
     const char *why;
-    struct tt_chunk_header c = {.stored_size = (uint32_t)h->catalog_stored, .raw_size = h->catalog_raw,
-                                .codec = (uint8_t)h->catalog_codec};
+    struct tt_chunk_header c = {
+        .stored_size = (uint32_t)h->catalog_stored, .raw_size = h->catalog_raw, .codec = (uint8_t)h->catalog_codec};
     if (h->catalog_stored > UINT32_MAX || tt_payload_decode(&c, x->image + h->catalog_off, x->catalog, &why) != 0)
         return 0;
     x->catalog_size = h->catalog_raw;
@@ -227,8 +227,7 @@ static int load_file(tt_lod *x, const char *path, uint64_t signature)
     int fd = tt_open_regular(path, &st);
     if (fd < 0) return 0;
     void *map = MAP_FAILED;
-    if (st.st_size > 0)
-        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (st.st_size > 0) map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (map == MAP_FAILED) return 0;
     x->image = map;
@@ -536,8 +535,7 @@ void tt_lod_seek(const tt_lod *x, size_t lane, uint32_t depth, unsigned level, u
     seek(x, lane, depth, level, t0, t1, 1, 0, c);
 }
 
-uint64_t lod_seek_callees(const tt_lod *x, size_t lane, uint32_t depth, uint64_t start, uint64_t end,
-                          tt_lod_cursor *c)
+uint64_t lod_seek_callees(const tt_lod *x, size_t lane, uint32_t depth, uint64_t start, uint64_t end, tt_lod_cursor *c)
 {
     seek(x, lane, depth, 0, start, end, start, end, c);
     size_t n;
@@ -606,7 +604,8 @@ static const tt_lod_span *local_peek(tt_lod_cursor *c)
         const lod_chunk_rec *ch = &chunks[c->chunk];
         int skipped = ch->first >= c->skip_from && ch->last <= c->skip_to;
         size_t got = !skipped && c->depth >= ch->low && c->depth < ch->high
-                         ? lod_chunk_spans(c->x, c->lane, c->chunk, c->depth, c->chunk_from, c->local, TT_LOD_CHUNK_SPANS)
+                         ? lod_chunk_spans(c->x, c->lane, c->chunk, c->depth, c->chunk_from, c->local,
+                                           TT_LOD_CHUNK_SPANS)
                          : 0;
         c->local_count = (uint32_t)got;
         c->local_next = 0;
@@ -662,8 +661,9 @@ const lod_chunk_rec *lod_lane_chunks(const tt_lod *x, size_t lane, size_t *count
 
 const uint64_t *lod_lane_sums(const tt_lod *x, size_t lane)
 {
-    return lane < x->h->lane_count && x->lanes[lane].sum_count ? (const uint64_t *)(x->catalog + x->lanes[lane].sums_off)
-                                                                : NULL;
+    return lane < x->h->lane_count && x->lanes[lane].sum_count
+               ? (const uint64_t *)(x->catalog + x->lanes[lane].sums_off)
+               : NULL;
 }
 
 uint32_t lod_lane_process(const tt_lod *x, size_t lane) { return x->lanes[lane].trace_process; }

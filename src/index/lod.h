@@ -96,8 +96,8 @@ typedef struct tt_lod_span {
 } tt_lod_span;
 
 typedef struct tt_lod_sample {
-    uint64_t time;          /* of the first sample in the bucket */
-    double min, max, last;  /* level 0: all three the sample's value */
+    uint64_t time;         /* of the first sample in the bucket */
+    double min, max, last; /* level 0: all three the sample's value */
 } tt_lod_sample;
 
 enum tt_lod_param_kind { TT_LOD_PARAM_INT = 1, TT_LOD_PARAM_UINT = 2, TT_LOD_PARAM_STRING = 3 };
@@ -141,7 +141,7 @@ enum tt_lod_track_kind { TT_LOD_TRACK_COUNTER = 1, TT_LOD_TRACK_PARAM = 2, TT_LO
 typedef struct tt_lod_track_info {
     const char *name; /* TT_LOD_TRACK_OBJECTS: the type's name */
     uint32_t lane;    /* TT_LOD_TRACK_OBJECTS: the first lane of its process */
-    uint32_t kind; /* enum tt_lod_track_kind */
+    uint32_t kind;    /* enum tt_lod_track_kind */
     uint64_t samples; /* at level 0 */
     double min, max;  /* over all samples */
     uint32_t size;    /* TT_LOD_TRACK_OBJECTS: the bytes of one object (format.h); else 0 */
@@ -214,9 +214,9 @@ typedef struct tt_lod_cursor {
     uint8_t width[4];          /* bytes per value of each column */
     uint32_t spans, next;      /* in the block; the next to decode */
     uint64_t prev_end;
-    uint64_t region_count;     /* a span's region is below it */
-    uint64_t until;            /* no span that starts at or after it is read */
-    int have;                  /* span holds the span at the cursor */
+    uint64_t region_count; /* a span's region is below it */
+    uint64_t until;        /* no span that starts at or after it is read */
+    int have;              /* span holds the span at the cursor */
     tt_lod_span span;
     /* Level 0: the blocks' next span, and the trace's. */
     int trace, have_block, taken; /* taken: 1 span came from the blocks, 2 from the trace */
@@ -279,8 +279,8 @@ unsigned tt_lod_level_for(const tt_lod *x, tt_lod_view v);
  * (a flag per region), only calls of those regions are given, read from
  * level 0: the occurrences of a search. `limit` caps the items (0: none).
  * 0, or -1 when memory runs out. */
-int tt_lod_query_spans(const tt_lod *x, tt_lod_view v, const uint32_t *lanes, size_t lane_count,
-                       const uint8_t *only, size_t limit, tt_lod_buffer *out);
+int tt_lod_query_spans(const tt_lod *x, tt_lod_view v, const uint32_t *lanes, size_t lane_count, const uint8_t *only,
+                       size_t limit, tt_lod_buffer *out);
 
 /* The samples of `tracks` in view v, as
  *     u32 count, u32 level, f64 time[count], f64 min[count], f64 max[count],
@@ -306,8 +306,8 @@ int tt_lod_query_tree(const tt_lod *x, uint64_t t0, uint64_t t1, const uint32_t 
  * *first_param + *param_count) of the lane's parameters recorded while it
  * ran (those at depth + 1 are its own, deeper ones its callees');
  * 0 when no call runs there. */
-int tt_lod_call_at(const tt_lod *x, size_t lane, uint32_t depth, uint64_t time, tt_lod_span *span,
-                   uint64_t *self_ns, size_t *first_param, size_t *param_count);
+int tt_lod_call_at(const tt_lod *x, size_t lane, uint32_t depth, uint64_t time, tt_lod_span *span, uint64_t *self_ns,
+                   size_t *first_param, size_t *param_count);
 
 /* ---- objects (lod_objects.c) ---- */
 

@@ -41,9 +41,9 @@
 typedef struct span_vec {
     tt_lod_span *v; /* the block being filled: n spans */
     size_t n, cap;
-    uint64_t count; /* spans in all */
-    int same; /* this level equals the one below it: shares its blocks */
-    int scratch; /* its blocks go to the builder's scratch file, not the image */
+    uint64_t count;    /* spans in all */
+    int same;          /* this level equals the one below it: shares its blocks */
+    int scratch;       /* its blocks go to the builder's scratch file, not the image */
     lod_block *blocks; /* data: offsets in the image */
     size_t block_count, block_cap;
     uint64_t blocks_off; /* where the lod_block array goes in the image */
@@ -86,7 +86,7 @@ typedef struct lane_build {
 typedef struct frame {
     uint64_t start;
     uint32_t region;
-    uint32_t node; /* in its lane's tree */
+    uint32_t node;  /* in its lane's tree */
     uint32_t chunk; /* where its ENTER was read: its lane's chunk */
 } frame;
 
@@ -98,7 +98,7 @@ typedef struct object_read {
     uint32_t region; /* index region, or NONE */
     uint32_t size;
     uint64_t created, destroyed;
-    uint64_t seq;    /* order of reading, to sort stably */
+    uint64_t seq; /* order of reading, to sort stably */
     uint32_t track;
 } object_read;
 
@@ -191,20 +191,20 @@ typedef struct builder {
 
     /* The image's file, written at its end through a buffer. */
     int fd;
-    uint64_t size;  /* of the image so far, the buffer included */
-    uint8_t *out;   /* LOD_OUT_BUFFER bytes, the last `buffered` of size */
+    uint64_t size; /* of the image so far, the buffer included */
+    uint8_t *out;  /* LOD_OUT_BUFFER bytes, the last `buffered` of size */
     size_t buffered;
     int io_errno;   /* the first write or read that failed; then nothing more is written */
     size_t pending; /* spans of the blocks being filled, over all lanes and depths */
     void *zctx;     /* compresses blocks (tt_compress) */
-    uint8_t *small;  /* the bytes of the blocks that go in the catalog */
+    uint8_t *small; /* the bytes of the blocks that go in the catalog */
     size_t small_size, small_cap;
-    uint8_t *raw;    /* a block's bytes: TT_LOD_BLOCK_BYTES of scratch */
-    uint8_t *packed; /* and compressed: tt_compress_bound(TT_LOD_BLOCK_BYTES) */
+    uint8_t *raw;          /* a block's bytes: TT_LOD_BLOCK_BYTES of scratch */
+    uint8_t *packed;       /* and compressed: tt_compress_bound(TT_LOD_BLOCK_BYTES) */
     tt_lod_cursor *cursor; /* reads blocks back */
     uint64_t *depth_sum;   /* the time of the whole calls at each depth of the chunk being read */
     size_t depth_sum_cap;
-    FILE *scratch;         /* level 0's blocks (span_vec.scratch) */
+    FILE *scratch; /* level 0's blocks (span_vec.scratch) */
     uint64_t scratch_size;
 } builder;
 
@@ -255,7 +255,6 @@ static int out_read(builder *b, uint64_t at, void *dst, size_t len)
     return b->io_errno ? -1 : 0;
 }
 
-
 static int add_problem(builder *b, const char *line)
 {
     if (TT_RESERVE(b->problems, b->problem_cap, b->problem_count + 1) != 0) return -1;
@@ -273,8 +272,8 @@ static uint32_t region_of(builder *b, const tt_process *p, uint32_t id)
         uint32_t *slots = calloc(size, sizeof *slots);
         if (!slots) return NONE;
         for (size_t i = 0; i < b->region_count; i++) {
-            size_t j = hash_bytes(b->strings.data + b->regions[i].name,
-                                  strlen(b->strings.data + b->regions[i].name)) & (size - 1);
+            size_t j = hash_bytes(b->strings.data + b->regions[i].name, strlen(b->strings.data + b->regions[i].name)) &
+                       (size - 1);
             while (slots[j]) j = (j + 1) & (size - 1);
             slots[j] = (uint32_t)i + 1;
         }
@@ -360,9 +359,9 @@ static int flush_block(builder *b, span_vec *v, int last)
     if (last && !v->scratch && size <= LOD_SMALL_TOTAL - b->small_size) {
         if (TT_RESERVE(b->small, b->small_cap, b->small_size + size) != 0) return -1;
         memcpy(b->small + b->small_size, raw, size);
-        v->blocks[v->block_count++] = (lod_block){v->v[0].start, v->v[n - 1].end, b->small_size, (uint32_t)n,
-                                                  TT_CODEC_NONE | LOD_BLOCK_IN_CATALOG, (uint32_t)size,
-                                                  (uint32_t)size};
+        v->blocks[v->block_count++] = (lod_block){
+            v->v[0].start,  v->v[n - 1].end, b->small_size, (uint32_t)n, TT_CODEC_NONE | LOD_BLOCK_IN_CATALOG,
+            (uint32_t)size, (uint32_t)size};
         b->small_size += size;
         b->pending -= n;
         v->n = 0;
@@ -383,9 +382,9 @@ static int flush_block(builder *b, span_vec *v, int last)
     } else {
         at = out_put(b, stored, n_stored);
     }
-    v->blocks[v->block_count++] = (lod_block){v->v[0].start, v->v[n - 1].end, at, (uint32_t)n,
-                                              stored == raw ? TT_CODEC_NONE : TT_CODEC_ZSTD, (uint32_t)size,
-                                              (uint32_t)n_stored};
+    v->blocks[v->block_count++] = (lod_block){
+        v->v[0].start,  v->v[n - 1].end,   at, (uint32_t)n, stored == raw ? TT_CODEC_NONE : TT_CODEC_ZSTD,
+        (uint32_t)size, (uint32_t)n_stored};
     b->pending -= n;
     v->n = 0;
     return b->io_errno ? -1 : 0;
@@ -467,8 +466,12 @@ static int add_annotation(builder *b, const tt_process *p, uint32_t lane, const 
 /* An OBJECTS event of process p, kept until every stream is read. */
 static int add_objects(builder *b, const tt_process *p, const tt_event *ev)
 {
-    object_read o = {.time = ev->time, .lane = b->process_lane, .region = NONE, .created = ev->created,
-                     .destroyed = ev->destroyed, .seq = b->object_count,
+    object_read o = {.time = ev->time,
+                     .lane = b->process_lane,
+                     .region = NONE,
+                     .created = ev->created,
+                     .destroyed = ev->destroyed,
+                     .seq = b->object_count,
                      .size = ev->bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)ev->bytes};
     if (ev->region != UINT32_MAX && (o.region = region_of(b, p, ev->region)) == NONE) return -1;
     if (blob_add_str(&b->strings, p->strings[ev->name], &o.type) != 0 ||
@@ -529,12 +532,16 @@ static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *
             const tt_chunk_start *at = tt_cursor_chunk(c);
             lod_chunk_rec *ch = l->rec.chunk_count ? &l->chunks[l->rec.chunk_count - 1] : NULL;
             if (!ch || ch->seq != at->seq) {
-                if (end_chunk(b, l) != 0 || TT_RESERVE(l->chunks, l->chunk_cap, l->rec.chunk_count + 1) != 0)
-                    return -1;
+                if (end_chunk(b, l) != 0 || TT_RESERVE(l->chunks, l->chunk_cap, l->rec.chunk_count + 1) != 0) return -1;
                 ch = &l->chunks[l->rec.chunk_count++];
-                *ch = (lod_chunk_rec){.first = ev.time, .offset = at->offset, .before_time = at->time,
-                                      .before_ticks = at->ticks, .seq = at->seq, .depth = at->depth,
-                                      .crc = at->crc, .low = UINT32_MAX};
+                *ch = (lod_chunk_rec){.first = ev.time,
+                                      .offset = at->offset,
+                                      .before_time = at->time,
+                                      .before_ticks = at->ticks,
+                                      .seq = at->seq,
+                                      .depth = at->depth,
+                                      .crc = at->crc,
+                                      .low = UINT32_MAX};
             }
             ch->last = ev.time;
             ch->events++;
@@ -714,7 +721,7 @@ uint64_t tt_lod_grain(unsigned level) { return level == 0 ? 0 : (uint64_t)1 << (
 #define LOD_QUANTA 8
 typedef struct merger {
     uint64_t grain;
-    span_vec *out; /* or NULL */
+    span_vec *out;  /* or NULL */
     uint64_t count; /* spans made */
     tt_lod_span cur;
     uint64_t longest;
@@ -756,7 +763,8 @@ static int merge_span(builder *b, merger *m, tt_lod_span s)
         return rc | merge_emit(b, m, s);
     }
     /* (Rounded outward, it stays within 8 grains.) */
-    if (m->open && s.start - m->cur.end < m->grain && s.end - m->cur.start <= 8 * m->grain - 2 * m->grain / LOD_QUANTA) {
+    if (m->open && s.start - m->cur.end < m->grain &&
+        s.end - m->cur.start <= 8 * m->grain - 2 * m->grain / LOD_QUANTA) {
         m->cur.end = s.end;
         m->cur.calls += s.calls;
         if (len > m->longest) {
@@ -780,8 +788,8 @@ static int merge_level(builder *b, const span_vec *in, merger *m, size_t n)
     for (size_t i = 0; i < in->block_count; i++) {
         const lod_block *block = &in->blocks[i];
         if (in->scratch) {
-            if (!b->io_errno && pread(fileno(b->scratch), b->packed, block->stored, (off_t)block->data) !=
-                                    (ssize_t)block->stored)
+            if (!b->io_errno &&
+                pread(fileno(b->scratch), b->packed, block->stored, (off_t)block->data) != (ssize_t)block->stored)
                 b->io_errno = errno ? errno : EIO;
             if (b->io_errno) return -1;
         } else if (block->codec & LOD_BLOCK_IN_CATALOG) {
@@ -802,7 +810,8 @@ static int merge_level(builder *b, const span_vec *in, merger *m, size_t n)
         if (b->progress) b->progress->say(b->progress->ctx, TT_LOD_MERGING, b->spans_merged);
     }
     for (size_t k = 0; k < n; k++)
-        if ((m[k].open && merge_emit(b, &m[k], m[k].cur) != 0) || (m[k].have_made && merge_put(b, &m[k], UINT64_MAX) != 0))
+        if ((m[k].open && merge_emit(b, &m[k], m[k].cur) != 0) ||
+            (m[k].have_made && merge_put(b, &m[k], UINT64_MAX) != 0))
             return -1;
     return m[0].out ? flush_block(b, m[0].out, 1) : 0;
 }
@@ -828,7 +837,6 @@ static int merge_samples(const sample_vec *in, sample_vec *out, uint64_t grain)
     }
     return open ? push_sample(out, cur) : 0;
 }
-
 
 /* Levels 1 and up of every lane's depths, and of the tracks. */
 #define LOD_LEVELS_COUNTED 4
@@ -1264,8 +1272,8 @@ int tt_lod_build_image(const char *experiment_dir, uint64_t signature, uint64_t 
             tt_fail_errno(cache_problem, "cannot write %s", path);
             close(fd);
             remove(path);
-            return tt_lod_build_image(experiment_dir, signature, trace_bytes, NULL, progress, image, size, cache_problem,
-                                      err);
+            return tt_lod_build_image(experiment_dir, signature, trace_bytes, NULL, progress, image, size,
+                                      cache_problem, err);
         }
     }
     if (temp) fclose(temp);

@@ -86,7 +86,7 @@ typedef struct lod_header {
     uint32_t levels;
     uint64_t signature; /* of the trace files it was built from */
     uint64_t begin, end;
-    uint64_t size; /* of the whole file */
+    uint64_t size;                        /* of the whole file */
     uint64_t catalog_off, catalog_stored; /* in the file */
     uint32_t catalog_raw, catalog_codec;  /* decoded size; enum tt_codec */
     uint32_t region_count, lane_count, track_count, problem_count;
@@ -127,22 +127,22 @@ typedef struct lod_lane_rec {
     uint64_t refs_off; /* depths * levels lod_ref */
     uint64_t params_off, param_count;
     uint64_t marks_off, mark_count;
-    uint64_t tree_off, tree_count; /* lod_tree_rec */
+    uint64_t tree_off, tree_count;    /* lod_tree_rec */
     uint64_t chunks_off, chunk_count; /* lod_chunk_rec */
     uint64_t sums_off, sum_count;     /* u64: the chunks' sums (lod_chunk_rec.sums_at) */
-    uint32_t trace_process; /* its process's index in the trace (tt_trace_process) */
+    uint32_t trace_process;           /* its process's index in the trace (tt_trace_process) */
     uint32_t reserved;
 } lod_lane_rec;
 
 /* A chunk of a lane's stream (see above), in the stream's order. */
 typedef struct lod_chunk_rec {
-    uint64_t first, last;       /* the times of its first and last event */
-    uint64_t offset;            /* tt_chunk_start's */
+    uint64_t first, last; /* the times of its first and last event */
+    uint64_t offset;      /* tt_chunk_start's */
     uint64_t before_time, before_ticks;
-    uint64_t sums_at;           /* the time of its whole calls at depth low + k: the lane's sums[sums_at + k] */
+    uint64_t sums_at; /* the time of its whole calls at depth low + k: the lane's sums[sums_at + k] */
     uint32_t seq, depth, crc;
-    uint32_t low, high;         /* the depths of the calls it holds whole: low .. high - 1 */
-    uint32_t events;            /* read from it (STREAM_END not counted) */
+    uint32_t low, high; /* the depths of the calls it holds whole: low .. high - 1 */
+    uint32_t events;    /* read from it (STREAM_END not counted) */
 } lod_chunk_rec;
 
 /* The spans at `depth` of the calls that chunk `chunk` of `lane` holds whole,
@@ -161,8 +161,7 @@ size_t lod_chunk_after(const lod_chunk_rec *chunks, size_t n, uint64_t t);
  * end) but those of the chunks that lie within it and hold them whole,
  * whose time it returns (their sums): the callees of a call that long
  * without reading the chunks it spans. */
-uint64_t lod_seek_callees(const tt_lod *x, size_t lane, uint32_t depth, uint64_t start, uint64_t end,
-                          tt_lod_cursor *c);
+uint64_t lod_seek_callees(const tt_lod *x, size_t lane, uint32_t depth, uint64_t start, uint64_t end, tt_lod_cursor *c);
 /* What lod_trace.c keeps of an index: set up and freed by lod.c. */
 typedef struct lod_trace lod_trace;
 lod_trace *lod_trace_new(const char *experiment_dir);

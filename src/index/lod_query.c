@@ -163,8 +163,8 @@ static int view_lane(const tt_lod *x, tt_lod_view v, unsigned level, double px, 
     return rc;
 }
 
-int tt_lod_query_spans(const tt_lod *x, tt_lod_view v, const uint32_t *lanes, size_t lane_count,
-                       const uint8_t *only, size_t limit, tt_lod_buffer *out)
+int tt_lod_query_spans(const tt_lod *x, tt_lod_view v, const uint32_t *lanes, size_t lane_count, const uint8_t *only,
+                       size_t limit, tt_lod_buffer *out)
 {
     unsigned level = only ? 0 : tt_lod_level_for(x, v);
     double px = ns_per_pixel(v);
@@ -181,8 +181,7 @@ int tt_lod_query_spans(const tt_lod *x, tt_lod_view v, const uint32_t *lanes, si
     uint32_t head[2] = {(uint32_t)count, level};
     memcpy(out->data, head, sizeof head);
     double *start = (double *)(out->data + 8), *end = start + count;
-    uint32_t *region = (uint32_t *)(end + count), *calls = region + count, *lane = calls + count,
-             *depth = lane + count;
+    uint32_t *region = (uint32_t *)(end + count), *calls = region + count, *lane = calls + count, *depth = lane + count;
     for (size_t i = 0; i < count; i++) {
         start[i] = (double)found.v[i].span.start;
         end[i] = (double)found.v[i].span.end;
@@ -202,8 +201,7 @@ typedef struct placed_sample {
     uint32_t track;
 } placed_sample;
 
-int tt_lod_query_samples(const tt_lod *x, tt_lod_view v, const uint32_t *tracks, size_t track_count,
-                         tt_lod_buffer *out)
+int tt_lod_query_samples(const tt_lod *x, tt_lod_view v, const uint32_t *tracks, size_t track_count, tt_lod_buffer *out)
 {
     unsigned level = tt_lod_level_for(x, v);
     double px = ns_per_pixel(v);
@@ -380,8 +378,8 @@ int tt_lod_query_tree(const tt_lod *x, uint64_t t0, uint64_t t1, const uint32_t 
 
 /* ---- one call ---- */
 
-int tt_lod_call_at(const tt_lod *x, size_t lane, uint32_t depth, uint64_t time, tt_lod_span *span,
-                   uint64_t *self_ns, size_t *first_param, size_t *param_count)
+int tt_lod_call_at(const tt_lod *x, size_t lane, uint32_t depth, uint64_t time, tt_lod_span *span, uint64_t *self_ns,
+                   size_t *first_param, size_t *param_count)
 {
     tt_lod_cursor c;
     tt_lod_seek(x, lane, depth, 0, time, time < UINT64_MAX ? time + 1 : time, &c);

@@ -29,7 +29,7 @@
 
 typedef struct kept_chunk {
     size_t lane, chunk;
-    uint64_t used; /* 0: empty */
+    uint64_t used;      /* 0: empty */
     tt_lod_span *spans; /* by depth, each depth's in start order */
     uint32_t *at;       /* the spans at depth low + k: [at[k], at[k + 1]) */
     uint32_t low, high;
@@ -39,7 +39,7 @@ struct lod_trace {
     pthread_mutex_t lock; /* queries run in any number of threads */
     char *dir;
     int opened;
-    tt_trace *trace; /* NULL until opened, or when it cannot be */
+    tt_trace *trace;    /* NULL until opened, or when it cannot be */
     uint32_t **regions; /* per process of the trace: its region ids -> the index's (NONE: not yet) */
     size_t process_count;
     uint32_t *by_name; /* the index's regions, in the order of their names */
@@ -164,8 +164,8 @@ static int decode(const tt_lod *x, lod_trace *r, size_t lane, size_t chunk, kept
     size_t process = lod_lane_process(x, lane);
     const tt_process *p = process < tt_trace_process_count(r->trace) ? tt_trace_process(r->trace, process) : NULL;
     if (!p || p->pid != info.pid || info.stream >= p->thread_count || !p->threads[info.stream].present) {
-        say(r, "the trace changed since its index was made: process %" PRIu64 " stream %" PRIu32 " is gone",
-            info.pid, info.stream);
+        say(r, "the trace changed since its index was made: process %" PRIu64 " stream %" PRIu32 " is gone", info.pid,
+            info.stream);
         return -1;
     }
     tt_cursor *c;
@@ -221,8 +221,9 @@ static int decode(const tt_lod *x, lod_trace *r, size_t lane, size_t chunk, kept
         if (why && events < ch->events)
             say(r, "the trace changed since its index was made: %s", why);
         else
-            say(r, "the trace changed since its index was made: process %" PRIu64 " stream %" PRIu32
-                   " chunk %" PRIu32 " is not the one it was",
+            say(r,
+                "the trace changed since its index was made: process %" PRIu64 " stream %" PRIu32 " chunk %" PRIu32
+                " is not the one it was",
                 info.pid, info.stream, ch->seq);
         rc = -1;
     }

@@ -77,21 +77,21 @@ typedef struct shared {
     _Atomic uint32_t ready;
 
     /* Written by the producer. */
-    alignas(64) _Atomic uint64_t head;    /* the ring holds slices up to here */
-    _Atomic uint64_t reserved;            /* bytes before reserved - ring_size may be overwritten */
+    alignas(64) _Atomic uint64_t head; /* the ring holds slices up to here */
+    _Atomic uint64_t reserved;         /* bytes before reserved - ring_size may be overwritten */
     _Atomic uint64_t defs_size;
     _Atomic uint64_t dropped_bytes;
     _Atomic uint64_t total;    /* bytes of slices before `head` */
     _Atomic uint64_t head_seq; /* odd while head and total change */
     _Atomic uint64_t answered; /* the last request acted on */
     _Atomic uint32_t measuring;
-    _Atomic uint32_t state; /* tt_live_state */
+    _Atomic uint32_t state;   /* tt_live_state */
     _Atomic uint32_t objects; /* objects counted */
 
     /* Written by readers, any number of them. */
     alignas(64) _Atomic uint64_t reader_epoch; /* one more at each attach, and at each overrun */
     _Atomic uint64_t reader_beat_ns;           /* the latest sign of life of any reader */
-    _Atomic uint64_t request; /* serial << TT_LIVE_REQUEST_BITS | request bits */
+    _Atomic uint64_t request;                  /* serial << TT_LIVE_REQUEST_BITS | request bits */
 } shared;
 
 _Static_assert(sizeof(shared) <= HEADER_SIZE, "the header fits its page");
@@ -153,10 +153,7 @@ static int process_start(pid_t pid, uint64_t *start, int *zombie)
     return 0;
 }
 
-static void copy_text(char *dst, size_t cap, const char *src)
-{
-    snprintf(dst, cap, "%s", src ? src : "");
-}
+static void copy_text(char *dst, size_t cap, const char *src) { snprintf(dst, cap, "%s", src ? src : ""); }
 
 /* ---- the producer ---- */
 
@@ -196,10 +193,10 @@ struct tt_live {
     uint32_t defs_seq, defs_sent;
     stream_state *streams;
     uint32_t stream_cap;
-    int reader;          /* a reader was attached at the start of this pass */
-    uint64_t epoch;      /* the reader_epoch streams were last started over for */
+    int reader;     /* a reader was attached at the start of this pass */
+    uint64_t epoch; /* the reader_epoch streams were last started over for */
     uint64_t dropped;
-    uint64_t request;    /* the last request handed out by tt_live_poll_request */
+    uint64_t request; /* the last request handed out by tt_live_poll_request */
     int broken;
 };
 
@@ -381,8 +378,8 @@ static stream_state *stream_of(tt_live *l, uint32_t stream)
     return &l->streams[stream];
 }
 
-int tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_ticks, const uint8_t *data,
-                   uint32_t used, int full)
+int tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_ticks, const uint8_t *data, uint32_t used,
+                   int full)
 {
     if (l->broken) return 0;
     stream_state *st = stream_of(l, stream);
@@ -453,7 +450,7 @@ struct tt_live_view {
     const uint8_t *ring;
     const uint8_t *defs;
     pid_t pid;
-    char channel[64];   /* its name in SHM_DIR */
+    char channel[64]; /* its name in SHM_DIR */
     int attached;
     uint64_t pos;       /* the next slice to read */
     uint64_t head_seen; /* the producer's head when last looked at */
@@ -642,10 +639,7 @@ void tt_live_attach(tt_live_view *v)
 
 void tt_live_detach(tt_live_view *v) { v->attached = 0; }
 
-void tt_live_beat(tt_live_view *v)
-{
-    atomic_store_explicit(&v->sh->reader_beat_ns, now_ns(), memory_order_relaxed);
-}
+void tt_live_beat(tt_live_view *v) { atomic_store_explicit(&v->sh->reader_beat_ns, now_ns(), memory_order_relaxed); }
 
 /* 1 when the bytes from `pos` on may have been written over since the
  * producer said how far it would write; the reads before it are done. */
@@ -729,7 +723,8 @@ uint64_t tt_live_request(tt_live_view *v, int what)
 {
     uint64_t old = atomic_load_explicit(&v->sh->request, memory_order_acquire), request;
     do {
-        request = (((old >> TT_LIVE_REQUEST_BITS) + 1) << TT_LIVE_REQUEST_BITS) | ((uint64_t)what & TT_LIVE_REQUEST_MASK);
+        request = (((old >> TT_LIVE_REQUEST_BITS) + 1) << TT_LIVE_REQUEST_BITS) |
+                  ((uint64_t)what & TT_LIVE_REQUEST_MASK);
     } while (!atomic_compare_exchange_weak_explicit(&v->sh->request, &old, request, memory_order_acq_rel,
                                                     memory_order_acquire));
     return request;

@@ -52,8 +52,8 @@
 
 #include "error.h"
 
-#define TT_LIVE_RING_SIZE (16u << 20)  /* power of two */
-#define TT_LIVE_DEFS_MAX (256u << 20)  /* definitions beyond this end the channel */
+#define TT_LIVE_RING_SIZE (16u << 20) /* power of two */
+#define TT_LIVE_DEFS_MAX (256u << 20) /* definitions beyond this end the channel */
 /* A reader that has not shown a sign of life for this long is gone. */
 #define TT_LIVE_READER_TIMEOUT_NS 1000000000ull
 
@@ -70,8 +70,8 @@ enum { TT_LIVE_ON = 1, TT_LIVE_OBJECTS = 2, TT_LIVE_DETACH = 4 };
 /* What the process reports in its channel. */
 typedef enum tt_live_state {
     TT_LIVE_RUNNING = 0,
-    TT_LIVE_ENDED = 1,    /* the measurement stopped normally */
-    TT_LIVE_BROKEN = 2,   /* the definitions outgrew the channel: nothing more is sent */
+    TT_LIVE_ENDED = 1,  /* the measurement stopped normally */
+    TT_LIVE_BROKEN = 2, /* the definitions outgrew the channel: nothing more is sent */
 } tt_live_state;
 
 /* ---- the producer: the measured process ---- */
@@ -99,8 +99,8 @@ void tt_live_defs(tt_live *l, uint32_t seq, const uint8_t *data, uint32_t used, 
 /* The same for chunk `seq` of event stream `stream`. Returns 1 when its
  * bytes are in the ring (or there was nothing to send), 0 when not: without
  * a reader, or its turn has not come. */
-int tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_ticks, const uint8_t *data,
-                   uint32_t used, int full);
+int tt_live_events(tt_live *l, uint32_t stream, uint32_t seq, uint64_t base_ticks, const uint8_t *data, uint32_t used,
+                   int full);
 
 /* 1 when a request came that tt_live_poll_request has not handed out:
  * a load, cheap enough to look often. */

@@ -32,6 +32,8 @@
 
 /* ---- regions ---- */
 
+/* The wrapped functions, one line per family (clang-format would run them together). */
+/* clang-format off */
 #define FUNCTIONS(X)                                                                                       \
     X(Init) X(Init_thread) X(Finalize)                                                                     \
     X(Send) X(Ssend) X(Bsend) X(Rsend) X(Recv) X(Sendrecv) X(Sendrecv_replace) X(Mrecv)                   \
@@ -42,12 +44,13 @@
     X(Alltoall) X(Alltoallv) X(Reduce) X(Allreduce) X(Reduce_scatter) X(Reduce_scatter_block) X(Scan)     \
     X(Exscan)                                                                                              \
     X(Comm_dup) X(Comm_dup_with_info) X(Comm_split) X(Comm_split_type) X(Comm_create) X(Comm_free)
+/* clang-format on */
 
 enum {
 #define ENUM(name) FN_##name,
     FUNCTIONS(ENUM)
 #undef ENUM
-    FN_COUNT
+        FN_COUNT
 };
 
 static const char *const function_names[FN_COUNT] = {
@@ -162,8 +165,10 @@ static uint32_t *world_ranks(MPI_Comm comm, int n)
         PMPI_Group_free(&group);
     }
     for (int i = 0; ok && i < n; i++) {
-        if (translated[i] < 0) ok = 0; /* MPI_UNDEFINED: not in the world (spawned processes) */
-        else members[i] = (uint32_t)translated[i];
+        if (translated[i] < 0)
+            ok = 0; /* MPI_UNDEFINED: not in the world (spawned processes) */
+        else
+            members[i] = (uint32_t)translated[i];
     }
     free(ranks);
     free(translated);
@@ -462,8 +467,8 @@ static void close_recv_in(const tt_mpi_hooks *h, uint32_t id, const MPI_Status *
 {
     if (!h || !(h = close_call(h))) return;
     if (id != NONE && status->MPI_TAG >= 0)
-        h->message(TT_EV_MPI_RECV, (uint32_t)status->MPI_SOURCE, (uint32_t)status->MPI_TAG, id,
-                   received_bytes(status), 0);
+        h->message(TT_EV_MPI_RECV, (uint32_t)status->MPI_SOURCE, (uint32_t)status->MPI_TAG, id, received_bytes(status),
+                   0);
     leave(h);
 }
 
@@ -508,21 +513,21 @@ EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *messa
     return rc;
 }
 
-EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                         MPI_Status *status)
 {
     MPI_Status local;
     if (status == MPI_STATUS_IGNORE) status = &local;
     const tt_mpi_hooks *h = open_send(FN_Sendrecv, sendcount, sendtype, dest, sendtag, comm);
-    int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                           recvtag, comm, status);
+    int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                           comm, status);
     close_recv(h, comm, status);
     return rc;
 }
 
-EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
-                                int recvtag, MPI_Comm comm, MPI_Status *status)
+EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+                                MPI_Comm comm, MPI_Status *status)
 {
     MPI_Status local;
     if (status == MPI_STATUS_IGNORE) status = &local;
@@ -534,22 +539,21 @@ EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int des
 
 /* ---- wrappers: nonblocking point to point ---- */
 
-#define ISEND_WRAPPER(name)                                                                                \
-    EXPORT int MPI_##name(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, \
-                          MPI_Request *request)                                                            \
-    {                                                                                                      \
-        uint32_t id = dest >= 0 ? comm_id(comm) : NONE;                                                    \
-        uint64_t op = atomic_fetch_add_explicit(&next_request, 1, memory_order_relaxed);                   \
-        const tt_mpi_hooks *h = open_call(FN_##name);                                                      \
-        if (h) {                                                                                           \
-            if (id != NONE)                                                                                \
-                h->message(TT_EV_MPI_ISEND, (uint32_t)dest, (uint32_t)tag, id, bytes_of(count, type), op); \
-            h->end();                                                                                      \
-        }                                                                                                  \
-        int rc = PMPI_##name(buf, count, type, dest, tag, comm, request);                                  \
-        if (rc == MPI_SUCCESS && h && id != NONE) remember(*request, op, id, TT_EV_MPI_ISEND);             \
-        leave(close_call(h));                                                                              \
-        return rc;                                                                                         \
+#define ISEND_WRAPPER(name)                                                                                            \
+    EXPORT int MPI_##name(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,             \
+                          MPI_Request *request)                                                                        \
+    {                                                                                                                  \
+        uint32_t id = dest >= 0 ? comm_id(comm) : NONE;                                                                \
+        uint64_t op = atomic_fetch_add_explicit(&next_request, 1, memory_order_relaxed);                               \
+        const tt_mpi_hooks *h = open_call(FN_##name);                                                                  \
+        if (h) {                                                                                                       \
+            if (id != NONE) h->message(TT_EV_MPI_ISEND, (uint32_t)dest, (uint32_t)tag, id, bytes_of(count, type), op); \
+            h->end();                                                                                                  \
+        }                                                                                                              \
+        int rc = PMPI_##name(buf, count, type, dest, tag, comm, request);                                              \
+        if (rc == MPI_SUCCESS && h && id != NONE) remember(*request, op, id, TT_EV_MPI_ISEND);                         \
+        leave(close_call(h));                                                                                          \
+        return rc;                                                                                                     \
     }
 ISEND_WRAPPER(Isend)
 ISEND_WRAPPER(Issend)
@@ -567,8 +571,7 @@ static void posted_recv(const tt_mpi_hooks *h, int rc, MPI_Request request, uint
     leave(h);
 }
 
-EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                     MPI_Request *request)
+EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
     uint32_t id = comm_id(comm);
     const tt_mpi_hooks *h = open_call(FN_Irecv);
@@ -642,83 +645,80 @@ EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 }
 
 /* Waitall and Testall: every request completed that the call set to null. */
-#define ALL_WRAPPER(name, params, args, done)                                                              \
-    EXPORT int MPI_##name params                                                                           \
-    {                                                                                                      \
-        MPI_Request one;                                                                                   \
-        MPI_Status one_status;                                                                             \
-        MPI_Request *saved = saved_requests(n, requests, &one);                                            \
-        MPI_Status *given = statuses, *used = statuses_for(n, statuses, &one_status);                      \
-        if (!saved || !used) {                                                                             \
-            free_unless(saved, NULL, &one);                                                                \
-            free_unless(used, given, &one_status);                                                         \
-            return PMPI_##name args;                                                                       \
-        }                                                                                                  \
-        statuses = used;                                                                                   \
-        const tt_mpi_hooks *h = open_call(FN_##name);                                                      \
-        if (h) h->end();                                                                                   \
-        int rc = PMPI_##name args;                                                                         \
-        h = close_call(h);                                                                                 \
-        for (int i = 0; (done) && i < n; i++)                                                              \
-            if (saved[i] != MPI_REQUEST_NULL && requests[i] == MPI_REQUEST_NULL)                           \
-                completed(h, saved[i], &statuses[i]);                                                      \
-        leave(h);                                                                                          \
-        free_unless(saved, NULL, &one);                                                                    \
-        free_unless(used, given, &one_status);                                                             \
-        return rc;                                                                                         \
+#define ALL_WRAPPER(name, params, args, done)                                                                          \
+    EXPORT int MPI_##name params                                                                                       \
+    {                                                                                                                  \
+        MPI_Request one;                                                                                               \
+        MPI_Status one_status;                                                                                         \
+        MPI_Request *saved = saved_requests(n, requests, &one);                                                        \
+        MPI_Status *given = statuses, *used = statuses_for(n, statuses, &one_status);                                  \
+        if (!saved || !used) {                                                                                         \
+            free_unless(saved, NULL, &one);                                                                            \
+            free_unless(used, given, &one_status);                                                                     \
+            return PMPI_##name args;                                                                                   \
+        }                                                                                                              \
+        statuses = used;                                                                                               \
+        const tt_mpi_hooks *h = open_call(FN_##name);                                                                  \
+        if (h) h->end();                                                                                               \
+        int rc = PMPI_##name args;                                                                                     \
+        h = close_call(h);                                                                                             \
+        for (int i = 0; (done) && i < n; i++)                                                                          \
+            if (saved[i] != MPI_REQUEST_NULL && requests[i] == MPI_REQUEST_NULL) completed(h, saved[i], &statuses[i]); \
+        leave(h);                                                                                                      \
+        free_unless(saved, NULL, &one);                                                                                \
+        free_unless(used, given, &one_status);                                                                         \
+        return rc;                                                                                                     \
     }
 ALL_WRAPPER(Waitall, (int n, MPI_Request requests[], MPI_Status statuses[]), (n, requests, statuses), 1)
-ALL_WRAPPER(Testall, (int n, MPI_Request requests[], int *flag, MPI_Status statuses[]),
-            (n, requests, flag, statuses), *flag)
+ALL_WRAPPER(Testall, (int n, MPI_Request requests[], int *flag, MPI_Status statuses[]), (n, requests, flag, statuses),
+            *flag)
 
 /* Waitany and Testany: the request at *index completed. */
-#define ANY_WRAPPER(name, params, args, done)                                                              \
-    EXPORT int MPI_##name params                                                                           \
-    {                                                                                                      \
-        MPI_Request one;                                                                                   \
-        MPI_Request *saved = saved_requests(n, requests, &one);                                            \
-        if (!saved) return PMPI_##name args;                                                               \
-        MPI_Status local;                                                                                  \
-        if (status == MPI_STATUS_IGNORE) status = &local;                                                  \
-        const tt_mpi_hooks *h = open_call(FN_##name);                                                      \
-        if (h) h->end();                                                                                   \
-        int rc = PMPI_##name args;                                                                         \
-        h = close_call(h);                                                                                 \
-        if ((done) && *index != MPI_UNDEFINED && *index >= 0 && *index < n)                                \
-            completed(h, saved[*index], status);                                                           \
-        leave(h);                                                                                          \
-        free_unless(saved, NULL, &one);                                                                    \
-        return rc;                                                                                         \
+#define ANY_WRAPPER(name, params, args, done)                                                                    \
+    EXPORT int MPI_##name params                                                                                 \
+    {                                                                                                            \
+        MPI_Request one;                                                                                         \
+        MPI_Request *saved = saved_requests(n, requests, &one);                                                  \
+        if (!saved) return PMPI_##name args;                                                                     \
+        MPI_Status local;                                                                                        \
+        if (status == MPI_STATUS_IGNORE) status = &local;                                                        \
+        const tt_mpi_hooks *h = open_call(FN_##name);                                                            \
+        if (h) h->end();                                                                                         \
+        int rc = PMPI_##name args;                                                                               \
+        h = close_call(h);                                                                                       \
+        if ((done) && *index != MPI_UNDEFINED && *index >= 0 && *index < n) completed(h, saved[*index], status); \
+        leave(h);                                                                                                \
+        free_unless(saved, NULL, &one);                                                                          \
+        return rc;                                                                                               \
     }
-ANY_WRAPPER(Waitany, (int n, MPI_Request requests[], int *index, MPI_Status *status),
-            (n, requests, index, status), 1)
+ANY_WRAPPER(Waitany, (int n, MPI_Request requests[], int *index, MPI_Status *status), (n, requests, index, status), 1)
 ANY_WRAPPER(Testany, (int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status),
             (n, requests, index, flag, status), *flag)
 
 /* Waitsome and Testsome: the completed are listed by index, their statuses
  * in the order of the list. */
-#define SOME_WRAPPER(name)                                                                                 \
+#define SOME_WRAPPER(name)                                                                                    \
     EXPORT int MPI_##name(int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) \
-    {                                                                                                      \
-        MPI_Request one;                                                                                   \
-        MPI_Status one_status;                                                                             \
-        MPI_Request *saved = saved_requests(n, requests, &one);                                            \
-        MPI_Status *used = statuses_for(n, statuses, &one_status);                                         \
-        if (!saved || !used) {                                                                             \
-            free_unless(saved, NULL, &one);                                                                \
-            free_unless(used, statuses, &one_status);                                                      \
-            return PMPI_##name(n, requests, outcount, indices, statuses);                                  \
-        }                                                                                                  \
-        const tt_mpi_hooks *h = open_call(FN_##name);                                                      \
-        if (h) h->end();                                                                                   \
-        int rc = PMPI_##name(n, requests, outcount, indices, used);                                        \
-        h = close_call(h);                                                                                 \
-        for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; k++)                                  \
-            if (indices[k] >= 0 && indices[k] < n) completed(h, saved[indices[k]], &used[k]);              \
-        leave(h);                                                                                          \
-        free_unless(saved, NULL, &one);                                                                    \
-        free_unless(used, statuses, &one_status);                                                          \
-        return rc;                                                                                         \
+    {                                                                                                         \
+        MPI_Request one;                                                                                      \
+        MPI_Status one_status;                                                                                \
+        MPI_Request *saved = saved_requests(n, requests, &one);                                               \
+        MPI_Status *used = statuses_for(n, statuses, &one_status);                                            \
+        if (!saved || !used) {                                                                                \
+            free_unless(saved, NULL, &one);                                                                   \
+            free_unless(used, statuses, &one_status);                                                         \
+            return PMPI_##name(n, requests, outcount, indices, statuses);                                     \
+        }                                                                                                     \
+        const tt_mpi_hooks *h = open_call(FN_##name);                                                         \
+        if (h) h->end();                                                                                      \
+        int rc = PMPI_##name(n, requests, outcount, indices, used);                                           \
+        h = close_call(h);                                                                                    \
+        for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; k++)                                     \
+            if (indices[k] >= 0 && indices[k] < n) completed(h, saved[indices[k]], &used[k]);                 \
+        leave(h);                                                                                             \
+        free_unless(saved, NULL, &one);                                                                       \
+        free_unless(used, statuses, &one_status);                                                             \
+        return rc;                                                                                            \
     }
 SOME_WRAPPER(Waitsome)
 SOME_WRAPPER(Testsome)
@@ -825,8 +825,8 @@ EXPORT int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     return rc;
 }
 
-EXPORT int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+EXPORT int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                       const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     const tt_mpi_hooks *h = open_collective(FN_Gatherv);
     int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
@@ -885,7 +885,8 @@ EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     const tt_mpi_hooks *h = open_collective(FN_Alltoall);
     int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     uint64_t n = (uint64_t)size_of(comm);
-    close_collective(h, TT_MPI_ALLTOALL, comm, -1, n * bytes_of(sendcount, sendtype), n * bytes_of(recvcount, recvtype));
+    close_collective(h, TT_MPI_ALLTOALL, comm, -1, n * bytes_of(sendcount, sendtype),
+                     n * bytes_of(recvcount, recvtype));
     return rc;
 }
 
@@ -920,8 +921,8 @@ EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Data
     return rc;
 }
 
-EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype type,
-                              MPI_Op op, MPI_Comm comm)
+EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype type, MPI_Op op,
+                              MPI_Comm comm)
 {
     const tt_mpi_hooks *h = open_collective(FN_Reduce_scatter);
     int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
@@ -961,14 +962,14 @@ EXPORT int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
 
 /* ---- wrappers: communicators ---- */
 
-#define MAKE_COMM_CALL(fn, parent, newcomm, call)                                                          \
-    do {                                                                                                   \
-        const tt_mpi_hooks *h = open_call(fn);                                                             \
-        if (h) h->end();                                                                                   \
-        int rc = (call);                                                                                   \
-        if (rc == MPI_SUCCESS) comm_made(parent, *(newcomm));                                              \
-        leave(close_call(h));                                                                              \
-        return rc;                                                                                         \
+#define MAKE_COMM_CALL(fn, parent, newcomm, call)             \
+    do {                                                      \
+        const tt_mpi_hooks *h = open_call(fn);                \
+        if (h) h->end();                                      \
+        int rc = (call);                                      \
+        if (rc == MPI_SUCCESS) comm_made(parent, *(newcomm)); \
+        leave(close_call(h));                                 \
+        return rc;                                            \
     } while (0)
 
 EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)

@@ -147,8 +147,7 @@ static int cf_stale(chunk_file *cf) { return cf_stop(cf, TT_STREAM_CUT, "stale b
 static int cf_invalid(chunk_file *cf, const uint8_t *header, const char *why)
 {
     if (cf->after_partial) return cf_stale(cf);
-    if (intact_chunk_follows(cf, header) ||
-        cf->file_size - cf->offset > TT_CHUNK_HEADER_SIZE + TT_CHUNK_PAYLOAD_SIZE)
+    if (intact_chunk_follows(cf, header) || cf->file_size - cf->offset > TT_CHUNK_HEADER_SIZE + TT_CHUNK_PAYLOAD_SIZE)
         return cf_stop(cf, TT_STREAM_CORRUPT, why);
     char unfinished[sizeof cf->why];
     snprintf(unfinished, sizeof unfinished, "unfinished last chunk: %s", why);
@@ -305,7 +304,7 @@ struct tt_trace {
     arena_block *arena; /* every string of every process */
     uint64_t from, to;  /* the range kept (tt_trace_keep_range) */
     tt_read_progress *progress;
-    int trust_records;  /* tt_trace_trust_records */
+    int trust_records; /* tt_trace_trust_records */
 };
 
 /* "a/b" in a malloc'd string, or NULL when memory runs out. */
@@ -409,8 +408,7 @@ static int apply_comm(proc_loader *l, const tt_def_record *d)
 {
     tt_process *p = l->p;
     uint64_t id = d->mpi_comm.id, listed = d->mpi_comm.listed;
-    if (id != p->comm_count || id >= UINT32_MAX)
-        return damage(l, "communicator %" PRIu64 " defined out of order", id);
+    if (id != p->comm_count || id >= UINT32_MAX) return damage(l, "communicator %" PRIu64 " defined out of order", id);
     if (d->mpi_comm.kind < TT_COMM_WORLD || d->mpi_comm.kind > TT_COMM_DERIVED || d->mpi_comm.parent > id ||
         (listed != 0 && listed != d->mpi_comm.size) || listed > TT_MPI_COMM_LISTED_MAX)
         return damage(l, "communicator %" PRIu64 " is malformed", id);
@@ -446,8 +444,8 @@ static int apply_usage(proc_loader *l, const tt_def_record *d)
         return damage(l, "usage of thread stream %" PRIu64 " has more GIL samples than samples", stream);
     tt_thread *th = &p->threads[stream];
     if (TT_RESERVE(th->usage, th->usage_cap, th->usage_count + 1) != 0) return LOAD_NOMEM;
-    th->usage[th->usage_count++] = (tt_thread_usage){
-        d->thread_usage.ticks, d->thread_usage.cpu_ns, d->thread_usage.samples, d->thread_usage.gil_samples};
+    th->usage[th->usage_count++] = (tt_thread_usage){d->thread_usage.ticks, d->thread_usage.cpu_ns,
+                                                     d->thread_usage.samples, d->thread_usage.gil_samples};
     return LOAD_OK;
 }
 
@@ -520,8 +518,8 @@ static int apply_def(proc_loader *l, const tt_def_record *d)
         if (d->attribute.key >= p->string_count || d->attribute.value >= p->string_count)
             return damage(l, "ATTRIBUTE refers to an undefined string");
         if (TT_RESERVE(p->attributes, l->attribute_cap, p->attribute_count + 1) != 0) return LOAD_NOMEM;
-        p->attributes[p->attribute_count++] =
-            (tt_attribute){p->strings[d->attribute.key], p->strings[d->attribute.value]};
+        p->attributes[p->attribute_count++] = (tt_attribute){p->strings[d->attribute.key],
+                                                             p->strings[d->attribute.value]};
         return LOAD_OK;
     case TT_DEF_PROCESS_END:
         p->ended = 1;
@@ -699,8 +697,7 @@ static int load_process(tt_trace *t, const char *trace_dir, const char *dir_name
     chunk_file cf;
     int opened = 0;
 
-    int rc = (proc.dir = path_join(trace_dir, dir_name)) ? load_defs(&l, &cf, what, sizeof what, &opened)
-                                                         : LOAD_NOMEM;
+    int rc = (proc.dir = path_join(trace_dir, dir_name)) ? load_defs(&l, &cf, what, sizeof what, &opened) : LOAD_NOMEM;
     if (opened) cf_close(&cf);
     if (rc == LOAD_OK && proc.defs_state != TT_STREAM_COMPLETE) {
         snprintf(line, sizeof line, "process %" PRIu64 ": definitions %s", proc.pid, what);
@@ -713,8 +710,7 @@ static int load_process(tt_trace *t, const char *trace_dir, const char *dir_name
     process_free(&proc);
     if (rc != LOAD_DAMAGE) return -1;
     /* Left out; say why, and what was wrong with the definitions if anything. */
-    snprintf(line, sizeof line, "process %s left out: %s%s%s", dir_name, l.why, *what ? "; definitions " : "",
-             what);
+    snprintf(line, sizeof line, "process %s left out: %s%s%s", dir_name, l.why, *what ? "; definitions " : "", what);
     return add_problem(t, line, proc.defs_state == TT_STREAM_CORRUPT);
 }
 
@@ -901,7 +897,7 @@ const char *tt_trace_problem(const tt_trace *t, size_t index, int *corrupt)
 #endif
 
 typedef struct tick_scale {
-    uint64_t mult; /* below 2^63 */
+    uint64_t mult;  /* below 2^63 */
     unsigned shift; /* at most 63 */
 } tick_scale;
 
@@ -941,9 +937,12 @@ uint64_t tt_comm_world_rank(const tt_process *p, uint32_t comm, uint64_t rank)
     const tt_comm *c = &p->comms[comm];
     if (rank >= c->size) return UINT64_MAX;
     switch (c->kind) {
-    case TT_COMM_WORLD: return rank;
-    case TT_COMM_SELF: return p->mpi_size ? p->mpi_rank : UINT64_MAX;
-    default: return rank < c->listed ? c->members[rank] : UINT64_MAX;
+    case TT_COMM_WORLD:
+        return rank;
+    case TT_COMM_SELF:
+        return p->mpi_size ? p->mpi_rank : UINT64_MAX;
+    default:
+        return rank < c->listed ? c->members[rank] : UINT64_MAX;
     }
 }
 
@@ -1071,7 +1070,7 @@ struct tt_cursor {
      * records.pos while it is off, else TT_RECORD_MAX_FIXED bytes before the
      * chunk's end, so that a record starting before it is entirely in the
      * chunk. */
-    tt_records records; /* of the chunk in cf */
+    tt_records records;   /* of the chunk in cf */
     tt_predictor predict; /* records' */
     const uint8_t *fast_end;
     uint32_t *stack; /* open regions, innermost last */
@@ -1189,8 +1188,8 @@ static int stop_reading(tt_cursor *c)
     char what[256];
     cf_describe(&c->cf, what, sizeof what);
     const tt_thread *th = &c->p->threads[c->stream];
-    snprintf(c->problem, sizeof c->problem, "process %" PRIu64 " thread \"%s\" (stream %zu): %s", c->p->pid,
-             th->name, c->stream, what);
+    snprintf(c->problem, sizeof c->problem, "process %" PRIu64 " thread \"%s\" (stream %zu): %s", c->p->pid, th->name,
+             c->stream, what);
     return 0;
 }
 
@@ -1297,16 +1296,19 @@ static int read_event(tt_cursor *c, tt_event *ev)
         if (k > 0) break;
         if (k < 0) return stop_damaged(c, why);
         if (!cf_next(&c->cf)) {
-            if (c->cf.state == TT_STREAM_COMPLETE)
-                cf_stop(&c->cf, TT_STREAM_CUT, "no end-of-stream record");
+            if (c->cf.state == TT_STREAM_COMPLETE) cf_stop(&c->cf, TT_STREAM_CUT, "no end-of-stream record");
             return stop_reading(c);
         }
         c->consumed += (uint64_t)(c->records.pos - c->chunk_start);
         c->chunk_start = c->cf.payload;
         c->stored += c->cf.h.stored_size;
         c->raw += c->cf.h.raw_size;
-        c->at = (tt_chunk_start){.offset = c->cf.chunk_offset, .time = c->last_time, .ticks = c->last_ticks,
-                                 .seq = c->cf.chunks - 1, .depth = (uint32_t)c->depth, .crc = c->cf.crc};
+        c->at = (tt_chunk_start){.offset = c->cf.chunk_offset,
+                                 .time = c->last_time,
+                                 .ticks = c->last_ticks,
+                                 .seq = c->cf.chunks - 1,
+                                 .depth = (uint32_t)c->depth,
+                                 .crc = c->cf.crc};
         if (c->progress) {
             c->progress->bytes += sizeof c->cf.h + c->cf.h.stored_size;
             c->progress->read(c->progress->ctx, c->progress->bytes);
@@ -1316,7 +1318,7 @@ static int read_event(tt_cursor *c, tt_event *ev)
 
     /* Never backwards within a stream: consumers subtract times. */
     uint64_t time = r.ticks >= c->clock.lo && r.ticks <= c->clock.hi ? clock_time(&c->clock, r.ticks)
-                                                                      : tt_process_time(c->p, r.ticks);
+                                                                     : tt_process_time(c->p, r.ticks);
     if (time < c->last_time) time = c->last_time;
     uint64_t ticks = r.ticks < c->last_ticks ? c->last_ticks : r.ticks;
     *ev = (tt_event){.kind = r.tag, .time = time, .ticks = ticks};
@@ -1420,7 +1422,7 @@ static int __attribute__((noinline)) next_slow(tt_cursor *c, tt_event *ev)
  * were they the cursor's fields, and goes back to the cursor once. Returns
  * how many; 0 when the next record is another one, or needs the slow path. */
 static inline __attribute__((always_inline)) size_t read_calls_with(tt_cursor *c, tt_call *restrict out, size_t max,
-                                                                   int ticks_over_ns)
+                                                                    int ticks_over_ns)
 {
     /* Every record takes 2 bytes at least: stopping 2 * max bytes on, it
      * writes max calls at most, with one test a record. */
@@ -1455,8 +1457,11 @@ static inline __attribute__((always_inline)) size_t read_calls_with(tt_cursor *c
         }
         p = next;
         ticks += dt;
-        *o++ = (tt_call){.time = clock_time(&clock, ticks), .ticks = ticks, .region = (uint32_t)id,
-                         .depth = (uint32_t)depth, .kind = tag};
+        *o++ = (tt_call){.time = clock_time(&clock, ticks),
+                         .ticks = ticks,
+                         .region = (uint32_t)id,
+                         .depth = (uint32_t)depth,
+                         .kind = tag};
     }
     size_t n = (size_t)(o - out);
     if (n) {
@@ -1743,8 +1748,8 @@ static int next_not_call(tt_records *it, tt_event_record *r, const char **why, u
 /* A chunk of records flagged TT_CHUNK_COUNTED, just read (header h, raw
  * header bytes `header`), into tree: where it is, its records and those a
  * profile counts. 0, -1 when its records do not decode, -2 out of memory. */
-static int note_counted(chunk_file *cf, const uint8_t *header, const struct tt_chunk_header *h,
-                        tt_stream_tree *tree, size_t *cap)
+static int note_counted(chunk_file *cf, const uint8_t *header, const struct tt_chunk_header *h, tt_stream_tree *tree,
+                        size_t *cap)
 {
     const uint8_t *payload;
     int rc = stored_payload(cf, h, &payload);
@@ -1758,10 +1763,10 @@ static int note_counted(chunk_file *cf, const uint8_t *header, const struct tt_c
     while ((rc = next_not_call(&it, &r, &why, &tree->counted_chunk_records)) == 1)
         tree->counted_records += tt_ev_counted(r.tag);
     if (rc < 0) return -1;
-    tree->counted_at[tree->counted_chunks++] = (tt_chunk_start){
-        .offset = cf->offset - TT_CHUNK_HEADER_SIZE - h->stored_size,
-        .seq = h->seq,
-        .crc = tt_get_u32(header + TT_CHUNK_CRC_OFFSET)};
+    tree->counted_at[tree->counted_chunks++] = (tt_chunk_start){.offset = cf->offset - TT_CHUNK_HEADER_SIZE -
+                                                                          h->stored_size,
+                                                                .seq = h->seq,
+                                                                .crc = tt_get_u32(header + TT_CHUNK_CRC_OFFSET)};
     return 0;
 }
 

@@ -59,12 +59,12 @@ typedef struct tt_thread_usage {
 } tt_thread_usage;
 
 typedef struct tt_thread {
-    const char *name;    /* the Python thread name, e.g. "MainThread"; "stream <n>" when undefined */
-    uint64_t native_tid; /* the OS thread id */
-    int defined;         /* 0: a stream file without a THREAD definition */
-    int present;         /* 0: a THREAD definition without a stream file: no events to read */
+    const char *name;       /* the Python thread name, e.g. "MainThread"; "stream <n>" when undefined */
+    uint64_t native_tid;    /* the OS thread id */
+    int defined;            /* 0: a stream file without a THREAD definition */
+    int present;            /* 0: a THREAD definition without a stream file: no events to read */
     uint64_t open_at_start; /* its first ENTERs that were running before the measurement (format.h) */
-    size_t usage_count;  /* its THREAD_USAGE records, in time order */
+    size_t usage_count;     /* its THREAD_USAGE records, in time order */
     tt_thread_usage *usage;
     size_t usage_cap;
 } tt_thread;
@@ -82,12 +82,12 @@ typedef struct tt_attribute {
 
 /* An MPI communicator as one process knows it (MPI_COMM in format.h). */
 typedef struct tt_comm {
-    uint8_t kind;            /* enum tt_comm_kind; 0 for the "<undefined>" placeholder */
-    uint32_t parent;         /* index of the communicator it was made from; UINT32_MAX for none */
-    uint64_t seq;            /* the calls that made communicators from the parent before it */
+    uint8_t kind;    /* enum tt_comm_kind; 0 for the "<undefined>" placeholder */
+    uint32_t parent; /* index of the communicator it was made from; UINT32_MAX for none */
+    uint64_t seq;    /* the calls that made communicators from the parent before it */
     uint64_t size;
-    size_t listed;           /* size, or 0 when its members are not listed */
-    uint32_t *members;       /* world ranks of its ranks 0 .. listed-1 */
+    size_t listed;     /* size, or 0 when its members are not listed */
+    uint32_t *members; /* world ranks of its ranks 0 .. listed-1 */
 } tt_comm;
 
 typedef struct tt_process {
@@ -126,8 +126,8 @@ typedef struct tt_process {
     tt_comm *comms; /* by id; [comm_count] is the "<undefined>" placeholder */
 
     /* Clock mapping: ticks -> ns since epoch (set by the reader). */
-    uint64_t sync_ticks;       /* a reference point ... */
-    int64_t sync_time;         /* ... and its time in ns since epoch */
+    uint64_t sync_ticks; /* a reference point ... */
+    int64_t sync_time;   /* ... and its time in ns since epoch */
     double ns_per_tick;
     uint64_t start_realtime_ns; /* real time of the first CLOCK_SYNC */
 } tt_process;
@@ -338,7 +338,7 @@ typedef struct tt_stream_tree {
     size_t node_count;
     tt_tree_node *nodes;
     uint64_t events, end_ticks, reads; /* TREE's fields (format.h) */
-    int steps; /* some node is a step's (task not UINT32_MAX) */
+    int steps;                         /* some node is a step's (task not UINT32_MAX) */
     tt_tree_gc gc[3];
     uint64_t bytes; /* its TREE chunks on disk, headers included */
     /* Its chunks of records flagged TT_CHUNK_COUNTED (format.h), in order

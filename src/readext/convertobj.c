@@ -18,8 +18,10 @@ static PyObject *problem_list(char **problems, size_t count)
     PyObject *list = PyList_New((Py_ssize_t)count);
     for (size_t i = 0; list && i < count; i++) {
         PyObject *line = text(problems[i]);
-        if (!line) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, line);
+        if (!line)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, line);
     }
     return list;
 }
@@ -57,7 +59,8 @@ typedef struct reading {
 static void say_read(void *ctx, uint64_t bytes)
 {
     reading *c = ctx;
-    if (c->total) tt_readext_progress_say(&c->line, "%.0f%% of the trace read", 100.0 * (double)bytes / (double)c->total);
+    if (c->total)
+        tt_readext_progress_say(&c->line, "%.0f%% of the trace read", 100.0 * (double)bytes / (double)c->total);
 }
 
 /* Starts the reading of the trace of experiment_dir, said as `what` once it
@@ -75,8 +78,7 @@ static int reading_start(reading *r, const char *what, const char *experiment_di
 static PyObject *convert(PyObject *module, PyObject *args, PyObject *kwds)
 {
     (void)module;
-    static char *kwlist[] = {"experiment_dir", "format", "path", "thread", "start", "stop", "progress", "filter",
-                             NULL};
+    static char *kwlist[] = {"experiment_dir", "format", "path", "thread", "start", "stop", "progress", "filter", NULL};
     PyObject *dir, *path, *after = Py_None;
     const char *format, *thread = NULL, *filter_path = NULL;
     unsigned long long start = 0, stop = UINT64_MAX;
@@ -198,14 +200,14 @@ static int optional_path(PyObject *arg, void *out)
 static PyObject *score(PyObject *module, PyObject *args, PyObject *kwds)
 {
     (void)module;
-    static char *kwlist[] = {"experiment_dir", "filter", "suggest", "min_percent", "max_us_per_visit", "top",
-                             "progress", NULL};
+    static char *kwlist[] = {"experiment_dir",   "filter", "suggest",  "min_percent",
+                             "max_us_per_visit", "top",    "progress", NULL};
     PyObject *dir, *filter_path = NULL, *after = Py_None;
     double min_percent = 1.0, max_us = 5.0;
     Py_ssize_t top = 25;
     score_request q = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|O&pddnO:score", kwlist, PyUnicode_FSConverter, &dir,
-                                     optional_path, &filter_path, &q.suggest, &min_percent, &max_us, &top, &after))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|O&pddnO:score", kwlist, PyUnicode_FSConverter, &dir, optional_path,
+                                     &filter_path, &q.suggest, &min_percent, &max_us, &top, &after))
         return NULL;
     char what[300];
     snprintf(what, sizeof what, "scoring %s", PyBytes_AS_STRING(dir));
@@ -278,8 +280,10 @@ int tt_readext_add_convert(PyObject *module)
     PyObject *formats = PyTuple_New((Py_ssize_t)n);
     for (size_t i = 0; formats && i < n; i++) {
         PyObject *name = PyUnicode_FromString(tt_export_format(i));
-        if (!name) Py_CLEAR(formats);
-        else PyTuple_SET_ITEM(formats, (Py_ssize_t)i, name);
+        if (!name)
+            Py_CLEAR(formats);
+        else
+            PyTuple_SET_ITEM(formats, (Py_ssize_t)i, name);
     }
     int rc = formats ? tt_module_add(module, "FORMATS", formats) : -1;
     Py_XDECREF(formats);

@@ -35,8 +35,9 @@ static int wait_end(tt_live_view *v, double timeout, tt_error *err)
     uint64_t deadline = tt_monotonic_ns() + (uint64_t)(timeout * 1e9);
     while (tt_live_process_state(v) == TT_LIVE_RUNNING && tt_live_alive(v)) {
         if (tt_monotonic_ns() > deadline)
-            return tt_fail(err, "process %ld is still measured after %g s (only a process measured by "
-                                "`tracetop attach` detaches; `tracetop ctl %ld off` switches others off)",
+            return tt_fail(err,
+                           "process %ld is still measured after %g s (only a process measured by "
+                           "`tracetop attach` detaches; `tracetop ctl %ld off` switches others off)",
                            (long)tt_live_pid(v), timeout, (long)tt_live_pid(v));
         struct timespec pause = {0, POLL_NS};
         nanosleep(&pause, NULL);

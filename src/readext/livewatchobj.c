@@ -18,8 +18,8 @@
 #include "view.h"
 #include "watch.h"
 
-#define SCAN_NS 100000000ull     /* new processes are looked for ten times a second */
-#define READ_BUDGET (64u << 20)  /* bytes read from one channel at a call */
+#define SCAN_NS 100000000ull    /* new processes are looked for ten times a second */
+#define READ_BUDGET (64u << 20) /* bytes read from one channel at a call */
 #define ROWS_MAX 200
 
 typedef struct {
@@ -174,10 +174,9 @@ static PyObject *thread_info(const tt_watched *p, const tt_agg_thread *th, uint6
         }
         PyList_SET_ITEM(stack, d, frame);
     }
-    return Py_BuildValue("{s:I,s:s,s:O,s:N,s:K,s:L}", "stream", th->stream, "name",
-                         tt_agg_string(&p->agg, th->name), "ended", th->ended ? Py_True : Py_False, "stack", stack,
-                         "events", (unsigned long long)th->events, "last",
-                         to_ns(p, th->ticks, now_ticks, now_ns));
+    return Py_BuildValue("{s:I,s:s,s:O,s:N,s:K,s:L}", "stream", th->stream, "name", tt_agg_string(&p->agg, th->name),
+                         "ended", th->ended ? Py_True : Py_False, "stack", stack, "events",
+                         (unsigned long long)th->events, "last", to_ns(p, th->ticks, now_ticks, now_ns));
 }
 
 static PyObject *process_info(const tt_watched *p, tt_agg_sink *k, uint64_t now_ns)
@@ -219,10 +218,9 @@ static PyObject *process_info(const tt_watched *p, tt_agg_sink *k, uint64_t now_
     PyObject *info = Py_BuildValue(
         "{s:l,s:s,s:s,s:s,s:O,s:K,s:K,s:K,s:N,s:N,s:N}", "pid", (long)p->pid, "name", p->name, "experiment",
         p->view ? tt_live_experiment(p->view) : "", "state", tt_watched_state(p), "pending",
-        p->ticket && tt_watched_running(p) ? Py_True : Py_False, "events", (unsigned long long)p->agg.events,
-        "dropped", (unsigned long long)tt_watched_dropped_events(p), "lost",
-        (unsigned long long)(k->spans_lost + k->samples_lost), "threads", threads, "spans", spans, "samples",
-        samples);
+        p->ticket && tt_watched_running(p) ? Py_True : Py_False, "events", (unsigned long long)p->agg.events, "dropped",
+        (unsigned long long)tt_watched_dropped_events(p), "lost", (unsigned long long)(k->spans_lost + k->samples_lost),
+        "threads", threads, "spans", spans, "samples", samples);
     tt_agg_sink_clear(k);
     return info;
 

@@ -17,7 +17,7 @@ typedef struct {
     PyObject_HEAD
     tt_lod *lod;
     PyObject *lanes, *regions, *tracks, *problems; /* made once */
-    PyObject *cache_problem;                        /* str or None */
+    PyObject *cache_problem;                       /* str or None */
     int built;
 } IndexObject;
 
@@ -26,12 +26,18 @@ static PyObject *text(const char *s) { return PyUnicode_DecodeUTF8(s, (Py_ssize_
 static const char *region_kind_name(uint8_t kind)
 {
     switch (kind) {
-    case TT_REGION_PYTHON: return "python";
-    case TT_REGION_C: return "c";
-    case TT_REGION_USER: return "user";
-    case TT_REGION_MPI: return "mpi";
-    case TT_REGION_GC: return "gc";
-    default: return "unknown";
+    case TT_REGION_PYTHON:
+        return "python";
+    case TT_REGION_C:
+        return "c";
+    case TT_REGION_USER:
+        return "user";
+    case TT_REGION_MPI:
+        return "mpi";
+    case TT_REGION_GC:
+        return "gc";
+    default:
+        return "unknown";
     }
 }
 
@@ -41,8 +47,10 @@ static PyObject *make_list(const tt_lod *lod, size_t n, PyObject *(*item)(const 
     PyObject *list = PyList_New((Py_ssize_t)n);
     for (size_t i = 0; list && i < n; i++) {
         PyObject *o = item(lod, i);
-        if (!o) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, o);
+        if (!o)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, o);
     }
     return list;
 }
@@ -67,9 +75,11 @@ static PyObject *region_item(const tt_lod *lod, size_t i)
 static PyObject *track_item(const tt_lod *lod, size_t i)
 {
     tt_lod_track_info t = tt_lod_track(lod, i);
-    const char *kind = t.kind == TT_LOD_TRACK_COUNTER ? "counter" : t.kind == TT_LOD_TRACK_PARAM ? "parameter" : "objects";
-    return Py_BuildValue("{s:N,s:I,s:s,s:K,s:d,s:d,s:I}", "name", text(t.name), "lane", t.lane, "kind", kind,
-                         "samples", (unsigned long long)t.samples, "min", t.min, "max", t.max, "size", t.size);
+    const char *kind = t.kind == TT_LOD_TRACK_COUNTER ? "counter"
+                       : t.kind == TT_LOD_TRACK_PARAM ? "parameter"
+                                                      : "objects";
+    return Py_BuildValue("{s:N,s:I,s:s,s:K,s:d,s:d,s:I}", "name", text(t.name), "lane", t.lane, "kind", kind, "samples",
+                         (unsigned long long)t.samples, "min", t.min, "max", t.max, "size", t.size);
 }
 
 static PyObject *problem_item(const tt_lod *lod, size_t i) { return text(tt_lod_problem(lod, i)); }
@@ -356,9 +366,12 @@ static PyObject *Index_marks(IndexObject *self, PyObject *args)
     const tt_lod_mark *m = lane >= 0 ? tt_lod_marks(self->lod, (size_t)lane, &n) : NULL;
     PyObject *list = PyList_New((Py_ssize_t)n);
     for (size_t i = 0; list && i < n; i++) {
-        PyObject *item = Py_BuildValue("(KN)", (unsigned long long)m[i].time, text(tt_lod_string(self->lod, m[i].name)));
-        if (!item) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+        PyObject *item = Py_BuildValue("(KN)", (unsigned long long)m[i].time,
+                                       text(tt_lod_string(self->lod, m[i].name)));
+        if (!item)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, item);
     }
     return list;
 }
@@ -393,8 +406,7 @@ static PyObject *Index_level_for(IndexObject *self, PyObject *args)
     unsigned long long t0, t1;
     unsigned long width;
     tt_lod_view v;
-    if (!PyArg_ParseTuple(args, "KKk:level_for", &t0, &t1, &width) || parse_view(t0, t1, width, &v) != 0)
-        return NULL;
+    if (!PyArg_ParseTuple(args, "KKk:level_for", &t0, &t1, &width) || parse_view(t0, t1, width, &v) != 0) return NULL;
     return PyLong_FromUnsignedLong(tt_lod_level_for(self->lod, v));
 }
 
@@ -436,7 +448,8 @@ static PyGetSetDef Index_getset[] = {
     {"built", (getter)Index_get_built, NULL, "True when the index was built now, False when loaded", NULL},
     {"read_problem", (getter)Index_get_read_problem, NULL,
      "None, or why calls a query needed could not be read from the trace (changed, cut or damaged since the index\n"
-     "was made): the first such problem", NULL},
+     "was made): the first such problem",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -20,9 +20,12 @@ typedef struct {
 static const char *comm_kind_name(uint8_t kind)
 {
     switch (kind) {
-    case TT_COMM_WORLD: return "world";
-    case TT_COMM_SELF: return "self";
-    default: return "derived";
+    case TT_COMM_WORLD:
+        return "world";
+    case TT_COMM_SELF:
+        return "self";
+    default:
+        return "derived";
     }
 }
 
@@ -82,8 +85,7 @@ static PyObject *message_row(const MpiViewObject *self, const tt_mpi_view_messag
 {
     return Py_BuildValue("(KKIIKIKIIIKK)", (unsigned long long)m->send_time, (unsigned long long)m->recv_time,
                          m->sender, m->receiver, pid_of(self, m->from), m->from.stream, pid_of(self, m->to),
-                         m->to.stream, m->comm, m->tag, (unsigned long long)m->bytes,
-                         (unsigned long long)m->received);
+                         m->to.stream, m->comm, m->tag, (unsigned long long)m->bytes, (unsigned long long)m->received);
 }
 
 /* (total, [row(index) for the indices]) */
@@ -93,13 +95,18 @@ static PyObject *rows(const MpiViewObject *self, size_t total, const uint32_t *i
     PyObject *list = PyList_New((Py_ssize_t)count);
     for (size_t i = 0; list && i < count; i++) {
         PyObject *o = row(self, indices[i]);
-        if (!o) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, o);
+        if (!o)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, o);
     }
     return list ? Py_BuildValue("(nN)", (Py_ssize_t)total, list) : NULL;
 }
 
-static PyObject *message_at(const MpiViewObject *self, uint32_t i) { return message_row(self, &self->view->messages[i]); }
+static PyObject *message_at(const MpiViewObject *self, uint32_t i)
+{
+    return message_row(self, &self->view->messages[i]);
+}
 
 static PyObject *collective_at(const MpiViewObject *self, uint32_t i)
 {
@@ -110,8 +117,10 @@ static PyObject *collective_at(const MpiViewObject *self, uint32_t i)
         PyObject *o = Py_BuildValue("(IKIKKKK)", call->rank, pid_of(self, call->place), call->place.stream,
                                     (unsigned long long)call->begin, (unsigned long long)call->end,
                                     (unsigned long long)call->sent, (unsigned long long)call->received);
-        if (!o) Py_CLEAR(calls);
-        else PyList_SET_ITEM(calls, (Py_ssize_t)k, o);
+        if (!o)
+            Py_CLEAR(calls);
+        else
+            PyList_SET_ITEM(calls, (Py_ssize_t)k, o);
     }
     if (!calls) return NULL;
     PyObject *root = c->root == TT_MPI_VIEW_NONE ? Py_NewRef(Py_None) : PyLong_FromUnsignedLong(c->root);
@@ -163,8 +172,10 @@ static PyObject *MpiView_matrix(MpiViewObject *self, PyObject *args)
     for (long i = 0; list && i < n; i++) {
         PyObject *o = Py_BuildValue("(IIKK)", pairs[i].sender, pairs[i].receiver, (unsigned long long)pairs[i].count,
                                     (unsigned long long)pairs[i].bytes);
-        if (!o) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, i, o);
+        if (!o)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, o);
     }
     free(pairs);
     return list;
@@ -207,8 +218,10 @@ static PyObject *MpiView_comm_stats(MpiViewObject *self, PyObject *args)
                                     (unsigned long long)s->bytes, "collectives", (unsigned long long)s->collectives,
                                     "collective_ns", (unsigned long long)s->collective_ns, "collective_bytes",
                                     (unsigned long long)s->collective_bytes);
-        if (!o) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, o);
+        if (!o)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, o);
     }
     PyMem_Free(stats);
     return list;
@@ -221,11 +234,14 @@ static PyObject *MpiView_get_communicators(MpiViewObject *self, void *closure)
     PyObject *list = PyList_New((Py_ssize_t)v->comms.count);
     for (size_t i = 0; list && i < v->comms.count; i++) {
         const tt_mpi_comm *c = &v->comms.comms[i];
-        PyObject *members = c->kind == TT_COMM_DERIVED && c->listed ? PyList_New((Py_ssize_t)c->listed) : Py_NewRef(Py_None);
+        PyObject *members = c->kind == TT_COMM_DERIVED && c->listed ? PyList_New((Py_ssize_t)c->listed)
+                                                                    : Py_NewRef(Py_None);
         for (size_t k = 0; members && members != Py_None && k < c->listed; k++) {
             PyObject *rank = PyLong_FromUnsignedLong(c->members[k]);
-            if (!rank) Py_CLEAR(members);
-            else PyList_SET_ITEM(members, (Py_ssize_t)k, rank);
+            if (!rank)
+                Py_CLEAR(members);
+            else
+                PyList_SET_ITEM(members, (Py_ssize_t)k, rank);
         }
         PyObject *parent = c->parent == TT_MPI_COMM_NONE ? Py_NewRef(Py_None) : PyLong_FromUnsignedLong(c->parent);
         PyObject *o = NULL;
@@ -235,8 +251,10 @@ static PyObject *MpiView_get_communicators(MpiViewObject *self, void *closure)
                               "members", members);
         else
             Py_XDECREF(members), Py_XDECREF(parent);
-        if (!o) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, o);
+        if (!o)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, o);
     }
     return list;
 }
@@ -280,7 +298,8 @@ static PyGetSetDef MpiView_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-#define MESSAGE_ROW "(send_ns, recv_ns, sender, receiver, send_pid, send_stream, recv_pid, recv_stream, comm, tag, bytes, received)"
+#define MESSAGE_ROW \
+    "(send_ns, recv_ns, sender, receiver, send_pid, send_stream, recv_pid, recv_stream, comm, tag, bytes, received)"
 
 static PyMethodDef MpiView_methods[] = {
     {"lines", (PyCFunction)MpiView_lines, METH_VARARGS,

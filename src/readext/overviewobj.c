@@ -30,8 +30,10 @@ static PyObject *lane_dict(const tt_overview *o, const tt_overview_lane *lane)
     PyObject *rows = PyList_New((Py_ssize_t)o->depth);
     for (size_t level = 0; rows && level < o->depth; level++) {
         PyObject *runs = row_runs(p, lane->cells + level * o->width, o->width);
-        if (!runs) Py_CLEAR(rows);
-        else PyList_SET_ITEM(rows, (Py_ssize_t)level, runs);
+        if (!runs)
+            Py_CLEAR(rows);
+        else
+            PyList_SET_ITEM(rows, (Py_ssize_t)level, runs);
     }
     if (!rows) return NULL;
     return Py_BuildValue("{s:K,s:n,s:N,s:N}", "pid", (unsigned long long)p->pid, "stream", (Py_ssize_t)lane->stream,
@@ -45,8 +47,8 @@ static PyObject *overview(PyObject *module, PyObject *args, PyObject *kwds)
     PyObject *path;
     unsigned long long begin, end;
     Py_ssize_t width = 600, depth = 6;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&KK|nn:overview", kwlist, PyUnicode_FSConverter, &path, &begin,
-                                     &end, &width, &depth))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&KK|nn:overview", kwlist, PyUnicode_FSConverter, &path, &begin, &end,
+                                     &width, &depth))
         return NULL;
     if (width <= 0 || depth <= 0 || end <= begin) {
         Py_DECREF(path);
@@ -64,8 +66,10 @@ static PyObject *overview(PyObject *module, PyObject *args, PyObject *kwds)
     PyObject *lanes = rc == 0 ? PyList_New((Py_ssize_t)o->lane_count) : tt_raise(&err);
     for (size_t i = 0; lanes && i < o->lane_count; i++) {
         PyObject *lane = lane_dict(o, &o->lanes[i]);
-        if (!lane) Py_CLEAR(lanes);
-        else PyList_SET_ITEM(lanes, (Py_ssize_t)i, lane);
+        if (!lane)
+            Py_CLEAR(lanes);
+        else
+            PyList_SET_ITEM(lanes, (Py_ssize_t)i, lane);
     }
     tt_overview_free(o);
     if (trace) tt_trace_close(trace);

@@ -49,22 +49,32 @@ static const char *const state_names[] = {
 static const char *region_kind_name(uint8_t kind)
 {
     switch (kind) {
-    case TT_REGION_PYTHON: return "python";
-    case TT_REGION_C: return "c";
-    case TT_REGION_USER: return "user";
-    case TT_REGION_MPI: return "mpi";
-    case TT_REGION_GC: return "gc";
-    default: return "unknown"; /* the "<undefined>" placeholder */
+    case TT_REGION_PYTHON:
+        return "python";
+    case TT_REGION_C:
+        return "c";
+    case TT_REGION_USER:
+        return "user";
+    case TT_REGION_MPI:
+        return "mpi";
+    case TT_REGION_GC:
+        return "gc";
+    default:
+        return "unknown"; /* the "<undefined>" placeholder */
     }
 }
 
 static const char *comm_kind_name(uint8_t kind)
 {
     switch (kind) {
-    case TT_COMM_WORLD: return "world";
-    case TT_COMM_SELF: return "self";
-    case TT_COMM_DERIVED: return "derived";
-    default: return "unknown"; /* the "<undefined>" placeholder */
+    case TT_COMM_WORLD:
+        return "world";
+    case TT_COMM_SELF:
+        return "self";
+    case TT_COMM_DERIVED:
+        return "derived";
+    default:
+        return "unknown"; /* the "<undefined>" placeholder */
     }
 }
 
@@ -95,8 +105,10 @@ static PyObject *usage_list(const tt_thread *th)
         const tt_thread_usage *u = &th->usage[i];
         PyObject *item = Py_BuildValue("(KKKK)", (unsigned long long)u->time, (unsigned long long)u->cpu_ns,
                                        (unsigned long long)u->samples, (unsigned long long)u->gil_samples);
-        if (!item) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+        if (!item)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, item);
     }
     return list;
 }
@@ -122,9 +134,12 @@ static PyObject *region_list(const tt_process *p)
     for (size_t i = 0; list && i < p->region_count; i++) {
         const tt_region *r = &p->regions[i];
         PyObject *item = Py_BuildValue("{s:n,s:N,s:N,s:k,s:s}", "id", (Py_ssize_t)i, "name", text(r->name), "file",
-                                       text(r->file), "line", (unsigned long)r->line, "kind", region_kind_name(r->kind));
-        if (!item) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+                                       text(r->file), "line", (unsigned long)r->line, "kind",
+                                       region_kind_name(r->kind));
+        if (!item)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, item);
     }
     return list;
 }
@@ -149,15 +164,19 @@ static PyObject *comm_list(const tt_process *p)
         PyObject *members = c->listed ? PyList_New((Py_ssize_t)c->listed) : Py_NewRef(Py_None);
         for (size_t m = 0; members && c->listed && m < c->listed; m++) {
             PyObject *rank = PyLong_FromUnsignedLong(c->members[m]);
-            if (!rank) Py_CLEAR(members);
-            else PyList_SET_ITEM(members, (Py_ssize_t)m, rank);
+            if (!rank)
+                Py_CLEAR(members);
+            else
+                PyList_SET_ITEM(members, (Py_ssize_t)m, rank);
         }
         PyObject *parent = c->parent == UINT32_MAX ? Py_NewRef(Py_None) : PyLong_FromUnsignedLong(c->parent);
         PyObject *item = Py_BuildValue("{s:s,s:N,s:K,s:K,s:N}", "kind", comm_kind_name(c->kind), "parent", parent,
                                        "seq", (unsigned long long)c->seq, "size", (unsigned long long)c->size,
                                        "members", members);
-        if (!item) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+        if (!item)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, item);
     }
     return list;
 }
@@ -167,8 +186,10 @@ static PyObject *task_list(const tt_process *p)
     PyObject *list = PyList_New((Py_ssize_t)p->task_count);
     for (size_t i = 0; list && i < p->task_count; i++) {
         PyObject *name = text(p->task_names[i]);
-        if (!name) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, name);
+        if (!name)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, name);
     }
     return list;
 }
@@ -210,14 +231,18 @@ static PyObject *Trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->processes = PyList_New((Py_ssize_t)n);
     for (size_t i = 0; self->processes && i < n; i++) {
         PyObject *item = process_dict(tt_trace_process(trace, i));
-        if (!item) Py_CLEAR(self->processes);
-        else PyList_SET_ITEM(self->processes, (Py_ssize_t)i, item);
+        if (!item)
+            Py_CLEAR(self->processes);
+        else
+            PyList_SET_ITEM(self->processes, (Py_ssize_t)i, item);
     }
     self->problems = PyList_New((Py_ssize_t)tt_trace_problem_count(trace));
     for (size_t i = 0; self->problems && i < tt_trace_problem_count(trace); i++) {
         PyObject *line = text(tt_trace_problem(trace, i, NULL));
-        if (!line) Py_CLEAR(self->problems);
-        else PyList_SET_ITEM(self->problems, (Py_ssize_t)i, line);
+        if (!line)
+            Py_CLEAR(self->problems);
+        else
+            PyList_SET_ITEM(self->problems, (Py_ssize_t)i, line);
     }
     if (!self->processes || !self->problems) {
         Py_DECREF(self);
@@ -289,8 +314,7 @@ typedef struct name_cache {
 
 static PyObject *cached_name(name_cache *cache, uint32_t id)
 {
-    if (!cache->objects[id])
-        cache->objects[id] = text(cache->strings ? cache->strings[id] : cache->regions[id].name);
+    if (!cache->objects[id]) cache->objects[id] = text(cache->strings ? cache->strings[id] : cache->regions[id].name);
     Py_XINCREF(cache->objects[id]);
     return cache->objects[id];
 }
@@ -358,10 +382,11 @@ static PyObject *event_tuple(const tt_event *ev, name_cache *regions, name_cache
     case TT_EV_PARAM_STRING:
     case TT_EV_COUNTER:
         items[n++] = cached_name(strings, ev->name);
-        items[n++] = ev->kind == TT_EV_PARAM_INT      ? PyLong_FromLongLong(ev->int_value)
-                     : ev->kind == TT_EV_PARAM_UINT   ? PyLong_FromUnsignedLongLong(ev->uint_value)
-                     : ev->kind == TT_EV_PARAM_STRING ? PyUnicode_DecodeUTF8(ev->str, (Py_ssize_t)ev->str_len, "replace")
-                                                      : PyFloat_FromDouble(ev->double_value);
+        items[n++] = ev->kind == TT_EV_PARAM_INT    ? PyLong_FromLongLong(ev->int_value)
+                     : ev->kind == TT_EV_PARAM_UINT ? PyLong_FromUnsignedLongLong(ev->uint_value)
+                     : ev->kind == TT_EV_PARAM_STRING
+                         ? PyUnicode_DecodeUTF8(ev->str, (Py_ssize_t)ev->str_len, "replace")
+                         : PyFloat_FromDouble(ev->double_value);
         break;
     }
     PyObject *tuple = NULL;
@@ -520,9 +545,9 @@ static int choose_process(const tt_trace *t, const char *path, const process_cho
 
 /* Opens the experiment at `path` (a bytes object from PyUnicode_FSConverter,
  * released here) and builds its profile (of the process chosen), without
- * the GIL, its records trusted when `trust_records` (tt_trace_trust_records); and renders the text when `text_top` is not 0: the summary's
- * asyncio tasks too (tasklanes.h, made in the same read), when the trace
- * has some. 0, or -1 with TraceError or MemoryError. */
+ * the GIL, its records trusted when `trust_records` (tt_trace_trust_records); and renders the text when `text_top` is
+ * not 0: the summary's asyncio tasks too (tasklanes.h, made in the same read), when the trace has some. 0, or -1 with
+ * TraceError or MemoryError. */
 static int build_profile(PyObject *path, const process_choice *choice, int trust_records, tt_trace **trace,
                          tt_profile **prof, size_t text_top, char **text_out, char **tasks_out)
 {
@@ -572,8 +597,10 @@ static PyObject *problem_list(const tt_profile *prof)
     PyObject *list = PyList_New((Py_ssize_t)prof->problem_count);
     for (size_t i = 0; list && i < prof->problem_count; i++) {
         PyObject *line = text(prof->problems[i]);
-        if (!line) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, line);
+        if (!line)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, line);
     }
     return list;
 }
@@ -583,12 +610,14 @@ static PyObject *profile_dict(const tt_profile *prof)
     PyObject *regions = PyList_New((Py_ssize_t)prof->region_count);
     for (size_t i = 0; regions && i < prof->region_count; i++) {
         const tt_profile_region *r = &prof->regions[i];
-        PyObject *item = Py_BuildValue("{s:N,s:N,s:k,s:s,s:K,s:K,s:K}", "name", text(r->name), "file", text(r->file),
-                                       "line", (unsigned long)r->line, "kind", region_kind_name(r->kind), "visits",
-                                       (unsigned long long)r->visits, "inclusive_ns", (unsigned long long)r->inclusive_ns,
-                                       "exclusive_ns", (unsigned long long)r->exclusive_ns);
-        if (!item) Py_CLEAR(regions);
-        else PyList_SET_ITEM(regions, (Py_ssize_t)i, item);
+        PyObject *item = Py_BuildValue(
+            "{s:N,s:N,s:k,s:s,s:K,s:K,s:K}", "name", text(r->name), "file", text(r->file), "line",
+            (unsigned long)r->line, "kind", region_kind_name(r->kind), "visits", (unsigned long long)r->visits,
+            "inclusive_ns", (unsigned long long)r->inclusive_ns, "exclusive_ns", (unsigned long long)r->exclusive_ns);
+        if (!item)
+            Py_CLEAR(regions);
+        else
+            PyList_SET_ITEM(regions, (Py_ssize_t)i, item);
     }
     PyObject *threads = PyList_New((Py_ssize_t)prof->thread_count);
     for (size_t i = 0; threads && i < prof->thread_count; i++) {
@@ -599,20 +628,23 @@ static PyObject *profile_dict(const tt_profile *prof)
                                        (unsigned long long)th->events, "begin_ns", (unsigned long long)th->begin_ns,
                                        "end_ns", (unsigned long long)th->end_ns, "records_read",
                                        (unsigned long long)th->records_read);
-        if (!item) Py_CLEAR(threads);
-        else PyList_SET_ITEM(threads, (Py_ssize_t)i, item);
+        if (!item)
+            Py_CLEAR(threads);
+        else
+            PyList_SET_ITEM(threads, (Py_ssize_t)i, item);
     }
     PyObject *processes = PyList_New((Py_ssize_t)prof->process_count);
     for (size_t i = 0; processes && i < prof->process_count; i++) {
         const tt_profile_process *pp = &prof->processes[i];
         PyObject *top = pp->top_region == SIZE_MAX ? Py_NewRef(Py_None) : text(prof->regions[pp->top_region].name);
-        PyObject *item = Py_BuildValue("{s:K,s:n,s:K,s:K,s:K,s:N}", "pid",
-                                       (unsigned long long)tt_trace_process(prof->trace, pp->process)->pid, "threads",
-                                       (Py_ssize_t)pp->threads, "events", (unsigned long long)pp->events, "begin_ns",
-                                       (unsigned long long)pp->begin_ns, "end_ns", (unsigned long long)pp->end_ns,
-                                       "top_region", top);
-        if (!item) Py_CLEAR(processes);
-        else PyList_SET_ITEM(processes, (Py_ssize_t)i, item);
+        PyObject *item = Py_BuildValue(
+            "{s:K,s:n,s:K,s:K,s:K,s:N}", "pid", (unsigned long long)tt_trace_process(prof->trace, pp->process)->pid,
+            "threads", (Py_ssize_t)pp->threads, "events", (unsigned long long)pp->events, "begin_ns",
+            (unsigned long long)pp->begin_ns, "end_ns", (unsigned long long)pp->end_ns, "top_region", top);
+        if (!item)
+            Py_CLEAR(processes);
+        else
+            PyList_SET_ITEM(processes, (Py_ssize_t)i, item);
     }
     PyObject *messages = PyList_New((Py_ssize_t)prof->message_count);
     for (size_t i = 0; messages && i < prof->message_count; i++) {
@@ -620,8 +652,10 @@ static PyObject *profile_dict(const tt_profile *prof)
         PyObject *item = Py_BuildValue("{s:k,s:k,s:K,s:K}", "sender", (unsigned long)m->sender, "receiver",
                                        (unsigned long)m->receiver, "count", (unsigned long long)m->count, "bytes",
                                        (unsigned long long)m->bytes);
-        if (!item) Py_CLEAR(messages);
-        else PyList_SET_ITEM(messages, (Py_ssize_t)i, item);
+        if (!item)
+            Py_CLEAR(messages);
+        else
+            PyList_SET_ITEM(messages, (Py_ssize_t)i, item);
     }
     PyObject *collectives = PyDict_New();
     for (uint8_t op = 0; collectives && op < TT_PROFILE_COLLECTIVES; op++) {
@@ -637,22 +671,24 @@ static PyObject *profile_dict(const tt_profile *prof)
         const tt_profile_gc *c = &prof->gc[g];
         PyObject *item = Py_BuildValue("{s:K,s:K,s:K,s:K,s:K}", "collections", (unsigned long long)c->collections,
                                        "total_ns", (unsigned long long)c->total_ns, "longest_ns",
-                                       (unsigned long long)c->longest_ns, "collected",
-                                       (unsigned long long)c->collected, "uncollectable",
-                                       (unsigned long long)c->uncollectable);
-        if (!item) Py_CLEAR(gc);
-        else PyList_SET_ITEM(gc, g, item);
+                                       (unsigned long long)c->longest_ns, "collected", (unsigned long long)c->collected,
+                                       "uncollectable", (unsigned long long)c->uncollectable);
+        if (!item)
+            Py_CLEAR(gc);
+        else
+            PyList_SET_ITEM(gc, g, item);
     }
     return Py_BuildValue("{s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}", "events", (unsigned long long)prof->events,
                          "total_ns", (unsigned long long)prof->total_ns, "corrupt", PyBool_FromLong(prof->corrupt),
-                         "problems", problem_list(prof), "regions", regions, "threads", threads, "processes",
-                         processes, "messages", messages, "collectives", collectives, "gc", gc);
+                         "problems", problem_list(prof), "regions", regions, "threads", threads, "processes", processes,
+                         "messages", messages, "collectives", collectives, "gc", gc);
 }
 
 /* The keywords that choose a process: pid=, rank=. */
 static int check_choice(const process_choice *choice)
 {
-    if ((choice->pid != Py_None && !PyLong_Check(choice->pid)) || (choice->rank != Py_None && !PyLong_Check(choice->rank))) {
+    if ((choice->pid != Py_None && !PyLong_Check(choice->pid)) ||
+        (choice->rank != Py_None && !PyLong_Check(choice->rank))) {
         PyErr_SetString(PyExc_TypeError, "pid and rank must be int or None");
         return -1;
     }

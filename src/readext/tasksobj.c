@@ -27,14 +27,16 @@ static PyObject *lane_list(const tt_tasks *tasks)
         const tt_task_lane *l = &tasks->lanes[i];
         const tt_process *p = tt_trace_process(tasks->trace, l->process);
         PyObject *item = Py_BuildValue(
-            "{s:K,s:I,s:N,s:N,s:n,s:K,s:K,s:K,s:K,s:N,s:N}", "pid", (unsigned long long)p->pid, "task", l->task,
-            "name", text(tt_task_lane_name(tasks, l)), "thread", text(p->threads[l->stream].name), "steps",
+            "{s:K,s:I,s:N,s:N,s:n,s:K,s:K,s:K,s:K,s:N,s:N}", "pid", (unsigned long long)p->pid, "task", l->task, "name",
+            text(tt_task_lane_name(tasks, l)), "thread", text(p->threads[l->stream].name), "steps",
             (Py_ssize_t)l->step_count, "running_ns", (unsigned long long)l->running_ns, "suspended_ns",
             (unsigned long long)l->suspended_ns, "begin_ns", (unsigned long long)l->steps[0].begin, "end_ns",
             (unsigned long long)l->steps[l->step_count - 1].end, "coroutine", text(region_name(p, l->steps[0].region)),
             "top", text(region_name(p, l->top_region)));
-        if (!item) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+        if (!item)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, item);
     }
     return list;
 }
@@ -45,12 +47,13 @@ static PyObject *await_list(const tt_tasks *tasks)
     for (size_t i = 0; list && i < tasks->await_count; i++) {
         const tt_task_await *a = &tasks->awaits[i];
         const tt_process *p = tt_trace_process(tasks->trace, a->process);
-        PyObject *item = Py_BuildValue("{s:K,s:N,s:K,s:K}", "pid", (unsigned long long)p->pid, "coroutine",
-                                       text(region_name(p, a->region)), "suspended_ns",
-                                       (unsigned long long)a->suspended_ns, "suspensions",
-                                       (unsigned long long)a->suspensions);
-        if (!item) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+        PyObject *item = Py_BuildValue(
+            "{s:K,s:N,s:K,s:K}", "pid", (unsigned long long)p->pid, "coroutine", text(region_name(p, a->region)),
+            "suspended_ns", (unsigned long long)a->suspended_ns, "suspensions", (unsigned long long)a->suspensions);
+        if (!item)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, item);
     }
     return list;
 }
@@ -113,12 +116,16 @@ static PyObject *TaskLanes_window(TaskLanesObject *self, PyObject *args)
         PyObject *list = PyList_New((Py_ssize_t)(2 * shown + (n > shown)));
         for (size_t k = 0; list && k < 2 * shown; k++) {
             PyObject *v = PyLong_FromUnsignedLongLong(pairs[k]);
-            if (!v) Py_CLEAR(list);
-            else PyList_SET_ITEM(list, (Py_ssize_t)k, v);
+            if (!v)
+                Py_CLEAR(list);
+            else
+                PyList_SET_ITEM(list, (Py_ssize_t)k, v);
         }
         if (list && n > shown) PyList_SET_ITEM(list, (Py_ssize_t)(2 * shown), Py_NewRef(Py_None));
-        if (!list) Py_CLEAR(result);
-        else PyList_SET_ITEM(result, (Py_ssize_t)i, list);
+        if (!list)
+            Py_CLEAR(result);
+        else
+            PyList_SET_ITEM(result, (Py_ssize_t)i, list);
     }
     PyMem_Free(pairs);
     return result;

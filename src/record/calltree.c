@@ -137,7 +137,8 @@ tt_calltree_node *tt_calltree_child(tt_calltree *t, uint32_t region)
     /* In the ring of parent's children after the one entered last, so that
      * calls made in turn follow each other there. */
     uint32_t offset = n * (uint32_t)sizeof *nodes;
-    nodes[n] = (tt_calltree_node){.region = region, .parent = parent, .next = last ? tt_calltree_at(t, last)->next : offset};
+    nodes[n] = (tt_calltree_node){
+        .region = region, .parent = parent, .next = last ? tt_calltree_at(t, last)->next : offset};
     if (last) tt_calltree_at(t, last)->next = offset;
     t->cur->last = offset;
     return &nodes[n];
@@ -184,10 +185,7 @@ void tt_calltree_rotated(tt_calltree *t)
 
 /* The node of the open step that encloses the innermost one, the root
  * (offset 0) when none does: the links above it are its own to put back. */
-static uint32_t enclosing_step(const tt_calltree *t)
-{
-    return t->open_count > 1 ? t->open[t->open_count - 2].node : 0;
-}
+static uint32_t enclosing_step(const tt_calltree *t) { return t->open_count > 1 ? t->open[t->open_count - 2].node : 0; }
 
 /* Puts the links of the innermost open step's ancestors back, up to
  * `stop` (enclosing_step): an open call's parent's last child is that call
@@ -452,8 +450,8 @@ static uint32_t node_size(const tt_calltree *t, uint32_t n)
 {
     const tt_calltree_node *node = &t->nodes[n];
     node_fields f = fields_of(t, n);
-    uint32_t size = varint_size(n - node->parent / sizeof *node) + varint_size(f.region) +
-                    varint_size(node->visits) + varint_size(node->inclusive);
+    uint32_t size = varint_size(n - node->parent / sizeof *node) + varint_size(f.region) + varint_size(node->visits) +
+                    varint_size(node->inclusive);
     if (f.region & 1)
         size += varint_size(f.task) + varint_size(f.waits->suspended) + varint_size(f.waits->awaited) +
                 varint_size(f.waits->suspensions);

@@ -110,17 +110,17 @@ typedef struct tt_calltree_step {
 
 /* A task of this stream, by id. */
 typedef struct tt_calltree_task {
-    int stepped;         /* a step of it ended: `end` and `chain` hold */
-    uint64_t end;        /* ticks its last step ended */
-    uint32_t *chain;     /* the nodes its last step's last returns left: offsets */
+    int stepped;     /* a step of it ended: `end` and `chain` hold */
+    uint64_t end;    /* ticks its last step ended */
+    uint32_t *chain; /* the nodes its last step's last returns left: offsets */
     size_t chain_len, chain_cap;
-    uint32_t key;        /* k + 1 of its last step's pair (region, task): see `keys`; 0: none */
-    uint32_t node;       /* its last step's node: offset; 0: none */
+    uint32_t key;  /* k + 1 of its last step's pair (region, task): see `keys`; 0: none */
+    uint32_t node; /* its last step's node: offset; 0: none */
 } tt_calltree_task;
 
 /* What a node adds for the tasks (written with it when not all 0). */
 typedef struct tt_calltree_waits {
-    uint64_t suspended;           /* a step's node: its task's suspended time before its steps here */
+    uint64_t suspended;            /* a step's node: its task's suspended time before its steps here */
     uint64_t awaited, suspensions; /* a node a step's last returns left: its share of the waits after */
 } tt_calltree_waits;
 
@@ -128,25 +128,25 @@ typedef struct tt_calltree {
     tt_calltree_node *cur;   /* the innermost open recorded call's node; the root: none open */
     tt_calltree_node *nodes; /* count used of cap */
     uint32_t count, cap;
-    uint32_t *slots;         /* node numbers by hash of (parent's offset, region); 0: empty */
-    uint32_t mask;           /* slots - 1; at least twice cap slots */
-    int lost;                /* out of memory once: no tree is written */
-    int closed;              /* written: no more room made */
+    uint32_t *slots; /* node numbers by hash of (parent's offset, region); 0: empty */
+    uint32_t mask;   /* slots - 1; at least twice cap slots */
+    int lost;        /* out of memory once: no tree is written */
+    int closed;      /* written: no more room made */
     uint64_t reads;
     tt_calltree_gc gc[TT_CALLTREE_GENERATIONS];
     /* asyncio steps (above); all zero in a stream without any */
-    tt_u64map keys;            /* (task, region) -> k + 1 */
+    tt_u64map keys; /* (task, region) -> k + 1 */
     uint32_t *key_region, *key_task, key_count, key_cap;
-    tt_calltree_step *open;    /* innermost last */
+    tt_calltree_step *open; /* innermost last */
     size_t open_count, open_cap;
     tt_calltree_task *tasks;
     uint32_t task_cap;
-    tt_calltree_waits *waits;  /* by node number, count of them once any */
+    tt_calltree_waits *waits; /* by node number, count of them once any */
     uint32_t waits_cap;
-    uint64_t carry;            /* returns since the last ENTER before this chunk (none in it) */
-    int carry_unknown;         /* ... not known: a chunk that did not decode */
-    int zero_entered;          /* region 0 has a node: a predictor's last of 0 may be its ENTER */
-    int steps_lost;            /* given up (memory, an unknown count): read back */
+    uint64_t carry;    /* returns since the last ENTER before this chunk (none in it) */
+    int carry_unknown; /* ... not known: a chunk that did not decode */
+    int zero_entered;  /* region 0 has a node: a predictor's last of 0 may be its ENTER */
+    int steps_lost;    /* given up (memory, an unknown count): read back */
 } tt_calltree;
 
 /* A tree with the root alone and room for a chunk's calls: 0, or -1 when

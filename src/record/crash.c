@@ -11,7 +11,7 @@ static const int fatal_signals[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 #define TT_FATAL_COUNT (sizeof fatal_signals / sizeof fatal_signals[0])
 
 static struct sigaction previous[TT_FATAL_COUNT]; /* the actions found */
-static atomic_flag handling = ATOMIC_FLAG_INIT;  /* a crash is being handled */
+static atomic_flag handling = ATOMIC_FLAG_INIT;   /* a crash is being handled */
 
 static int slot(int signo)
 {

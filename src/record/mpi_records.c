@@ -26,8 +26,8 @@ void tt_stream_mpi_request(tt_stream *s, uint64_t now, uint8_t tag, uint64_t req
     tt_record_commit(s, tt_put_varint(p, request));
 }
 
-void tt_stream_mpi_collective_end(tt_stream *s, uint64_t now, uint8_t op, uint32_t comm, uint32_t root,
-                                  uint64_t sent, uint64_t received)
+void tt_stream_mpi_collective_end(tt_stream *s, uint64_t now, uint8_t op, uint32_t comm, uint32_t root, uint64_t sent,
+                                  uint64_t received)
 {
     uint8_t *p = tt_record_begin(s, TT_EV_MPI_COLLECTIVE_END, now, MPI_RECORD_EXTRA);
     tt_stream_counted(s);

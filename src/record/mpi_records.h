@@ -25,8 +25,8 @@ void tt_stream_mpi_request(tt_stream *s, uint64_t now, uint8_t tag, uint64_t req
 
 /* MPI_COLLECTIVE_END; root is a rank in comm, UINT32_MAX for none.
  * (MPI_COLLECTIVE_BEGIN has no fields: tt_stream_plain.) */
-void tt_stream_mpi_collective_end(tt_stream *s, uint64_t now, uint8_t op, uint32_t comm, uint32_t root,
-                                  uint64_t sent, uint64_t received);
+void tt_stream_mpi_collective_end(tt_stream *s, uint64_t now, uint8_t op, uint32_t comm, uint32_t root, uint64_t sent,
+                                  uint64_t received);
 
 /* MPI_RANK. */
 void tt_session_define_mpi_rank(tt_session *s, uint32_t rank, uint32_t size);

@@ -11,8 +11,7 @@ int tt_pool_init(tt_pool *p, uint64_t budget_bytes, tt_error *err)
     uint64_t chunks = budget_bytes / sizeof(tt_chunk);
     if (chunks < TT_POOL_MIN_CHUNKS)
         return tt_fail(err, "memory budget of %llu bytes is too small: at least %llu are needed",
-                       (unsigned long long)budget_bytes,
-                       (unsigned long long)(TT_POOL_MIN_CHUNKS * sizeof(tt_chunk)));
+                       (unsigned long long)budget_bytes, (unsigned long long)(TT_POOL_MIN_CHUNKS * sizeof(tt_chunk)));
     p->limit = chunks > UINT32_MAX ? UINT32_MAX : (uint32_t)chunks;
     p->allocated = 0;
     p->free_list = NULL;

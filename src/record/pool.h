@@ -22,10 +22,10 @@
 struct tt_stream;
 
 typedef struct tt_chunk {
-    struct tt_chunk *next;     /* link in the writer's queue or the free list */
-    struct tt_stream *stream;  /* the stream this chunk belongs to */
-    uint32_t seq;              /* position in the stream's file */
-    uint64_t base_ticks;       /* what the first record's delta counts from */
+    struct tt_chunk *next;    /* link in the writer's queue or the free list */
+    struct tt_stream *stream; /* the stream this chunk belongs to */
+    uint32_t seq;             /* position in the stream's file */
+    uint64_t base_ticks;      /* what the first record's delta counts from */
     /* The chunk header's: TT_CHUNK_TREE | TT_CHUNK_TREE_COLUMNS (calltree.c),
      * TT_CHUNK_COUNTED (tt_stream_counted), or 0. Atomic: COUNTED is set
      * while the writer may snapshot the chunk (a PARTIAL one). */

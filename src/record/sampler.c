@@ -42,8 +42,6 @@ static uint8_t *usage_record(uint8_t *p, const tt_stream *s)
     return tt_put_varint(p, s->gil_samples);
 }
 
-
-
 uint64_t tt_sampler_tick(tt_sampler *sampler, tt_session *session, uint64_t now_ns)
 {
     if (now_ns < sampler->next_sample_ns) return sampler->next_sample_ns - now_ns;

@@ -28,10 +28,10 @@
 #include "writer.h"
 
 typedef struct tt_session_config {
-    const char *directory;   /* the experiment directory; must exist */
-    uint64_t memory;         /* the budget for event buffers, in bytes */
-    int compress;            /* zstd per chunk, when built with it */
-    const char *name;        /* what ran: script, module or "-c" */
+    const char *directory;         /* the experiment directory; must exist */
+    uint64_t memory;               /* the budget for event buffers, in bytes */
+    int compress;                  /* zstd per chunk, when built with it */
+    const char *name;              /* what ran: script, module or "-c" */
     const char *const *attributes; /* key, value, key, value, ... */
     size_t attribute_count;        /* pairs */
     /* Called around a wait for the writer (budget used up), so the
@@ -76,7 +76,7 @@ typedef struct tt_session {
      * resynchronised. */
     _Atomic uint64_t epoch;
     _Atomic uint64_t suspended_at; /* ticks of the last suspension */
-    tt_sampler sampler; /* the writer's */
+    tt_sampler sampler;            /* the writer's */
 } tt_session;
 
 /* Creates EXP/trace/<pid> (and the live channel), starts the writer, writes

@@ -195,7 +195,8 @@ int tt_stream_objects(tt_stream *s, uint64_t now, const tt_stream_objects_counts
 {
     enum { SIZE = 1 + 6 * 10 }; /* tag, dt and five fields */
     tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
-    if (!may_wait && atomic_load_explicit(&c->used, memory_order_relaxed) + SIZE > TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED) {
+    if (!may_wait &&
+        atomic_load_explicit(&c->used, memory_order_relaxed) + SIZE > TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED) {
         tt_chunk *fresh = tt_pool_try_get(&s->session->pool);
         if (!fresh) return -1;
         replace_chunk(s, fresh);
@@ -210,10 +211,7 @@ int tt_stream_objects(tt_stream *s, uint64_t now, const tt_stream_objects_counts
     return 0;
 }
 
-void tt_stream_plain(tt_stream *s, uint64_t now, uint8_t tag)
-{
-    tt_record_commit(s, tt_record_begin(s, tag, now, 0));
-}
+void tt_stream_plain(tt_stream *s, uint64_t now, uint8_t tag) { tt_record_commit(s, tt_record_begin(s, tag, now, 0)); }
 
 void tt_stream_gc(tt_stream *s, uint64_t now, uint64_t start, uint8_t generation, uint64_t collected,
                   uint64_t uncollectable)

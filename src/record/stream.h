@@ -65,14 +65,14 @@ typedef struct tt_stream {
      * tree is made and once it is lost. */
     uint32_t fast_used_limit;
     uint64_t events;
-    uint32_t next_seq;   /* seq of the next chunk this stream takes */
-    uint64_t epoch;      /* its session's epoch when the stack was last valid (session.h) */
+    uint32_t next_seq;    /* seq of the next chunk this stream takes */
+    uint64_t epoch;       /* its session's epoch when the stack was last valid (session.h) */
     tt_predictor predict; /* of the current chunk (format.h: ENTER_PREDICTED) */
     tt_calltree tree;     /* events: its call tree, as its records give it (calltree.h) */
 
     struct tt_session *session;
     enum tt_file_kind kind;
-    uint32_t index;      /* events: the stream number, the file's name */
+    uint32_t index; /* events: the stream number, the file's name */
     uint64_t native_tid;
     struct tt_stream *next; /* in the session's list */
     /* Where the thread that owns the stream keeps the stream its fast
@@ -94,13 +94,13 @@ typedef struct tt_stream {
     /* Owned by the writer thread. */
     int fd;
     uint64_t file_dev, file_ino; /* the file fd opened (writer.c: held) */
-    uint64_t file_end;     /* offset after the last complete chunk */
-    uint64_t file_size;    /* bytes in the file, a partial chunk included */
-    uint32_t written_seq;  /* seq of the next chunk to put on disk */
-    uint32_t partial_used; /* bytes of chunk written_seq already on disk */
-    void *partial_hash;    /* XXH3 state over those bytes */
-    uint64_t records_seen;    /* the records of its chunks the writer has had ... */
-    uint32_t tree_nodes_seen; /* ... and its tree's nodes as of them, foretold until its tree comes */
+    uint64_t file_end;           /* offset after the last complete chunk */
+    uint64_t file_size;          /* bytes in the file, a partial chunk included */
+    uint32_t written_seq;        /* seq of the next chunk to put on disk */
+    uint32_t partial_used;       /* bytes of chunk written_seq already on disk */
+    void *partial_hash;          /* XXH3 state over those bytes */
+    uint64_t records_seen;       /* the records of its chunks the writer has had ... */
+    uint32_t tree_nodes_seen;    /* ... and its tree's nodes as of them, foretold until its tree comes */
     int tree_seen;
 } tt_stream;
 
@@ -359,10 +359,7 @@ static inline void tt_stream_leave_at(tt_stream *s, tt_chunk *c, uint32_t used, 
 }
 
 /* 1 while a call is open, recorded or not. */
-static inline int tt_stream_is_open(const tt_stream *s)
-{
-    return s->tree.cur->skipped != TT_CALLTREE_ROOT_SKIPPED;
-}
+static inline int tt_stream_is_open(const tt_stream *s) { return s->tree.cur->skipped != TT_CALLTREE_ROOT_SKIPPED; }
 
 /* The innermost call returned. */
 static inline void tt_stream_leave(tt_stream *s, uint64_t now)

@@ -277,8 +277,7 @@ static int write_chunk(tt_writer *w, tt_chunk *c)
 static int put_partial(tt_writer *w, const snapshot *snap)
 {
     tt_stream *s = snap->stream;
-    if (!s->partial_hash && !(s->partial_hash = XXH3_createState()))
-        return tt_fail(&w->error, "out of memory");
+    if (!s->partial_hash && !(s->partial_hash = XXH3_createState())) return tt_fail(&w->error, "out of memory");
     if (s->partial_used == 0) XXH3_64bits_reset(s->partial_hash);
     const uint8_t *added = snap->chunk->data + s->partial_used;
     uint32_t added_len = snap->used - s->partial_used;
@@ -298,8 +297,10 @@ static int put_partial(tt_writer *w, const snapshot *snap)
     int tries = 0;
     do data = held(s) ? pwrite(s->fd, added, added_len, (off_t)data_at) : (errno = EBADF, -1);
     while (data < 0 && retake(w, s, &tries));
-    do head = data != (ssize_t)added_len ? -1 : held(s) ? pwrite(s->fd, header, sizeof header, (off_t)s->file_end)
-                                                          : (errno = EBADF, -1);
+    do
+        head = data != (ssize_t)added_len ? -1
+               : held(s)                  ? pwrite(s->fd, header, sizeof header, (off_t)s->file_end)
+                                          : (errno = EBADF, -1);
     while (data == (ssize_t)added_len && head < 0 && retake(w, s, &tries));
     if (data != (ssize_t)added_len || head != (ssize_t)sizeof header)
         return tt_fail_errno(&w->error, "cannot write the trace of stream %u", s->index);
@@ -350,7 +351,7 @@ static void publish_live(tt_writer *w, tt_chunk *queued, const snapshot *defs, c
     for (size_t i = 0; i < n; i++)
         if (!(snaps[i].chunk->flags & TT_CHUNK_TREE))
             tt_live_events(live, snaps[i].stream->index, snaps[i].chunk->seq, snaps[i].chunk->base_ticks,
-                       snaps[i].chunk->data, snaps[i].used, 0);
+                           snaps[i].chunk->data, snaps[i].used, 0);
 }
 
 /* Asks the program to do what a live reader asked, and says what it did. */
@@ -431,7 +432,8 @@ static void *writer_main(void *arg)
     uint64_t next_pass = 0, wait_ns = 0;
     for (;;) {
         pthread_mutex_lock(&w->lock);
-        if (!w->queue_head && !w->stopping && !w->pausing && wait_ns && atomic_load(&flush_asked) == atomic_load(&flush_done)) {
+        if (!w->queue_head && !w->stopping && !w->pausing && wait_ns &&
+            atomic_load(&flush_asked) == atomic_load(&flush_done)) {
             struct timespec deadline;
             clock_gettime(CLOCK_REALTIME, &deadline);
             deadline.tv_nsec += (long)wait_ns;

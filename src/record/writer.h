@@ -54,13 +54,13 @@ typedef struct tt_writer {
     uint8_t *scratch; /* one chunk header + a compressed payload */
     size_t scratch_cap;
     void *zctx;
-    void *defs_zctx; /* the definitions' and trees' compressor when zctx is NULL, made at first use */
-    void *events_zctx; /* the events' when zctx is NULL, made at first use (writer.c: compressor) */
-    uint64_t records;    /* in the event chunks written so far */
-    uint64_t besides;    /* bytes written besides their records: definitions, trees, headers */
-    uint64_t foretold;   /* bytes of the trees still to come, as their nodes so far foretell */
+    void *defs_zctx;       /* the definitions' and trees' compressor when zctx is NULL, made at first use */
+    void *events_zctx;     /* the events' when zctx is NULL, made at first use (writer.c: compressor) */
+    uint64_t records;      /* in the event chunks written so far */
+    uint64_t besides;      /* bytes written besides their records: definitions, trees, headers */
+    uint64_t foretold;     /* bytes of the trees still to come, as their nodes so far foretell */
     uint64_t defs_pending; /* bytes the definitions not yet written will take, as foretold */
-    uint64_t saved;      /* bytes the events' compression saved */
+    uint64_t saved;        /* bytes the events' compression saved */
     uint64_t last_sync_ns;
 
     uint64_t bytes, chunks;

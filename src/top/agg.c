@@ -169,10 +169,10 @@ int tt_agg_defs(tt_agg_process *p, const uint8_t *log, size_t len, const char **
     if (len > p->id_bound) p->id_bound = len;
     while ((rc = tt_records_next_def(&it, &d, why)) == 1) {
         int failed = 0;
-        uint64_t id = d.tag == TT_DEF_STRING ? d.string.id
+        uint64_t id = d.tag == TT_DEF_STRING   ? d.string.id
                       : d.tag == TT_DEF_REGION ? d.region.id
                       : d.tag == TT_DEF_THREAD ? d.thread.stream
-                                                 : 0;
+                                               : 0;
         if (id >= p->id_bound || id >= UINT32_MAX / 2) {
             *why = beyond;
             return -1;

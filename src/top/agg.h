@@ -104,9 +104,9 @@ typedef struct tt_agg_thread {
     int ended;     /* STREAM_END */
     /* Where its next slice must start to continue the last one. */
     uint32_t seq, offset;
-    uint64_t ticks; /* time of the last record */
+    uint64_t ticks;       /* time of the last record */
     tt_predictor predict; /* of the chunk being read, as far as read (format.h) */
-    uint64_t since; /* first time seen since attaching or the last reset */
+    uint64_t since;       /* first time seen since attaching or the last reset */
     uint64_t events;
     tt_agg_frame *stack;
     uint32_t depth, stack_cap;

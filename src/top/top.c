@@ -142,7 +142,7 @@ typedef struct screen {
     tt_objview objects;
     uint64_t interval_ns;
     int paused, help, prompting, showing_objects;
-    char input[sizeof ((tt_view *)0)->filter];
+    char input[sizeof((tt_view *)0)->filter];
     size_t input_len;
     uint64_t rate_time, rate_events; /* events per second: counted from here */
     double rate;
@@ -176,8 +176,7 @@ static void draw_header(screen *s)
     attroff(A_BOLD);
     if (w->count == 1) {
         const tt_watched *p = w->procs[0];
-        putf(0, x, COLS - x - 8, "  pid %ld  %s  (%s)", (long)p->pid, base_name(p->name),
-             tt_watched_state(p));
+        putf(0, x, COLS - x - 8, "  pid %ld  %s  (%s)", (long)p->pid, base_name(p->name), tt_watched_state(p));
     } else if (w->count > 1) {
         size_t running = 0;
         for (size_t i = 0; i < w->count; i++) running += tt_watched_running(w->procs[i]);
@@ -254,7 +253,8 @@ typedef struct layout {
     int name, location;
 } layout;
 
-#define FIXED_COLUMNS 46 /* "  %OWN     OWN s   TOTAL s  %DESC      CALLS  ", as a row's "%6.1f %9s %9s %6.1f %10s  " */
+/* "  %OWN     OWN s   TOTAL s  %DESC      CALLS  ", as a row's "%6.1f %9s %9s %6.1f %10s  " */
+#define FIXED_COLUMNS 46
 
 static layout columns(void)
 {
@@ -306,7 +306,9 @@ static void draw_rows(screen *s)
     }
     if (!v->row_count)
         put(HEADER_LINES, 2, COLS - 2,
-            !w->count ? "no live process yet" : v->filter[0] ? "no function matches the filter" : "no calls seen yet");
+            !w->count      ? "no live process yet"
+            : v->filter[0] ? "no function matches the filter"
+                           : "no calls seen yet");
 }
 
 #define OBJECT_COLUMNS 35 /* " CREATED/s DESTROYED/s      ALIVE  ", as a row's "%10s %11s %10s  " */
@@ -417,8 +419,7 @@ static void draw(screen *s)
 static void toggle_measurement(tt_watch *w)
 {
     int any = 0;
-    for (size_t i = 0; i < w->count; i++)
-        any |= tt_watched_running(w->procs[i]) && w->procs[i]->measuring;
+    for (size_t i = 0; i < w->count; i++) any |= tt_watched_running(w->procs[i]) && w->procs[i]->measuring;
     tt_watch_request(w, !any);
 }
 
@@ -585,8 +586,9 @@ static int run_list(void)
     size_t count, removed;
     tt_error err;
     if (tt_live_list(&pids, &count, &removed, &err) < 0) return fail(1, "%s", err.message);
-    if (removed) fprintf(stderr, "tracetop: removed %zu channel%s left by programs that died\n", removed,
-                         removed == 1 ? "" : "s");
+    if (removed)
+        fprintf(stderr, "tracetop: removed %zu channel%s left by programs that died\n", removed,
+                removed == 1 ? "" : "s");
     if (count) printf("%8s  %-11s  %s\n", "PID", "MEASURING", "PROGRAM (EXPERIMENT)");
     for (size_t i = 0; i < count; i++) {
         tt_live_view *v;

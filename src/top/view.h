@@ -59,14 +59,14 @@ typedef struct tt_view {
     size_t thread_count; /* threads in view */
 
     /* Between builds. */
-    int steady;         /* 0: the next build sorts exactly */
-    uint32_t *rank;     /* by function: row index in the last build, UINT32_MAX when none */
+    int steady;     /* 0: the next build sorts exactly */
+    uint32_t *rank; /* by function: row index in the last build, UINT32_MAX when none */
     size_t rank_cap, row_cap;
-    tt_row *acc;        /* by function; .function NONE where unused */
+    tt_row *acc; /* by function; .function NONE where unused */
     size_t acc_cap;
-    uint32_t *touched;  /* functions summed in acc */
+    uint32_t *touched; /* functions summed in acc */
     size_t touched_count, touched_cap;
-    uint64_t *seen;     /* by region: the last generation that saw it open */
+    uint64_t *seen; /* by region: the last generation that saw it open */
     size_t seen_cap;
     uint64_t generation;
 } tt_view;
@@ -107,14 +107,14 @@ typedef struct tt_objrow {
     int64_t alive;               /* agg.h: tt_agg_objtype */
     double created_rate, destroyed_rate;
     uint64_t base_created, base_destroyed; /* the totals when the rates were last taken */
-    int seen; /* in the last build */
+    int seen;                              /* in the last build */
 } tt_objrow;
 
 typedef struct tt_objview {
     tt_objrow *rows;
     size_t row_count, row_cap;
-    uint64_t rate_ns;  /* CLOCK_MONOTONIC when the rates were last taken; 0 before the first build */
-    int counting;      /* a watched process counts objects */
+    uint64_t rate_ns; /* CLOCK_MONOTONIC when the rates were last taken; 0 before the first build */
+    int counting;     /* a watched process counts objects */
 } tt_objview;
 
 void tt_objview_free(tt_objview *o);

@@ -26,9 +26,9 @@ typedef struct tt_watched {
     tt_live_view *view;
     tt_agg_process agg;
     pid_t pid;
-    char name[256];        /* what runs */
-    int gone;              /* died without ending its measurement */
-    const char *problem;   /* why it is no longer read (damaged channel or data); NULL when fine */
+    char name[256];      /* what runs */
+    int gone;            /* died without ending its measurement */
+    const char *problem; /* why it is no longer read (damaged channel or data); NULL when fine */
     /* As the channel last said. */
     tt_live_state state;
     int measuring;
@@ -38,12 +38,12 @@ typedef struct tt_watched {
 } tt_watched;
 
 typedef struct tt_watch {
-    pid_t *only;       /* the processes to watch; none: every live process of this user */
+    pid_t *only; /* the processes to watch; none: every live process of this user */
     size_t only_count;
     tt_functions functions;
     tt_watched **procs;
     size_t count, cap;
-    size_t removed;    /* stale channels removed by scans */
+    size_t removed;                /* stale channels removed by scans */
     char notice[sizeof(tt_error)]; /* the last thing the user should know, "" when none */
 } tt_watch;
 

@@ -45,8 +45,7 @@ static uint64_t measure_tsc_rate(void)
 {
     uint64_t m0 = 0, t0 = 0, m1 = 0, t1 = 0;
     tsc_pair(&m0, &t0);
-    do
-        tsc_pair(&m1, &t1);
+    do tsc_pair(&m1, &t1);
     while (m1 - m0 < 250000);
     return (uint64_t)((double)(t1 - t0) * 1e9 / (double)(m1 - m0));
 }

@@ -28,17 +28,17 @@ static inline void *tt_grow(void *arr, size_t *cap, size_t need, size_t size)
     return grown;
 }
 
-#define TT_RESERVE(arr, cap, need)                                                                         \
-    ({                                                                                                     \
-        int failed_ = 0;                                                                                   \
-        if ((need) > (cap)) {                                                                              \
-            void *grown_ = tt_grow((arr), &(cap), (need), sizeof *(arr));                                  \
-            if (grown_)                                                                                    \
-                (arr) = grown_;                                                                            \
-            else                                                                                           \
-                failed_ = -1;                                                                              \
-        }                                                                                                  \
-        failed_;                                                                                           \
+#define TT_RESERVE(arr, cap, need)                                        \
+    ({                                                                    \
+        int failed_ = 0;                                                  \
+        if ((need) > (cap)) {                                             \
+            void *grown_ = tt_grow((arr), &(cap), (need), sizeof *(arr)); \
+            if (grown_)                                                   \
+                (arr) = grown_;                                           \
+            else                                                          \
+                failed_ = -1;                                             \
+        }                                                                 \
+        failed_;                                                          \
     })
 
 #endif

@@ -24,26 +24,26 @@ static inline int check_result(int ok, const char *file, int line, const char *w
 
 #define CHECK(cond) check_result(!!(cond), __FILE__, __LINE__, #cond)
 
-#define CHECK_U64(actual, expected)                                                                        \
-    do {                                                                                                   \
-        uint64_t a_ = (uint64_t)(actual), e_ = (uint64_t)(expected);                                       \
-        if (!check_result(a_ == e_, __FILE__, __LINE__, #actual " == " #expected))                          \
-            fprintf(stderr, "    got %" PRIu64 ", expected %" PRIu64 "\n", a_, e_);                        \
+#define CHECK_U64(actual, expected)                                                 \
+    do {                                                                            \
+        uint64_t a_ = (uint64_t)(actual), e_ = (uint64_t)(expected);                \
+        if (!check_result(a_ == e_, __FILE__, __LINE__, #actual " == " #expected))  \
+            fprintf(stderr, "    got %" PRIu64 ", expected %" PRIu64 "\n", a_, e_); \
     } while (0)
 
 /* `actual` may be NULL (a failure then). */
-#define CHECK_STR(actual, expected)                                                                        \
-    do {                                                                                                   \
-        const char *a_ = (actual), *e_ = (expected);                                                       \
-        if (!check_result(a_ && strcmp(a_, e_) == 0, __FILE__, __LINE__, #actual " == " #expected))  \
-            fprintf(stderr, "    got \"%s\"\n", a_ ? a_ : "(null)");                                       \
+#define CHECK_STR(actual, expected)                                                                 \
+    do {                                                                                            \
+        const char *a_ = (actual), *e_ = (expected);                                                \
+        if (!check_result(a_ && strcmp(a_, e_) == 0, __FILE__, __LINE__, #actual " == " #expected)) \
+            fprintf(stderr, "    got \"%s\"\n", a_ ? a_ : "(null)");                                \
     } while (0)
 
-#define CHECK_CONTAINS(actual, part)                                                                       \
-    do {                                                                                                   \
-        const char *a_ = (actual), *p_ = (part);                                                           \
-        if (!check_result(a_ && strstr(a_, p_) != NULL, __FILE__, __LINE__, #actual " contains " #part))    \
-            fprintf(stderr, "    got \"%s\"\n", a_ ? a_ : "(null)");                                       \
+#define CHECK_CONTAINS(actual, part)                                                                     \
+    do {                                                                                                 \
+        const char *a_ = (actual), *p_ = (part);                                                         \
+        if (!check_result(a_ && strstr(a_, p_) != NULL, __FILE__, __LINE__, #actual " contains " #part)) \
+            fprintf(stderr, "    got \"%s\"\n", a_ ? a_ : "(null)");                                     \
     } while (0)
 
 static inline int check_report(void)

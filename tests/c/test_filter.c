@@ -52,9 +52,9 @@ static void test_files_and_escapes(void)
     CHECK(f != NULL);
     if (!f) return;
     CHECK(tt_filter_excludes(f, "numpy:dot", "/usr/lib/python3/site-packages/numpy/x.py"));
-    CHECK(!tt_filter_excludes(f, "numpy:dot", ""));            /* no file: file rules do not apply */
+    CHECK(!tt_filter_excludes(f, "numpy:dot", "")); /* no file: file rules do not apply */
     CHECK(tt_filter_excludes(f, "a*b", ""));
-    CHECK(!tt_filter_excludes(f, "axb", ""));                  /* the star was escaped */
+    CHECK(!tt_filter_excludes(f, "axb", "")); /* the star was escaped */
     CHECK(tt_filter_excludes(f, "with blank", ""));
     CHECK(tt_filter_excludes(f, "hash#x", ""));
     tt_filter_free(f);
@@ -66,8 +66,7 @@ static void test_files_and_escapes(void)
 
 static void test_errors(void)
 {
-    CHECK_STR(error_of("\n\nINCLUDE x\n"),
-              "f:3: outside a SCOREP_REGION_NAMES or SCOREP_FILE_NAMES block: 'INCLUDE'");
+    CHECK_STR(error_of("\n\nINCLUDE x\n"), "f:3: outside a SCOREP_REGION_NAMES or SCOREP_FILE_NAMES block: 'INCLUDE'");
     CHECK_STR(error_of("SCOREP_REGION_NAMES_BEGIN\n x\n"), "f:2: a pattern before INCLUDE or EXCLUDE: 'x'");
     CHECK_STR(error_of("SCOREP_FILE_NAMES_BEGIN\nEXCLUDE x\n"),
               "f:1: SCOREP_FILE_NAMES_BEGIN without SCOREP_FILE_NAMES_END");

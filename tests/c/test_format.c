@@ -12,9 +12,12 @@ static void test_varints(void)
         uint64_t value;
         size_t len;
     } cases[] = {
-        {0, 1},           {1, 1},           {127, 1},          {128, 2},
-        {16383, 2},       {16384, 3},       {UINT32_MAX, 5},   {(uint64_t)1 << 35, 6},
-        {INT64_MAX, 9},   {(uint64_t)1 << 63, 10}, {UINT64_MAX, 10},
+        {0, 1},           {1, 1},
+        {127, 1},         {128, 2},
+        {16383, 2},       {16384, 3},
+        {UINT32_MAX, 5},  {(uint64_t)1 << 35, 6},
+        {INT64_MAX, 9},   {(uint64_t)1 << 63, 10},
+        {UINT64_MAX, 10},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint8_t buf[16];

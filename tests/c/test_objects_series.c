@@ -8,7 +8,12 @@
 static void add(tt_objects_series *s, uint64_t time, uint32_t region, uint32_t type, uint64_t created,
                 uint64_t destroyed)
 {
-    tt_event ev = {.kind = TT_EV_OBJECTS, .time = time, .region = region, .name = type, .created = created, .destroyed = destroyed};
+    tt_event ev = {.kind = TT_EV_OBJECTS,
+                   .time = time,
+                   .region = region,
+                   .name = type,
+                   .created = created,
+                   .destroyed = destroyed};
     CHECK(tt_objects_series_add(s, &ev) == 0);
 }
 

@@ -663,14 +663,14 @@ static void test_truncation(void)
             continue;
         }
         char expected[128];
-        const char *why = size == last                             ? "no end-of-stream record"
+        const char *why = size == last                         ? "no end-of-stream record"
                           : size < last + TT_CHUNK_HEADER_SIZE ? "truncated chunk header"
                                                                : "truncated chunk";
         snprintf(expected, sizeof expected,
                  "process 5 thread \"MainThread\" (stream 0): cut after 2 chunks at byte %ld (%s)", last, why);
-        int ok = s.state == TT_STREAM_CUT && s.n == 6 && s.events_read == 4 && s.synthesized == 2 &&
-                 well_nested(&s) && s.ev[4].time == 130 && s.ev[5].time == 130 && s.ev[4].region == 1 &&
-                 s.ev[5].region == 0 && strcmp(s.problem, expected) == 0;
+        int ok = s.state == TT_STREAM_CUT && s.n == 6 && s.events_read == 4 && s.synthesized == 2 && well_nested(&s) &&
+                 s.ev[4].time == 130 && s.ev[5].time == 130 && s.ev[4].region == 1 && s.ev[5].region == 0 &&
+                 strcmp(s.problem, expected) == 0;
         if (!ok) fprintf(stderr, "    cut at %ld: state %d, %zu events, \"%s\"\n", size, s.state, s.n, s.problem);
         all_ok &= ok;
     }
@@ -1046,8 +1046,8 @@ static void test_defs_cut(void)
     if (!CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) return;
     const tt_process *p = tt_trace_process(t, 0);
     char expected[128];
-    snprintf(expected, sizeof expected,
-             "process 9: definitions cut after 1 chunk at byte %ld (truncated chunk header)", defs.offsets[1]);
+    snprintf(expected, sizeof expected, "process 9: definitions cut after 1 chunk at byte %ld (truncated chunk header)",
+             defs.offsets[1]);
     CHECK_STR(p->defs_cut, expected);
     CHECK(p->defs_state == TT_STREAM_CUT);
     CHECK_U64(p->thread_count, 2);
@@ -1077,7 +1077,8 @@ static void test_defs_cut(void)
         if (opened) {
             const tt_process *q = tt_trace_process(t, 0);
             /* Cut at a chunk boundary, the definitions look intact (no PROCESS_END tells). */
-            all_ok &= size >= defs.offsets[1] && (q->defs_cut == NULL) == (size == defs.size || size == defs.offsets[1]);
+            all_ok &= size >= defs.offsets[1] &&
+                      (q->defs_cut == NULL) == (size == defs.size || size == defs.offsets[1]);
             tt_trace_close(t);
             all_ok &= read_stream(exp, 0, 0, &s) == 0 && well_nested(&s);
         } else {
@@ -1256,7 +1257,8 @@ static void test_profile(void)
     if (CHECK(text != NULL)) {
         /* One row per table; of the threads, the longest. */
         CHECK_CONTAINS(text, "   0.120    11.2%     0.150       5  __main__:a  prog.py:10\n\nTop regions by inclusive");
-        CHECK_CONTAINS(text, "\n  3        MainThread      15     1.050         -      -      -  __main__:a\n  (1 more threads not shown)\n");
+        CHECK_CONTAINS(text, "\n  3        MainThread      15     1.050         -      -      -  __main__:a\n  (1 more "
+                             "threads not shown)\n");
         free(text);
     }
     tt_profile_free(p);
@@ -1285,12 +1287,18 @@ static uint64_t rnd(uint64_t n)
 static uint64_t rnd_dt(void)
 {
     switch (rnd(16)) {
-    case 0: return rnd(128);
-    case 1: return rnd(1u << 21);
-    case 2: return rnd(1u << 28);
-    case 3: return (1u << 28) + rnd(1u << 30);
-    case 4: return TT_EV_SHORT_DT_LIMIT + rnd(TT_EV_ENTER_MEDIUM_DT_LIMIT); /* the medium forms' */
-    default: return 128 + rnd(3000);
+    case 0:
+        return rnd(128);
+    case 1:
+        return rnd(1u << 21);
+    case 2:
+        return rnd(1u << 28);
+    case 3:
+        return (1u << 28) + rnd(1u << 30);
+    case 4:
+        return TT_EV_SHORT_DT_LIMIT + rnd(TT_EV_ENTER_MEDIUM_DT_LIMIT); /* the medium forms' */
+    default:
+        return 128 + rnd(3000);
     }
 }
 
@@ -1417,9 +1425,9 @@ static void check_stream(const char *exp, size_t pi, size_t stream, const model 
         int ok = e->kind == x->kind && e->time == time && e->depth == x->depth && e->synthesized == x->synthesized;
         if (x->kind == TT_EV_ENTER || x->kind == TT_EV_LEAVE) ok &= e->region == x->region;
         if (!ok && bad++ == 0)
-            fprintf(stderr, "    event %zu: kind %u time %" PRIu64 " region %u depth %u, expected %u %" PRIu64
-                            " %u %u\n",
-                    i, e->kind, e->time, e->region, e->depth, x->kind, time, x->region, x->depth);
+            fprintf(stderr,
+                    "    event %zu: kind %u time %" PRIu64 " region %u depth %u, expected %u %" PRIu64 " %u %u\n", i,
+                    e->kind, e->time, e->region, e->depth, x->kind, time, x->region, x->depth);
     }
     CHECK_U64(bad, 0);
     CHECK(well_nested(&s));
@@ -1505,8 +1513,9 @@ static void check_thread(ref_profile *rp, const tt_process *p, const stream_read
             uint32_t region = ref_merged(rp, p->regions[e->region].name);
             if (node == UINT32_MAX) {
                 node = (uint32_t)rp->node_count++;
-                rp->nodes[node] = (ref_node){e->region, parent, UINT32_MAX, UINT32_MAX, UINT32_MAX, region,
-                                             rp->regions[region].active == 0, 0, 0, 0, 0};
+                rp->nodes[node] = (ref_node){
+                    e->region, parent, UINT32_MAX, UINT32_MAX, UINT32_MAX, region, rp->regions[region].active == 0,
+                    0,         0,      0,          0};
                 uint32_t *last = parent == UINT32_MAX ? &last_root : &rp->nodes[parent].last_child;
                 if (*last != UINT32_MAX)
                     rp->nodes[*last].next_sibling = node;
@@ -1758,7 +1767,8 @@ static void test_tasks(void)
         CHECK(b->step_count == 1 && b->running_ns == 20 && b->suspended_ns == 0);
         /* the chain that awaited: worker and sleep, not len, which had returned */
         CHECK_U64(tasks->await_count, 2);
-        CHECK(tasks->awaits[0].region == 3 && tasks->awaits[0].suspended_ns == 160 && tasks->awaits[0].suspensions == 1);
+        CHECK(tasks->awaits[0].region == 3 && tasks->awaits[0].suspended_ns == 160 &&
+              tasks->awaits[0].suspensions == 1);
         CHECK(tasks->awaits[1].region == 4 && tasks->awaits[1].suspended_ns == 160);
         uint64_t pairs[4];
         CHECK(tt_task_lane_window(a, 0, 5000, 0, pairs, 2) == 2 && pairs[0] == 1000 && pairs[1] == 1040 &&
@@ -1768,7 +1778,8 @@ static void test_tasks(void)
         CHECK(tt_task_lane_window(a, 0, 5000, 0, pairs, 1) == 2 && pairs[0] == 1000);
         char *text = tt_tasks_render_text(tasks, 25);
         CHECK_CONTAINS(text, "Asyncio tasks: 2 tasks, 3 steps, 0.000 ms running, 0.000 ms suspended (awaiting)\n");
-        CHECK_CONTAINS(text, "  alpha  MainThread       2         0.000         0.000  __main__:worker  __main__:worker\n");
+        CHECK_CONTAINS(text,
+                       "  alpha  MainThread       2         0.000         0.000  __main__:worker  __main__:worker\n");
         CHECK_CONTAINS(text, "  asyncio.tasks:sleep         0.000            1\n");
         free(text);
         tt_tasks_free(tasks);
@@ -1938,7 +1949,8 @@ static void test_tasks_model(void)
             for (uint32_t g = 0; g < 3 + MODEL_REGIONS; g++)
                 if (l->exclusive[g] && (top == UINT32_MAX || l->exclusive[g] > l->exclusive[top])) top = g;
             bad += !a || a->task != k || a->step_count != l->steps || a->running_ns != l->running ||
-                   a->suspended_ns != l->suspended || (top != UINT32_MAX && (a->top_region != top || a->top_ns != l->exclusive[top]));
+                   a->suspended_ns != l->suspended ||
+                   (top != UINT32_MAX && (a->top_region != top || a->top_ns != l->exclusive[top]));
             for (size_t i = 1; a && i < a->step_count; i++) nested += a->steps[i].begin < a->steps[i - 1].end;
         }
         CHECK_U64(bad, 0);

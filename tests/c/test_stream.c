@@ -22,8 +22,7 @@ static tt_registry registry;
 static uint32_t region(const char *name)
 {
     uint32_t file = tt_registry_string(&registry, "", 0);
-    return tt_registry_region(&registry, tt_registry_string(&registry, name, strlen(name)), file, 0,
-                              TT_REGION_PYTHON);
+    return tt_registry_region(&registry, tt_registry_string(&registry, name, strlen(name)), file, 0, TT_REGION_PYTHON);
 }
 
 static size_t varint_size(uint64_t v)
@@ -56,9 +55,23 @@ static void test_forms(void)
     mkdir(experiment, 0777);
     /* Each delta at and around the edges of the forms: the predicted,
      * short, medium and long ones, of calls and of returns. */
-    static const uint64_t deltas[] = {0,       1,      255,    256,     1535,    1536,    2047,
-                                      2048,    65535,  65536,  131071,  131072,  262143,  262144,
-                                      1000000, 1u << 28, (uint64_t)1 << 40};
+    static const uint64_t deltas[] = {0,
+                                      1,
+                                      255,
+                                      256,
+                                      1535,
+                                      1536,
+                                      2047,
+                                      2048,
+                                      65535,
+                                      65536,
+                                      131071,
+                                      131072,
+                                      262143,
+                                      262144,
+                                      1000000,
+                                      1u << 28,
+                                      (uint64_t)1 << 40};
     enum { DELTAS = sizeof deltas / sizeof *deltas, ROUNDS = 3 };
     uint32_t a = region("a"), b = region("b");
 

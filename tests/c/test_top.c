@@ -87,7 +87,7 @@ static void def_process(producer *p)
  * 2 rest; threads 0 MainThread, 1 worker. */
 static void define_program(producer *p)
 {
-    static const char *const strings[] = {"", "prog.py", "__main__:main", "__main__:work", "__main__:rest",
+    static const char *const strings[] = {"",           "prog.py", "__main__:main", "__main__:work", "__main__:rest",
                                           "MainThread", "worker"};
     for (uint32_t i = 0; i < 7; i++) def_string(p, i, strings[i]);
     def_region(p, 0, 2, 1, 10);

@@ -72,8 +72,7 @@ static void walk(uint8_t *file, size_t len, void (*visit)(void *ctx, uint8_t *he
     while (at <= len && len - at >= TT_CHUNK_HEADER_SIZE) {
         struct tt_chunk_header h;
         const char *why;
-        if (tt_chunk_header_decode(file + at, &h, &why) != 0 || h.stored_size > len - at - TT_CHUNK_HEADER_SIZE)
-            return;
+        if (tt_chunk_header_decode(file + at, &h, &why) != 0 || h.stored_size > len - at - TT_CHUNK_HEADER_SIZE) return;
         visit(ctx, file + at, &h);
         at += TT_CHUNK_HEADER_SIZE + h.stored_size;
     }
@@ -131,8 +130,7 @@ static void decode_chunk(void *ctx, uint8_t *header, struct tt_chunk_header *h)
     free(raw);
 }
 
-void fuzz_chunks(const fuzz_part *file, void (*chunk)(void *ctx, const void *header, const uint8_t *payload),
-                 void *ctx)
+void fuzz_chunks(const fuzz_part *file, void (*chunk)(void *ctx, const void *header, const uint8_t *payload), void *ctx)
 {
     uint8_t *copy = malloc(file->len + 1);
     if (!copy) abort();

@@ -43,10 +43,14 @@ static void add_slice(void *ctx, const void *header, const uint8_t *payload)
     /* Cut where the fuzzer says (the chunk's seq is its choice), so that
      * a record may straddle two slices. */
     uint32_t cut = h->raw_size ? h->seq % (h->raw_size + 1) : 0;
-    tt_live_slice first = {.stream = f->stream, .seq = h->seq, .offset = 0, .len = cut,
-                           .base_ticks = h->base_ticks, .data = payload};
-    tt_live_slice second = {.stream = f->stream, .seq = h->seq, .offset = cut, .len = h->raw_size - cut,
-                            .flags = h->flags & TT_CHUNK_PARTIAL ? 0 : TT_LIVE_END, .base_ticks = h->base_ticks,
+    tt_live_slice first = {
+        .stream = f->stream, .seq = h->seq, .offset = 0, .len = cut, .base_ticks = h->base_ticks, .data = payload};
+    tt_live_slice second = {.stream = f->stream,
+                            .seq = h->seq,
+                            .offset = cut,
+                            .len = h->raw_size - cut,
+                            .flags = h->flags & TT_CHUNK_PARTIAL ? 0 : TT_LIVE_END,
+                            .base_ticks = h->base_ticks,
                             .data = payload + cut};
     if (cut && tt_agg_slice(f->p, &first, &why) != 0) return;
     tt_agg_slice(f->p, &second, &why);

@@ -15,7 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *const names[][2] = {
         {"__main__:main", "/tmp/main.py"}, {"builtins:len", ""}, {"", ""}, {"a*b?[c]", "/x/site-packages/y.py"}};
     int excluded = 0;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) excluded += tt_filter_excludes(f, names[i][0], names[i][1]);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        excluded += tt_filter_excludes(f, names[i][0], names[i][1]);
     fuzz_sink += (size_t)excluded;
     tt_filter_free(f);
     return 0;

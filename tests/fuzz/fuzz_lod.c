@@ -31,7 +31,8 @@ static void query(const tt_lod *x)
         fuzz_sink += strlen(l.name) + strlen(l.process);
         size_t n;
         const tt_lod_param *p = tt_lod_params(x, i, &n);
-        for (size_t j = 0; j < n; j++) fuzz_sink += strlen(tt_lod_string(x, p[j].name)) + strlen(tt_lod_string(x, p[j].text));
+        for (size_t j = 0; j < n; j++)
+            fuzz_sink += strlen(tt_lod_string(x, p[j].name)) + strlen(tt_lod_string(x, p[j].text));
         const tt_lod_mark *m = tt_lod_marks(x, i, &n);
         for (size_t j = 0; j < n; j++) fuzz_sink += strlen(tt_lod_string(x, m[j].name));
         for (uint32_t depth = 0; depth < l.depths && depth < 64; depth++)
@@ -44,7 +45,8 @@ static void query(const tt_lod *x)
         tt_lod_span span;
         uint64_t self;
         size_t first, count;
-        fuzz_sink += (size_t)tt_lod_call_at(x, i, 0, (tt_lod_begin(x) + tt_lod_end(x)) / 2, &span, &self, &first, &count);
+        fuzz_sink += (size_t)tt_lod_call_at(x, i, 0, (tt_lod_begin(x) + tt_lod_end(x)) / 2, &span, &self, &first,
+                                            &count);
     }
     for (size_t i = 0; i < tracks; i++) {
         track_ids[i] = (uint32_t)i;
@@ -53,9 +55,8 @@ static void query(const tt_lod *x)
     /* A lane and a track past the last: queries answer what lies within. */
     lane_ids[lanes] = (uint32_t)lanes;
     track_ids[tracks] = (uint32_t)tracks;
-    tt_lod_view views[] = {{tt_lod_begin(x), tt_lod_end(x) + 1, 800},
-                           {tt_lod_begin(x), tt_lod_begin(x) + 1000, 100},
-                           {0, UINT64_MAX, 1}};
+    tt_lod_view views[] = {
+        {tt_lod_begin(x), tt_lod_end(x) + 1, 800}, {tt_lod_begin(x), tt_lod_begin(x) + 1000, 100}, {0, UINT64_MAX, 1}};
     for (size_t v = 0; v < sizeof views / sizeof views[0]; v++) {
         tt_lod_buffer b = {0};
         tt_lod_query_spans(x, views[v], lane_ids, lanes + 1, NULL, 10000, &b);

@@ -22,7 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < tt_trace_problem_count(t); i++) fuzz_sink += strlen(tt_trace_problem(t, i, NULL));
     for (size_t i = 0; i < tt_trace_process_count(t); i++) {
         const tt_process *p = tt_trace_process(t, i);
-        for (size_t r = 0; r <= p->region_count; r++) fuzz_sink += strlen(p->regions[r].name) + strlen(p->regions[r].file);
+        for (size_t r = 0; r <= p->region_count; r++)
+            fuzz_sink += strlen(p->regions[r].name) + strlen(p->regions[r].file);
         for (size_t s = 0; s <= p->string_count; s++) fuzz_sink += strlen(p->strings[s]);
         for (size_t s = 0; s < p->thread_count; s++) {
             fuzz_sink += strlen(p->threads[s].name);
@@ -55,10 +56,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tt_mpi_view *v;
     if (tt_mpi_view_build(t, &v, &err) == 0) {
         uint32_t some[8];
-        fuzz_sink += tt_mpi_view_lines(v, 0, UINT64_MAX, some, 8) + tt_mpi_view_collectives_in(v, 0, UINT64_MAX, some, 8);
+        fuzz_sink += tt_mpi_view_lines(v, 0, UINT64_MAX, some, 8) +
+                     tt_mpi_view_collectives_in(v, 0, UINT64_MAX, some, 8);
         tt_mpi_view_pair *pairs;
         long n = tt_mpi_view_matrix(v, 0, UINT64_MAX, &pairs);
-        if (n > 0) fuzz_sink += tt_mpi_view_pair_messages(v, pairs[0].sender, pairs[0].receiver, 0, UINT64_MAX, 1, some, 8);
+        if (n > 0)
+            fuzz_sink += tt_mpi_view_pair_messages(v, pairs[0].sender, pairs[0].receiver, 0, UINT64_MAX, 1, some, 8);
         if (n >= 0) free(pairs);
         tt_mpi_view_comm_stats *stats = malloc((v->comms.count + 1) * sizeof *stats);
         if (stats) tt_mpi_view_comm_stats_in(v, 0, UINT64_MAX, stats);

@@ -9,6 +9,7 @@ process's defs.tts and stream files joined by the separator, with zstd
 chunks stored decoded (so that mutations reach the records), the filter
 files of the tests, and the viewer's index of the trace.
 """
+
 import os
 import shutil
 import struct
@@ -20,9 +21,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SEPARATOR = b"\n--tracetop-fuzz--\n"
 # (program, options of `tracetop run`): of tests/python/programs, or of this directory
-PROGRAMS = [("regions.py", []), ("phases.py", []), ("deep_threads.py", []), ("regions.py", ["--objects"]),
-            ("viewer_demo.py", []), ("viewer_demo.py", ["--objects"]),  # these two: large enough to keep a view.idx
-            ("many_calls.py", [])]  # and this one's has coarse levels
+PROGRAMS = [
+    ("regions.py", []),
+    ("phases.py", []),
+    ("deep_threads.py", []),
+    ("regions.py", ["--objects"]),
+    ("viewer_demo.py", []),
+    ("viewer_demo.py", ["--objects"]),  # these two: large enough to keep a view.idx
+    ("many_calls.py", []),
+]  # and this one's has coarse levels
 
 
 def decoded(data):
@@ -30,7 +37,7 @@ def decoded(data):
     out, at = bytearray(data[:16]), 16
     while at + 32 <= len(data):
         seq, base, stored, raw, codec, flags = struct.unpack_from("<4xIQIIBB", data, at)
-        payload = data[at + 32:at + 32 + stored]
+        payload = data[at + 32 : at + 32 + stored]
         if codec == 1:
             payload = subprocess.run(["zstd", "-d", "-c"], input=payload, capture_output=True, check=True).stdout
         out += struct.pack("<IIQIIBBH", 0x4B434854, seq, base, len(payload), len(payload), 0, flags, 0) + bytes(4)
@@ -59,8 +66,11 @@ def main(tracetop, corpus):
                 with open(os.path.join(corpus, "trace", f"{name}-{pid}"), "wb") as out:
                     out.write(SEPARATOR.join(decoded(f) for f in files))
             python = os.path.join(os.path.dirname(tracetop), "python")
-            subprocess.run([python, "-c", "import sys; from tracetop import _reader; _reader.Index(sys.argv[1])", exp],
-                           check=True, cwd=work)
+            subprocess.run(
+                [python, "-c", "import sys; from tracetop import _reader; _reader.Index(sys.argv[1])", exp],
+                check=True,
+                cwd=work,
+            )
             if os.path.exists(os.path.join(exp, "view.idx")):  # a small trace has none (src/index/lod.c)
                 shutil.copy(os.path.join(exp, "view.idx"), os.path.join(corpus, "lod", name))
     finally:
@@ -69,9 +79,11 @@ def main(tracetop, corpus):
         if name.endswith(".filter"):
             shutil.copy(os.path.join(ROOT, "tests/python/programs", name), os.path.join(corpus, "filter", name))
     with open(os.path.join(corpus, "filter", "example"), "w") as out:
-        out.write("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE *\n  INCLUDE __main__:main __main__:help*\n"
-                  "  EXCLUDE MANGLED foo\nSCOREP_REGION_NAMES_END\n"
-                  "SCOREP_FILE_NAMES_BEGIN\n  EXCLUDE *site-packages*\nSCOREP_FILE_NAMES_END\n")
+        out.write(
+            "SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE *\n  INCLUDE __main__:main __main__:help*\n"
+            "  EXCLUDE MANGLED foo\nSCOREP_REGION_NAMES_END\n"
+            "SCOREP_FILE_NAMES_BEGIN\n  EXCLUDE *site-packages*\nSCOREP_FILE_NAMES_END\n"
+        )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 
 Usage: check_layout.py SRC_DIR [MEASURE_EXTENSION READ_EXTENSION]
 """
+
 import collections
 import os
 import re
@@ -71,7 +72,7 @@ def cycle(edges):
         state[node] = "open"
         for nxt in edges.get(node, ()):
             if state.get(nxt) == "open":
-                return path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt]
+                return path[path.index(nxt) :] + [nxt] if nxt in path else [node, nxt]
             if nxt not in state:
                 found = visit(nxt, path + [nxt])
                 if found:
@@ -121,8 +122,11 @@ def main(argv):
         leaked = sorted(reading_only & measured)
         if leaked:
             problems.append(f"the measured process's extension holds reading code: {', '.join(leaked[:10])}")
-        print(f"{os.path.basename(argv[2])}: {len(measured)} functions, none of the {len(reading_only)} "
-              f"that read a trace" if not leaked else "")
+        print(
+            f"{os.path.basename(argv[2])}: {len(measured)} functions, none of the {len(reading_only)} that read a trace"
+            if not leaked
+            else ""
+        )
     for folder, uses in sorted(graph.items()):
         print(f"src/{folder} -> {', '.join(f'src/{u}' for u in sorted(uses))}")
     for problem in problems:

@@ -2,6 +2,7 @@
 nothing installed in every thread (sys.settrace and threading.settrace), as tracetop's trace instrumenter
 installs its hook: the oracle's reference for that instrumenter (run.py). A test that inspects tracing
 itself (test_monitoring's events while a trace function is set) fails the same here as under tracetop."""
+
 import runpy
 import sys
 import threading

@@ -31,8 +31,17 @@ from pathlib import Path
 
 import test
 
-MODULES = ["test_sys_setprofile", "test_sys_settrace", "test_generators", "test_threading_local",
-           "test_exceptions", "test_signal", "test_subprocess", "test_asyncio", "test_monitoring"]
+MODULES = [
+    "test_sys_setprofile",
+    "test_sys_settrace",
+    "test_generators",
+    "test_threading_local",
+    "test_exceptions",
+    "test_signal",
+    "test_subprocess",
+    "test_asyncio",
+    "test_monitoring",
+]
 # A run of one module may take this long (test_subprocess under the trace hook on a loaded machine: minutes).
 TIMEOUT = 900
 # Each instrumenter's reference: a run that hooks the interpreter as it does, without tracetop.
@@ -47,8 +56,11 @@ def expand(modules):
     for module in modules:
         path = tests / module.replace(".", "/")
         if path.is_dir():
-            found += sorted(f"{module}.{sub.stem}" for sub in path.iterdir()
-                            if sub.name.startswith("test_") and (sub.suffix == ".py" or sub.is_dir()))
+            found += sorted(
+                f"{module}.{sub.stem}"
+                for sub in path.iterdir()
+                if sub.name.startswith("test_") and (sub.suffix == ".py" or sub.is_dir())
+            )
         elif path.with_suffix(".py").exists():
             found.append(module)
         else:
@@ -97,14 +109,20 @@ class Run:
             match = ["--matchfile", str(directory / "match")]
         command = [sys.executable, *self.prefix(directory), "-m", "test", "--junit-xml", str(junit), *match, module]
         try:
-            status = subprocess.run(command, cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                    timeout=TIMEOUT).returncode
+            status = subprocess.run(
+                command, cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=TIMEOUT
+            ).returncode
         except subprocess.TimeoutExpired:
             status = "timed out"
         outcome, problem = results(junit) if junit.exists() else {}, None
         if self.how not in ("plain", *REFERENCE.values()) and not tests:
-            summary = subprocess.run([sys.executable, "-m", "tracetop", "summary", str(directory / "exp")],
-                                     cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            summary = subprocess.run(
+                [sys.executable, "-m", "tracetop", "summary", str(directory / "exp")],
+                cwd=directory,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             if summary.returncode:
                 problem = f"tracetop summary exits {summary.returncode}: {summary.stderr.strip()[-300:]}"
         shutil.rmtree(directory, ignore_errors=True)
@@ -132,14 +150,20 @@ def compare(module, plain, measured, run, label):
         under_reference = run[reference](module, changed)[0]
         same_as_reference = [t for t in changed if under_reference.get(t) == after.get(t)]
         changed = [t for t in changed if t not in same_as_reference]
-    lines = [f"Python {sys.version.split()[0]} {module}: {len(before)} tests, {len(changed)} differ under "
-             f"tracetop --instrumenter={label}" +
-             (f", {len(flaky)} flaky" if flaky else "") +
-             (f", {len(same_as_reference)} fail the same under {reference}" if same_as_reference else "")]
-    for kind, tests in (("differs", changed), ("flaky, not seen again alone", flaky),
-                        (f"fails the same under {reference}", same_as_reference)):
-        lines += [f"    {t}: plain {before.get(t, 'absent')}, measured {after.get(t, 'absent')} ({kind})"
-                  for t in tests]
+    lines = [
+        f"Python {sys.version.split()[0]} {module}: {len(before)} tests, {len(changed)} differ under "
+        f"tracetop --instrumenter={label}"
+        + (f", {len(flaky)} flaky" if flaky else "")
+        + (f", {len(same_as_reference)} fail the same under {reference}" if same_as_reference else "")
+    ]
+    for kind, tests in (
+        ("differs", changed),
+        ("flaky, not seen again alone", flaky),
+        (f"fails the same under {reference}", same_as_reference),
+    ):
+        lines += [
+            f"    {t}: plain {before.get(t, 'absent')}, measured {after.get(t, 'absent')} ({kind})" for t in tests
+        ]
     differences = len(changed)
     # The status says what the test results may not: libregrtest's "env changed" (a thread left running, a
     # signal handler or a file left behind). Only when the results agree: a changed result changes it anyway.
@@ -154,8 +178,11 @@ def compare(module, plain, measured, run, label):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--instrumenter", default="profile",
-                        help="one or more, comma-separated (profile,trace,monitoring): the plain run is shared")
+    parser.add_argument(
+        "--instrumenter",
+        default="profile",
+        help="one or more, comma-separated (profile,trace,monitoring): the plain run is shared",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="modules run at once")
     parser.add_argument("modules", nargs="*", default=MODULES)
     options = parser.parse_args()

@@ -1,12 +1,19 @@
 """Browser tests' plumbing: Debian's Chromium driven by Playwright (never `playwright install`; conftest.py's
 `browser` fixture launches it), pages with their console errors collected, screenshots kept in tests/artifacts/
 to look at, and probes of what a page draws."""
+
 import contextlib
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
-ARGUMENTS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--no-first-run"]
+ARGUMENTS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
 
@@ -14,8 +21,9 @@ ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 def page_of(browser, url=None, bypass_csp=True, offline=False, size=(1400, 900)):
     """A fresh page (its own context) with console errors collected in page.errors. bypass_csp lets the tests'
     probes (which Playwright evaluates as strings) run under the viewer's Content-Security-Policy."""
-    context = browser.new_context(bypass_csp=bypass_csp, viewport={"width": size[0], "height": size[1]},
-                                  offline=offline)
+    context = browser.new_context(
+        bypass_csp=bypass_csp, viewport={"width": size[0], "height": size[1]}, offline=offline
+    )
     context.set_default_timeout(60_000)  # a page waits on what it shows, however loaded the machine
     page = context.new_page()
     page.errors = []
@@ -56,4 +64,4 @@ def shortened_labels(page):
 
 def TTmiddle(text, keep):  # noqa: N802 -- names.js's middle(), to check the table's text against
     head = (keep - 1 + 1) // 2
-    return text if len(text) <= keep else text[:head] + "…" + text[len(text) - (keep - 1 - head):]
+    return text if len(text) <= keep else text[:head] + "…" + text[len(text) - (keep - 1 - head) :]

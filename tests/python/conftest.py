@@ -13,6 +13,7 @@ already running), the run uses the machine's /dev/shm and its header says so.
 `serial`: a test that needs the machine to itself (it loads every core, or waits on a system-wide resource) is
 left out of the parallel run (`-m "not serial"`) and run after it, alone (`-m serial`): see the Makefile's
 test-python."""
+
 import ctypes
 import os
 
@@ -32,10 +33,14 @@ def _private_dev_shm():
         return "not root"
     libc = ctypes.CDLL(None, use_errno=True)
     # unshare first: until the mounts below succeed, the new namespace holds the same mounts as before.
-    steps = [("unshare", lambda: libc.unshare(CLONE_NEWNS)),
-             ("mount --make-rprivate /", lambda: libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)),
-             ("mount tmpfs /dev/shm", lambda: libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV,
-                                                         b"mode=1777"))]
+    steps = [
+        ("unshare", lambda: libc.unshare(CLONE_NEWNS)),
+        ("mount --make-rprivate /", lambda: libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)),
+        (
+            "mount tmpfs /dev/shm",
+            lambda: libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=1777"),
+        ),
+    ]
     for what, step in steps:
         if step() != 0:
             return f"{what}: {os.strerror(ctypes.get_errno())}"
@@ -48,8 +53,11 @@ def pytest_configure(config):
 
 
 def pytest_report_header(config):
-    return "/dev/shm: " + ("this run's own (a mount namespace)" if _isolated is None else
-                           f"the machine's, shared with other runs ({_isolated})")
+    return "/dev/shm: " + (
+        "this run's own (a mount namespace)"
+        if _isolated is None
+        else f"the machine's, shared with other runs ({_isolated})"
+    )
 
 
 # Per module, as two Playwright instances cannot run at once in one process.
@@ -59,6 +67,7 @@ def browser():
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is not installed (make test installs it)")
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGUMENTS)
         yield chromium

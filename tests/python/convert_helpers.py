@@ -1,5 +1,6 @@
 """What the converter tests share: an experiment of programs/convert_subject.py, and the native trace's
 calls to compare each format with."""
+
 import collections
 
 from helpers import PROGRAMS, assert_complete, reader, tracetop

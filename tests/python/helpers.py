@@ -12,11 +12,11 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from tracetop import _reader as reader
 
 # What runs inside the measured process (active(), usage_start(), gil_unavailable()), and what reads its traces
 # (Trace, Index, profile, summary, score, convert, overview, MpiView, TaskLanes, LiveWatch).
 from tracetop import _tracetop  # noqa: F401 (for the tests)
-from tracetop import _reader as reader
 
 # The programs the tests run, and the workloads that bench/ times (programs/workloads/README.md).
 PROGRAMS = Path(__file__).parent / "programs"
@@ -28,7 +28,8 @@ C_CALL_INSTRUMENTERS = [instrumenter for instrumenter in INSTRUMENTERS if instru
 
 # Objects are counted by CPython's reference tracer from 3.13, before by wedges in a shared libpython.
 COUNTS_OBJECTS = not sysconfig.get_config_var("Py_GIL_DISABLED") and (
-    sys.version_info >= (3, 13) or bool(sysconfig.get_config_var("Py_ENABLE_SHARED")))
+    sys.version_info >= (3, 13) or bool(sysconfig.get_config_var("Py_ENABLE_SHARED"))
+)
 needs_object_counting = pytest.mark.skipif(not COUNTS_OBJECTS, reason="this Python cannot count objects")
 
 # Variables that would change what tracetop does, removed for every test program.
@@ -40,14 +41,24 @@ _TERMINAL_SIZE = ("COLUMNS", "LINES")
 
 def environment(**variables):
     """The environment of this process without tracetop's variables, plus `variables`."""
-    clean = {name: value for name, value in os.environ.items()
-             if not name.startswith(_OUR_VARIABLES) and name not in _TERMINAL_SIZE}
+    clean = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(_OUR_VARIABLES) and name not in _TERMINAL_SIZE
+    }
     return {**clean, **variables}
 
 
 def run(*command, cwd, env=None, input="", timeout=300):
-    return subprocess.run([str(part) for part in command], cwd=cwd, env=env or environment(), input=input,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [str(part) for part in command],
+        cwd=cwd,
+        env=env or environment(),
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def python(*arguments, **how):
@@ -108,7 +119,7 @@ def enters(experiment, thread_name=None):
 def object_counts(experiment):
     """{(creating region, type): [created, destroyed]} over every stream."""
     totals = collections.defaultdict(lambda: [0, 0])
-    for process, thread, events, state, problem in streams(experiment):
+    for _process, _thread, events, _state, _problem in streams(experiment):
         for event in events:
             if event[0] == "objects":
                 region, type_name, size, created, destroyed = event[2:]

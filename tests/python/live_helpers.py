@@ -1,6 +1,7 @@
 """Programs running under `tracetop run --live`, and the readers of their live channel the tests drive: top on a
 screen of its own in tmux, read back with capture-pane, and `top --drain`. Waits are on what is seen, each with
 a deadline far beyond what a loaded machine takes."""
+
 import os
 import re
 import shutil
@@ -84,10 +85,14 @@ class Workload:
 
     def __init__(self, tmp_path, workers=0, program="live_workload.py", options=()):
         self.directory = tmp_path
-        self.process = subprocess.Popen([sys.executable, "-m", "tracetop", "--live", *options, "--output", "exp",
-                                         PROGRAMS / program, str(workers)],
-                                        cwd=tmp_path, env=environment(), stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tracetop", "--live", *options, "--output", "exp", PROGRAMS / program, str(workers)],
+            cwd=tmp_path,
+            env=environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.pid = self.process.pid
         wait_for_channel(self.process)
 
@@ -103,11 +108,16 @@ class Gated:
     then becomes the program (exec keeps the pid)."""
 
     def __init__(self, tmp_path, *arguments):
-        command = " ".join(["read go; exec", sys.executable, "-m tracetop --live --output exp",
-                            *map(str, arguments)])
-        self.process = subprocess.Popen(["sh", "-c", command], cwd=tmp_path, env=environment(),
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True)
+        command = " ".join(["read go; exec", sys.executable, "-m tracetop --live --output exp", *map(str, arguments)])
+        self.process = subprocess.Popen(
+            ["sh", "-c", command],
+            cwd=tmp_path,
+            env=environment(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.pid = self.process.pid
 
     def start(self):
@@ -124,10 +134,15 @@ class Phases:
     """programs/switch_phases.py running under `tracetop run --live`, moved on phase by phase."""
 
     def __init__(self, tmp_path, *options):
-        self.process = subprocess.Popen([sys.executable, "-m", "tracetop", "--live", *options, "--output", "exp",
-                                         PROGRAMS / "switch_phases.py"], cwd=tmp_path, env=environment(),
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tracetop", "--live", *options, "--output", "exp", PROGRAMS / "switch_phases.py"],
+            cwd=tmp_path,
+            env=environment(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.hooks = {}  # phase -> whether the program saw a hook then
         self.expect(1)
 
@@ -158,8 +173,14 @@ def top_command(pid):
 
 def drain(pid, tmp_path):
     """`tracetop top --drain PID`: reads every event of the process, then prints what it read."""
-    return subprocess.Popen([sys.executable, "-m", "tracetop", "top", "--drain", str(pid)], cwd=tmp_path,
-                            env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tracetop", "top", "--drain", str(pid)],
+        cwd=tmp_path,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 class Screen:
@@ -167,21 +188,40 @@ class Screen:
 
     def __init__(self, tmp_path, command, width=80, height=24):
         self.tmux = [TMUX, "-S", str(tmp_path / "tmux.sock")]
-        subprocess.run([*self.tmux, "new-session", "-d", "-s", "top", "-x", str(width), "-y", str(height),
-                        "-c", str(tmp_path), " ".join(map(str, command))], env=environment(), cwd=tmp_path,
-                       check=True, timeout=30)
+        subprocess.run(
+            [
+                *self.tmux,
+                "new-session",
+                "-d",
+                "-s",
+                "top",
+                "-x",
+                str(width),
+                "-y",
+                str(height),
+                "-c",
+                str(tmp_path),
+                " ".join(map(str, command)),
+            ],
+            env=environment(),
+            cwd=tmp_path,
+            check=True,
+            timeout=30,
+        )
 
     def lines(self):
-        captured = subprocess.run([*self.tmux, "capture-pane", "-p", "-t", "top"], capture_output=True,
-                                  text=True, timeout=30)
+        captured = subprocess.run(
+            [*self.tmux, "capture-pane", "-p", "-t", "top"], capture_output=True, text=True, timeout=30
+        )
         return captured.stdout.splitlines() if captured.returncode == 0 else None
 
     def keys(self, *keys):
         subprocess.run([*self.tmux, "send-keys", "-t", "top", *keys], check=True, timeout=30)
 
     def resize(self, width, height):
-        subprocess.run([*self.tmux, "resize-window", "-t", "top", "-x", str(width), "-y", str(height)],
-                       check=True, timeout=30)
+        subprocess.run(
+            [*self.tmux, "resize-window", "-t", "top", "-x", str(width), "-y", str(height)], check=True, timeout=30
+        )
 
     def wait(self, what, predicate, timeout=60):
         """The screen once predicate(lines) holds; fails, showing the screen, after `timeout` seconds."""
@@ -196,8 +236,7 @@ class Screen:
         return lines
 
     def ended(self):
-        return subprocess.run([*self.tmux, "has-session", "-t", "top"], capture_output=True,
-                              timeout=30).returncode != 0
+        return subprocess.run([*self.tmux, "has-session", "-t", "top"], capture_output=True, timeout=30).returncode != 0
 
     def close(self):
         subprocess.run([*self.tmux, "kill-server"], capture_output=True, timeout=30)

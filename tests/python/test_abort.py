@@ -1,6 +1,7 @@
 """A process that dies of a fatal signal at once leaves its trace readable up to the crash and dies as it
 would have; children that leave no trace of their own (exec'd, killed as they start) leave a healthy
 experiment."""
+
 import signal
 
 import pytest
@@ -13,7 +14,7 @@ def crashed_process(experiment):
     trace = reader.Trace(str(experiment))
     assert trace.problems == []
     crashed = [(index, process) for index, process in enumerate(trace.processes) if not process["ended"]]
-    (index, process), = crashed
+    ((index, process),) = crashed
     entered = []
     for thread in process["threads"]:
         events, state, problem = trace.read_stream(index, thread["stream"])
@@ -24,8 +25,9 @@ def crashed_process(experiment):
 @pytest.mark.parametrize("where", ["main", "thread", "fork", "spawn"])
 def test_abort_leaves_the_trace_up_to_the_crash(where, tmp_path):
     plain = python("-X", "faulthandler", PROGRAMS / "aborting.py", where, cwd=tmp_path)
-    traced = python("-X", "faulthandler", "-m", "tracetop", "run", "--output", "exp", PROGRAMS / "aborting.py",
-                    where, cwd=tmp_path)
+    traced = python(
+        "-X", "faulthandler", "-m", "tracetop", "run", "--output", "exp", PROGRAMS / "aborting.py", where, cwd=tmp_path
+    )
     if where in ("main", "thread"):
         assert plain.returncode == -signal.SIGABRT
     else:

@@ -1,4 +1,5 @@
 """The API while measuring: user regions, parameters, switches, and measuring part of a program."""
+
 import json
 
 import pytest
@@ -43,10 +44,16 @@ def test_decorated_regions_keep_file_and_line(tmp_path):
 
 def test_parameters_counters_marks(tmp_path):
     experiment = run_program("regions.py", tmp_path, "--instrumenter=none")
-    (_, _, events, _, _), = streams(experiment)
+    ((_, _, events, _, _),) = streams(experiment)
     found = {event[:1] + event[2:] for event in events if event[0] not in ("enter", "leave", "stream_end")}
-    assert found == {("param_int", "n", -5), ("param_uint", "u", 7), ("param_string", "mode", "fast"),
-                     ("counter", "queue_len", 17), ("counter", "ratio", 0.5), ("mark", "checkpoint")}
+    assert found == {
+        ("param_int", "n", -5),
+        ("param_uint", "u", 7),
+        ("param_string", "mode", "fast"),
+        ("counter", "queue_len", 17),
+        ("counter", "ratio", 0.5),
+        ("mark", "checkpoint"),
+    }
 
 
 def test_recording_off_leaves_a_gap(tmp_path):

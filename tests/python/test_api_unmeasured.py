@@ -1,7 +1,8 @@
 """The API outside a measurement: every call is a cheap no-op, so annotated code runs unchanged."""
-import pytest
 
+import pytest
 import tracetop
+
 from helpers import _tracetop
 
 

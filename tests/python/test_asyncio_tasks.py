@@ -1,15 +1,16 @@
 """asyncio tasks as lanes: a program with named tasks shows a lane per task with its name, its steps stitched
 together and its time suspended at an await, in summary, in the viewer (Chromium) and in the Chrome and
 Perfetto exports; gather, TaskGroup, create_task, wait_for and cancellation behave as without tracetop."""
+
 import json
 import re
 import sys
 
 import pytest
+from tracetop.viewer.server import ViewerServer
 
 from browser import page_of, screenshot
 from helpers import INSTRUMENTERS, PROGRAMS, python, reader, tracetop
-from tracetop.viewer.server import ViewerServer
 
 WORKERS = 5
 NAMES = [f"worker-{k}" for k in range(WORKERS)]
@@ -17,8 +18,9 @@ NAMES = [f"worker-{k}" for k in range(WORKERS)]
 
 def run_program(where, instrumenter="profile"):
     plain = python(PROGRAMS / "asyncio_tasks.py", str(WORKERS), cwd=where)
-    completed = tracetop("--output", "exp", f"--instrumenter={instrumenter}", PROGRAMS / "asyncio_tasks.py",
-                         str(WORKERS), cwd=where)
+    completed = tracetop(
+        "--output", "exp", f"--instrumenter={instrumenter}", PROGRAMS / "asyncio_tasks.py", str(WORKERS), cwd=where
+    )
     assert completed.returncode == plain.returncode == 0, completed.stderr
     assert completed.stdout == plain.stdout
     assert "victim cancelled: True" in plain.stdout and "wait_for timed out" in plain.stdout
@@ -77,8 +79,7 @@ def test_named_tasks_are_lanes_with_their_suspended_time(tmp_path, instrumenter)
         assert lane["top"] == "__main__:spin"
     assert lanes["doomed"]["coroutine"] == "__main__:doomed"
     assert lanes["doomed"]["steps"] == 3  # started, cancelled at its await, re-raised
-    if sys.version_info >= (3, 11):
-        assert {"grouped-0", "grouped-1"} <= set(lanes)
+    assert {"grouped-0", "grouped-1"} <= set(lanes)
 
 
 def test_summary_has_a_row_per_task_and_await_time_per_coroutine(experiment):
@@ -90,8 +91,11 @@ def test_summary_has_a_row_per_task_and_await_time_per_coroutine(experiment):
         assert suspended == round(lanes[name]["suspended_ns"] / 1e6, 3) and about_100_ms(lanes[name], lanes)
         assert running == round(lanes[name]["running_ns"] / 1e6, 3) > 0
     awaits = text.split("\nAwait time per coroutine")[1].splitlines()[2:]
-    waited = {re.split(r"\s{2,}", line.strip())[0]: float(re.split(r"\s{2,}", line.strip())[1])
-              for line in awaits if line.strip()}
+    waited = {
+        re.split(r"\s{2,}", line.strip())[0]: float(re.split(r"\s{2,}", line.strip())[1])
+        for line in awaits
+        if line.strip()
+    }
     # every worker, and its nap, waited ~100 ms twice over: its own and the gathered ones
     assert waited["__main__:nap"] >= 0.09 * 1000 * (WORKERS + 2)
     assert waited["asyncio.tasks:sleep"] >= waited["__main__:nap"]
@@ -118,8 +122,10 @@ def test_viewer_draws_a_lane_per_task(browser, experiment):
                 gaps = page.evaluate(f"tracetopViewer.tasks.suspensions({name!r})")
                 assert len(gaps) == 1 and gaps[0][1] - gaps[0][0] == lanes[name]["suspended_ns"], (name, gaps)
             # the lane's steps are drawn: pixels of its coroutine's colour in its row
-            box = page.eval_on_selector(f".task-label[data-task='{NAMES[0]}']",
-                                        "(d) => [d.getBoundingClientRect().top, d.getBoundingClientRect().height]")
+            box = page.eval_on_selector(
+                f".task-label[data-task='{NAMES[0]}']",
+                "(d) => [d.getBoundingClientRect().top, d.getBoundingClientRect().height]",
+            )
             assert painted(page, box[0] + 8) > 0
             # hovering the time between its steps says it was suspended, and for how long
             gap = page.evaluate(f"tracetopViewer.tasks.suspensions({NAMES[0]!r})")[0]
@@ -143,14 +149,17 @@ def test_viewer_draws_a_lane_per_task(browser, experiment):
 
 def painted(page, y):
     """Pixels of the canvas row at client y that are neither white nor the lane's stripe."""
-    return page.evaluate("""(y) => {
+    return page.evaluate(
+        """(y) => {
         const c = document.getElementById('tl-canvas'), r = window.devicePixelRatio || 1;
         const top = c.getBoundingClientRect().top;
         const d = c.getContext('2d').getImageData(Math.round(175 * r), Math.round((y - top) * r), c.width - Math.round(175 * r), 1).data;
         let n = 0;
         for (let i = 0; i < d.length; i += 4) if (!(d[i] > 240 && d[i + 1] > 240 && d[i + 2] > 240)) n++;
         return n;
-    }""", y)
+    }""",
+        y,
+    )
 
 
 def test_chrome_has_a_track_per_task(experiment):
@@ -159,7 +168,9 @@ def test_chrome_has_a_track_per_task(experiment):
     assert completed.returncode == 0, completed.stderr
     events = json.loads(out.read_text())
     events = events["traceEvents"] if isinstance(events, dict) else events
-    names = {e["args"]["name"]: (e["pid"], e["tid"]) for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    names = {
+        e["args"]["name"]: (e["pid"], e["tid"]) for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
+    }
     lanes = lanes_of(experiment)
     for name in NAMES:
         track = names[f"task {name}"]

@@ -17,15 +17,25 @@ import urllib.request
 
 import pytest
 
-from helpers import (PROGRAMS, assert_complete, enters, environment, needs_object_counting, reader, streams,
-                     tracetop, tracetop_lines)
+from helpers import (
+    PROGRAMS,
+    assert_complete,
+    enters,
+    environment,
+    needs_object_counting,
+    reader,
+    streams,
+    tracetop,
+    tracetop_lines,
+)
 from live_helpers import Screen, needs_tmux, rows
 from viewer_helpers import view_server
 
 # Seen on Python 3.9 and left (attach was built and checked for 3.11+): the main thread's open calls are not
 # entered at the attach, and a thread already running when the main thread waits in a join records no calls.
-before_3_11 = pytest.mark.skipif(sys.version_info < (3, 11),
-                                 reason="attach is complete from Python 3.11 on (see the comment above)")
+before_3_11 = pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="attach is complete from Python 3.11 on (see the comment above)"
+)
 
 
 def attach(pid, *options, cwd):
@@ -36,9 +46,15 @@ def attaching(pid, *options, cwd):
     """`tracetop attach` running in the background, once it has said it is attached."""
     # With SIGINT's default action, as from a terminal: the tests may run in a background job, which starts
     # with SIGINT ignored, and then the Ctrl-C test's SIGINT would never reach tracetop.
-    process = subprocess.Popen([sys.executable, "-m", "tracetop", "attach", str(pid), *options], cwd=cwd,
-                               env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tracetop", "attach", str(pid), *options],
+        cwd=cwd,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     line = process.stderr.readline()
     assert line.startswith(f"tracetop: attached to process {pid} in "), line + process.stderr.read()
     return process
@@ -61,8 +77,11 @@ def ended(experiment, seconds=30):
 
 def _manifest_ended(experiment):
     try:
-        return "\n".join(line for line in (experiment / "MANIFEST.md").read_text().splitlines()
-                         if line.startswith("- ended:") and "not normally" not in line)
+        return "\n".join(
+            line
+            for line in (experiment / "MANIFEST.md").read_text().splitlines()
+            if line.startswith("- ended:") and "not normally" not in line
+        )
     except FileNotFoundError:
         return ""
 
@@ -71,8 +90,13 @@ class Server:
     """tests/python/programs/attach_server.py, and requests sent to it."""
 
     def __init__(self, cwd):
-        self.process = subprocess.Popen([sys.executable, "-I", "-S", PROGRAMS / "attach_server.py"], cwd=cwd,
-                                        env=environment(), stdout=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-S", PROGRAMS / "attach_server.py"],
+            cwd=cwd,
+            env=environment(),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         self.port = int(self.process.stdout.readline())
         self.pid = self.process.pid
         self._stop = threading.Event()
@@ -83,6 +107,7 @@ class Server:
 
     def load(self):
         """Requests one after the other until stopped."""
+
         def send():
             while not self._stop.is_set():
                 self.get("/work?n=12")
@@ -101,8 +126,14 @@ class Spinner:
     """tests/python/programs/attach_spin.py: CPU-bound workers that note what each batch cost them."""
 
     def __init__(self, cwd):
-        self.process = subprocess.Popen([sys.executable, "-I", "-S", PROGRAMS / "attach_spin.py"], cwd=cwd,
-                                        env=environment(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-S", PROGRAMS / "attach_spin.py"],
+            cwd=cwd,
+            env=environment(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert self.process.stdout.readline() == "ready\n"
         self.pid = self.process.pid
 
@@ -154,12 +185,18 @@ def test_server_measured_then_serving_unhooked(tmp_path, server):
     # time, but a loaded machine may let several handler threads linger on their way out: those past their
     # do_GET when tracetop came record the rest of their way out only.
     recorded = {name: enters(experiment, name) for name in requests}
-    whole = [name for name in requests
-             if recorded[name]["__main__:Handler.do_GET"] == 1 and recorded[name]["__main__:compute"] == 1]
+    whole = [
+        name
+        for name in requests
+        if recorded[name]["__main__:Handler.do_GET"] == 1 and recorded[name]["__main__:compute"] == 1
+    ]
     assert all(recorded[name]["__main__:Handler.do_GET"] <= 1 for name in requests), recorded
     newest = sorted(requests, key=lambda name: int(re.match(r"Thread-(\d+)", name).group(1)))[-2:]
-    cut = {name: (threads[name]["open_at_start"], recorded[name]) for name in requests
-           if recorded[name]["__main__:Handler.do_GET"] and name not in whole}
+    cut = {
+        name: (threads[name]["open_at_start"], recorded[name])
+        for name in requests
+        if recorded[name]["__main__:Handler.do_GET"] and name not in whole
+    }
     assert whole and all(at_start or name in newest for name, (at_start, _) in cut.items()), cut
     # compute's share of the time is what its fib calls cost: among the top 25 rows only while each call
     # cost a frame object (the profile hook on 3.12+), so all rows are asked for.
@@ -236,9 +273,24 @@ def test_ctrl_c_detaches(tmp_path, server):
 
 
 def test_ctl_detach_refuses_a_process_measured_by_run(tmp_path):
-    process = subprocess.Popen([sys.executable, "-m", "tracetop", "run", "--live", "--output", "exp", "-c",
-                                "import sys; print('up', flush=True); sys.stdin.readline()"], cwd=tmp_path,
-                               env=environment(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tracetop",
+            "run",
+            "--live",
+            "--output",
+            "exp",
+            "-c",
+            "import sys; print('up', flush=True); sys.stdin.readline()",
+        ],
+        cwd=tmp_path,
+        env=environment(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdout.readline() == "up\n"
     refused = tracetop("ctl", str(process.pid), "detach", "--timeout", "1", cwd=tmp_path)
     process.communicate("\n", timeout=60)
@@ -260,7 +312,7 @@ def test_refuses_what_it_cannot_enter(tmp_path):
     finally:
         sleeper.kill()
     assert not list(tmp_path.iterdir())  # no experiment left behind
-    _refused(attach(2 ** 22 + 1, cwd=tmp_path), f"no process {2 ** 22 + 1}")
+    _refused(attach(2**22 + 1, cwd=tmp_path), f"no process {2**22 + 1}")
 
 
 def test_refuses_another_users_process(tmp_path):
@@ -281,8 +333,12 @@ def test_refuses_another_python(tmp_path):
     other = _another_python(mine)
     if other is None:
         pytest.skip(f"no Python but {mine} here")
-    process = subprocess.Popen([other, "-c", "import sys; print('up', flush=True); sys.stdin.readline()"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [other, "-c", "import sys; print('up', flush=True); sys.stdin.readline()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout.readline() == "up\n"
         _refused(attach(process.pid, cwd=tmp_path), f"this tracetop is built for Python {mine}")
@@ -302,8 +358,9 @@ def _another_python(mine):
     except FileNotFoundError:
         pass
     found += [shutil.which(f"python3.{minor}") for minor in range(9, 15)]
-    return next((path for path in found if path and "/shims/" not in path
-                 and not os.path.basename(path).endswith(mine)), None)
+    return next(
+        (path for path in found if path and "/shims/" not in path and not os.path.basename(path).endswith(mine)), None
+    )
 
 
 JOINING = """
@@ -337,9 +394,19 @@ def test_main_thread_waiting_in_a_join(tmp_path):
 
 
 def test_a_program_running_no_python_is_refused_and_left_as_it_was(tmp_path):
-    program = subprocess.Popen([sys.executable, "-I", "-S", "-c",
-                                "import sys; print('up', flush=True); line = sys.stdin.readline(); print(line[::-1])"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    program = subprocess.Popen(
+        [
+            sys.executable,
+            "-I",
+            "-S",
+            "-c",
+            "import sys; print('up', flush=True); line = sys.stdin.readline(); print(line[::-1])",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert program.stdout.readline() == "up\n"
         _refused(attach(program.pid, cwd=tmp_path), "ran no Python code in its main thread")
@@ -352,9 +419,22 @@ def test_a_program_running_no_python_is_refused_and_left_as_it_was(tmp_path):
 
 
 def test_refuses_a_process_already_measured(tmp_path):
-    measured = subprocess.Popen([sys.executable, "-m", "tracetop", "run", "--output", "exp", "-c",
-                                 "import time\nprint('up', flush=True)\nwhile True: time.sleep(0.01)"],
-                                cwd=tmp_path, env=environment(), stdout=subprocess.PIPE, text=True)
+    measured = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tracetop",
+            "run",
+            "--output",
+            "exp",
+            "-c",
+            "import time\nprint('up', flush=True)\nwhile True: time.sleep(0.01)",
+        ],
+        cwd=tmp_path,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert measured.stdout.readline() == "up\n"
         _refused(attach(measured.pid, cwd=tmp_path), "a measurement is already running in this process")
@@ -368,15 +448,16 @@ def test_top_attaches_and_quitting_detaches(tmp_path, server):
     load = server.load()
     screen = Screen(tmp_path, [sys.executable, "-m", "tracetop", "top", "--attach", server.pid])
     try:
-        lines = screen.wait("the server's fib", lambda lines: "__main__:fib" in [row.function for row in rows(lines)],
-                            timeout=120)
+        lines = screen.wait(
+            "the server's fib", lambda lines: "__main__:fib" in [row.function for row in rows(lines)], timeout=120
+        )
         assert f"pid {server.pid}" in lines[0], lines
         screen.keys("q")
     finally:
         screen.close()
         server._stop.set()
         load.join()
-    experiment, = tmp_path.glob(f"tracetop-*_{server.pid}")
+    (experiment,) = tmp_path.glob(f"tracetop-*_{server.pid}")
     ended(experiment)
     assert_complete(experiment)
     assert enters(experiment)["__main__:compute"] >= 1
@@ -393,8 +474,9 @@ def test_objects_and_live(tmp_path, server):
     for _ in range(3):
         server.get("/work?n=5")
     listed = tracetop("top", "--list", cwd=tmp_path)
-    assert re.search(rf"^ *{server.pid}  on .*attach_server\.py \({re.escape(str(tmp_path / 'exp'))}\)$", listed.stdout,
-                     re.M), listed.stdout
+    assert re.search(
+        rf"^ *{server.pid}  on .*attach_server\.py \({re.escape(str(tmp_path / 'exp'))}\)$", listed.stdout, re.M
+    ), listed.stdout
     assert tracetop("ctl", str(server.pid), "detach", cwd=tmp_path).returncode == 0
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
@@ -423,15 +505,24 @@ REVERSING = "import sys{}; print('up', flush=True); line = sys.stdin.readline();
 
 def test_refuses_a_process_another_tracer_traces(tmp_path):
     """The kernel refuses gdb's ptrace: the process has a tracer already (here this test's process)."""
-    program = subprocess.Popen([sys.executable, "-I", "-S", "-c", REVERSING.format("")], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    program = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", REVERSING.format("")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert program.stdout.readline() == "up\n"
         libc = ctypes.CDLL(None, use_errno=True)
         libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
         assert libc.ptrace(0x4206, program.pid, None, None) == 0, os.strerror(ctypes.get_errno())  # PTRACE_SEIZE
-        _refused_untouched([sys.executable, "-m", "tracetop", "attach", str(program.pid)],
-                           f"process {program.pid} is already traced by process {os.getpid()} (", program, tmp_path)
+        _refused_untouched(
+            [sys.executable, "-m", "tracetop", "attach", str(program.pid)],
+            f"process {program.pid} is already traced by process {os.getpid()} (",
+            program,
+            tmp_path,
+        )
     finally:
         program.kill()
 
@@ -445,12 +536,26 @@ def test_refuses_when_ptrace_is_not_permitted(tmp_path):
         without = ["setpriv", "--bounding-set=-sys_ptrace", "--"]
     else:
         without = []
-    program = subprocess.Popen([sys.executable, "-I", "-S", "-c", REVERSING.format(
-        "; import ctypes; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)")],  # PR_SET_DUMPABLE 0
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    program = subprocess.Popen(
+        [
+            sys.executable,
+            "-I",
+            "-S",
+            "-c",
+            REVERSING.format("; import ctypes; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)"),
+        ],  # PR_SET_DUMPABLE 0
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert program.stdout.readline() == "up\n"
-        _refused_untouched([*without, sys.executable, "-m", "tracetop", "attach", str(program.pid)],
-                           f"process {program.pid}: ptrace is not permitted here (", program, tmp_path)
+        _refused_untouched(
+            [*without, sys.executable, "-m", "tracetop", "attach", str(program.pid)],
+            f"process {program.pid}: ptrace is not permitted here (",
+            program,
+            tmp_path,
+        )
     finally:
         program.kill()

@@ -1,4 +1,5 @@
 """Bad input gets one line on stderr and a non-zero exit status, never a traceback."""
+
 import os
 import sys
 
@@ -29,15 +30,18 @@ def test_unknown_option(tmp_path):
     assert not os.listdir(tmp_path)
 
 
-@pytest.mark.parametrize("arguments, message", [
-    (["--memory", "lots", "-c", "pass"], "argument --memory: invalid size 'lots'"),
-    (["--memory", "100k", "-c", "pass"], "below the minimum of 1M"),
-    (["--instrumenter=magic", "-c", "pass"], "invalid choice 'magic'"),
-    (["--format", "pdf", "-c", "pass"], "unknown format 'pdf'"),
-    (["-v"], "no program given"),
-    (["run"], "no program given"),
-    (["-c"], "argument -c: expected one argument"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--memory", "lots", "-c", "pass"], "argument --memory: invalid size 'lots'"),
+        (["--memory", "100k", "-c", "pass"], "below the minimum of 1M"),
+        (["--instrumenter=magic", "-c", "pass"], "invalid choice 'magic'"),
+        (["--format", "pdf", "-c", "pass"], "unknown format 'pdf'"),
+        (["-v"], "no program given"),
+        (["run"], "no program given"),
+        (["-c"], "argument -c: expected one argument"),
+    ],
+)
 def test_bad_options(arguments, message, tmp_path):
     assert_usage_error(tracetop(*arguments, cwd=tmp_path), message)
 
@@ -114,11 +118,14 @@ def test_summary_bad_top(tmp_path):
     assert_usage_error(tracetop("summary", "--top", "0", "exp", cwd=tmp_path), "not a positive whole number")
 
 
-@pytest.mark.parametrize("arguments, message", [
-    (["--process", "x"], "argument --process: not a whole number: 'x'"),
-    (["--rank", "-1"], "argument --rank: not a whole number: '-1'"),
-    (["--process", "1", "--rank", "1"], "argument --rank: not allowed with argument --process"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--process", "x"], "argument --process: not a whole number: 'x'"),
+        (["--rank", "-1"], "argument --rank: not a whole number: '-1'"),
+        (["--process", "1", "--rank", "1"], "argument --rank: not allowed with argument --process"),
+    ],
+)
 def test_summary_bad_process(arguments, message, tmp_path):
     assert_usage_error(tracetop("summary", *arguments, "exp", cwd=tmp_path), message)
 
@@ -150,7 +157,7 @@ def test_summary_of_a_damaged_trace(tmp_path):
     largest = recorded_experiment(tmp_path)
     data = bytearray(largest.read_bytes())
     middle = len(data) // 2
-    data[middle:middle + 64] = bytes(byte ^ 0x5A for byte in data[middle:middle + 64])
+    data[middle : middle + 64] = bytes(byte ^ 0x5A for byte in data[middle : middle + 64])
     largest.write_bytes(bytes(data))
     assert_summary_complains(tmp_path)
 
@@ -178,9 +185,17 @@ def test_memory_beyond_any_machine(size, tmp_path):
 
 def test_help_into_a_closed_pipe(tmp_path):
     import subprocess
+
     for arguments in (["--help"], ["summary", "--help"]):
-        piped = subprocess.run(f"{sys.executable} -m tracetop {' '.join(arguments)} | true", shell=True, cwd=tmp_path,
-                               env=environment(), capture_output=True, text=True, timeout=60)
+        piped = subprocess.run(
+            f"{sys.executable} -m tracetop {' '.join(arguments)} | true",
+            shell=True,
+            cwd=tmp_path,
+            env=environment(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert "Traceback" not in piped.stderr and "BrokenPipe" not in piped.stderr, piped.stderr
 
 

@@ -2,15 +2,22 @@
 records as TREE chunks (format.h), and profile.txt and `tracetop summary` made from the trees are byte for byte
 what reading the records back gives: the same experiment with its trees cut off reads back to the same text.
 A stream cut by a crash has no tree and is read back."""
-import subprocess
+
 import signal
+import subprocess
 import sys
 
 import pytest
 
 from helpers import INSTRUMENTERS, PROGRAMS, WORKLOADS, assert_complete, reader, tracetop
-from trace_files import (CHUNK_HEADER, assert_trees_read_back_the_same, record_chunks, stream_files, tree_chunks,
-                         tree_heads)
+from trace_files import (
+    CHUNK_HEADER,
+    assert_trees_read_back_the_same,
+    record_chunks,
+    stream_files,
+    tree_chunks,
+    tree_heads,
+)
 
 # The default instrumenter of this Python (sys.monitoring on 3.12+), and each by name.
 INSTRUMENTERS_AND_DEFAULT = [None, *INSTRUMENTERS]
@@ -21,8 +28,9 @@ INSTRUMENTERS_AND_DEFAULT = [None, *INSTRUMENTERS]
 def test_tree_profile_is_the_read_back_profile(tmp_path, instrumenter, option):
     options = [f"--instrumenter={instrumenter}"] if instrumenter else []
     if option == "--filter":
-        (tmp_path / "filter").write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE __main__:filtered\n"
-                                         "SCOREP_REGION_NAMES_END\n")
+        (tmp_path / "filter").write_text(
+            "SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE __main__:filtered\nSCOREP_REGION_NAMES_END\n"
+        )
         options += ["--filter", "filter"]
     elif option:
         options.append(option)
@@ -53,7 +61,7 @@ def test_crashed_run_reads_back_its_cut_streams(tmp_path):
 
 def damage(path, offset, length=16):
     data = bytearray(path.read_bytes())
-    data[offset:offset + length] = bytes(byte ^ 0x5A for byte in data[offset:offset + length])
+    data[offset : offset + length] = bytes(byte ^ 0x5A for byte in data[offset : offset + length])
     path.write_bytes(bytes(data))
 
 
@@ -96,8 +104,16 @@ def test_run_end_reaches_the_trees_by_the_records_headers(tmp_path):
 
 
 # The workloads of bench/, at --quick's smaller sizes (processes: followed children, a tree per stream of each).
-WORKLOAD_SIZES = {"fib": 16, "generators": 5, "builtins_heavy": 500, "exceptions": 1000, "threads": 1000,
-                  "objects": 10, "allocations": 2000, "processes": 2}
+WORKLOAD_SIZES = {
+    "fib": 16,
+    "generators": 5,
+    "builtins_heavy": 500,
+    "exceptions": 1000,
+    "threads": 1000,
+    "objects": 10,
+    "allocations": 2000,
+    "processes": 2,
+}
 
 
 @pytest.mark.parametrize("name", sorted(WORKLOAD_SIZES))
@@ -113,11 +129,13 @@ def test_workload_tree_profile_is_the_read_back_profile(tmp_path, name):
 def test_tree_larger_than_a_chunks_room(tmp_path):
     """Recursion 50,000 deep: more new call paths than one chunk's room (calltree.h), made as chunks are taken;
     and a sibling ring of 300 callees called in changing order."""
-    code = ("import sys\nsys.setrecursionlimit(60000)\n"
-            "def down(n):\n    return 0 if n == 0 else 1 + down(n - 1)\n"
-            "fs = [eval(f'lambda: {i}') for i in range(300)]\n"
-            "def spread(k):\n    return sum(fs[(i * k) % 300]() for i in range(300))\n"
-            "print(down(50000), sum(spread(k) for k in range(1, 40)))")
+    code = (
+        "import sys\nsys.setrecursionlimit(60000)\n"
+        "def down(n):\n    return 0 if n == 0 else 1 + down(n - 1)\n"
+        "fs = [eval(f'lambda: {i}') for i in range(300)]\n"
+        "def spread(k):\n    return sum(fs[(i * k) % 300]() for i in range(300))\n"
+        "print(down(50000), sum(spread(k) for k in range(1, 40)))"
+    )
     completed = tracetop("run", "--output", "exp", "-c", code, cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     [path] = stream_files(tmp_path / "exp")
@@ -127,8 +145,18 @@ def test_tree_larger_than_a_chunks_room(tmp_path):
     assert regions["__main__:down"]["visits"] == 50001
 
 
-TASK_CASES = ["interleaving", "awaiting", "nested", "cancelled", "raising", "gathered", "alive", "threads", "driven",
-              pytest.param("eager", marks=pytest.mark.skipif(sys.version_info < (3, 12), reason="eager tasks: 3.12+"))]
+TASK_CASES = [
+    "interleaving",
+    "awaiting",
+    "nested",
+    "cancelled",
+    "raising",
+    "gathered",
+    "alive",
+    "threads",
+    "driven",
+    pytest.param("eager", marks=pytest.mark.skipif(sys.version_info < (3, 12), reason="eager tasks: 3.12+")),
+]
 
 
 @pytest.mark.parametrize("instrumenter", INSTRUMENTERS_AND_DEFAULT)

@@ -3,6 +3,7 @@ sent and the collectives) make profile.txt from the trees and the chunks that ho
 TT_CHUNK_COUNTED), not from a read of every record: each thread's profile decodes the records of the flagged chunks
 only (records_read), and profile.txt and `tracetop summary` are byte for byte what reading every record back gives
 (the same experiment with its trees cut off)."""
+
 import shutil
 import sys
 
@@ -80,12 +81,30 @@ MPI_RANKS = 2
 @pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun")
 def test_mpi_profile_from_the_trees(tmp_path):
     pytest.importorskip("mpi4py")
-    env = environment(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                      OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_odls_base_sigkill_timeout="5")
+    env = environment(
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        OMPI_MCA_rmaps_base_oversubscribe="1",
+        OMPI_MCA_odls_base_sigkill_timeout="5",
+    )
     program = PROGRAMS / "counted_mpi.py"
     plain = run("mpirun", "-n", MPI_RANKS, sys.executable, program, cwd=tmp_path, env=env, timeout=180)
-    traced = run("mpirun", "-n", MPI_RANKS, sys.executable, "-m", "tracetop", "run", "--mpi", "--output", "exp",
-                 program, cwd=tmp_path, env=env, timeout=180)
+    traced = run(
+        "mpirun",
+        "-n",
+        MPI_RANKS,
+        sys.executable,
+        "-m",
+        "tracetop",
+        "run",
+        "--mpi",
+        "--output",
+        "exp",
+        program,
+        cwd=tmp_path,
+        env=env,
+        timeout=180,
+    )
     assert plain.returncode == 0, plain.stderr
     assert (traced.returncode, traced.stdout, program_stderr(traced.stderr)) == (0, plain.stdout, plain.stderr)
     experiment = tmp_path / "exp"

@@ -1,12 +1,22 @@
 """Child processes are measured into their parent's experiment: multiprocessing with each start method (Pool,
 Process, concurrent.futures), subprocess running Python, os.fork; each process with its own streams and its
 parent recorded, the program's output unchanged."""
+
 import re
 
 import pytest
 
-from helpers import (PROGRAMS, WORKLOADS, assert_complete, environment, program_stderr, python, reader, tracetop,
-                     tracetop_lines)
+from helpers import (
+    PROGRAMS,
+    WORKLOADS,
+    assert_complete,
+    environment,
+    program_stderr,
+    python,
+    reader,
+    tracetop,
+    tracetop_lines,
+)
 
 
 def processes(experiment):
@@ -52,12 +62,15 @@ def test_processes_workload(tmp_path):
     assert profile.startswith("tracetop summary \N{EM DASH} 5 processes")
     assert profile.count(f"(child of {parent['pid']}, ended normally)") == 4
     table = profile.split("\nProcesses\n")[1].splitlines()[1:6]
-    assert sorted(int(row.split()[0]) for row in table) == sorted(process["pid"] for process, _ in processes(
-        tmp_path / "exp"))
+    assert sorted(int(row.split()[0]) for row in table) == sorted(
+        process["pid"] for process, _ in processes(tmp_path / "exp")
+    )
     merged = reader.profile(str(tmp_path / "exp"))
     assert {region["name"]: region["visits"] for region in merged["regions"]}["__main__:square_sum"] == 9
-    assert len(merged["processes"]) == 5 and sum(process["events"] for process in merged["processes"]) == merged["events"]
-    forked_pid, = [child["pid"] for child, counts in children if counts is forked[0]]
+    assert (
+        len(merged["processes"]) == 5 and sum(process["events"] for process in merged["processes"]) == merged["events"]
+    )
+    (forked_pid,) = [child["pid"] for child, counts in children if counts is forked[0]]
     alone = reader.profile(str(tmp_path / "exp"), pid=forked_pid)
     assert [process["pid"] for process in alone["processes"]] == [forked_pid]
     assert {region["name"]: region["visits"] for region in alone["regions"]}["__main__:square_sum"] == 1
@@ -71,8 +84,12 @@ def test_multiprocessing_start_method(method, tmp_path):
     assert_complete(tmp_path / "exp")
     (parent, in_parent), *children = processes(tmp_path / "exp")
     # The closing line's counts are the parent's own, and say so: the children's are in the experiment too.
-    assert re.search(rf"^tracetop: experiment in exp/ \(this process: {parent['events']} events, [\d.]+ \w+; "
-                     rf"{len(children)} other processes measured\); see: ", traced.stderr, re.M), traced.stderr
+    assert re.search(
+        rf"^tracetop: experiment in exp/ \(this process: {parent['events']} events, [\d.]+ \w+; "
+        rf"{len(children)} other processes measured\); see: ",
+        traced.stderr,
+        re.M,
+    ), traced.stderr
     assert "__main__:square_sum" not in in_parent
     # Pool workers (2), the Process (1) and executor workers (1 or 2, started as work comes); a worker may find
     # no work left for it.
@@ -102,7 +119,7 @@ def test_python_subprocesses_see_what_python_gives_them(tmp_path):
 
 def test_no_follow_measures_no_child(tmp_path):
     same_as_python(tmp_path, WORKLOADS / "processes.py", options=["--no-follow"])
-    (_, counts), = processes(tmp_path / "exp")
+    ((_, counts),) = processes(tmp_path / "exp")
     assert "__main__:square_sum" not in counts
 
 
@@ -121,7 +138,9 @@ def test_children_started_after_the_measurement_are_not_measured(tmp_path):
 
 
 def test_a_tracetop_command_in_a_child_is_not_measured_into_the_parent(tmp_path):
-    code = "import subprocess, sys; subprocess.run([sys.executable, '-m', 'tracetop', '--output', 'inner', '-c', 'pass'])"
+    code = (
+        "import subprocess, sys; subprocess.run([sys.executable, '-m', 'tracetop', '--output', 'inner', '-c', 'pass'])"
+    )
     completed = tracetop("--output", "exp", "-c", code, cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     assert len(processes(tmp_path / "exp")) == 1
@@ -130,7 +149,9 @@ def test_a_tracetop_command_in_a_child_is_not_measured_into_the_parent(tmp_path)
 
 def test_children_are_measured_as_the_parent_is(tmp_path):
     """With the parent's configuration: here its filter, named relative to where the parent started."""
-    (tmp_path / "f.filter").write_text("SCOREP_REGION_NAMES_BEGIN\nEXCLUDE __main__:square_sum\nSCOREP_REGION_NAMES_END\n")
+    (tmp_path / "f.filter").write_text(
+        "SCOREP_REGION_NAMES_BEGIN\nEXCLUDE __main__:square_sum\nSCOREP_REGION_NAMES_END\n"
+    )
     same_as_python(tmp_path, PROGRAMS / "pools.py", "spawn", options=["--filter", "f.filter"])
     (parent, _), *children = processes(tmp_path / "exp")
     assert len(children) >= 4 and not any("__main__:square_sum" in counts for _, counts in children)

@@ -1,6 +1,6 @@
 """tracetop caches each code object's region in CPython's co_extra slots, and its hooks read the first slot
 without a call (src/ext/pyregions.h: tt_code_entry_first). Another tool that asked for a slot before tracetop was imported (a
-JIT, a debugger, a second profiler) owns the first one: tracetop then takes its hooks' general way, and the
+JIT, a debugger, a second profiler) owns the first one: tracetop's hooks then take their slow path, and the
 trace must be the one it records when it has the first slot: the same calls, well nested, the program's output
 the same."""
 
@@ -19,6 +19,7 @@ print("slot", request(None), file=sys.stderr)
 sys.argv = ["tracetop", *sys.argv[1:]]
 runpy.run_module("tracetop", run_name="__main__", alter_sys=True)
 """
+
 
 @pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
 def test_calls_recorded_as_with_the_first_slot(tmp_path, instrumenter):

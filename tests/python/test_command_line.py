@@ -1,6 +1,7 @@
 """The command line as a new user meets it: experiments named after their program, the latest one taken when none
 is named (and said which), the report written into the experiment, did-you-mean for commands and options, and a
 running experiment called running."""
+
 import re
 import subprocess
 import sys
@@ -16,7 +17,10 @@ def test_names_and_the_latest_experiment(tmp_path):
     assert first.returncode == second.returncode == third.returncode == 0, (first.stderr, second.stderr, third.stderr)
     names = sorted(path.name for path in tmp_path.iterdir())
     assert [re.sub(r"-\d{8}_\d{6}_\d+$", "-DATE", name) for name in names] == [
-        "tracetop-c-DATE", "tracetop-fib-DATE", "tracetop-json.tool-DATE"]
+        "tracetop-c-DATE",
+        "tracetop-fib-DATE",
+        "tracetop-json.tool-DATE",
+    ]
     latest = next(name for name in names if name.startswith("tracetop-c-"))
     for command in (["summary"], ["score"], ["convert", "--to", "collapsed"], ["report"]):
         completed = tracetop(*command, cwd=tmp_path)
@@ -36,15 +40,17 @@ def test_no_experiment_here(tmp_path):
     completed = tracetop("summary", cwd=tmp_path)
     assert completed.returncode == 2
     assert tracetop_lines(completed.stderr) == [
-        "tracetop: error: no experiment named and none in this directory: name one (tracetop COMMAND EXP)"]
+        "tracetop: error: no experiment named and none in this directory: name one (tracetop COMMAND EXP)"
+    ]
 
 
 def test_did_you_mean(tmp_path):
     command = tracetop("sumary", "exp", cwd=tmp_path)
     assert command.returncode == 2
-    line, = tracetop_lines(command.stderr)
-    assert re.fullmatch(r"tracetop: error: no command or file 'sumary': did you mean `(\S+ -m )?tracetop summary`\?",
-                        line), line
+    (line,) = tracetop_lines(command.stderr)
+    assert re.fullmatch(
+        r"tracetop: error: no command or file 'sumary': did you mean `(\S+ -m )?tracetop summary`\?", line
+    ), line
     option = tracetop("summary", "--tpo=3", cwd=tmp_path)
     assert option.returncode == 2
     assert "unrecognized arguments: --tpo=3 (did you mean --top?)" in option.stderr
@@ -67,8 +73,14 @@ def test_did_you_mean(tmp_path):
 
 def view_of(experiment, cwd):
     """`tracetop view --no-browser EXP` started: (the process, its URL, its stderr lines up to serving)."""
-    view = subprocess.Popen([sys.executable, "-m", "tracetop", "view", "--no-browser", *experiment], cwd=cwd,
-                            env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    view = subprocess.Popen(
+        [sys.executable, "-m", "tracetop", "view", "--no-browser", *experiment],
+        cwd=cwd,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     url = view.stdout.readline().strip()
     said = []
     while not said or "serving the viewer" not in said[-1]:
@@ -81,9 +93,15 @@ def test_a_running_experiment_is_called_running(browser, tmp_path):
     """Every command that reads an experiment says one that is still being measured is running, and calls what
     its trace lacks so far neither a crash nor a warning: summary, score, convert, report, and view (on the
     command line and on the page)."""
-    process = subprocess.Popen([sys.executable, "-m", "tracetop", "--output", "exp", str(PROGRAMS / "waiting.py")],
-                               cwd=tmp_path, env=environment(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tracetop", "--output", "exp", str(PROGRAMS / "waiting.py")],
+        cwd=tmp_path,
+        env=environment(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     being_measured = f"tracetop: note: exp is still being measured (process {process.pid} running)"
     try:
         assert process.stdout.readline().startswith("waiting")
@@ -103,8 +121,9 @@ def test_a_running_experiment_is_called_running(browser, tmp_path):
             assert not any(line.startswith("tracetop: warning:") for line in said), said
             with page_of(browser, url) as page:
                 page.wait_for_function("window.tracetopViewer && window.tracetopViewer.ready()")
-                assert page.inner_text("#status") == (f"still being measured (process {process.pid} running): "
-                                                      "what it had written when opened")
+                assert page.inner_text("#status") == (
+                    f"still being measured (process {process.pid} running): what it had written when opened"
+                )
                 screenshot(page, "viewer-running-experiment")
             with page_of(browser, (tmp_path / "exp" / "report.html").as_uri()) as page:
                 assert page.inner_text("#running").startswith(f"Still being measured (process {process.pid} running)")

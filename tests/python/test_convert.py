@@ -1,6 +1,7 @@
 """`tracetop convert` to chrome, speedscope, pstats and collapsed stacks, each read back by its consumer (json
 for Trace Event JSON and speedscope's format, pstats.Stats, a flamegraph-style fold) and checked against the
 native trace and `summary`'s profile; `tracetop run --format`; bad input."""
+
 import collections
 import decimal
 import json
@@ -31,15 +32,23 @@ def test_chrome(experiment):
     events = document["traceEvents"]
     calls, counters, marks = native_calls(experiment)
 
-    complete = sorted((e["pid"], e["tid"], e["name"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e.get("args", {}))
-                      for e in events if e["ph"] == "X")
+    complete = sorted(
+        (e["pid"], e["tid"], e["name"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e.get("args", {}))
+        for e in events
+        if e["ph"] == "X"
+    )
     assert complete == sorted((c.pid, c.tid, c.name, c.begin, c.end, c.params) for c in calls)
-    assert {c.name: c.params for c in calls if c.name == "__main__:work" and c.tid == c.pid}["__main__:work"] == \
-        {"n": -7, "size": 7, "mode": 'fa"st\u00e9'}
-    assert sorted((e["pid"], e["tid"], e["name"], ns(e["ts"]), float(e["args"][e["name"]]))
-                  for e in events if e["ph"] == "C") == sorted(counters)
-    assert sorted((e["pid"], e["tid"], e["name"], ns(e["ts"])) for e in events if e["ph"] == "i"
-                  and e.get("cat") == "mark") == sorted(marks)
+    assert {c.name: c.params for c in calls if c.name == "__main__:work" and c.tid == c.pid}["__main__:work"] == {
+        "n": -7,
+        "size": 7,
+        "mode": 'fa"st\u00e9',
+    }
+    assert sorted(
+        (e["pid"], e["tid"], e["name"], ns(e["ts"]), float(e["args"][e["name"]])) for e in events if e["ph"] == "C"
+    ) == sorted(counters)
+    assert sorted(
+        (e["pid"], e["tid"], e["name"], ns(e["ts"])) for e in events if e["ph"] == "i" and e.get("cat") == "mark"
+    ) == sorted(marks)
     assert [e["args"] for e in events if e["ph"] == "X" and e["name"] == "__main__:main"] == [{"outside": 1}]
 
     trace = reader.Trace(str(experiment))
@@ -110,8 +119,10 @@ def test_collapsed(experiment):
         total += int(count)
     profile = reader.profile(str(experiment))
     assert exclusive == {r["name"]: r["exclusive_ns"] for r in profile["regions"] if r["exclusive_ns"]}
-    assert "__main__:main;user:phase;__main__:work;__main__:fib;__main__:fib" in \
-        (experiment / "profile.collapsed").read_text()
+    assert (
+        "__main__:main;user:phase;__main__:work;__main__:fib;__main__:fib"
+        in (experiment / "profile.collapsed").read_text()
+    )
 
 
 def test_run_format(tmp_path):
@@ -200,15 +211,23 @@ def test_a_json_file_too_large_for_its_viewer_is_warned_of(tmp_path):
     # warn of a file several times the size the part makes). Each estimate is off by what the whole run's is (the
     # bytes per trace byte of this program), and a range's by how unevenly the calls fall in time: within 2x of it.
     estimate = json_too_large(str(tmp_path / "exp"), "chrome", limit=1)
-    whole = float(re.search(r"about ([\d.]+) MiB", estimate).group(1)) * (1 << 20) / \
-        (tmp_path / "exp" / reader.default_name("chrome")).stat().st_size
+    whole = (
+        float(re.search(r"about ([\d.]+) MiB", estimate).group(1))
+        * (1 << 20)
+        / (tmp_path / "exp" / reader.default_name("chrome")).stat().st_size
+    )
     end = max(process["end_time"] for process in reader.Trace(str(tmp_path / "exp")).processes)
-    for part in (["--thread", "worker-1"], *(["--from", f"{end * a:.0f}ns", "--until", f"{end * (a + 0.2):.0f}ns"]
-                                            for a in (0, 0.4, 0.8))):
-        options = dict(thread=part[1]) if part[0] == "--thread" else \
-            dict(start=int(part[1][:-2]), stop=int(part[3][:-2]))
+    for part in (
+        ["--thread", "worker-1"],
+        *(["--from", f"{end * a:.0f}ns", "--until", f"{end * (a + 0.2):.0f}ns"] for a in (0, 0.4, 0.8)),
+    ):
+        options = (
+            dict(thread=part[1]) if part[0] == "--thread" else dict(start=int(part[1][:-2]), stop=int(part[3][:-2]))
+        )
         warning = json_too_large(str(tmp_path / "exp"), "chrome", limit=1, **options)
-        estimate = float(re.search(r"about ([\d.]+) (KiB|MiB)", warning).group(1)) * (1 << (10 if "KiB" in warning else 20))
+        estimate = float(re.search(r"about ([\d.]+) (KiB|MiB)", warning).group(1)) * (
+            1 << (10 if "KiB" in warning else 20)
+        )
         written = tracetop("convert", "exp", "--to", "chrome", "-o", "part.json", *part, cwd=tmp_path)
         assert written.returncode == 0, written.stderr
         off = estimate / (tmp_path / "part.json").stat().st_size
@@ -251,21 +270,46 @@ def test_a_time_range(tmp_path):
     calls = chrome_calls(tmp_path / "whole.json")
     begin, end = min(call["ts"] for call in calls), max(call["ts"] + call["dur"] for call in calls)
     start, stop = begin + (end - begin) * 0.4, begin + (end - begin) * 0.6  # µs since the epoch
-    ranged = tracetop("convert", "exp", "--to", "chrome", "-o", "range.json", "--from", f"{start:.3f}us",
-                      "--until", f"{stop:.3f}us", cwd=tmp_path)
+    ranged = tracetop(
+        "convert",
+        "exp",
+        "--to",
+        "chrome",
+        "-o",
+        "range.json",
+        "--from",
+        f"{start:.3f}us",
+        "--until",
+        f"{stop:.3f}us",
+        cwd=tmp_path,
+    )
     assert ranged.returncode == 0, ranged.stderr
     inside = chrome_calls(tmp_path / "range.json")
-    read = int(re.fullmatch(r"tracetop: wrote range.json \((\d+) events read, [\d.]+ \w+\)", ranged.stderr.strip()).group(1))
+    read = int(
+        re.fullmatch(r"tracetop: wrote range.json \((\d+) events read, [\d.]+ \w+\)", ranged.stderr.strip()).group(1)
+    )
     assert read > 2 * len(inside)  # the trace up to the range's end is read: more than the calls written
-    expected = collections.Counter((call["name"], call["tid"]) for call in calls
-                                   if call["ts"] < stop and call["ts"] + call["dur"] > start)
+    expected = collections.Counter(
+        (call["name"], call["tid"]) for call in calls if call["ts"] < stop and call["ts"] + call["dur"] > start
+    )
     assert collections.Counter((call["name"], call["tid"]) for call in inside) == expected
     assert all(start - 0.001 <= call["ts"] and call["ts"] + call["dur"] <= stop + 0.001 for call in inside)
     assert any(call["ts"] == pytest.approx(start, abs=0.002) and call["name"] == "__main__:run" for call in inside)
     assert any(call["ts"] + call["dur"] == pytest.approx(stop, abs=0.002) for call in inside)
     # Every format reads through the same cursors: the profile of the range has its calls too.
-    collapsed = tracetop("convert", "exp", "--to", "collapsed", "-o", "range.txt", "--from", f"{start:.3f}us",
-                         "--until", f"{stop:.3f}us", cwd=tmp_path)
+    collapsed = tracetop(
+        "convert",
+        "exp",
+        "--to",
+        "collapsed",
+        "-o",
+        "range.txt",
+        "--from",
+        f"{start:.3f}us",
+        "--until",
+        f"{stop:.3f}us",
+        cwd=tmp_path,
+    )
     assert collapsed.returncode == 0 and "collatz_len" in (tmp_path / "range.txt").read_text()
     backwards = tracetop("convert", "exp", "--to", "chrome", "--from", "2s", "--until", "1s", cwd=tmp_path)
     assert backwards.returncode == 2 and "--until must come after --from" in backwards.stderr
@@ -282,8 +326,9 @@ def test_a_long_conversion_says_how_it_goes(tmp_path):
     assert quiet.returncode == 0 and quiet.stderr == ""
     said = python("-c", run.format("0"), cwd=tmp_path)
     assert said.returncode == 0, said.stderr
-    assert re.fullmatch(r"(tracetop: converting exp to collapsed: \d+% of the trace read \(\d+ s\)\n)+",
-                        said.stderr), said.stderr
+    assert re.fullmatch(r"(tracetop: converting exp to collapsed: \d+% of the trace read \(\d+ s\)\n)+", said.stderr), (
+        said.stderr
+    )
 
 
 def folded(path):
@@ -294,11 +339,14 @@ def folded(path):
 def test_a_filter_leaves_out_the_calls_it_excludes(experiment, tmp_path):
     """--filter drops the calls of the regions it excludes, as a measurement with the filter would not have
     recorded them: what they called stays, under their caller, and their own time goes to that caller."""
-    (tmp_path / "no-work.filter").write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE __main__:work\n"
-                                             "SCOREP_REGION_NAMES_END\n")
+    (tmp_path / "no-work.filter").write_text(
+        "SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE __main__:work\nSCOREP_REGION_NAMES_END\n"
+    )
     whole = convert(experiment, "collapsed", "-o", tmp_path / "whole.txt")
     assert whole.returncode == 0, whole.stderr
-    filtered = convert(experiment, "collapsed", "-o", tmp_path / "filtered.txt", "--filter", tmp_path / "no-work.filter")
+    filtered = convert(
+        experiment, "collapsed", "-o", tmp_path / "filtered.txt", "--filter", tmp_path / "no-work.filter"
+    )
     assert filtered.returncode == 0, filtered.stderr
     before, after = folded(tmp_path / "whole.txt"), folded(tmp_path / "filtered.txt")
     assert any("__main__:work" in stack for stack in before)
@@ -317,12 +365,32 @@ def test_a_filter_leaves_out_the_calls_it_excludes(experiment, tmp_path):
 
 def test_a_bad_filter_file_is_one_line(experiment, tmp_path):
     (tmp_path / "bad.filter").write_text("SCOREP_REGION_NAMES_BEGIN\n  INCLUDE\n  EXCLUDE __main__:work\n")
-    completed = tracetop("convert", experiment, "--to", "chrome", "-o", tmp_path / "out.json", "--filter",
-                         tmp_path / "bad.filter", cwd=tmp_path)
+    completed = tracetop(
+        "convert",
+        experiment,
+        "--to",
+        "chrome",
+        "-o",
+        tmp_path / "out.json",
+        "--filter",
+        tmp_path / "bad.filter",
+        cwd=tmp_path,
+    )
     assert completed.returncode == 2 and completed.stdout == ""
-    assert completed.stderr.startswith(f"tracetop: error: {tmp_path / 'bad.filter'}:") and \
-        completed.stderr.count("\n") == 1, completed.stderr
+    assert (
+        completed.stderr.startswith(f"tracetop: error: {tmp_path / 'bad.filter'}:")
+        and completed.stderr.count("\n") == 1
+    ), completed.stderr
     assert not (tmp_path / "out.json").exists()
-    missing = tracetop("convert", experiment, "--to", "chrome", "-o", tmp_path / "out.json", "--filter",
-                       tmp_path / "none.filter", cwd=tmp_path)
+    missing = tracetop(
+        "convert",
+        experiment,
+        "--to",
+        "chrome",
+        "-o",
+        tmp_path / "out.json",
+        "--filter",
+        tmp_path / "none.filter",
+        cwd=tmp_path,
+    )
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "none.filter" in missing.stderr

@@ -1,5 +1,6 @@
 """A child process that crashes leaves its own streams readable up to the crash, and the rest of the
 experiment intact."""
+
 import signal
 
 import pytest
@@ -7,11 +8,14 @@ import pytest
 from helpers import PROGRAMS, program_stderr, python, reader, tracetop, tracetop_lines
 
 
-@pytest.mark.parametrize("start, crash, signo", [
-    ("fork", "sigsegv", signal.SIGSEGV),
-    ("spawn", "abort", signal.SIGABRT),
-    ("subprocess", "sigkill", signal.SIGKILL),
-])
+@pytest.mark.parametrize(
+    "start, crash, signo",
+    [
+        ("fork", "sigsegv", signal.SIGSEGV),
+        ("spawn", "abort", signal.SIGABRT),
+        ("subprocess", "sigkill", signal.SIGKILL),
+    ],
+)
 def test_a_crashing_child(start, crash, signo, tmp_path):
     plain = python(PROGRAMS / "crashing.py", start, crash, cwd=tmp_path)
     traced = tracetop("--output", "exp", PROGRAMS / "crashing.py", start, crash, cwd=tmp_path)
@@ -33,7 +37,7 @@ def test_a_crashing_child(start, crash, signo, tmp_path):
                 assert entered.count("__main__:square_sum") == 1 and "time:sleep" in entered
 
     # The parent's profile.txt and `tracetop summary` hold every process, and say once what was cut.
-    warning, = [line for line in tracetop_lines(traced.stderr) if "warning" in line]
+    (warning,) = [line for line in tracetop_lines(traced.stderr) if "warning" in line]
     assert warning.startswith(f"tracetop: warning: trace cut short: process {crashed['pid']} ")
     summary = tracetop("summary", "exp", cwd=tmp_path)
     assert summary.returncode == 0 and summary.stdout == (tmp_path / "exp" / "profile.txt").read_text()

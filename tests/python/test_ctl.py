@@ -1,4 +1,5 @@
 """`tracetop ctl PID on|off`: the measurement of a running program switched from outside, on all its threads."""
+
 from helpers import assert_complete, enters, tracetop
 from live_helpers import Phases
 
@@ -45,7 +46,12 @@ def test_no_such_process(tmp_path):
 
 
 def test_bad_arguments(tmp_path):
-    for arguments in (["ctl"], ["ctl", "12"], ["ctl", "x", "on"], ["ctl", "12", "maybe"],
-                      ["ctl", "12", "on", "--timeout", "0"]):
+    for arguments in (
+        ["ctl"],
+        ["ctl", "12"],
+        ["ctl", "x", "on"],
+        ["ctl", "12", "maybe"],
+        ["ctl", "12", "on", "--timeout", "0"],
+    ):
         completed = tracetop(*arguments, cwd=tmp_path)
         assert completed.returncode == 2 and "Traceback" not in completed.stderr

@@ -1,5 +1,6 @@
 """CUBE4 (.cubex) read back by pycubexr: visits and exclusive time per call path and thread equal what the
 native trace says, and per region what `summary`'s profile says; one root, the artificial <program>."""
+
 import collections
 
 import pytest

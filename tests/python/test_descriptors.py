@@ -9,7 +9,6 @@ import pytest
 from helpers import INSTRUMENTERS, PROGRAMS, program_stderr, python, tracetop
 
 
-
 @pytest.mark.parametrize("options", [[f"--instrumenter={i}"] for i in INSTRUMENTERS] + [["--live"]])
 def test_the_program_sees_its_own_descriptors(options, tmp_path):
     plain = python(PROGRAMS / "descriptors.py", "list", cwd=tmp_path)

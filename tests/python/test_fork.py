@@ -1,17 +1,27 @@
 """os.fork under measurement: the child measures on into the parent's experiment, as a process of its own
 whose stream continues the forking thread's; SIGTERM completes a trace before it kills."""
+
 import signal
 
 import pytest
 
-from helpers import (PROGRAMS, assert_complete, assert_well_nested, program_stderr, python, reader, region, tracetop,
-                     tracetop_lines)
+from helpers import (
+    PROGRAMS,
+    assert_complete,
+    assert_well_nested,
+    program_stderr,
+    python,
+    reader,
+    region,
+    tracetop,
+    tracetop_lines,
+)
 
 
 def events(trace, process_index, name=None):
     """The events of one stream (by thread name; the only one when None)."""
     threads = trace.processes[process_index]["threads"]
-    stream, = [thread["stream"] for thread in threads if name is None or thread["name"] == name]
+    (stream,) = [thread["stream"] for thread in threads if name is None or thread["name"] == name]
     recorded, state, problem = trace.read_stream(process_index, stream)
     assert (state, problem) == ("complete", None)
     return recorded

@@ -1,12 +1,22 @@
 """Garbage collections: each a span in the thread that ran it, inside the call it interrupted, whose
 exclusive time leaves it out; summary's garbage collection line."""
+
 import json
 import re
 
 import pytest
 
-from helpers import (INSTRUMENTERS, PROGRAMS, assert_complete, assert_well_nested, enters, python, reader, streams,
-                     tracetop)
+from helpers import (
+    INSTRUMENTERS,
+    PROGRAMS,
+    assert_complete,
+    assert_well_nested,
+    enters,
+    python,
+    reader,
+    streams,
+    tracetop,
+)
 
 
 def program_pause_ns(stdout):
@@ -34,8 +44,9 @@ def collections(events):
 @pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
 def test_forced_collection_is_a_span_inside_the_call(instrumenter, tmp_path):
     plain = python(PROGRAMS / "gc_pause.py", cwd=tmp_path)
-    completed = tracetop("--output", "exp", f"--instrumenter={instrumenter}", "--no-c-calls",
-                         PROGRAMS / "gc_pause.py", cwd=tmp_path)
+    completed = tracetop(
+        "--output", "exp", f"--instrumenter={instrumenter}", "--no-c-calls", PROGRAMS / "gc_pause.py", cwd=tmp_path
+    )
     assert completed.returncode == plain.returncode == 0, completed.stderr
     pause = program_pause_ns(completed.stdout)
     assert pause >= 100_000_000
@@ -98,13 +109,15 @@ def test_collection_inside_the_c_call_that_forced_it(tmp_path):
 
 
 def test_no_collection_recorded_while_measurement_is_off(tmp_path):
-    source = ("import gc, tracetop\n"
-              "with tracetop.instrumenter.disable():\n"
-              "    gc.collect()\n"
-              "tracetop.disable_recording()\n"
-              "gc.collect()\n"
-              "tracetop.enable_recording()\n"
-              "gc.collect()\n")
+    source = (
+        "import gc, tracetop\n"
+        "with tracetop.instrumenter.disable():\n"
+        "    gc.collect()\n"
+        "tracetop.disable_recording()\n"
+        "gc.collect()\n"
+        "tracetop.enable_recording()\n"
+        "gc.collect()\n"
+    )
     completed = tracetop("--output", "exp", "-c", source, cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     [(_, _, events, _, _)] = list(streams(tmp_path / "exp"))
@@ -113,21 +126,22 @@ def test_no_collection_recorded_while_measurement_is_off(tmp_path):
     assert enters(tmp_path / "exp")["gc:collection(gen2)"] == 1
 
 
-
 @pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
 def test_a_collection_as_a_thread_starts_leaves_its_name(instrumenter, tmp_path):
     """A collection at each allocation: in new threads, some run before threading files the thread under its
     name (in its bootstrap, before its first call); the thread's stream is made at its first call, named."""
-    source = ("import gc, sys, threading\n"
-              "early = []\n"
-              "if sys.argv[1:] == ['probe']:\n"
-              "    gc.callbacks.append(lambda phase, info: early.append(threading.get_ident() not in threading._active))\n"
-              "gc.set_threshold(1)\n"
-              "threads = [threading.Thread(target=sum, args=([1],), name=f'worker-{i}') for i in range(4)]\n"
-              "for thread in threads: thread.start()\n"
-              "for thread in threads: thread.join()\n"
-              "gc.set_threshold(700)\n"
-              "print(any(early))\n")
+    source = (
+        "import gc, sys, threading\n"
+        "early = []\n"
+        "if sys.argv[1:] == ['probe']:\n"
+        "    gc.callbacks.append(lambda phase, info: early.append(threading.get_ident() not in threading._active))\n"
+        "gc.set_threshold(1)\n"
+        "threads = [threading.Thread(target=sum, args=([1],), name=f'worker-{i}') for i in range(4)]\n"
+        "for thread in threads: thread.start()\n"
+        "for thread in threads: thread.join()\n"
+        "gc.set_threshold(700)\n"
+        "print(any(early))\n"
+    )
     # The case looked at, seen by a callback in Python (plain: measured, its calls would be recorded there).
     assert python("-c", source, "probe", cwd=tmp_path).stdout == "True\n"
     completed = tracetop("--output", "exp", f"--instrumenter={instrumenter}", "-c", source, cwd=tmp_path)
@@ -140,37 +154,43 @@ def test_a_collection_as_a_thread_starts_leaves_its_name(instrumenter, tmp_path)
 def test_each_collection_records_what_cpython_reported(tmp_path):
     """Generation, objects collected and uncollectable of every collection, as CPython reported them to a
     callback of the program's own."""
-    source = ("import gc, json\n"
-              "seen = []\n"
-              "gc.callbacks.append(lambda phase, info: phase == 'stop' and seen.append(\n"
-              "    [info['generation'], info['collected'], info['uncollectable']]))\n"
-              "def cycles(n):\n"
-              "    for _ in range(n):\n"
-              "        cycle = []\n"
-              "        cycle.append(cycle)\n"
-              "cycles(50_000)\n"
-              "gc.collect(1)\n"
-              "gc.collect()\n"
-              "gc.callbacks.pop()\n"
-              "print(json.dumps(seen))\n")
+    source = (
+        "import gc, json\n"
+        "seen = []\n"
+        "gc.callbacks.append(lambda phase, info: phase == 'stop' and seen.append(\n"
+        "    [info['generation'], info['collected'], info['uncollectable']]))\n"
+        "def cycles(n):\n"
+        "    for _ in range(n):\n"
+        "        cycle = []\n"
+        "        cycle.append(cycle)\n"
+        "cycles(50_000)\n"
+        "gc.collect(1)\n"
+        "gc.collect()\n"
+        "gc.callbacks.pop()\n"
+        "print(json.dumps(seen))\n"
+    )
     completed = tracetop("--output", "exp", "-c", source, cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     seen = json.loads(completed.stdout)
     assert len(seen) >= 3 and {g for g, _, _ in seen} >= {0, 1, 2} and sum(c for _, c, _ in seen) >= 50_000
     [(_, _, events, _, _)] = list(streams(tmp_path / "exp"))
     recorded = [list(e[2:5]) for e in events if e[0] == "gc"]
-    assert any(recorded[k:k + len(seen)] == seen for k in range(len(recorded))), (seen, recorded)
+    assert any(recorded[k : k + len(seen)] == seen for k in range(len(recorded))), (seen, recorded)
 
 
 def test_a_collection_is_recorded_in_the_thread_that_ran_it(tmp_path):
-    source = ("import gc, threading\n"
-              "def collect():\n"
-              "    gc.collect()\n"
-              "worker = threading.Thread(target=collect, name='collector')\n"
-              "worker.start()\n"
-              "worker.join()\n")
+    source = (
+        "import gc, threading\n"
+        "def collect():\n"
+        "    gc.collect()\n"
+        "worker = threading.Thread(target=collect, name='collector')\n"
+        "worker.start()\n"
+        "worker.join()\n"
+    )
     completed = tracetop("--output", "exp", "-c", source, cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
-    full = {thread["name"]: [c for c in collections(events) if c[0] == 2]
-            for _, thread, events, _, _ in streams(tmp_path / "exp")}
+    full = {
+        thread["name"]: [c for c in collections(events) if c[0] == 2]
+        for _, thread, events, _, _ in streams(tmp_path / "exp")
+    }
     assert [c[3] for c in full["collector"]] == ["gc:collect"] and full["MainThread"] == [], full

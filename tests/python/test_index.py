@@ -1,4 +1,5 @@
 """The viewer's level-of-detail index (src/core/lod.h) against what the reader gives, on real experiments."""
+
 import collections
 import json
 import os
@@ -15,7 +16,7 @@ from index_helpers import all_lanes, decode_samples, decode_spans, decode_tree, 
 def reader_calls(experiment):
     """Every call of every stream from the reader: {(pid, stream): [(start, end, name, depth)]}."""
     calls = {}
-    for process, thread, events, state, problem in streams(experiment):
+    for process, thread, events, _state, _problem in streams(experiment):
         found, stack = [], []
         for event in events:
             if event[0] == "enter":
@@ -62,9 +63,11 @@ def test_lanes_are_the_threads(index, experiment):
 def test_level_zero_is_every_call_exactly(index, experiment):
     expected = reader_calls(experiment)
     for number, lane in enumerate(index.lanes):
-        got = [(start, end, index.regions[region]["name"], depth)
-               for depth in range(lane["depths"])
-               for start, end, region, calls in raw_spans(index, number, depth, 0)]
+        got = [
+            (start, end, index.regions[region]["name"], depth)
+            for depth in range(lane["depths"])
+            for start, end, region, calls in raw_spans(index, number, depth, 0)
+        ]
         assert len(got) == lane["calls"]
         assert got == expected[(lane["pid"], lane["stream"])]
 
@@ -83,7 +86,7 @@ def test_each_level_merges_the_one_below(coarse_index):
                 assert len(spans) <= len(below)
                 # Every item of the level below lies within one item of this level.
                 position = 0
-                for start, end, region, calls in below:
+                for start, end, _region, _calls in below:
                     while spans[position][1] <= start:
                         position += 1
                     assert spans[position][0] <= start and end <= spans[position][1]
@@ -102,11 +105,12 @@ def test_coarse_levels_keep_every_call_counted(which, request):
         by_depth = collections.defaultdict(list)
         for s in spans:
             by_depth[s["lane"], s["depth"]].append(s)
-        for (lane, depth), items in by_depth.items():
+        for (_lane, _depth), items in by_depth.items():
             assert all(a["end"] <= b["start"] for a, b in zip(items, items[1:]))
             # Items merged at the query's pixel size are at most 3 pixels long, unless they are one call.
-            assert all(s["calls"] == 1 or s["end"] - s["start"] <= max(3 * span / width, 8 << (5 + level))
-                       for s in items)
+            assert all(
+                s["calls"] == 1 or s["end"] - s["start"] <= max(3 * span / width, 8 << (5 + level)) for s in items
+            )
         for lane_number, lane in enumerate(index.lanes):
             assert sum(s["calls"] for s in spans if s["lane"] == lane_number) == lane["calls"]
         if width <= 100:
@@ -124,9 +128,11 @@ def test_a_view_reads_only_what_is_in_it(index):
 
 def test_search_gives_the_occurrences(index, experiment):
     leaf = [i for i, r in enumerate(index.regions) if r["name"] == "__main__:leaf"]
-    _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 1_000_000 // 1000, all_lanes(index),
-                                        only=leaf))
+    _, spans = decode_spans(
+        index.spans(index.begin_ns, index.end_ns + 1, 1_000_000 // 1000, all_lanes(index), only=leaf)
+    )
     from helpers import enters
+
     assert sum(s["calls"] for s in spans) == enters(experiment)["__main__:leaf"]
     assert {index.regions[s["region"]]["name"] for s in spans} == {"__main__:leaf"}
 
@@ -172,7 +178,7 @@ def test_tree_of_a_range_clips_the_calls(index, experiment):
     nodes = decode_tree(index.tree(t0, t1, [lane]))
     expected = collections.defaultdict(lambda: [0, 0])
     calls = reader_calls(experiment)[(index.lanes[lane]["pid"], index.lanes[lane]["stream"])]
-    for start, stop, name, depth in calls:
+    for start, stop, name, _depth in calls:
         if stop > t0 and start < t1:
             expected[name][0] += 1
             expected[name][1] += min(stop, t1) - max(start, t0)
@@ -184,7 +190,8 @@ def test_tree_of_a_range_clips_the_calls(index, experiment):
         got[index.regions[node["region"]]["name"]][1] += node["inclusive"]
     assert dict(got) == dict(expected)
     assert sum(node["exclusive"] for node in nodes) == sum(
-        min(stop, t1) - max(start, t0) for start, stop, name, depth in calls if depth == 0 and stop > t0 and start < t1)
+        min(stop, t1) - max(start, t0) for start, stop, name, depth in calls if depth == 0 and stop > t0 and start < t1
+    )
 
 
 def test_call_details_with_self_time_and_parameters(index, experiment):
@@ -208,8 +215,13 @@ def test_counter_and_parameter_tracks(index, experiment):
     assert ("worker-1", "n", "parameter") in tracks
     # Zoomed in on each step of the counter, every sample is there on its own, at level 0. (The whole run at
     # 65536 pixels does it too where the samples are further apart than a pixel: not where load stretched it.)
-    times = [event[1] for _, thread, events, _, _ in streams(experiment) if thread["name"] == "worker-0"
-             for event in events if event[0] == "counter" and event[2] == "progress_w0"]
+    times = [
+        event[1]
+        for _, thread, events, _, _ in streams(experiment)
+        if thread["name"] == "worker-0"
+        for event in events
+        if event[0] == "counter" and event[2] == "progress_w0"
+    ]
     seen = {}
     for t0, t1 in zip(times, times[1:]):
         level, samples = decode_samples(index.samples(t0, t1 + 1, 65536, [progress]))
@@ -253,7 +265,7 @@ def test_damaged_cache_is_rebuilt(experiment, tmp_path, damage):
     cache = copy / "view.idx"
     data = bytearray(cache.read_bytes())
     if damage == "truncate":
-        data = data[:len(data) // 2]
+        data = data[: len(data) // 2]
     elif damage == "flip":
         for offset in range(64, len(data), 97):
             data[offset] ^= 0xFF
@@ -282,8 +294,10 @@ def test_not_an_experiment(tmp_path):
 
 def test_deep_recursion(tmp_path):
     """Hundreds of call depths: every one indexed, and the tree counts recursion as the profile does."""
-    code = "import sys\nsys.setrecursionlimit(5000)\ndef down(n):\n    return 0 if n == 0 else 1 + down(n - 1)\n" \
-           "print(sum(down(800) for _ in range(3)))"
+    code = (
+        "import sys\nsys.setrecursionlimit(5000)\ndef down(n):\n    return 0 if n == 0 else 1 + down(n - 1)\n"
+        "print(sum(down(800) for _ in range(3)))"
+    )
     assert tracetop("--output", "exp", "-c", code, cwd=tmp_path).returncode == 0
     index = reader.Index(str(tmp_path / "exp"))
     main = index.lanes[0]
@@ -334,14 +348,18 @@ def test_damaged_spans_end_the_reading_there(tmp_path):
     cache = copy / "view.idx"
     data = bytearray(cache.read_bytes())
     header_size = 152  # lod_file.h: lod_header; its catalog_off at 48
-    catalog, = struct.unpack_from("Q", data, 48)
+    (catalog,) = struct.unpack_from("Q", data, 48)
     assert catalog > header_size  # the first block written outside the catalog starts right after the header
-    data[header_size:header_size + 11] = b"\xff" * 11  # no zstd frame starts so
+    data[header_size : header_size + 11] = b"\xff" * 11  # no zstd frame starts so
     cache.write_bytes(bytes(data))
     damaged = reader.Index(str(copy))
     assert not damaged.built and damaged.lanes == index.lanes
-    places = [(lane, depth, level) for lane, info in enumerate(index.lanes) for depth in range(info["depths"])
-              for level in range(1, index.levels)]
+    places = [
+        (lane, depth, level)
+        for lane, info in enumerate(index.lanes)
+        for depth in range(info["depths"])
+        for level in range(1, index.levels)
+    ]
     read = {place: len(raw_spans(damaged, *place)) for place in places}
     whole = {place: len(raw_spans(index, *place)) for place in places}
     cut = [place for place in places if read[place] < whole[place]]
@@ -357,8 +375,9 @@ def test_damaged_spans_end_the_reading_there(tmp_path):
     assert not any((s["lane"], s["depth"]) == (lane, depth) for s in spans)
     # Level 0, the trace's, is whole: every call, found by a search.
     everything = list(range(len(damaged.regions)))
-    assert damaged.spans(damaged.begin_ns, damaged.end_ns + 1, 1000, all_lanes(damaged), everything) == \
-        index.spans(index.begin_ns, index.end_ns + 1, 1000, all_lanes(index), everything)
+    assert damaged.spans(damaged.begin_ns, damaged.end_ns + 1, 1000, all_lanes(damaged), everything) == index.spans(
+        index.begin_ns, index.end_ns + 1, 1000, all_lanes(index), everything
+    )
     start, end, _, _ = raw_spans(index, lane, depth, 0)[0]
     assert damaged.call_at(lane, depth, (start + end) // 2) == index.call_at(lane, depth, (start + end) // 2)
 
@@ -375,6 +394,9 @@ def test_a_long_build_says_how_it_goes(tmp_path):
     os.remove(tmp_path / "exp" / "view.idx")
     said = python("-c", build.format("0"), cwd=tmp_path)
     assert said.returncode == 0, said.stderr
-    assert re.fullmatch(r"(tracetop: indexing exp: \d+\.\d M events read \(\d+ s\)\n)+"
-                        r"(tracetop: indexing exp: \d+\.\d M spans merged into coarser levels \(\d+ s\)\n)+"
-                        r"tracetop: indexing exp: writing the index \(\d+ s\)\n", said.stderr), said.stderr
+    assert re.fullmatch(
+        r"(tracetop: indexing exp: \d+\.\d M events read \(\d+ s\)\n)+"
+        r"(tracetop: indexing exp: \d+\.\d M spans merged into coarser levels \(\d+ s\)\n)+"
+        r"tracetop: indexing exp: writing the index \(\d+ s\)\n",
+        said.stderr,
+    ), said.stderr

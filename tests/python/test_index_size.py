@@ -4,6 +4,7 @@ and every other record in one compressed catalog), on runs of nested calls in th
 and slowed (a coarse level takes more bytes per item the longer the calls take), a parameter-heavy one and one with
 --objects, whose objects records compress with the catalog.
 A trace of a few calls has none on disk: made at each open, it costs less than keeping it (lod.c)."""
+
 import os
 import shutil
 import struct
@@ -63,7 +64,7 @@ def test_a_few_calls(tmp_path):
     profile = {region["name"]: region["visits"] for region in reader.profile(str(experiment))["regions"]}
     data = index.tree(index.begin_ns, index.end_ns + 1, [0])
     visits = {}
-    for parent, region, count, _, _ in struct.iter_unpack("IIddd", data[8:]):
+    for _parent, region, count, _, _ in struct.iter_unpack("IIddd", data[8:]):
         name = index.regions[region]["name"]
         visits[name] = visits.get(name, 0) + count
     assert profile["__main__:f"] == 10 and visits == profile
@@ -87,11 +88,15 @@ def test_beside_a_loaded_machine(tmp_path, program):
     """Nested calls, and recursion, while twice as many processes as the machine has cores (16 at most) spin beside
     them: their calls take longer and are cut by the scheduler, and each time takes more bytes in the index."""
     (tmp_path / "nested.py").write_text(NESTED)
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                for _ in range(min(16, 2 * (os.cpu_count() or 1)))]
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(min(16, 2 * (os.cpu_count() or 1)))
+    ]
     try:
-        experiment = (record(tmp_path, "nested.py", str(20_000 // 9)) if program == "nested" else
-                      record(tmp_path, PROGRAMS / "fib.py", "20"))
+        experiment = (
+            record(tmp_path, "nested.py", str(20_000 // 9))
+            if program == "nested"
+            else record(tmp_path, PROGRAMS / "fib.py", "20")
+        )
     finally:
         for spinner in spinners:
             spinner.kill()
@@ -104,9 +109,22 @@ def test_nested_calls_slowed_by_valgrind(tmp_path):
     """The same program under valgrind, some 20 times slower: every call's times take more bytes (view.idx 8: 0.49 of
     the trace, 9: 0.43, when it held them), where the trace's short forms hold the most of them in the same bytes."""
     (tmp_path / "nested.py").write_text(NESTED)
-    completed = run("valgrind", "-q", "--trace-children=yes", sys.executable, "-m", "tracetop", "run", "--output",
-                    "exp", "nested.py", str(20_000 // 9), cwd=tmp_path, env=environment(PYTHONMALLOC="malloc"),
-                    timeout=600)
+    completed = run(
+        "valgrind",
+        "-q",
+        "--trace-children=yes",
+        sys.executable,
+        "-m",
+        "tracetop",
+        "run",
+        "--output",
+        "exp",
+        "nested.py",
+        str(20_000 // 9),
+        cwd=tmp_path,
+        env=environment(PYTHONMALLOC="malloc"),
+        timeout=600,
+    )
     assert completed.returncode == 0, completed.stderr
     assert ratio(tmp_path / "exp") <= HALF
 

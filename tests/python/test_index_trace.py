@@ -2,6 +2,7 @@
 cross the chunks' edges, with calls open across them at every depth of deep stacks, in three threads, every query
 answers exactly the calls the reader gives; a trace changed, cut or damaged after its index was made gives a problem in
 one line, never a crash."""
+
 import collections
 import os
 import shutil
@@ -43,7 +44,7 @@ def experiment(tmp_path_factory):
 def calls(experiment):
     """Every call of every stream from the reader: {(pid, stream): [(start, end, name, depth, path)]}."""
     found = {}
-    for process, thread, events, state, problem in streams(experiment):
+    for process, thread, events, _state, _problem in streams(experiment):
         done, stack = [], []
         for event in events:
             if event[0] == "enter":
@@ -69,8 +70,11 @@ def test_the_streams_take_several_chunks_with_calls_open_across_them(experiment,
 
 def test_every_call_of_every_depth(index, calls):
     for number, lane in enumerate(index.lanes):
-        got = [(start, end, index.regions[region]["name"], depth)
-               for depth in range(lane["depths"]) for start, end, region, _ in raw_spans(index, number, depth, 0)]
+        got = [
+            (start, end, index.regions[region]["name"], depth)
+            for depth in range(lane["depths"])
+            for start, end, region, _ in raw_spans(index, number, depth, 0)
+        ]
         want = sorted((c[:4] for c in calls[(lane["pid"], lane["stream"])]), key=lambda c: (c[3], c[0]))
         assert got == want
 
@@ -78,8 +82,9 @@ def test_every_call_of_every_depth(index, calls):
 def windows(index, count, width):
     """`count` windows of `width` ns spread over the run, and one of the whole run."""
     step = (index.end_ns - index.begin_ns - width) // count
-    return [(index.begin_ns + i * step + 7, index.begin_ns + i * step + 7 + width) for i in range(count)] + \
-        [(index.begin_ns, index.end_ns + 1)]
+    return [(index.begin_ns + i * step + 7, index.begin_ns + i * step + 7 + width) for i in range(count)] + [
+        (index.begin_ns, index.end_ns + 1)
+    ]
 
 
 def test_windows_answer_the_calls_in_them(index, calls):
@@ -96,10 +101,14 @@ def test_windows_answer_the_calls_in_them(index, calls):
         for number, lane in enumerate(index.lanes):
             inside = [c for c in calls[(lane["pid"], lane["stream"])] if c[1] > t0 and c[0] < t1]
             exact = {(c[0], c[1], c[2], c[3]) for c in inside}
-            assert {depth: counted[(number, depth)] for depth in range(lane["depths"])} == \
-                {depth: sum(1 for c in inside if c[3] == depth) for depth in range(lane["depths"])}
-            alone = {(s["start"], s["end"], index.regions[s["region"]]["name"], s["depth"])
-                     for s in spans if s["lane"] == number and s["calls"] == 1}
+            assert {depth: counted[(number, depth)] for depth in range(lane["depths"])} == {
+                depth: sum(1 for c in inside if c[3] == depth) for depth in range(lane["depths"])
+            }
+            alone = {
+                (s["start"], s["end"], index.regions[s["region"]]["name"], s["depth"])
+                for s in spans
+                if s["lane"] == number and s["calls"] == 1
+            }
             assert alone <= exact
 
 
@@ -110,15 +119,17 @@ def test_trees_of_windows(index, calls):
     for t0, t1 in windows(index, 12, span // 30):
         for number, lane in enumerate(index.lanes):
             want = collections.defaultdict(lambda: [0, 0])
-            for start, end, name, depth, path in calls[(lane["pid"], lane["stream"])]:
+            for start, end, name, _depth, path in calls[(lane["pid"], lane["stream"])]:
                 if end > t0 and start < t1:
                     want[path + (name,)][0] += 1
                     want[path + (name,)][1] += min(end, t1) - max(start, t0)
             nodes = decode_tree(index.tree(t0, t1, [number]))
             paths = []
             for node in nodes:
-                paths.append((paths[node["parent"]] if node["parent"] != 0xFFFFFFFF else ()) +
-                             (index.regions[node["region"]]["name"],))
+                paths.append(
+                    (paths[node["parent"]] if node["parent"] != 0xFFFFFFFF else ())
+                    + (index.regions[node["region"]]["name"],)
+                )
             got = {paths[i]: [node["visits"], node["inclusive"]] for i, node in enumerate(nodes)}
             assert got == {path: [float(v), float(t)] for path, (v, t) in want.items()}
 
@@ -129,7 +140,7 @@ def test_the_call_at_a_time(index, calls):
     for number, lane in enumerate(index.lanes):
         mine = calls[(lane["pid"], lane["stream"])]
         longest = [max((c for c in mine if c[3] == depth), key=lambda c: c[1] - c[0]) for depth in range(4)]
-        for start, end, name, depth, _ in mine[::max(1, len(mine) // 60)] + longest:
+        for start, end, name, depth, _ in mine[:: max(1, len(mine) // 60)] + longest:
             call = index.call_at(number, depth, (start + end) // 2)
             callees = sum(e - s for s, e, _, d, _ in mine if d == depth + 1 and s >= start and e <= end)
             assert (call["start_ns"], call["end_ns"], index.regions[call["region"]]["name"]) == (start, end, name)
@@ -173,19 +184,26 @@ def test_a_chunk_damaged_after_the_index_was_made(experiment, tmp_path):
     assert problem.startswith("the trace changed since its index was made: ") and "\n" not in problem
     assert "checksum mismatch" in problem or "is not the one it was" in problem
     # Its calls are left out; every other is read, and the whole run's tree is the index's own.
-    assert index.tree(index.begin_ns, index.end_ns + 1, all_lanes(index)) == \
-        reader.Index(str(experiment)).tree(index.begin_ns, index.end_ns + 1, all_lanes(index))
+    assert index.tree(index.begin_ns, index.end_ns + 1, all_lanes(index)) == reader.Index(str(experiment)).tree(
+        index.begin_ns, index.end_ns + 1, all_lanes(index)
+    )
 
 
 def test_the_viewer_warns_once_of_calls_it_cannot_read(experiment, tmp_path, capsys):
     from tracetop.viewer.server import DataAPI
+
     copy = copy_with_its_index(experiment, tmp_path)
     damage_middle_chunk(copy)
     index = reader.Index(str(copy))
     api = DataAPI(str(copy), index)
     capsys.readouterr()
-    query = {"t0": str(index.begin_ns), "t1": str(index.end_ns + 1), "width": "1000", "lanes": "all",
-             "only": ",".join(str(i) for i in range(len(index.regions)))}
+    query = {
+        "t0": str(index.begin_ns),
+        "t1": str(index.end_ns + 1),
+        "width": "1000",
+        "lanes": "all",
+        "only": ",".join(str(i) for i in range(len(index.regions))),
+    }
     for _ in range(2):
         assert api.answer("spans", query)[0]
     warned = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
@@ -200,7 +218,9 @@ def test_a_trace_cut_after_the_index_was_made(experiment, tmp_path):
     lane = next(i for i, lane in enumerate(index.lanes) if lane["stream"] == 0)
     for depth in range(index.lanes[lane]["depths"]):
         raw_spans(index, lane, depth, 0)
-    _, spans = decode_spans(index.spans(index.begin_ns, index.end_ns + 1, 1000, [lane], list(range(len(index.regions)))))
+    _, spans = decode_spans(
+        index.spans(index.begin_ns, index.end_ns + 1, 1000, [lane], list(range(len(index.regions))))
+    )
     assert spans
     assert index.read_problem.startswith("the trace changed since its index was made: ")
     assert "cut" in index.read_problem or "is not the one it was" in index.read_problem

@@ -1,5 +1,6 @@
 """What the result under a measured Jupyter cell reads from C: the compact timeline (reader.overview)
 and the CPU and memory sampler (_tracetop.usage_*)."""
+
 import time
 
 import pytest

@@ -1,6 +1,7 @@
 """The Jupyter kernel "tracetop" and the magics, driven as Jupyter drives them: the real kernel, started by
 jupyter_client from the kernelspec that `tracetop jupyter install` writes, and whole notebooks run by
 nbclient."""
+
 import json
 import os
 import re
@@ -94,10 +95,14 @@ def test_install_writes_the_kernelspec(jupyter_path):
 
 def test_objects_live_across_measured_and_plain_cells(kernel):
     (kernel.cwd / "lines.txt").write_text("first\nsecond\nthird\n")
-    kernel.stdout("def numbers():\n    yield from range(100)\n"
-                  "counting = numbers()\nprint(next(counting))\nlines = open('lines.txt')")
-    status, outputs = kernel.run("%%trace\nprint(next(counting), next(counting), lines.readline().strip())\n"
-                                 "class Made:\n    def twice(self, x):\n        return 2 * x")
+    kernel.stdout(
+        "def numbers():\n    yield from range(100)\n"
+        "counting = numbers()\nprint(next(counting))\nlines = open('lines.txt')"
+    )
+    status, outputs = kernel.run(
+        "%%trace\nprint(next(counting), next(counting), lines.readline().strip())\n"
+        "class Made:\n    def twice(self, x):\n        return 2 * x"
+    )
     assert status == "ok", outputs
     assert ("stdout", "1 2 first\n") in outputs
     # The generator was resumed inside the measured cell: its frame is recorded there.
@@ -108,8 +113,10 @@ def test_objects_live_across_measured_and_plain_cells(kernel):
 
 
 def test_measured_cell_shows_timeline_usage_and_top_regions(kernel):
-    status, outputs = kernel.run("%%trace\ndef work(n):\n    return sum(i * i for i in range(n))\n"
-                                 "for _ in range(20):\n    work(2000)\nprint('worked')")
+    status, outputs = kernel.run(
+        "%%trace\ndef work(n):\n    return sum(i * i for i in range(n))\n"
+        "for _ in range(20):\n    work(2000)\nprint('worked')"
+    )
     assert status == "ok", outputs
     assert outputs[0] == ("stdout", "worked\n")  # the cell's own output comes as it runs, before the result
     [result] = displayed(outputs)
@@ -161,18 +168,21 @@ def test_failing_cell_keeps_its_experiment_and_traceback(kernel):
     assert kernel.stdout("print(x)") == "1\n"
 
 
-@pytest.mark.parametrize("cell, message", [
-    ("%%trace --bogus\n1", "unrecognized arguments: --bogus"),
-    ("%%tracetop_args\n--memory=lots", "argument --memory: invalid size"),
-    ("%%scorep_python_binding_arguments\n--instrumenter=magic", "invalid choice 'magic'"),
-    ("%%tracetop_env\nPATH=/nowhere", "PATH is not a TRACETOP_ or SCOREP_ variable"),
-    ("%%scorep_env\nSCOREP_TOTAL_MEMORY=0.5k", "SCOREP_TOTAL_MEMORY"),
-    ("%%scorep_env\njust words", "is not NAME=value"),
-    ("%%finalize_multicellmode", "multicell mode is not on"),
-    ("%%end_writefile", "write mode is not on"),
-    ("%%start_writefile one two", "one name expected"),
-    ("%%multicell_abort\nprint(1)", "takes no cell body"),
-])
+@pytest.mark.parametrize(
+    "cell, message",
+    [
+        ("%%trace --bogus\n1", "unrecognized arguments: --bogus"),
+        ("%%tracetop_args\n--memory=lots", "argument --memory: invalid size"),
+        ("%%scorep_python_binding_arguments\n--instrumenter=magic", "invalid choice 'magic'"),
+        ("%%tracetop_env\nPATH=/nowhere", "PATH is not a TRACETOP_ or SCOREP_ variable"),
+        ("%%scorep_env\nSCOREP_TOTAL_MEMORY=0.5k", "SCOREP_TOTAL_MEMORY"),
+        ("%%scorep_env\njust words", "is not NAME=value"),
+        ("%%finalize_multicellmode", "multicell mode is not on"),
+        ("%%end_writefile", "write mode is not on"),
+        ("%%start_writefile one two", "one name expected"),
+        ("%%multicell_abort\nprint(1)", "takes no cell body"),
+    ],
+)
 def test_bad_magic_arguments_give_a_clear_error(kernel, cell, message):
     status, outputs = kernel.run(cell)
     assert status == "error"
@@ -187,48 +197,70 @@ def test_bad_magic_arguments_give_a_clear_error(kernel, cell, message):
 # ---- the Score-P kernel's documented flow, as a notebook ----
 
 FLOW = [
-    ("%%scorep_env\nSCOREP_ENABLE_TRACING=1\nSCOREP_ENABLE_PROFILING=0\nSCOREP_TOTAL_MEMORY=3g\n"
-     "SCOREP_EXPERIMENT_DIRECTORY=tests_tmp/scorep-traces",
-     "Environment for measured cells set successfully: SCOREP_ENABLE_TRACING=1, SCOREP_ENABLE_PROFILING=0, "
-     "SCOREP_TOTAL_MEMORY=3g, SCOREP_EXPERIMENT_DIRECTORY=tests_tmp/scorep-traces\n"),
-    ("%%scorep_python_binding_arguments\n--noinstrumenter",
-     "tracetop run arguments for measured cells set successfully: ['--noinstrumenter']\n"),
+    (
+        "%%scorep_env\nSCOREP_ENABLE_TRACING=1\nSCOREP_ENABLE_PROFILING=0\nSCOREP_TOTAL_MEMORY=3g\n"
+        "SCOREP_EXPERIMENT_DIRECTORY=tests_tmp/scorep-traces",
+        "Environment for measured cells set successfully: SCOREP_ENABLE_TRACING=1, SCOREP_ENABLE_PROFILING=0, "
+        "SCOREP_TOTAL_MEMORY=3g, SCOREP_EXPERIMENT_DIRECTORY=tests_tmp/scorep-traces\n",
+    ),
+    (
+        "%%scorep_python_binding_arguments\n--noinstrumenter",
+        "tracetop run arguments for measured cells set successfully: ['--noinstrumenter']\n",
+    ),
     ("a = 5\nb = 10\na_vec = list(range(a))\nb_vec = list(range(a, b))\nprint('a + b =', a + b)", "a + b = 15\n"),
-    ("%%execute_with_scorep\nimport scorep\n"
-     "class Matrix:\n    def __init__(self, rows):\n        self.rows = rows\n"
-     "    def total(self):\n        return sum(sum(row) for row in self.rows)\n"
-     "def outer(u, v):\n    return Matrix([[x * y for y in v] for x in u])\n"
-     "with scorep.instrumenter.enable():\n    print('a - b =', a - b)\n    c_mtx = outer(a_vec, b_vec)\n"
-     "c_mtx.total()", "a - b = -5\n"),
+    (
+        "%%execute_with_scorep\nimport scorep\n"
+        "class Matrix:\n    def __init__(self, rows):\n        self.rows = rows\n"
+        "    def total(self):\n        return sum(sum(row) for row in self.rows)\n"
+        "def outer(u, v):\n    return Matrix([[x * y for y in v] for x in u])\n"
+        "with scorep.instrumenter.enable():\n    print('a - b =', a - b)\n    c_mtx = outer(a_vec, b_vec)\n"
+        "c_mtx.total()",
+        "a - b = -5\n",
+    ),
     ("print(type(c_mtx).__name__, c_mtx.total(), Matrix([[1, 2]]).total())", "Matrix 350 3\n"),
-    ("%%enable_multicellmode",
-     "Multicell mode enabled. The following cells will be marked for instrumented execution.\n"),
+    (
+        "%%enable_multicellmode",
+        "Multicell mode enabled. The following cells will be marked for instrumented execution.\n",
+    ),
     ("c = c_mtx.total()", "Cell marked for multicell mode. It will be executed at position 1\n"),
-    ("with scorep.instrumenter.enable():\n    c_vec = list(range(b, c))\n    c_sum = sum(c_vec)",
-     "Cell marked for multicell mode. It will be executed at position 2\n"),
+    (
+        "with scorep.instrumenter.enable():\n    c_vec = list(range(b, c))\n    c_sum = sum(c_vec)",
+        "Cell marked for multicell mode. It will be executed at position 2\n",
+    ),
     ("%%execute_with_scorep\nprint('c =', c)", "Cell marked for multicell mode. It will be executed at position 3\n"),
     ("print('Sum(c_vec) =', sum(c_vec))", "Cell marked for multicell mode. It will be executed at position 4\n"),
     ("order = 'five cells in order'", "Cell marked for multicell mode. It will be executed at position 5\n"),
     ("%%finalize_multicellmode", "c = 350\nSum(c_vec) = 61030\n"),
     ("print(order)", "five cells in order\n"),
-    ("%%enable_multicellmode",
-     "Multicell mode enabled. The following cells will be marked for instrumented execution.\n"),
+    (
+        "%%enable_multicellmode",
+        "Multicell mode enabled. The following cells will be marked for instrumented execution.\n",
+    ),
     ("print('never run')", "Cell marked for multicell mode. It will be executed at position 1\n"),
     ("%%abort_multicellmode", "Multicell mode aborted.\n"),
     ("print('after the abort')", "after the abort\n"),
     ("%%start_writefile tests_tmp/my_jupyter_to_script", None),
-    ("%%scorep_env\nSCOREP_ENABLE_TRACING=1\nSCOREP_ENABLE_PROFILING=0\nSCOREP_TOTAL_MEMORY=3g\n"
-     "SCOREP_EXPERIMENT_DIRECTORY=tests_tmp/script-traces", "Environment variables recorded.\n"),
+    (
+        "%%scorep_env\nSCOREP_ENABLE_TRACING=1\nSCOREP_ENABLE_PROFILING=0\nSCOREP_TOTAL_MEMORY=3g\n"
+        "SCOREP_EXPERIMENT_DIRECTORY=tests_tmp/script-traces",
+        "Environment variables recorded.\n",
+    ),
     ("%%scorep_python_binding_arguments\n--noinstrumenter", "tracetop run arguments recorded.\n"),
-    ("a = 5\nb = 10\na_vec = list(range(a))\nb_vec = list(range(a, b))\nprint('a + b =', a + b)",
-     "Python commands without instrumentation recorded.\n"),
-    ("%%execute_with_scorep\nimport scorep\ndef outer(u, v):\n    return [[x * y for y in v] for x in u]\n"
-     "with scorep.instrumenter.enable():\n    print('a - b =', a - b)\n    c_mtx = outer(a_vec, b_vec)",
-     "Python commands with instrumentation recorded.\n"),
+    (
+        "a = 5\nb = 10\na_vec = list(range(a))\nb_vec = list(range(a, b))\nprint('a + b =', a + b)",
+        "Python commands without instrumentation recorded.\n",
+    ),
+    (
+        "%%execute_with_scorep\nimport scorep\ndef outer(u, v):\n    return [[x * y for y in v] for x in u]\n"
+        "with scorep.instrumenter.enable():\n    print('a - b =', a - b)\n    c_mtx = outer(a_vec, b_vec)",
+        "Python commands with instrumentation recorded.\n",
+    ),
     ("%%enable_multicellmode", ""),
     ("c = sum(map(sum, c_mtx))", "Python commands with instrumentation recorded.\n"),
-    ("with scorep.instrumenter.enable():\n    c_vec = list(range(b, c))",
-     "Python commands with instrumentation recorded.\n"),
+    (
+        "with scorep.instrumenter.enable():\n    c_vec = list(range(b, c))",
+        "Python commands with instrumentation recorded.\n",
+    ),
     ("print('c =', c)\nprint('Sum(c_vec) =', sum(c_vec))", "Python commands with instrumentation recorded.\n"),
     ("%%finalize_multicellmode", ""),
     ("%%end_writefile", "Finished converting to Python script, files closed.\n"),
@@ -245,8 +277,10 @@ def test_scorep_kernel_flow(jupyter_path, tmp_path):
         if expected is not None:
             assert text == expected, source
     started = "".join(output.text for output in notebook.cells[17].outputs)
-    assert started == (f"Started converting to Python script. See files:\n"
-                       f"{tmp_path}/tests_tmp/my_jupyter_to_script_run.sh\n{tmp_path}/tests_tmp/my_jupyter_to_script.py\n")
+    assert started == (
+        f"Started converting to Python script. See files:\n"
+        f"{tmp_path}/tests_tmp/my_jupyter_to_script_run.sh\n{tmp_path}/tests_tmp/my_jupyter_to_script.py\n"
+    )
 
     # The measured cell and the five marked cells: an experiment each, in the directory the environment named.
     measured, multicell = tmp_path / "tests_tmp" / "scorep-traces", tmp_path / "tests_tmp" / "scorep-traces-2"
@@ -267,8 +301,9 @@ def test_scorep_kernel_flow(jupyter_path, tmp_path):
 
     # Write mode: a script and a runner that work from a shell.
     runner = tmp_path / "tests_tmp" / "my_jupyter_to_script_run.sh"
-    completed = subprocess.run([str(runner)], cwd=tmp_path, env=environment(), capture_output=True, text=True,
-                               timeout=120)
+    completed = subprocess.run(
+        [str(runner)], cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=120
+    )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == "a + b = 15\na - b = -5\nc = 350\nSum(c_vec) = 61030\n"
     script_experiment = tmp_path / "tests_tmp" / "script-traces"
@@ -292,10 +327,12 @@ def test_magics_in_any_ipython_kernel(jupyter_path, tmp_path):
 def test_arguments_and_environment_apply_to_measured_cells(kernel):
     assert kernel.stdout("%%tracetop_args\n--no-c-calls --thread=pthread") == (
         "tracetop run arguments for measured cells set successfully: ['--no-c-calls']\n"
-        "Not needed with tracetop, ignored: --thread=pthread\n")
+        "Not needed with tracetop, ignored: --thread=pthread\n"
+    )
     assert kernel.stdout("%%tracetop_env\nTRACETOP_EXPERIMENT_DIRECTORY=chosen\nSCOREP_METRIC_PAPI=PAPI_TOT_CYC") == (
         "Environment for measured cells set successfully: TRACETOP_EXPERIMENT_DIRECTORY=chosen, "
-        "SCOREP_METRIC_PAPI=PAPI_TOT_CYC\nNot read by tracetop, set all the same: SCOREP_METRIC_PAPI\n")
+        "SCOREP_METRIC_PAPI=PAPI_TOT_CYC\nNot read by tracetop, set all the same: SCOREP_METRIC_PAPI\n"
+    )
     status, outputs = kernel.run("%%trace\ndef f():\n    return len('abc')\nf()")
     assert status == "ok" and ("result", {"text/plain": "3"}) in outputs
     recorded = enters(kernel.cwd / "chosen")
@@ -308,13 +345,19 @@ def test_arguments_and_environment_apply_to_measured_cells(kernel):
 
 
 def test_write_mode_keeps_strings_and_comment_cells(kernel):
-    assert kernel.stdout("%%writefile_begin kept") .startswith("Started converting to Python script.")
+    assert kernel.stdout("%%writefile_begin kept").startswith("Started converting to Python script.")
     kernel.stdout("text = '''two\n  lines'''")
     kernel.stdout("# nothing but a comment")
     kernel.stdout("%%trace\nprint(repr(text))")
     kernel.stdout("%%writefile_end")
-    completed = subprocess.run([str(kernel.cwd / "kept_run.sh")], cwd=kernel.cwd, env=environment(),
-                               capture_output=True, text=True, timeout=120)
+    completed = subprocess.run(
+        [str(kernel.cwd / "kept_run.sh")],
+        cwd=kernel.cwd,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == "'two\\n  lines'\n"
 
@@ -349,13 +392,19 @@ def test_scorep_kernel_cells_run_as_that_kernel_runs_them(jupyter_path, tmp_path
     for cell in notebook.cells:
         assert not [output for output in cell.outputs if output.output_type == "error"], cell.source
     texts = ["".join(output.get("text", "") for output in cell.outputs) for cell in notebook.cells]
-    assert texts[0] == ("Multicell mode enabled. The following cells will be marked for instrumented execution.\n"
-                        "Note: the code below %%enable_multicellmode was not run: the cell of "
-                        "%%enable_multicellmode holds no code, as in the Score-P kernel.\n")
+    assert texts[0] == (
+        "Multicell mode enabled. The following cells will be marked for instrumented execution.\n"
+        "Note: the code below %%enable_multicellmode was not run: the cell of "
+        "%%enable_multicellmode holds no code, as in the Score-P kernel.\n"
+    )
     assert texts[-1] == "ran to the end\n"
-    measured = tmp_path / experiment_of(next(output.data for output in notebook.cells[3].outputs
-                                             if output.output_type == "display_data" and
-                                             "experiment in" in output.data.get("text/plain", "")))
+    measured = tmp_path / experiment_of(
+        next(
+            output.data
+            for output in notebook.cells[3].outputs
+            if output.output_type == "display_data" and "experiment in" in output.data.get("text/plain", "")
+        )
+    )
     recorded = enters(measured)
     # enable("named") switched the instrumentation on: the block is the region, and the one work() in it.
     assert recorded["user:named"] == 1
@@ -366,9 +415,14 @@ def test_scorep_kernel_cells_run_as_that_kernel_runs_them(jupyter_path, tmp_path
     assert_complete(measured)
 
     # Without tracing the cell still shows its timeline, then its experiment keeps the profile alone.
-    untraced = tmp_path / experiment_of(next(output.data for output in notebook.cells[5].outputs
-                                             if output.output_type == "display_data"))
-    assert "<svg class='tracetop-timeline'" in next(output.data for output in notebook.cells[5].outputs
-                                                  if output.output_type == "display_data")["text/html"]
+    untraced = tmp_path / experiment_of(
+        next(output.data for output in notebook.cells[5].outputs if output.output_type == "display_data")
+    )
+    assert (
+        "<svg class='tracetop-timeline'"
+        in next(output.data for output in notebook.cells[5].outputs if output.output_type == "display_data")[
+            "text/html"
+        ]
+    )
     assert sorted(path.name for path in untraced.iterdir()) == ["MANIFEST.md", "config.txt", "profile.txt"]
     assert "the trace was not kept" in (untraced / "MANIFEST.md").read_text()

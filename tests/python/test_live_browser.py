@@ -1,6 +1,7 @@
 """`tracetop view --live` in a real Chromium: a running program appears, its hot function leads top's table, the timeline advances, the on/off switch stops its events, the page and a second reader
 (top) both read every event, and nothing is left in /dev/shm once the program ends. Screenshots go to
 tests/artifacts/."""
+
 import json
 import re
 import subprocess
@@ -8,19 +9,29 @@ import sys
 import urllib.request
 
 import pytest
+from tracetop.viewer.live import LiveServer
 
 from browser import page_of, screenshot
 from helpers import PROGRAMS, assert_complete, environment, needs_object_counting, reader
-from live_helpers import (Gated, Screen, Workload, channel, drain, needs_tmux, rows, top_command, wait_for_channel,
-                          wait_for_readers)
-from tracetop.viewer.live import LiveServer
+from live_helpers import (
+    Gated,
+    Screen,
+    Workload,
+    channel,
+    drain,
+    needs_tmux,
+    rows,
+    top_command,
+    wait_for_channel,
+    wait_for_readers,
+)
 
 TOP_FUNCTIONS = "[...document.querySelectorAll('#top tbody tr td:nth-child(6)')].map((td) => td.textContent)"
 COLUMN_WIDTHS = "[...document.querySelectorAll('#top thead th')].map((th) => th.getBoundingClientRect().width)"
 SPANS_IN_AND_AFTER_THE_VIEW = """(() => { const s = window.ttLive.state, t0 = s.viewEnd - s.viewSpan;
     const spans = [...s.lanes.values()].flatMap((lane) => lane.spans);
     return [spans.some((x) => x[5] > t0 && x[4] < s.viewEnd), spans.some((x) => x[4] > s.viewEnd)]; })()"""
-HOT_CALLS = ("window.ttLive.state.rows.find((r) => window.ttLive.state.functions[r[0]][0] === '__main__:hot')[1]")
+HOT_CALLS = "window.ttLive.state.rows.find((r) => window.ttLive.state.functions[r[0]][0] === '__main__:hot')[1]"
 
 
 def process_js(pid, what):
@@ -32,9 +43,14 @@ class Program:
 
     def __init__(self, where):
         self.where = where
-        self.process = subprocess.Popen([sys.executable, "-m", "tracetop", "--live", "--output", "exp",
-                                         PROGRAMS / "live_page.py"], cwd=where, env=environment(),
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tracetop", "--live", "--output", "exp", PROGRAMS / "live_page.py"],
+            cwd=where,
+            env=environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.pid = self.process.pid
         wait_for_channel(self.process)
 
@@ -62,17 +78,24 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):
             page.wait_for_function(process_js(program.pid, "p.threads.length === 2"))
 
             # Its hot function leads top's table, as in `tracetop top`.
-            page.wait_for_function("document.querySelector('#top tbody tr td:nth-child(6)') && "
-                                   "document.querySelector('#top tbody tr td:nth-child(6)').textContent === "
-                                   "'__main__:hot'", timeout=30000)
+            page.wait_for_function(
+                "document.querySelector('#top tbody tr td:nth-child(6)') && "
+                "document.querySelector('#top tbody tr td:nth-child(6)').textContent === "
+                "'__main__:hot'",
+                timeout=30000,
+            )
             # The timeline advances: the page's time and the pixels move.
             first = page.evaluate("[window.ttLive.state.serverNow, document.getElementById('tl-canvas').toDataURL()]")
-            page.wait_for_function("([now, pixels]) => window.ttLive.state.serverNow > now + 200 && "
-                                   "document.getElementById('tl-canvas').toDataURL() !== pixels", arg=first)
+            page.wait_for_function(
+                "([now, pixels]) => window.ttLive.state.serverNow > now + 200 && "
+                "document.getElementById('tl-canvas').toDataURL() !== pixels",
+                arg=first,
+            )
             # Calls that returned are drawn, stacks shown, the counter and the parameter are tracks.
             page.wait_for_function("[...window.ttLive.state.lanes.values()].some((l) => l.spans.length > 0)")
-            page.wait_for_function("[...window.ttLive.state.tracks.values()].map((t) => t.name).sort().join() "
-                                   "=== 'queue_len,round'")
+            page.wait_for_function(
+                "[...window.ttLive.state.tracks.values()].map((t) => t.name).sort().join() === 'queue_len,round'"
+            )
             assert page.is_hidden("#objects-panel")  # it counts no objects
             stacks = page.inner_text("#stacks")
             assert "MainThread" in stacks and "worker" in stacks and "__main__:main" in stacks
@@ -81,11 +104,17 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):
             assert f"pid {program.pid}" in labels and "MainThread" in labels and "queue_len" in labels
             # The table per thread, per process, and of all (the server's scope, the same for every page).
             worker = page.evaluate(process_js(program.pid, "p.threads.find((t) => t.name === 'worker').stream"))
-            for scope, shown, hidden in ((f"{program.pid}:{worker}", "__main__:worker", "__main__:main"),
-                                         (str(program.pid), "__main__:main", None), ("0", "__main__:worker", None)):
+            for scope, shown, hidden in (
+                (f"{program.pid}:{worker}", "__main__:worker", "__main__:main"),
+                (str(program.pid), "__main__:main", None),
+                ("0", "__main__:worker", None),
+            ):
                 page.select_option("#top-scope", scope)
-                page.wait_for_function(f"(() => {{ const names = {TOP_FUNCTIONS}; return names.includes('{shown}') && "
-                                       f"!names.includes('{hidden}'); }})()", timeout=30000)
+                page.wait_for_function(
+                    f"(() => {{ const names = {TOP_FUNCTIONS}; return names.includes('{shown}') && "
+                    f"!names.includes('{hidden}'); }})()",
+                    timeout=30000,
+                )
                 if hidden:
                     screenshot(page, "live_top_one_thread")
             # FUNCTION and FILE:LINE both in view.
@@ -163,14 +192,18 @@ def test_the_page_and_top_each_read_every_event(browser, tmp_path):
             assert program.wait() == "fib 46368\n"
             page.wait_for_function(process_js(program.pid, "p.state === 'ended'"), timeout=30000)
             shown = page.evaluate(process_js(program.pid, "[p.events, p.dropped]"))
-            fib_row = page.evaluate("[...document.querySelectorAll('#top tbody tr')].map((tr) => tr.innerText)"
-                                    ".find((text) => text.includes('__main__:fib'))")
+            fib_row = page.evaluate(
+                "[...document.querySelectorAll('#top tbody tr')].map((tr) => tr.innerText)"
+                ".find((text) => text.includes('__main__:fib'))"
+            )
             screenshot(page, "live_fib_ended")
             assert page.errors == []
         traced = reader.profile(str(tmp_path / "exp"))
         fib_calls = next(region["visits"] for region in traced["regions"] if region["name"] == "__main__:fib")
-        screen.wait(f"fib's {fib_calls} calls", lambda lines: [row.calls for row in rows(lines)
-                                                               if row.function == "__main__:fib"] == [fib_calls])
+        screen.wait(
+            f"fib's {fib_calls} calls",
+            lambda lines: [row.calls for row in rows(lines) if row.function == "__main__:fib"] == [fib_calls],
+        )
     finally:
         screen.close()
         server.close()
@@ -218,19 +251,25 @@ def test_objects_bars_and_the_dial(browser, live_server, tmp_path):
         workload = Workload(tmp_path, program="live_objects.py", options=["--objects"])
         try:
             page.wait_for_selector("#objects-panel", state="visible", timeout=15000)
-            page.wait_for_function(f"(() => {{ const b = {OBJECT_BARS}; return b.list && b.dict && "
-                                   "b.list[0] > 1 && b.dict[0] > 1 && b.list[2] > 1; })()", timeout=15000)
+            page.wait_for_function(
+                f"(() => {{ const b = {OBJECT_BARS}; return b.list && b.dict && "
+                "b.list[0] > 1 && b.dict[0] > 1 && b.list[2] > 1; })()",
+                timeout=15000,
+            )
             bars = page.evaluate(OBJECT_BARS)
             created, destroyed, alive = bars["dict"]
             assert abs(created - destroyed) <= max(2, 0.2 * created), bars  # freed as made
             assert bars["list"][1] < bars["list"][0], bars  # lists kept
             assert bars["list"][2] > 10 * max(alive, 1), bars
-            cells = page.evaluate("[...document.querySelectorAll('#objects tbody tr')].map((tr) => "
-                                  "[...tr.cells].slice(0, 4).map((c) => c.textContent))")
+            cells = page.evaluate(
+                "[...document.querySelectorAll('#objects tbody tr')].map((tr) => "
+                "[...tr.cells].slice(0, 4).map((c) => c.textContent))"
+            )
             assert any(row[0] == "list" and row[3][0].isdigit() and row[3] != "0" for row in cells), cells
             first = page.evaluate("window.ttLive.nova")
-            page.wait_for_function(f"window.ttLive.nova.made > {first['made']} && "
-                                   f"window.ttLive.nova.angle !== {first['angle']}")
+            page.wait_for_function(
+                f"window.ttLive.nova.made > {first['made']} && window.ttLive.nova.angle !== {first['angle']}"
+            )
             assert page.evaluate("window.ttLive.nova.perSecond") > 0
             assert "lists: " in page.inner_text("#nova-text")
             # Beside the objects panel, top's FUNCTION keeps its room (FILE:LINE goes to its hover).

@@ -1,5 +1,6 @@
 """The live channel of `tracetop run --live`: there while the program runs, private to its user, gone
 when the program ends (by return or os._exit)."""
+
 import os
 import subprocess
 import sys
@@ -25,26 +26,42 @@ def test_no_channel_without_live(tmp_path):
 
 
 def test_live_from_the_api(tmp_path):
-    code = ("import os, tracetop\n"
-            f"path = '/dev/shm/tracetop-{os.geteuid()}-' + str(os.getpid())\n"
-            "session = tracetop.start(output='exp', live=True)\n"
-            "print(os.path.exists(path))\n"
-            "session.stop()\n"
-            "print(os.path.exists(path))\n")
-    completed = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=environment(), capture_output=True,
-                               text=True, timeout=60)
+    code = (
+        "import os, tracetop\n"
+        f"path = '/dev/shm/tracetop-{os.geteuid()}-' + str(os.getpid())\n"
+        "session = tracetop.start(output='exp', live=True)\n"
+        "print(os.path.exists(path))\n"
+        "session.stop()\n"
+        "print(os.path.exists(path))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=60
+    )
     assert completed.stdout == "True\nFalse\n", completed.stderr
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a program as another user")
 def test_another_user_cannot_open_the_channel(tmp_path):
-    program = subprocess.Popen([sys.executable, "-m", "tracetop", "--live", "--output", "exp",
-                                PROGRAMS / "live_channel.py", "wait"], cwd=tmp_path, env=environment(),
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    program = subprocess.Popen(
+        [sys.executable, "-m", "tracetop", "--live", "--output", "exp", PROGRAMS / "live_channel.py", "wait"],
+        cwd=tmp_path,
+        env=environment(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert program.stdout.readline() == "channel 600\n"
-        opener = subprocess.run(["cat", channel(program.pid)], user=65534, group=65534, extra_groups=[], cwd="/",
-                                capture_output=True, text=True, timeout=60)
+        opener = subprocess.run(
+            ["cat", channel(program.pid)],
+            user=65534,
+            group=65534,
+            extra_groups=[],
+            cwd="/",
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert opener.returncode != 0 and "Permission denied" in opener.stderr
     finally:
         program.communicate("\n", timeout=60)

@@ -1,5 +1,6 @@
 """`mpirun -n 3 tracetop run --mpi`: the ranks in one experiment, their MPI calls as MPI regions, their messages
 and collectives as MPI events that pair up across ranks."""
+
 import collections
 import platform
 import re
@@ -22,8 +23,12 @@ RANKS = 3
 def mpirun(*command, cwd):
     # Open MPI ends the ranks left when one fails with SIGCONT, SIGTERM and SIGKILL, a second apart; on two busy
     # cores rank 0 may need longer than that to complete its trace and write profile.txt.
-    env = environment(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                      OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_odls_base_sigkill_timeout="5")
+    env = environment(
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        OMPI_MCA_rmaps_base_oversubscribe="1",
+        OMPI_MCA_odls_base_sigkill_timeout="5",
+    )
     return run("mpirun", "-n", RANKS, sys.executable, *command, cwd=cwd, env=env, timeout=180)
 
 
@@ -108,11 +113,13 @@ def test_ring_and_allreduce(tmp_path):
     assert profile.count("(rank ") == RANKS and "did not end normally" not in profile
     matrix = profile.split(f"MPI messages sent, by rank: {RANKS} messages, {8 * RANKS} bytes\n")[1].splitlines()[1:]
     assert [line.split() for line in matrix[:RANKS]] == [
-        [str(rank), str((rank + 1) % RANKS), "1", "8"] for rank in range(RANKS)]
+        [str(rank), str((rank + 1) % RANKS), "1", "8"] for rank in range(RANKS)
+    ]
     assert f"allreduce {RANKS} {8 * RANKS} {8 * RANKS}" in " ".join(profile.split())
     whole = reader.profile(str(tmp_path / "exp"))
     assert [(m["sender"], m["receiver"], m["count"], m["bytes"]) for m in whole["messages"]] == [
-        (rank, (rank + 1) % RANKS, 1, 8) for rank in range(RANKS)]
+        (rank, (rank + 1) % RANKS, 1, 8) for rank in range(RANKS)
+    ]
     assert whole["collectives"] == {"allreduce": {"calls": RANKS, "sent": 8 * RANKS, "received": 8 * RANKS}}
 
     # One rank's profile: its own calls and messages.
@@ -132,11 +139,12 @@ def test_nonblocking_and_matched_receives(tmp_path):
     sent, received = messages(by_rank, ("mpi_send", "mpi_isend"), ("mpi_recv", "mpi_irecv"))
     assert sorted(sent) == sorted(received)
     assert sorted((sender, receiver, tag) for sender, receiver, tag, _ in sent) == sorted(
-        (rank, (rank + 1) % RANKS, 8) for rank in range(RANKS))
+        (rank, (rank + 1) % RANKS, 8) for rank in range(RANKS)
+    )
     # Rank 0 sent with isend and completed it in MPI_Wait; the others received by matched probe.
     _, events = by_rank[0]
-    isend, = [event for event in events if event[0] == "mpi_isend"]
-    complete, = [event for event in events if event[0] == "mpi_isend_complete"]
+    (isend,) = [event for event in events if event[0] == "mpi_isend"]
+    (complete,) = [event for event in events if event[0] == "mpi_isend_complete"]
     assert complete[2] == isend[6] and in_region(events, "mpi_isend_complete", "MPI_Wait")
     for rank in range(1, RANKS):
         assert in_region(by_rank[rank][1], "mpi_recv", "MPI_Mrecv")
@@ -144,7 +152,7 @@ def test_nonblocking_and_matched_receives(tmp_path):
 
 def test_the_ranks_agree_on_the_default_directory(tmp_path):
     measured(tmp_path, options=())
-    experiment, = [path for path in tmp_path.iterdir() if path.name.startswith("tracetop-")]
+    (experiment,) = [path for path in tmp_path.iterdir() if path.name.startswith("tracetop-")]
     assert experiment.name.startswith("tracetop-mpi-")
     ranks(experiment)
     assert (experiment / "MANIFEST.md").exists() and (experiment / "profile.txt").exists()
@@ -157,7 +165,7 @@ def test_derived_communicators(tmp_path):
         derived = process["comms"][2]
         assert (derived["kind"], derived["parent"], derived["seq"]) == ("derived", 0, 0)
         assert derived["members"] == ([0, 2] if rank % 2 == 0 else [1])
-        end, = [event for event in events if event[0] == "mpi_collective_end"]
+        (end,) = [event for event in events if event[0] == "mpi_collective_end"]
         assert end[2:4] == ("allreduce", 2)
     sent, received = messages(by_rank, ("mpi_send",), ("mpi_recv",))
     assert sorted(sent) == sorted(received) == [(0, 2, 7, 8), (1, 1, 7, 8), (2, 0, 7, 8)]
@@ -176,7 +184,8 @@ def test_a_rank_that_crashes(tmp_path):
         entered = [event[2] for event in events if event[0] == "enter"]
         assert {"MPI_Send", "MPI_Recv"} <= set(entered)
     assert (tmp_path / "exp" / "profile.txt").exists() and "killed by SIGTERM" in (
-        tmp_path / "exp" / "MANIFEST.md").read_text()
+        tmp_path / "exp" / "MANIFEST.md"
+    ).read_text()
 
 
 def otf2_print(*arguments):
@@ -193,8 +202,9 @@ def test_otf2_has_the_ranks_their_messages_and_collectives(tmp_path):
     groups = re.findall(r'^LOCATION_GROUP\s+(\d+)\s+Name: "([^"]*)"', definitions, re.M)
     assert sorted(name for _, name in groups) == [f"MPI Rank {rank}" for rank in range(RANKS)]
     # The location of each rank, as the group of the ranks' locations lists them.
-    ranks = re.search(r'^GROUP\s+\d+\s+Name: "MPI ranks" <\d+>, Type: COMM_LOCATIONS, Paradigm: MPI, .*$',
-                      definitions, re.M)
+    ranks = re.search(
+        r'^GROUP\s+\d+\s+Name: "MPI ranks" <\d+>, Type: COMM_LOCATIONS, Paradigm: MPI, .*$', definitions, re.M
+    )
     assert ranks and f"{RANKS} Members" in ranks.group(0)
     location_group = dict(re.findall(r"^LOCATION\s+(\d+)\s+.*Group: \"[^\"]*\" <(\d+)>", definitions, re.M))
     rank_of_group = {group: int(name.split()[-1]) for group, name in groups}
@@ -220,10 +230,28 @@ def test_otf2_has_the_ranks_their_messages_and_collectives(tmp_path):
 
 def scorep_mpirun(tmp_path, ranks):
     """`mpirun -n RANKS python -m tracetop --mpp=mpi ring.py`, asking for OTF2 and CUBE as Score-P users do."""
-    env = environment(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_odls_base_sigkill_timeout="5",
-                      SCOREP_EXPERIMENT_DIRECTORY="exp", SCOREP_ENABLE_TRACING="true", SCOREP_ENABLE_PROFILING="true")
-    completed = run("mpirun", "--oversubscribe", "-n", ranks, sys.executable, "-m", "tracetop", "--mpp=mpi",
-                    PROGRAMS / "ring.py", cwd=tmp_path, env=env, timeout=180)
+    env = environment(
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        OMPI_MCA_odls_base_sigkill_timeout="5",
+        SCOREP_EXPERIMENT_DIRECTORY="exp",
+        SCOREP_ENABLE_TRACING="true",
+        SCOREP_ENABLE_PROFILING="true",
+    )
+    completed = run(
+        "mpirun",
+        "--oversubscribe",
+        "-n",
+        ranks,
+        sys.executable,
+        "-m",
+        "tracetop",
+        "--mpp=mpi",
+        PROGRAMS / "ring.py",
+        cwd=tmp_path,
+        env=env,
+        timeout=180,
+    )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == f"token {sum(range(ranks)) + 1} sum {float(sum(range(ranks)))} ranks {ranks}\n"
     return tmp_path / "exp"
@@ -237,29 +265,39 @@ def test_scorep_layout_for_vampir_and_cube(tmp_path):
 
     # OTF2: the location groups in rank order, below the node of their host, below the machine; a region once.
     definitions = otf2_print("-G", experiment / "traces.otf2")
-    nodes = re.findall(r'^SYSTEM_TREE_NODE\s+(\d+)\s+Name: "([^"]*)" <\d+>, Class: "([^"]*)" <\d+>, Parent: (.*)$',
-                       definitions, re.M)
+    nodes = re.findall(
+        r'^SYSTEM_TREE_NODE\s+(\d+)\s+Name: "([^"]*)" <\d+>, Class: "([^"]*)" <\d+>, Parent: (.*)$', definitions, re.M
+    )
     assert [(name, kind) for _, name, kind, _ in nodes] == [("machine", "machine"), (host, "node")]
     assert nodes[1][3] == '"machine::machine" <0>'
-    groups = re.findall(r'^LOCATION_GROUP\s+(\d+)\s+Name: "([^"]*)" <\d+>, Type: PROCESS, Parent: "node::([^"]*)" <1>',
-                        definitions, re.M)
+    groups = re.findall(
+        r'^LOCATION_GROUP\s+(\d+)\s+Name: "([^"]*)" <\d+>, Type: PROCESS, Parent: "node::([^"]*)" <1>',
+        definitions,
+        re.M,
+    )
     assert groups == [(str(rank), f"MPI Rank {rank}", host) for rank in range(ranks)]
     regions = re.findall(r'^REGION\s+\d+\s+Name: "([^"]*)"', definitions, re.M)
     assert len(regions) == len(set(regions)) and {"MPI_Send", "MPI_Recv", "MPI_Allreduce"} <= set(regions)
 
     # CUBE: the same tree, ranks right, and Score-P's metrics per rank.
     with pycubexr.CubexParser(experiment / "profile.cubex") as parser:
-        machine, = parser._anchor_result.system_tree_nodes
-        node, = machine._system_tree_node_children
+        (machine,) = parser._anchor_result.system_tree_nodes
+        (node,) = machine._system_tree_node_children
         assert (machine.name, node.name, node.clazz) == ("machine", host, "node")
         cube_groups = node._location_group_children
-        assert [(group.name, int(group.rank)) for group in cube_groups] == [(f"MPI Rank {rank}", rank) for rank in range(ranks)]
+        assert [(group.name, int(group.rank)) for group in cube_groups] == [
+            (f"MPI Rank {rank}", rank) for rank in range(ranks)
+        ]
         location_of = {rank: group.all_locations()[0].id for rank, group in enumerate(cube_groups)}
-        values = {name: parser.get_metric_values(parser.get_metric_by_name(name)) for name in (
-            "visits", "time", "min_time", "max_time", "bytes_sent", "bytes_received", "messages")}
+        values = {
+            name: parser.get_metric_values(parser.get_metric_by_name(name))
+            for name in ("visits", "time", "min_time", "max_time", "bytes_sent", "bytes_received", "messages")
+        }
 
         def total(metric, rank, region=None):
-            cnodes = [cnode for cnode in parser.all_cnodes() if region is None or parser.get_region(cnode).name == region]
+            cnodes = [
+                cnode for cnode in parser.all_cnodes() if region is None or parser.get_region(cnode).name == region
+            ]
             return sum(values[metric].location_value(cnode, location_of[rank]) for cnode in cnodes)
 
         for rank in range(ranks):
@@ -267,13 +305,17 @@ def test_scorep_layout_for_vampir_and_cube(tmp_path):
             # The ring's message of 8 bytes and the allreduce's 8 bytes each way.
             assert (total("bytes_sent", rank), total("bytes_received", rank), total("messages", rank)) == (16, 16, 2)
             assert total("bytes_sent", rank, "MPI_Send") == total("bytes_received", rank, "MPI_Recv") == 8
-            send, = [cnode for cnode in parser.all_cnodes() if parser.get_region(cnode).name == "MPI_Send"]
+            (send,) = [cnode for cnode in parser.all_cnodes() if parser.get_region(cnode).name == "MPI_Send"]
             # pycubexr gives MINDOUBLE and MAXDOUBLE values as objects that aggregate by min and max.
-            low, high = (float(values[name].location_value(send, location_of[rank])._values)
-                         for name in ("min_time", "max_time"))
+            low, high = (
+                float(values[name].location_value(send, location_of[rank])._values) for name in ("min_time", "max_time")
+            )
             assert 0 < low == high  # one visit
-            spent = sum(values["time"].location_value(cnode, location_of[rank]) for cnode in parser.all_cnodes()
-                        if parser.get_region(cnode).name == "MPI_Send")
+            spent = sum(
+                values["time"].location_value(cnode, location_of[rank])
+                for cnode in parser.all_cnodes()
+                if parser.get_region(cnode).name == "MPI_Send"
+            )
             # A ns apart at most (and the doubles' rounding): the profile converts ticks summed per call path
             # (profile.h), max_time each visit's two times.
             assert spent == pytest.approx(high, abs=1.5e-9)

@@ -1,12 +1,23 @@
 """`tracetop run --objects`: objects created and destroyed, counted exactly by type and by the region that
 created them, recorded in the trace and summarised; where the Python cannot count them, one line says so and
 the run goes on."""
+
 import sys
 
 import pytest
 
-from helpers import (COUNTS_OBJECTS, PROGRAMS, assert_complete, environment, needs_object_counting, object_counts,
-                     python, streams, tracetop, tracetop_lines)
+from helpers import (
+    COUNTS_OBJECTS,
+    PROGRAMS,
+    assert_complete,
+    environment,
+    needs_object_counting,
+    object_counts,
+    python,
+    streams,
+    tracetop,
+    tracetop_lines,
+)
 from live_helpers import Phases
 
 PROGRAM = PROGRAMS / "objects.py"
@@ -53,18 +64,18 @@ def test_summary_objects_tables(tmp_path):
     summary = tracetop("summary", "exp", cwd=tmp_path)
     assert summary.returncode == 0, summary.stderr
     text = summary.stdout
-    objects = text[text.index("Objects: "):]
+    objects = text[text.index("Objects: ") :]
     by_type = {line.split()[0]: line.split()[1:] for line in objects.split("\n\n")[0].splitlines()[2:]}
     # Points: 100,000 in make, 20,000 in producer, 3,000 in wrapped that stay.
     assert by_type["__main__:Point"][:3] == ["123000", "120000", "3000"]
     assert by_type["__main__:Node"][:3] == ["2000", "2000", "0"]
     point_size = int(by_type["__main__:Point"][3]) // 123000
     assert point_size > 0
-    creators = objects[objects.index("Objects created, by creating region"):objects.index("Objects alive")]
+    creators = objects[objects.index("Objects created, by creating region") : objects.index("Objects alive")]
     rows = [line.split() for line in creators.splitlines()]
     assert ["100000", "100000", "0", "__main__:Point", "__main__:make"] in rows
     assert ["50000", "50000", "0", "list", "__main__:make"] in rows
-    leaks = [line.split() for line in objects[objects.index("leak candidates"):].splitlines()]
+    leaks = [line.split() for line in objects[objects.index("leak candidates") :].splitlines()]
     assert ["3000", str(3000 * point_size), "__main__:Point", "__main__:wrapped"] in leaks
 
 
@@ -85,14 +96,16 @@ def test_without_objects_nothing_is_counted_or_changed(tmp_path):
         "    get.restype = ctypes.c_void_p\n"
         "    get.argtypes = [ctypes.POINTER(ctypes.c_void_p)]\n"
         "    print('tracer', get(ctypes.byref(ctypes.c_void_p())))\n"
-        "x = [[] for _ in range(1000)]\n")
+        "x = [[] for _ in range(1000)]\n"
+    )
     completed = tracetop("--output", "exp", program, cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == python(program, cwd=tmp_path).stdout
     if sys.version_info >= (3, 13):
         assert completed.stdout == "tracer None\n"
-    assert not [event for *_, events, state, problem in streams(tmp_path / "exp") for event in events
-                if event[0] == "objects"]
+    assert not [
+        event for *_, events, state, problem in streams(tmp_path / "exp") for event in events if event[0] == "objects"
+    ]
 
 
 PROGRAM_API = """

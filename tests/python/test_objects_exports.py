@@ -2,6 +2,7 @@
 and Chrome counter tracks of the objects alive per type (decoded as their viewers read them), and CUBE metrics
 per call path (read back by pycubexr). Each equals what the native trace's records add up to, computed here
 independently, and the known numbers of programs/objects_exports.py, in each of its two processes."""
+
 import collections
 import json
 import re
@@ -94,9 +95,14 @@ def test_otf2_metrics(experiment):
     definitions = subprocess.run(["otf2-print", "-G", anchor], capture_output=True, text=True, timeout=120)
     assert definitions.returncode == 0, definitions.stderr
     # A metric location per process beside its threads: location -> pid.
-    locations = {int(location): int(pid) for location, pid in re.findall(
-        r'^LOCATION\s+(\d+)\s+Name: "objects" <\d+>, Type: METRIC, .* Group: "process (\d+) ', definitions.stdout,
-        re.M)}
+    locations = {
+        int(location): int(pid)
+        for location, pid in re.findall(
+            r'^LOCATION\s+(\d+)\s+Name: "objects" <\d+>, Type: METRIC, .* Group: "process (\d+) ',
+            definitions.stdout,
+            re.M,
+        )
+    }
     assert len(locations) == 2, definitions.stdout
     shown = subprocess.run(["otf2-print", anchor], capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr
@@ -130,11 +136,12 @@ def test_perfetto_counter_tracks(experiment):
                 processes[descriptor.uuid] = descriptor.process.pid
             elif descriptor.HasField("counter") and descriptor.name.startswith("objects alive: "):
                 assert descriptor.parent_uuid in processes
-                tracks[descriptor.uuid] = processes[descriptor.parent_uuid], descriptor.name[len("objects alive: "):]
+                tracks[descriptor.uuid] = processes[descriptor.parent_uuid], descriptor.name[len("objects alive: ") :]
         elif packet.track_event.track_uuid in tracks:
             assert packet.track_event.type == trace_pb2.TrackEvent.TYPE_COUNTER
             alive[tracks[packet.track_event.track_uuid]].append(
-                (packet.timestamp, int(packet.track_event.double_counter_value)))
+                (packet.timestamp, int(packet.track_event.double_counter_value))
+            )
     assert alive == alive_series(native_series(experiment))
     assert_known_numbers(alive)
 
@@ -146,7 +153,7 @@ def test_chrome_counters(experiment):
     for event in events:
         if event["ph"] == "C" and event.get("cat") == "objects":
             assert event["name"].startswith("objects: ")
-            key = event["pid"], event["name"][len("objects: "):]
+            key = event["pid"], event["name"][len("objects: ") :]
             alive[key].append((round(event["ts"] * 1000), event["args"]["alive"]))
     assert alive == alive_series(native_series(experiment))
     assert_known_numbers(alive)
@@ -185,8 +192,9 @@ def test_cube_metrics_per_call_path(experiment):
             for k in range(3):
                 per_region[path[-1]][k] += shown[k]
     # Every region's objects, and those made outside any call (on <program>), are there exactly.
-    assert {region: counts for region, counts in per_region.items() if any(counts)} == \
-        {region: counts for region, counts in native.items() if any(counts)}
+    assert {region: counts for region, counts in per_region.items() if any(counts)} == {
+        region: counts for region, counts in native.items() if any(counts)
+    }
     # make_items is called once from first() and once from second() in each process: each path has half of its
     # objects.
     paths = {path[-2]: counts for path, counts in per_path.items() if path[-1] == "__main__:make_items"}

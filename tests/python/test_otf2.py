@@ -1,5 +1,6 @@
 """OTF2 through libotf2, read back by otf2-print and otf2-marker (Debian's otf2-tools): the ENTER events per
 region, parameters, metrics and markers match the native trace; `run --format otf2`; replacing; bad output."""
+
 import collections
 import re
 import shutil
@@ -54,8 +55,9 @@ def test_enters_per_region(experiment):
 
 def test_definitions(experiment):
     definitions = otf2_print("-G", experiment / "traces.otf2")
-    locations = re.findall(r'^LOCATION\s+\d+\s+Name: "([^"]*)" <\d+>, Type: CPU_THREAD, # Events: (\d+)',
-                           definitions, re.M)
+    locations = re.findall(
+        r'^LOCATION\s+\d+\s+Name: "([^"]*)" <\d+>, Type: CPU_THREAD, # Events: (\d+)', definitions, re.M
+    )
     assert sorted(name for name, _ in locations) == ["MainThread", "worker"]
     assert sum(int(count) for _, count in locations) == len(list(events(experiment / "traces.otf2")))
     assert len(re.findall(r"^LOCATION_GROUP .* Type: PROCESS", definitions, re.M)) == 1
@@ -69,8 +71,9 @@ def test_markers(experiment):
     completed = subprocess.run(["otf2-marker", str(experiment / "traces.otf2")], capture_output=True, text=True)
     assert completed.returncode == 0, completed.stderr
     _, _, marks = native_calls(experiment)
-    shown = re.findall(r'^MARKER\s+Time: (\d+), Duration 0, Scope: LOCATION:\d+, Text: "checkpoint"', completed.stdout,
-                       re.M)
+    shown = re.findall(
+        r'^MARKER\s+Time: (\d+), Duration 0, Scope: LOCATION:\d+, Text: "checkpoint"', completed.stdout, re.M
+    )
     assert sorted(map(int, shown)) == sorted(time for _, _, _, time in marks)
 
 
@@ -87,10 +90,13 @@ def test_run_format_otf2(tmp_path):
     assert "`traces.otf2`" in (experiment / "MANIFEST.md").read_text()
 
 
-@pytest.mark.parametrize("output, message", [
-    ("trace.json", "an OTF2 archive is named by its anchor file, NAME.otf2: not trace.json"),
-    ("missing/x.otf2", "cannot write missing/x.otf2: No such file or directory"),
-])
+@pytest.mark.parametrize(
+    "output, message",
+    [
+        ("trace.json", "an OTF2 archive is named by its anchor file, NAME.otf2: not trace.json"),
+        ("missing/x.otf2", "cannot write missing/x.otf2: No such file or directory"),
+    ],
+)
 def test_bad_output(experiment, output, message):
     completed = tracetop("convert", experiment, "--to", "otf2", "-o", output, cwd=experiment.parent)
     assert completed.returncode == 2
@@ -100,7 +106,9 @@ def test_bad_output(experiment, output, message):
 def test_large_location_is_flushed_as_it_is_written(tmp_path):
     """Past a few MiB of events libotf2 must flush a location's buffer (the converter's memory callbacks make it):
     400,000 events in one location still read back whole."""
-    (tmp_path / "loop.py").write_text("def tiny(i):\n    return i\n\n\nfor i in range(100000):\n    tiny(i)\n    abs(i)\n")
+    (tmp_path / "loop.py").write_text(
+        "def tiny(i):\n    return i\n\n\nfor i in range(100000):\n    tiny(i)\n    abs(i)\n"
+    )
     completed = tracetop("--output", "exp", "loop.py", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     convert(tmp_path / "exp", "otf2")

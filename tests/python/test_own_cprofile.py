@@ -9,7 +9,6 @@ import pytest
 
 from helpers import INSTRUMENTERS, enters, python, tracetop
 
-
 PROGRAM = """\
 import cProfile, io, pstats
 def work():

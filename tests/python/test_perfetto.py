@@ -1,6 +1,7 @@
 """Perfetto protobuf, decoded with the protos that ship in the `perfetto` package and replayed as Perfetto
 does (track descriptors, interned names per sequence, slices from BEGIN/END): the slices, their args, counters
 and marks equal the native trace's."""
+
 import pytest
 
 from convert_helpers import convert, measure, native_calls
@@ -60,7 +61,9 @@ def test_perfetto(tmp_path):
     convert(experiment, "perfetto")
     slices, counters, marks, threads = replay(experiment / "trace.perfetto-trace")
     calls, native_counters, native_marks = native_calls(experiment)
-    assert sorted(slices, key=repr) == sorted(((c.pid, c.tid, c.name, c.begin, c.end, c.params) for c in calls), key=repr)
+    assert sorted(slices, key=repr) == sorted(
+        ((c.pid, c.tid, c.name, c.begin, c.end, c.params) for c in calls), key=repr
+    )
     assert sorted(counters) == sorted((pid, name, time, value) for pid, _, name, time, value in native_counters)
     assert sorted(marks) == sorted(native_marks)
     assert sorted(name for _, _, name in threads.values()) == ["MainThread", "worker"]

@@ -3,28 +3,30 @@ import os
 import sys
 
 import pytest
-
 from tracetop.messages import CommandError
 from tracetop.options import FLAGS_WITH_VALUE
 from tracetop.program import Code, Module, ModuleNotRunnable, Script, split_command_line
 
 
-@pytest.mark.parametrize("arguments, options, program", [
-    (["x.py"], [], Script("x.py", ())),
-    (["x.py", "-v", "--memory", "1"], [], Script("x.py", ("-v", "--memory", "1"))),
-    (["-v", "--memory", "2m", "x.py", "a"], ["-v", "--memory", "2m"], Script("x.py", ("a",))),
-    (["--memory=2m", "x.py"], ["--memory=2m"], Script("x.py", ())),
-    (["--output", "-odd-", "x.py"], ["--output", "-odd-"], Script("x.py", ())),
-    (["--no-c-calls", "-m", "json.tool", "-h"], ["--no-c-calls"], Module("json.tool", ("-h",))),
-    (["-mjson.tool", "f"], [], Module("json.tool", ("f",))),
-    (["-c", "print(1)", "a", "-v"], [], Code("print(1)", ("a", "-v"))),
-    (["-cprint(1)"], [], Code("print(1)", ())),
-    (["-v", "--", "-weird.py", "a"], ["-v"], Script("-weird.py", ("a",))),
-    (["--bogus", "x.py"], ["--bogus"], Script("x.py", ())),
-    (["-v"], ["-v"], None),
-    ([], [], None),
-    (["-v", "--"], ["-v"], None),
-])
+@pytest.mark.parametrize(
+    "arguments, options, program",
+    [
+        (["x.py"], [], Script("x.py", ())),
+        (["x.py", "-v", "--memory", "1"], [], Script("x.py", ("-v", "--memory", "1"))),
+        (["-v", "--memory", "2m", "x.py", "a"], ["-v", "--memory", "2m"], Script("x.py", ("a",))),
+        (["--memory=2m", "x.py"], ["--memory=2m"], Script("x.py", ())),
+        (["--output", "-odd-", "x.py"], ["--output", "-odd-"], Script("x.py", ())),
+        (["--no-c-calls", "-m", "json.tool", "-h"], ["--no-c-calls"], Module("json.tool", ("-h",))),
+        (["-mjson.tool", "f"], [], Module("json.tool", ("f",))),
+        (["-c", "print(1)", "a", "-v"], [], Code("print(1)", ("a", "-v"))),
+        (["-cprint(1)"], [], Code("print(1)", ())),
+        (["-v", "--", "-weird.py", "a"], ["-v"], Script("-weird.py", ("a",))),
+        (["--bogus", "x.py"], ["--bogus"], Script("x.py", ())),
+        (["-v"], ["-v"], None),
+        ([], [], None),
+        (["-v", "--"], ["-v"], None),
+    ],
+)
 def test_split_command_line(arguments, options, program):
     assert split_command_line(arguments, FLAGS_WITH_VALUE) == (options, program)
 

@@ -1,4 +1,5 @@
 """What a run records, by instrumenter and option, and how the trace ends when the program dies."""
+
 import collections
 import json
 import signal
@@ -6,8 +7,17 @@ import sys
 
 import pytest
 
-from helpers import (C_CALL_INSTRUMENTERS, PROGRAMS, WORKLOADS, assert_complete, enters, python, streams, tracetop,
-                     tracetop_lines)
+from helpers import (
+    C_CALL_INSTRUMENTERS,
+    PROGRAMS,
+    WORKLOADS,
+    assert_complete,
+    enters,
+    python,
+    streams,
+    tracetop,
+    tracetop_lines,
+)
 
 FIB_20_CALLS = 21891
 FIB_15_CALLS = 1973
@@ -41,13 +51,15 @@ def test_threads_are_named(tmp_path):
     assert_complete(tmp_path / "exp")
 
 
-@pytest.mark.parametrize("instrumenter", [
-    "trace",
-    pytest.param("monitoring", marks=pytest.mark.skipif(sys.version_info < (3, 12), reason="Python 3.12+")),
-])
+@pytest.mark.parametrize(
+    "instrumenter",
+    [
+        "trace",
+        pytest.param("monitoring", marks=pytest.mark.skipif(sys.version_info < (3, 12), reason="Python 3.12+")),
+    ],
+)
 def test_other_instrumenters_record_python_calls(instrumenter, tmp_path):
-    completed = tracetop("--output", "exp", f"--instrumenter={instrumenter}", WORKLOADS / "fib.py", "15",
-                         cwd=tmp_path)
+    completed = tracetop("--output", "exp", f"--instrumenter={instrumenter}", WORKLOADS / "fib.py", "15", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     assert enters(tmp_path / "exp")["__main__:fib"] == FIB_15_CALLS
     assert_complete(tmp_path / "exp")
@@ -70,11 +82,13 @@ def test_c_calls_by_default(tmp_path):
 def test_c_calls_follow_each_sessions_option(instrumenter, tmp_path):
     """A session without C calls records none of the functions an earlier session has named, and a later one
     with them records them all again."""
-    code = ("import tracetop\n"
-            "def work(): return max(1, 2) + len('ab') + abs(-1)\n"
-            "for output, c_calls in (('one', True), ('two', False), ('three', True)):\n"
-            f"    with tracetop.start(output=output, c_calls=c_calls, instrumenter={instrumenter!r}):\n"
-            "        for _ in range(5): work()\n")
+    code = (
+        "import tracetop\n"
+        "def work(): return max(1, 2) + len('ab') + abs(-1)\n"
+        "for output, c_calls in (('one', True), ('two', False), ('three', True)):\n"
+        f"    with tracetop.start(output=output, c_calls=c_calls, instrumenter={instrumenter!r}):\n"
+        "        for _ in range(5): work()\n"
+    )
     completed = python("-c", code, cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     for output, c_calls in (("one", True), ("two", False), ("three", True)):
@@ -87,8 +101,7 @@ def test_c_calls_follow_each_sessions_option(instrumenter, tmp_path):
 def test_many_c_functions_called_in_turn_are_each_named(instrumenter, tmp_path):
     """More C functions than the hook keeps at hand, some falling where others are kept: each is recorded
     under its own name, every call."""
-    completed = tracetop("--output", "exp", f"--instrumenter={instrumenter}", PROGRAMS / "c_functions.py",
-                         cwd=tmp_path)
+    completed = tracetop("--output", "exp", f"--instrumenter={instrumenter}", PROGRAMS / "c_functions.py", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     expected = json.loads(completed.stdout)
     assert len(expected) > 250

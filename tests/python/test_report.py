@@ -1,5 +1,6 @@
 """`tracetop report`: one HTML file that opens in Chromium with the network off, shows the top regions of
 `tracetop summary`, an overview timeline and a flame graph, and stays under 5 MB."""
+
 import re
 import sys
 
@@ -13,8 +14,10 @@ def make_report(where, program, *arguments):
     assert tracetop("--output", "exp", PROGRAMS / program, *arguments, cwd=where).returncode == 0
     completed = tracetop("report", "exp", "-o", "report.html", cwd=where)
     assert completed.returncode == 0, completed.stderr
-    assert re.fullmatch(r"tracetop: note: indexed exp in [\d.]+ s\ntracetop: report in report.html \([\d.]+ \w+\)\n",
-                        without_progress(completed.stderr)), completed.stderr
+    assert re.fullmatch(
+        r"tracetop: note: indexed exp in [\d.]+ s\ntracetop: report in report.html \([\d.]+ \w+\)\n",
+        without_progress(completed.stderr),
+    ), completed.stderr
     return where / "report.html"
 
 
@@ -30,8 +33,13 @@ def open_offline(browser, path):  # noqa: F811
     context = page_of(browser, bypass_csp=True, offline=True)
     page = context.__enter__()
     page.requests = []
-    page.route("**/*", lambda route: (page.requests.append(route.request.url),
-                                      route.continue_() if route.request.url == path.as_uri() else route.abort()))
+    page.route(
+        "**/*",
+        lambda route: (
+            page.requests.append(route.request.url),
+            route.continue_() if route.request.url == path.as_uri() else route.abort(),
+        ),
+    )
     page.goto(path.as_uri())
     page.wait_for_selector("body[data-ready]")
     return context, page
@@ -45,9 +53,14 @@ def test_report_opens_offline_with_the_summarys_top_regions(browser, tmp_path):
         assert page.requests == [report.as_uri()]
         rows = [row.split("\t") for row in page.locator("#top tbody tr").all_inner_texts()]
         names = page.locator("#top tbody tr td.name .fn").evaluate_all("cells => cells.map(c => c.title)")
-        shown = [(name, percent, visits.replace(",", "")) for name, (_, excl, percent, incl, visits, where) in zip(names, rows)]
+        shown = [
+            (name, percent, visits.replace(",", ""))
+            for name, (_, excl, percent, incl, visits, where) in zip(names, rows)
+        ]
         assert shown == summary_top(tmp_path)
-        assert shown[0][0] == "__main__:collatz_len" and rows[0][0] == "collatz_len"  # the qualname, the module on hover
+        assert (
+            shown[0][0] == "__main__:collatz_len" and rows[0][0] == "collatz_len"
+        )  # the qualname, the module on hover
         for canvas in ("overview", "flame"):
             painted = page.evaluate(f"""() => {{
                 const c = document.getElementById('{canvas}');
@@ -78,8 +91,6 @@ def test_report_of_a_trace_too_big_to_keep_whole_stays_under_5_mb(browser, tmp_p
         context.__exit__(None, None, None)
 
 
-
-
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="the long name is a qualified name: co_qualname is new in 3.11")
 def test_report_shortens_a_narrow_boxs_name_in_the_middle_and_hovers_styled(browser, tmp_path):
     """A long name in a narrow box of the report's timeline and flame graph is its qualname cut in the middle, both
@@ -108,16 +119,21 @@ def test_report_shortens_a_narrow_boxs_name_in_the_middle_and_hovers_styled(brow
         tip = page.locator("#flame-tip")
         tip.wait_for(state="visible")
         lines = tip.inner_text().splitlines()
-        assert lines[:2] == [LONG_NAME, "__main__:" + LONG_NAME] and re.match(r"Inclusive [\d.]+ ms \(\d+\.\d%\)", lines[2])
+        assert lines[:2] == [LONG_NAME, "__main__:" + LONG_NAME] and re.match(
+            r"Inclusive [\d.]+ ms \(\d+\.\d%\)", lines[2]
+        )
         assert page.get_attribute("#flame", "title") in (None, "")  # not the browser's own hover
         screenshot(page, "report-short-names-and-hover")
         assert page.errors == []
 
 
-@pytest.mark.parametrize("arguments, message", [
-    (["report", "exp", "-o"], "argument -o/--output: expected one argument"),
-    (["report"], "no experiment named and none in this directory"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["report", "exp", "-o"], "argument -o/--output: expected one argument"),
+        (["report"], "no experiment named and none in this directory"),
+    ],
+)
 def test_report_usage_errors(tmp_path, arguments, message):
     completed = tracetop(*arguments, cwd=tmp_path)
     assert completed.returncode == 2 and message in completed.stderr and "Traceback" not in completed.stderr

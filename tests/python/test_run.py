@@ -1,4 +1,5 @@
 """`tracetop run` runs a program as Python does: same output, exit status, sys.argv, sys.path, __main__."""
+
 import json
 import shutil
 import signal
@@ -6,8 +7,18 @@ import sys
 
 import pytest
 
-from helpers import (PROGRAMS, WORKLOADS, assert_complete, console_script, enters, program_stderr, python, run,
-                     tracetop, tracetop_lines)
+from helpers import (
+    PROGRAMS,
+    WORKLOADS,
+    assert_complete,
+    console_script,
+    enters,
+    program_stderr,
+    python,
+    run,
+    tracetop,
+    tracetop_lines,
+)
 
 WORKLOAD_NAMES = sorted(path.name for path in WORKLOADS.glob("*.py") if path.name != "processes.py")
 
@@ -16,7 +27,7 @@ WORKLOAD_NAMES = sorted(path.name for path in WORKLOADS.glob("*.py") if path.nam
 def test_workloads_compute_the_same(name, tmp_path):
     plain = python(WORKLOADS / name, cwd=tmp_path)
     traced = tracetop("--output", "exp", WORKLOADS / name, cwd=tmp_path)
-    assert plain.returncode == 0 and plain.stdout.startswith(name[:-len(".py")])
+    assert plain.returncode == 0 and plain.stdout.startswith(name[: -len(".py")])
     assert (traced.returncode, traced.stdout, program_stderr(traced.stderr)) == (0, plain.stdout, plain.stderr)
     assert_complete(tmp_path / "exp")
 
@@ -58,20 +69,26 @@ def test_code_sees_what_python_gives_it(tmp_path):
     assert what_it_sees(tracetop("--output", "exp", "-c", source, "a", cwd=tmp_path)) == plain
 
 
-@pytest.mark.parametrize("how, status, manifest_says", [
-    ("return", 0, "exit status 0"),
-    ("exit-5", 5, "exit status 5"),
-    ("exit-message", 1, "exit status 1"),
-    ("raise", 1, "exit status 1"),
-    ("interrupt", -signal.SIGINT, "killed by SIGINT"),
-    ("os-exit-3", 3, "exit status 3"),
-])
+@pytest.mark.parametrize(
+    "how, status, manifest_says",
+    [
+        ("return", 0, "exit status 0"),
+        ("exit-5", 5, "exit status 5"),
+        ("exit-message", 1, "exit status 1"),
+        ("raise", 1, "exit status 1"),
+        ("interrupt", -signal.SIGINT, "killed by SIGINT"),
+        ("os-exit-3", 3, "exit status 3"),
+    ],
+)
 def test_ends_as_under_python(how, status, manifest_says, tmp_path):
     plain = python(PROGRAMS / "ending.py", how, cwd=tmp_path)
     traced = tracetop("--output", "exp", PROGRAMS / "ending.py", how, cwd=tmp_path)
     assert plain.returncode == status
     assert (traced.returncode, traced.stdout, program_stderr(traced.stderr)) == (
-        plain.returncode, plain.stdout, plain.stderr)
+        plain.returncode,
+        plain.stdout,
+        plain.stderr,
+    )
     assert len([line for line in tracetop_lines(traced.stderr) if "experiment in exp/" in line]) == 1
     assert_complete(tmp_path / "exp")
     assert manifest_says in (tmp_path / "exp" / "MANIFEST.md").read_text()
@@ -91,8 +108,9 @@ def test_a_syntax_error_is_reported_as_by_python(tmp_path):
 
 
 def test_stdin_is_the_programs(tmp_path):
-    traced = tracetop("--output", "exp", "-c", "import sys; print(sys.stdin.read().upper())", cwd=tmp_path,
-                      input="hello")
+    traced = tracetop(
+        "--output", "exp", "-c", "import sys; print(sys.stdin.read().upper())", cwd=tmp_path, input="hello"
+    )
     assert traced.stdout == "HELLO\n"
 
 

@@ -1,6 +1,7 @@
 """`tracetop score`: sizes per region and group, a suggested filter that drops the cheap frequent calls and
 keeps the expensive ones, and a prediction of the filtered trace's size within 10 % of what a run with that
 filter writes."""
+
 import os
 import re
 
@@ -12,8 +13,9 @@ PROGRAM = PROGRAMS / "score_subject.py"
 
 
 def trace_bytes(experiment):
-    return sum(os.path.getsize(os.path.join(root, name))
-               for root, _, names in os.walk(experiment / "trace") for name in names)
+    return sum(
+        os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(experiment / "trace") for name in names
+    )
 
 
 def run(tmp_path, name, *options):
@@ -53,8 +55,10 @@ def test_report(experiment):
     assert rows["__main__:fib"][1] == "PY" and rows["math:sqrt"][1] == "C"
     # An ENTER and a LEAVE of at least two bytes each, per visit.
     assert rows["__main__:fib"][2] >= 4 * rows["__main__:fib"][4]
-    groups = dict((kind, int(native)) for kind, native in
-                  re.findall(r"^\s+(ALL|PY|C|USR|GC|EVT)\s+(\d+)\s", stdout.split("Regions")[0], re.M))
+    groups = dict(
+        (kind, int(native))
+        for kind, native in re.findall(r"^\s+(ALL|PY|C|USR|GC|EVT)\s+(\d+)\s", stdout.split("Regions")[0], re.M)
+    )
     # Garbage collections are a group of their own, when the run had any.
     assert groups["ALL"] == groups["PY"] + groups["C"] + groups.get("GC", 0) + groups["EVT"]
     on_disk = re.search(r"native trace:\s+(.*) \(on disk: (.*)\)", stdout)
@@ -105,10 +109,15 @@ def test_bad_input(experiment, tmp_path):
     (tmp_path / "bad.filter").write_text("SCOREP_REGION_NAMES_BEGIN\nfoo\n")
     completed = tracetop("score", experiment, "--filter", tmp_path / "bad.filter", cwd=tmp_path)
     assert completed.returncode == 2
-    assert completed.stderr == f"tracetop: error: {tmp_path / 'bad.filter'}:2: a pattern before INCLUDE or EXCLUDE: 'foo'\n"
+    assert (
+        completed.stderr
+        == f"tracetop: error: {tmp_path / 'bad.filter'}:2: a pattern before INCLUDE or EXCLUDE: 'foo'\n"
+    )
     completed = tracetop("score", experiment, "--suggest-filter", tmp_path / "no" / "x.filter", cwd=tmp_path)
     assert completed.returncode == 2
-    assert completed.stderr == f"tracetop: error: cannot write {tmp_path / 'no' / 'x.filter'}: No such file or directory\n"
+    assert (
+        completed.stderr == f"tracetop: error: cannot write {tmp_path / 'no' / 'x.filter'}: No such file or directory\n"
+    )
     completed = tracetop("score", tmp_path / "nothing", cwd=tmp_path)
     assert completed.returncode == 2 and len(completed.stderr.splitlines()) == 1
 
@@ -121,5 +130,6 @@ def test_a_long_scoring_says_how_it_goes(experiment):
     assert quiet.returncode == 0 and quiet.stderr == ""
     said = python("-c", run.format("0"), cwd=experiment.parent)
     assert said.returncode == 0, said.stderr
-    assert re.fullmatch(rf"(tracetop: scoring {re.escape(str(experiment))}: \d+% of the trace read \(\d+ s\)\n)+",
-                        said.stderr), said.stderr
+    assert re.fullmatch(
+        rf"(tracetop: scoring {re.escape(str(experiment))}: \d+% of the trace read \(\d+ s\)\n)+", said.stderr
+    ), said.stderr

@@ -1,5 +1,6 @@
 """Score-P users switching with zero edits: scripts with `import scorep`, the Score-P bindings' flags, the
 SCOREP_ variables for the experiment directory and what it holds, typed as a Score-P user types them."""
+
 import importlib.util
 import re
 import shutil
@@ -9,8 +10,10 @@ import pytest
 
 from helpers import PROGRAMS, assert_complete, console_script, enters, environment, run, tracetop, tracetop_lines
 
-real_scorep_installed = pytest.mark.skipif(importlib.util.find_spec("scorep") is not None,
-                                           reason="the real scorep package is installed: it is the one imported")
+real_scorep_installed = pytest.mark.skipif(
+    importlib.util.find_spec("scorep") is not None,
+    reason="the real scorep package is installed: it is the one imported",
+)
 
 FIB_15_CALLS = 1973  # fib(15) calls fib 2 * fib(16) - 1 times
 
@@ -52,8 +55,10 @@ def test_switched_off_the_error_says_how(tmp_path):
     completed = tracetop("--no-scorep-compat", "--output", "exp", PROGRAMS / "scorep_annotated.py", cwd=tmp_path)
     assert completed.returncode == 1
     assert "ModuleNotFoundError: No module named 'scorep'" in completed.stderr
-    assert "tracetop: note: `import scorep` finds tracetop's compatibility module unless it is switched off: " \
-           "leave out --no-scorep-compat" in completed.stderr
+    assert (
+        "tracetop: note: `import scorep` finds tracetop's compatibility module unless it is switched off: "
+        "leave out --no-scorep-compat" in completed.stderr
+    )
 
 
 def test_a_real_scorep_the_error_says_how(tmp_path):
@@ -61,27 +66,43 @@ def test_a_real_scorep_the_error_says_how(tmp_path):
     package = tmp_path / "site" / "scorep"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("raise RuntimeError('scorep: not initialised, use python -m scorep')\n")
-    completed = tracetop("--output", "exp", PROGRAMS / "scorep_annotated.py", cwd=tmp_path,
-                         env=environment(PYTHONPATH=str(tmp_path / "site")))
+    completed = tracetop(
+        "--output",
+        "exp",
+        PROGRAMS / "scorep_annotated.py",
+        cwd=tmp_path,
+        env=environment(PYTHONPATH=str(tmp_path / "site")),
+    )
     assert completed.returncode == 1
     assert "RuntimeError: scorep: not initialised" in completed.stderr
-    assert f"tracetop: note: the program imported the real scorep package ({package}/), which only works under " \
-           "`python -m scorep`" in completed.stderr
+    assert (
+        f"tracetop: note: the program imported the real scorep package ({package}/), which only works under "
+        "`python -m scorep`" in completed.stderr
+    )
 
 
 @real_scorep_installed
-@pytest.mark.parametrize("flags, instrumenter, note", [
-    (["--user"], "profile", "not needed with tracetop, ignored: --user"),
-    (["--instrumenter-type=cProfile"], "profile", None),
-    (["--instrumenter-type=cTrace"], "trace", None),
-    (["--instrumenter-type=profile"], "profile", None),
-    (["--instrumenter-type=trace"], "trace", None),
-    (["--instrumenter-type=None"], "none", None),
-    (["--instrumenter-type=dummy"], "none", "instrumenter dummy: Score-P's dummy instrumenter records no calls; "
-                                            "tracetop's none records user regions"),
-    (["--mpp=none", "--thread=pthread", "--io=posix", "--user"], "profile",
-     "not needed with tracetop, ignored: --mpp=none --thread=pthread --io=posix --user"),
-])
+@pytest.mark.parametrize(
+    "flags, instrumenter, note",
+    [
+        (["--user"], "profile", "not needed with tracetop, ignored: --user"),
+        (["--instrumenter-type=cProfile"], "profile", None),
+        (["--instrumenter-type=cTrace"], "trace", None),
+        (["--instrumenter-type=profile"], "profile", None),
+        (["--instrumenter-type=trace"], "trace", None),
+        (["--instrumenter-type=None"], "none", None),
+        (
+            ["--instrumenter-type=dummy"],
+            "none",
+            "instrumenter dummy: Score-P's dummy instrumenter records no calls; tracetop's none records user regions",
+        ),
+        (
+            ["--mpp=none", "--thread=pthread", "--io=posix", "--user"],
+            "profile",
+            "not needed with tracetop, ignored: --mpp=none --thread=pthread --io=posix --user",
+        ),
+    ],
+)
 def test_binding_flags(tmp_path, flags, instrumenter, note):
     completed = tracetop(*flags, "--output", "exp", PROGRAMS / "scorep_annotated.py", cwd=tmp_path)
     assert (completed.returncode, completed.stdout) == (0, "done\n"), completed.stderr
@@ -106,20 +127,33 @@ def test_noinstrumenter(tmp_path, flag):
 @real_scorep_installed
 def test_instrumenter_file(tmp_path):
     """--instrumenter-file: regions made from outside the program's code, which runs unchanged."""
-    completed = tracetop("--noinstrumenter", "--instrumenter-file", PROGRAMS / "scorep_instrumenter.py",
-                         "--output", "exp", PROGRAMS / "scorep_external.py", cwd=tmp_path)
+    completed = tracetop(
+        "--noinstrumenter",
+        "--instrumenter-file",
+        PROGRAMS / "scorep_instrumenter.py",
+        "--output",
+        "exp",
+        PROGRAMS / "scorep_external.py",
+        cwd=tmp_path,
+    )
     assert (completed.returncode, completed.stdout, tracetop_lines(completed.stderr)[:-1]) == (0, "baz 46 46\n", [])
     recorded = enters(tmp_path / "exp")
     # baz() calls bar() through the module, wrapped too; no call recorded but the regions.
     assert (recorded["user:baz"], recorded["scorep_helper:bar"], recorded["__main__:foo"]) == (2, 2, 0), recorded
-    assert "TRACETOP_INSTRUMENTER_FILE=" + str(PROGRAMS / "scorep_instrumenter.py") in (
-        tmp_path / "exp" / "config.txt").read_text().splitlines()
+    assert (
+        "TRACETOP_INSTRUMENTER_FILE=" + str(PROGRAMS / "scorep_instrumenter.py")
+        in (tmp_path / "exp" / "config.txt").read_text().splitlines()
+    )
     assert_complete(tmp_path / "exp")
 
 
-@pytest.mark.parametrize("content, said", [
-    (None, "cannot read the instrumenter file missing.py: No such file or directory"),
-    ("def (:", "the instrumenter file missing.py is not Python: invalid syntax (line 1)")])
+@pytest.mark.parametrize(
+    "content, said",
+    [
+        (None, "cannot read the instrumenter file missing.py: No such file or directory"),
+        ("def (:", "the instrumenter file missing.py is not Python: invalid syntax (line 1)"),
+    ],
+)
 def test_a_bad_instrumenter_file(tmp_path, content, said):
     if content is not None:
         (tmp_path / "missing.py").write_text(content)
@@ -130,6 +164,7 @@ def test_a_bad_instrumenter_file(tmp_path, content, said):
 
 # ---- the experiment directory ----
 
+
 def test_an_existing_directory_is_renamed(tmp_path):
     scorep = environment(SCOREP_EXPERIMENT_DIRECTORY="exp")
     first = tracetop(PROGRAMS / "fib.py", "5", cwd=tmp_path, env=scorep)
@@ -137,7 +172,7 @@ def test_an_existing_directory_is_renamed(tmp_path):
     first_trace = sorted((tmp_path / "exp" / "trace").iterdir())
     second = tracetop(PROGRAMS / "fib.py", "5", cwd=tmp_path, env=scorep)
     assert second.returncode == 0, second.stderr
-    renamed, = [path for path in tmp_path.iterdir() if path.name != "exp"]
+    (renamed,) = [path for path in tmp_path.iterdir() if path.name != "exp"]
     assert re.fullmatch(r"exp-\d{8}_\d{6}", renamed.name)
     said = [line for line in tracetop_lines(second.stderr) if "renamed" in line]
     assert said == [f"tracetop: note: experiment directory 'exp' existed: renamed to '{renamed.name}'"]
@@ -153,16 +188,25 @@ def test_an_existing_directory_is_renamed(tmp_path):
 def test_overwriting_switched_off(tmp_path):
     tracetop("--output", "exp", PROGRAMS / "fib.py", "5", cwd=tmp_path)
     before = sorted(path.name for path in (tmp_path / "exp").iterdir())
-    completed = tracetop("--output", "exp", PROGRAMS / "fib.py", "5", cwd=tmp_path,
-                         env=environment(SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY="false"))
+    completed = tracetop(
+        "--output",
+        "exp",
+        PROGRAMS / "fib.py",
+        "5",
+        cwd=tmp_path,
+        env=environment(SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY="false"),
+    )
     assert completed.returncode == 2 and completed.stdout == ""
-    assert completed.stderr == ("tracetop: error: experiment directory 'exp' exists and is not empty, and overwriting "
-                                "is off (SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY=false)\n")
+    assert completed.stderr == (
+        "tracetop: error: experiment directory 'exp' exists and is not empty, and overwriting "
+        "is off (SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY=false)\n"
+    )
     assert [path.name for path in tmp_path.iterdir()] == ["exp"]
     assert sorted(path.name for path in (tmp_path / "exp").iterdir()) == before
 
 
 # ---- what the experiment holds, asked the Score-P way ----
+
 
 def fib_visits(profile_text):
     """The visits of __main__:fib in the tables of regions in profile.txt (visits, then the region)."""
@@ -173,22 +217,34 @@ def fib_visits(profile_text):
 
 @pytest.mark.skipif(shutil.which("otf2-print") is None, reason="otf2-print (otf2-tools) is missing")
 def test_scorep_enable_tracing_leaves_traces_otf2(tmp_path):
-    completed = tracetop(PROGRAMS / "fib.py", "15", cwd=tmp_path,
-                         env=environment(SCOREP_EXPERIMENT_DIRECTORY="exp", SCOREP_ENABLE_TRACING="true"))
+    completed = tracetop(
+        PROGRAMS / "fib.py",
+        "15",
+        cwd=tmp_path,
+        env=environment(SCOREP_EXPERIMENT_DIRECTORY="exp", SCOREP_ENABLE_TRACING="true"),
+    )
     assert completed.returncode == 0, completed.stderr
     experiment = tmp_path / "exp"
-    assert {"traces.otf2", "traces.def", "traces", "trace", "profile.txt"} <= {path.name for path in experiment.iterdir()}
+    assert {"traces.otf2", "traces.def", "traces", "trace", "profile.txt"} <= {
+        path.name for path in experiment.iterdir()
+    }
     events = subprocess.run(["otf2-print", experiment / "traces.otf2"], capture_output=True, text=True, timeout=60)
     assert events.returncode == 0, events.stderr
-    assert sum(1 for line in events.stdout.splitlines() if line.startswith("ENTER") and '"__main__:fib"' in line) \
+    assert (
+        sum(1 for line in events.stdout.splitlines() if line.startswith("ENTER") and '"__main__:fib"' in line)
         == FIB_15_CALLS
+    )
     assert "`traces.otf2`" in (experiment / "MANIFEST.md").read_text()
 
 
 def test_scorep_enable_profiling_leaves_profile_cubex(tmp_path):
     pycubexr = pytest.importorskip("pycubexr")
-    completed = tracetop(PROGRAMS / "fib.py", "15", cwd=tmp_path,
-                         env=environment(SCOREP_EXPERIMENT_DIRECTORY="exp", SCOREP_ENABLE_PROFILING="true"))
+    completed = tracetop(
+        PROGRAMS / "fib.py",
+        "15",
+        cwd=tmp_path,
+        env=environment(SCOREP_EXPERIMENT_DIRECTORY="exp", SCOREP_ENABLE_PROFILING="true"),
+    )
     assert completed.returncode == 0, completed.stderr
     assert not (tmp_path / "exp" / "traces.otf2").exists()
     with pycubexr.CubexParser(tmp_path / "exp" / "profile.cubex") as parser:
@@ -201,12 +257,23 @@ def test_scorep_enable_profiling_leaves_profile_cubex(tmp_path):
 def test_no_trace_keeps_an_exact_profile_alone(tmp_path, how):
     variables = how if isinstance(how, dict) else {}
     flags = [how] if isinstance(how, str) else []
-    completed = tracetop(*flags, "--output", "exp", PROGRAMS / "fib.py", "15", cwd=tmp_path,
-                         env=environment(**variables, SCOREP_ENABLE_PROFILING="true"))
+    completed = tracetop(
+        *flags,
+        "--output",
+        "exp",
+        PROGRAMS / "fib.py",
+        "15",
+        cwd=tmp_path,
+        env=environment(**variables, SCOREP_ENABLE_PROFILING="true"),
+    )
     assert (completed.returncode, completed.stdout) == (0, "fib 610\n"), completed.stderr
     experiment = tmp_path / "exp"
-    assert sorted(path.name for path in experiment.iterdir()) == ["MANIFEST.md", "config.txt", "profile.cubex",
-                                                                  "profile.txt"]
+    assert sorted(path.name for path in experiment.iterdir()) == [
+        "MANIFEST.md",
+        "config.txt",
+        "profile.cubex",
+        "profile.txt",
+    ]
     assert fib_visits((experiment / "profile.txt").read_text()) == {FIB_15_CALLS}
     assert tracetop_lines(completed.stderr)[-1].endswith("see: exp/profile.txt")
     assert "the trace was not kept" in (experiment / "MANIFEST.md").read_text()

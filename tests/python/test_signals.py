@@ -1,11 +1,11 @@
 """The program's signals are its own: tracetop's threads take none of them, and a measurement started and
 stopped in the program leaves no thread behind."""
+
 import signal
 
 import pytest
 
 from helpers import INSTRUMENTERS, PROGRAMS, program_stderr, python, tracetop
-
 
 
 @pytest.mark.parametrize("instrumenter", INSTRUMENTERS)

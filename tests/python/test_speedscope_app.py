@@ -1,5 +1,6 @@
 """speedscope's own app (the npm package's release build) loads tracetop's speedscope file in headless
 Chromium with no error, and shows its threads."""
+
 import functools
 import http.server
 import shutil
@@ -15,8 +16,9 @@ from convert_helpers import convert, measure
 # Installed by the Makefile into the virtual environment that runs the tests (.venv, .venv-3.12, ...).
 APP = Path(sys.prefix) / "npm" / "node_modules" / "speedscope" / "dist" / "release"
 
-pytestmark = pytest.mark.skipif(not (APP / "index.html").exists(),
-                                reason=f"speedscope (npm) is not in {APP}: `make test` installs it")
+pytestmark = pytest.mark.skipif(
+    not (APP / "index.html").exists(), reason=f"speedscope (npm) is not in {APP}: `make test` installs it"
+)
 
 
 @pytest.fixture

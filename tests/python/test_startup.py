@@ -1,12 +1,24 @@
 """What tracetop leaves out of a measured process's start: threading (and functools, collections ...) is imported
 when the program imports it, not before (src/ext/threadwatch.c). The threads the program starts are measured all
 the same, whenever it imports threading, and a child forked after that measures on as before."""
+
 import sys
 
 import pytest
 
-from helpers import (INSTRUMENTERS, PROGRAMS, assert_complete, assert_well_nested, console_script, program_stderr,
-                     python, reader, region, run, tracetop)
+from helpers import (
+    INSTRUMENTERS,
+    PROGRAMS,
+    assert_complete,
+    assert_well_nested,
+    console_script,
+    program_stderr,
+    python,
+    reader,
+    region,
+    run,
+    tracetop,
+)
 
 # What the program would find imported at its start only because tracetop imported it.
 HEAVY = ["threading", "functools", "collections", "enum", "re", "argparse", "signal", "shutil"]
@@ -37,8 +49,7 @@ def test_a_followed_child_starts_with_what_it_starts_with_plain(tmp_path):
 @pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
 def test_threads_started_after_a_late_import_of_threading_are_measured(instrumenter, tmp_path):
     plain = python(PROGRAMS / "late_threading.py", cwd=tmp_path)
-    traced = tracetop("--output", "exp", f"--instrumenter={instrumenter}", PROGRAMS / "late_threading.py",
-                      cwd=tmp_path)
+    traced = tracetop("--output", "exp", f"--instrumenter={instrumenter}", PROGRAMS / "late_threading.py", cwd=tmp_path)
     assert plain.stdout.startswith("threading at the start: False\nloader: SourceFileLoader True\n")
     assert (traced.returncode, traced.stdout, program_stderr(traced.stderr)) == (0, plain.stdout, plain.stderr)
     assert_complete(tmp_path / "exp")

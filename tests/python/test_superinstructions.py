@@ -1,6 +1,7 @@
 """The program's code runs as without tracetop: on 3.12, sys.monitoring's instrumenting turns the code's
 superinstructions back into plain instructions, and tracetop gives them back (src/ext/requicken.h) where
 no tool instruments them; another tool's line events (sys.settrace) still see every line."""
+
 import sys
 
 import pytest
@@ -10,7 +11,8 @@ from helpers import PROGRAMS, assert_complete, enters, python, region, tracetop
 # sys.monitoring (the default on 3.12+), and the profile hook, which --filter keeps (on 3.12 CPython runs it
 # on sys.monitoring too).
 HOOKS = [["--instrumenter=profile"], ["--instrumenter=profile", "--filter", "none.filter"]] + (
-    [["--instrumenter=monitoring"]] if sys.version_info >= (3, 12) else [])
+    [["--instrumenter=monitoring"]] if sys.version_info >= (3, 12) else []
+)
 
 
 @pytest.mark.parametrize("hook", HOOKS, ids=" ".join)

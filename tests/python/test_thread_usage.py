@@ -1,12 +1,13 @@
 """Each thread's CPU time and GIL share, sampled by tracetop's own thread: in summary and in the viewer's
 activity band (Chromium)."""
+
 import re
 
 import pytest
+from tracetop.viewer.server import ViewerServer
 
 from browser import page_of
 from helpers import PROGRAMS, _tracetop, python, reader, tracetop
-from tracetop.viewer.server import ViewerServer
 
 CPU_THREADS = [f"cpu-{n}" for n in range(4)]
 GIL_KNOWN = _tracetop.gil_unavailable() is None
@@ -66,7 +67,11 @@ def test_what_a_python_cannot_tell_is_said_not_guessed(tmp_path):
     if GIL_KNOWN:
         assert rows["MainThread"][1] is not None and not said and "not recorded: " not in manifest
     else:
-        assert rows["MainThread"][1] is None and len(said) == 1 and f"not recorded: {said[0].split('note: ', 1)[1]}" in manifest
+        assert (
+            rows["MainThread"][1] is None
+            and len(said) == 1
+            and f"not recorded: {said[0].split('note: ', 1)[1]}" in manifest
+        )
 
 
 @pytest.mark.skipif(not GIL_KNOWN, reason="this Python does not tell who holds the GIL")
@@ -75,8 +80,9 @@ def test_viewer_draws_an_activity_band_per_thread(browser, experiment):
     server = ViewerServer(str(experiment), reader.Index(str(experiment))).start()
     try:
         with page_of(browser, server.url, size=(1400, 1800)) as page:  # every lane in view
-            page.wait_for_function("window.tracetopViewer && window.tracetopViewer.ready() && "
-                                   "tracetopViewer.state.activity !== null")
+            page.wait_for_function(
+                "window.tracetopViewer && window.tracetopViewer.ready() && tracetopViewer.state.activity !== null"
+            )
             page.wait_for_timeout(200)  # the draw that follows the activity's arrival
             shown = {name: page.evaluate(f"tracetopViewer.activity({name!r})") for name in rows}
             for name, (_, gil) in rows.items():
@@ -97,7 +103,8 @@ def test_viewer_draws_an_activity_band_per_thread(browser, experiment):
 
 def band_pixels(page, band):
     """The share of a band's pixels drawn in the GIL's colour."""
-    return page.evaluate("""(b) => {
+    return page.evaluate(
+        """(b) => {
         const c = document.getElementById('tl-canvas'), r = window.devicePixelRatio || 1;
         const x0 = Math.round(b.x0 * r), x1 = Math.round(b.x1 * r), y0 = Math.round(b.y * r);
         const w = Math.max(1, x1 - x0), h = Math.max(1, Math.round(b.height * r));
@@ -105,4 +112,6 @@ def band_pixels(page, band):
         let n = 0;
         for (let i = 0; i < d.length; i += 4) if (d[i] === 0x2e && d[i + 1] === 0x7d && d[i + 2] === 0x32) n++;
         return n / (w * h);
-    }""", band)
+    }""",
+        band,
+    )

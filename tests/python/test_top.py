@@ -1,5 +1,6 @@
 """`tracetop top`, driven in tmux against a program running under `tracetop run --live`: what the screen
 shows (read with capture-pane) and what its keys do; and top without a screen (--list)."""
+
 import re
 import sys
 import time
@@ -7,8 +8,19 @@ import time
 import pytest
 
 from helpers import PROGRAMS, assert_complete, needs_object_counting, reader, tracetop
-from live_helpers import (FIRST_ROW_LINE, Gated, Screen, Workload, channels, drain, needs_tmux, rows, top_command,
-                          wait_for_channel, wait_for_readers)
+from live_helpers import (
+    FIRST_ROW_LINE,
+    Gated,
+    Screen,
+    Workload,
+    channels,
+    drain,
+    needs_tmux,
+    rows,
+    top_command,
+    wait_for_channel,
+    wait_for_readers,
+)
 
 # A row goes above another only when its key leads by more than this share: TT_VIEW_STEADY (src/top/view.h).
 STEADY = 0.03
@@ -40,8 +52,10 @@ def test_hottest_function_first_and_the_keys(tmp_path, screens):
     workload = Workload(tmp_path)
     screen = screens(tmp_path, top_command(workload.pid))
     try:
-        lines = screen.wait("hot() first, with a second of it seen",
-                            lambda lines: first(lines) == "__main__:hot" and rows(lines)[0].own >= 1.0)
+        lines = screen.wait(
+            "hot() first, with a second of it seen",
+            lambda lines: first(lines) == "__main__:hot" and rows(lines)[0].own >= 1.0,
+        )
         assert f"pid {workload.pid}  live_workload.py  (measuring)" in lines[0]
         assert lines[1].startswith("threads 1  events/s ") and "measurement on  sort own  all threads" in lines[1]
         assert rows(lines)[0].descendants == 0.0
@@ -72,8 +86,9 @@ def test_hottest_function_first_and_the_keys(tmp_path, screens):
         # r: counting starts again.
         calls = rows(screen.lines())[0].calls
         screen.keys("r")
-        screen.wait("counts started again", lambda lines: first(lines) == "__main__:hot" and
-                    rows(lines)[0].calls < calls)
+        screen.wait(
+            "counts started again", lambda lines: first(lines) == "__main__:hot" and rows(lines)[0].calls < calls
+        )
 
         # t: the one thread, then all threads again.
         screen.keys("t")
@@ -91,8 +106,13 @@ def test_hottest_function_first_and_the_keys(tmp_path, screens):
 
         # o: no objects without --objects, and the functions again.
         screen.keys("o")
-        screen.wait("no objects", lambda lines: "objects by alive" in lines[1] and
-                    "no objects counted (run the program with --live --objects)" in lines[FIRST_ROW_LINE])
+        screen.wait(
+            "no objects",
+            lambda lines: (
+                "objects by alive" in lines[1]
+                and "no objects counted (run the program with --live --objects)" in lines[FIRST_ROW_LINE]
+            ),
+        )
         screen.keys("o")
         screen.wait("the functions again", lambda lines: first(lines) == "__main__:hot")
 
@@ -105,15 +125,25 @@ def test_hottest_function_first_and_the_keys(tmp_path, screens):
 
         # A larger window, then 80x24 again.
         screen.resize(120, 30)
-        screen.wait("120 columns, hot() first", lambda lines: len(lines) == 30 and lines[0].endswith("? help") and
-                    len(lines[0]) == 120 and first(lines) == "__main__:hot")
+        screen.wait(
+            "120 columns, hot() first",
+            lambda lines: (
+                len(lines) == 30
+                and lines[0].endswith("? help")
+                and len(lines[0]) == 120
+                and first(lines) == "__main__:hot"
+            ),
+        )
         screen.resize(80, 24)
         screen.wait("80 columns", lambda lines: len(lines) == 24 and len(lines[0]) == 80)
 
         # hot()'s share of the time, as on disk: over seconds of counting (since r), as a second's share on a
         # loaded machine swings with where the program was descheduled.
-        lines = screen.wait("hot() first, with 4 s of it seen since r", lambda lines: first(lines) == "__main__:hot"
-                            and rows(lines)[0].own >= 4.0, timeout=60)
+        lines = screen.wait(
+            "hot() first, with 4 s of it seen since r",
+            lambda lines: first(lines) == "__main__:hot" and rows(lines)[0].own >= 4.0,
+            timeout=60,
+        )
         shown_percent = rows(lines)[0].percent
 
         # q: top ends.
@@ -165,8 +195,14 @@ def test_objects_key_shows_the_types_a_program_makes(tmp_path, screens):
 
         def shown(lines):
             rows = object_rows(lines)
-            return "objects by alive" in lines[1] and "list" in rows and "dict" in rows and \
-                rows["list"][0] > 0 and rows["dict"][0] > 0 and rows["list"][2] > 10000
+            return (
+                "objects by alive" in lines[1]
+                and "list" in rows
+                and "dict" in rows
+                and rows["list"][0] > 0
+                and rows["dict"][0] > 0
+                and rows["list"][2] > 10000
+            )
 
         lines = screen.wait("list and dict rows", shown)
         rows = object_rows(lines)
@@ -177,8 +213,9 @@ def test_objects_key_shows_the_types_a_program_makes(tmp_path, screens):
         assert lists[1] < lists[0], lines  # a quarter kept
         assert lists[3] > dicts[3], lines  # the longer alive bar
         first_alive = lists[2]
-        lines = screen.wait("more lists alive", lambda lines: object_rows(lines).get("list", (0, 0, 0))[2] >
-                            first_alive * 1.2)
+        lines = screen.wait(
+            "more lists alive", lambda lines: object_rows(lines).get("list", (0, 0, 0))[2] > first_alive * 1.2
+        )
         assert next(row for row in object_rows(lines)) in ("list", "int")  # most alive first
         screen.keys("o")
         screen.wait("the functions again", lambda lines: first(lines) == "__main__:churn")
@@ -196,14 +233,15 @@ def test_threads_and_the_measurement_key(tmp_path, screens):
             screen.keys("t")
             screen.wait(f"thread {thread}", lambda lines: lines[1].endswith(f"thread {thread}"))
         # The worker sleeps and calls light() between sleeps.
-        screen.wait("the worker's functions", lambda lines: {"time:sleep", "__main__:light"} <= {
-            row.function for row in rows(lines)})
+        screen.wait(
+            "the worker's functions",
+            lambda lines: {"time:sleep", "__main__:light"} <= {row.function for row in rows(lines)},
+        )
         screen.keys("t")
         screen.wait("all threads", lambda lines: lines[1].endswith("all threads"))
 
         screen.keys("m")
-        screen.wait("measurement off", lambda lines: "measurement off" in lines[1] and
-                    "(not measuring)" in lines[0])
+        screen.wait("measurement off", lambda lines: "measurement off" in lines[1] and "(not measuring)" in lines[0])
         listed = tracetop("top", "--list", cwd=tmp_path)
         assert re.search(rf"^\s*{workload.pid}\s+off\s+", listed.stdout, re.MULTILINE), listed.stdout
         screen.keys("m")
@@ -234,8 +272,10 @@ def test_the_screen_removes_what_a_killed_program_left(tmp_path, screens):
     left = channels() - before
     assert len(left) == 1
     screen = screens(tmp_path, [sys.executable, "-m", "tracetop", "top"])
-    screen.wait("the screen, the channel gone", lambda lines: lines[0].startswith("tracetop top") and
-                not any(path.exists() for path in left))
+    screen.wait(
+        "the screen, the channel gone",
+        lambda lines: lines[0].startswith("tracetop top") and not any(path.exists() for path in left),
+    )
     screen.keys("q")
 
 
@@ -290,15 +330,19 @@ def test_two_readers_each_read_every_event_of_a_program_they_waited_for(tmp_path
 def test_two_screens_watch_one_process(tmp_path, screens):
     workload = Workload(tmp_path)
     try:
-        both = [screens(tmp_path / name, top_command(workload.pid)) for name in ("one", "two")
-                if not (tmp_path / name).mkdir()]
+        both = [
+            screens(tmp_path / name, top_command(workload.pid))
+            for name in ("one", "two")
+            if not (tmp_path / name).mkdir()
+        ]
         for screen in both:
             lines = screen.wait("hot() first", lambda lines: first(lines) == "__main__:hot")
             assert f"pid {workload.pid}  live_workload.py  (measuring)" in lines[0]
         calls = [rows(screen.lines())[0].calls for screen in both]
         for screen, before in zip(both, calls):
-            screen.wait("hot() called more", lambda lines: first(lines) == "__main__:hot" and
-                        rows(lines)[0].calls > before)
+            screen.wait(
+                "hot() called more", lambda lines: first(lines) == "__main__:hot" and rows(lines)[0].calls > before
+            )
             screen.keys("q")
     finally:
         experiment = workload.stop()

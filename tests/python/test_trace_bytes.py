@@ -3,12 +3,15 @@ records, past 0.05 byte per record): a program of many call paths after many imp
 reads them as the records they are: the cursor (complete, well nested, every event), the profile from the trees
 and from the records read back, a conversion, `tracetop score`'s model of the trace on disk and convert's
 estimate of a JSON file from the records as decoded, not as stored."""
+
 import json
+
+from tracetop.commands.convert import JSON_BYTES_PER_TRACE_BYTE, json_too_large
+from tracetop.sizes import format_size
 
 from helpers import PROGRAMS, assert_complete, enters, reader, tracetop
 from trace_files import CODEC_ZSTD, assert_trees_read_back_the_same, record_chunks, stream_files
-from tracetop.commands.convert import JSON_BYTES_PER_TRACE_BYTE, json_too_large
-from tracetop.sizes import format_size
+
 
 def trace_bytes(experiment):
     return sum(path.stat().st_size for path in (experiment / "trace").rglob("*.tts"))

@@ -1,6 +1,7 @@
 """`tracetop view --live` typed as the README says, read without a browser: the URL it prints, the token
 that guards every path, the page's own files only (no CDN), the frames it pushes as server-sent events, the
 rolling window (--window) a page that connects is given, and Ctrl-C. The page itself: test_live_browser.py."""
+
 import json
 import re
 import signal
@@ -32,10 +33,15 @@ def frames(url, wanted):
 
 def test_every_live_process_under_the_token_within_the_window(tmp_path):
     workload = Workload(tmp_path)
-    view = subprocess.Popen([sys.executable, "-m", "tracetop", "view", "--live", "--window", str(WINDOW_MS / 1000),
-                             "--no-browser"], cwd=tmp_path, env=environment(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    view = subprocess.Popen(
+        [sys.executable, "-m", "tracetop", "view", "--live", "--window", str(WINDOW_MS / 1000), "--no-browser"],
+        cwd=tmp_path,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         url = view.stdout.readline().strip()
         found = re.fullmatch(r"http://127\.0\.0\.1:(\d+)/([A-Za-z0-9_-]{20,})/live\.html", url)
@@ -51,9 +57,15 @@ def test_every_live_process_under_the_token_within_the_window(tmp_path):
 
         # No PID named: the workload, started before, is watched; frames follow each other, ten a second.
         events = f"http://127.0.0.1:{port}/{token}/api/events"
-        seen = frames(events, lambda messages: len(messages) > 3 and messages[-1]["type"] == "frame" and any(
-            process["pid"] == workload.pid for process in messages[-1]["processes"]) and
-            messages[-1]["t"] > 3 * WINDOW_MS)
+        seen = frames(
+            events,
+            lambda messages: (
+                len(messages) > 3
+                and messages[-1]["type"] == "frame"
+                and any(process["pid"] == workload.pid for process in messages[-1]["processes"])
+                and messages[-1]["t"] > 3 * WINDOW_MS
+            ),
+        )
         assert seen[0]["type"] == "hello" and seen[0]["window_ms"] == WINDOW_MS
         times = [message["t"] for message in seen if message["type"] == "frame"]
         assert times == sorted(times)
@@ -62,7 +74,7 @@ def test_every_live_process_under_the_token_within_the_window(tmp_path):
         # (on a loaded machine the last second may hold none yet: a later page is asked).
         deadline = time.monotonic() + 60
         while True:
-            hello, = frames(events, lambda messages: messages)
+            (hello,) = frames(events, lambda messages: messages)
             ends = [span[5] for span in hello["spans"] if span[0] == workload.pid]
             if ends or time.monotonic() > deadline:
                 break

@@ -1,5 +1,6 @@
 """`tracetop view`: the server answers only who has the token, only with the viewer's files and this experiment's
 data, and only on 127.0.0.1."""
+
 import http.client
 import json
 import re
@@ -7,9 +8,9 @@ import socket
 import urllib.parse
 
 import pytest
+from tracetop.viewer.server import MAX_UNPROVEN
 
 from helpers import PROGRAMS, tracetop
-from tracetop.viewer.server import MAX_UNPROVEN
 from viewer_helpers import view_server
 
 
@@ -49,16 +50,28 @@ def test_the_data_needs_the_token(served):
     port, token, process = served
     assert get(port, f"/{token}/api/meta")[0] == 200
     wrong = token[:-1] + ("A" if token[-1] != "A" else "B")
-    for path in ["/", "/index.html", "/api/meta", f"/{wrong}/", f"/{wrong}/api/meta", f"/{token[:-1]}/api/meta",
-                 f"/{token}x/api/meta", f"/x/{token}/api/meta", f"/?token={token}", f"/{token}",
-                 f"/{token.upper()}/api/meta"]:
+    for path in [
+        "/",
+        "/index.html",
+        "/api/meta",
+        f"/{wrong}/",
+        f"/{wrong}/api/meta",
+        f"/{token[:-1]}/api/meta",
+        f"/{token}x/api/meta",
+        f"/x/{token}/api/meta",
+        f"/?token={token}",
+        f"/{token}",
+        f"/{token.upper()}/api/meta",
+    ]:
         status, body, headers = get(port, path)
         assert status == 403, path
         assert b"lanes" not in body
 
 
-@pytest.mark.parametrize("page, modules", [("index.html", {"viewer.js", "state.js", "objects.js", "format.js"}),
-                                           ("live.html", {"live.js", "format.js"})])
+@pytest.mark.parametrize(
+    "page, modules",
+    [("index.html", {"viewer.js", "state.js", "objects.js", "format.js"}), ("live.html", {"live.js", "format.js"})],
+)
 def test_the_pages_modules_are_javascript_under_the_token(served, page, modules):
     """A page loads its script as ES modules, each named relative to the page, so under the token: every module
     its entry reaches is served as JavaScript (a browser runs no module served as anything else), and not to who
@@ -79,13 +92,41 @@ def test_the_pages_modules_are_javascript_under_the_token(served, page, modules)
     assert set(re.findall(r'<link rel="modulepreload" href="(\w+\.js)">', html)) == seen - entry
 
 
-@pytest.mark.parametrize("path", [
-    "../MANIFEST.md", "..", "../", "../../../../etc/passwd", "%2e%2e/MANIFEST.md", "%2e%2e%2fMANIFEST.md",
-    "..%2fMANIFEST.md", "%252e%252e%252fMANIFEST.md", "..%5cMANIFEST.md", "static/../../MANIFEST.md",
-    "MANIFEST.md", "config.txt", "profile.txt", "view.idx", "trace", "trace/", "server.py", "__init__.py",
-    "../server.py", "/etc/passwd", "%2fetc%2fpasswd", "index.html%00.txt", "index.html/", "./index.html",
-    "api/../index.html", "api/meta/../../MANIFEST.md", "api/__init__", "api/answer", "api/", "api/_view",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../MANIFEST.md",
+        "..",
+        "../",
+        "../../../../etc/passwd",
+        "%2e%2e/MANIFEST.md",
+        "%2e%2e%2fMANIFEST.md",
+        "..%2fMANIFEST.md",
+        "%252e%252e%252fMANIFEST.md",
+        "..%5cMANIFEST.md",
+        "static/../../MANIFEST.md",
+        "MANIFEST.md",
+        "config.txt",
+        "profile.txt",
+        "view.idx",
+        "trace",
+        "trace/",
+        "server.py",
+        "__init__.py",
+        "../server.py",
+        "/etc/passwd",
+        "%2fetc%2fpasswd",
+        "index.html%00.txt",
+        "index.html/",
+        "./index.html",
+        "api/../index.html",
+        "api/meta/../../MANIFEST.md",
+        "api/__init__",
+        "api/answer",
+        "api/",
+        "api/_view",
+    ],
+)
 def test_no_way_out(served, path):
     port, token, process = served
     status, body, headers = get(port, f"/{token}/{path}")
@@ -108,13 +149,26 @@ def test_other_hosts_are_refused(served):
     assert get(port, f"/{token}/api/meta", host=f"localhost:{port}")[0] == 200
 
 
-@pytest.mark.parametrize("query", [
-    "spans", "spans?t0=1&t1=0&width=10&lanes=0", "spans?t0=0&t1=10&width=0&lanes=0",
-    "spans?t0=0&t1=10&width=99999&lanes=0", "spans?t0=-1&t1=10&width=5&lanes=0", "spans?t0=a&t1=10&width=5",
-    "spans?t0=0&t1=10&width=5&lanes=0;1", "tree?t0=0", "call?lane=0&depth=0", "samples?t0=0&t1=1&width=1&tracks=x",
-    "marks?lane=-1", "tree?t0=0&t1=10&lanes=any", "call?lane=0&depth=0&t=99999999999999999999",
-    "call?lane=9223372036854775808&depth=0&t=0", "spans?" + "&".join(f"k{i}=1" for i in range(40)),
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "spans",
+        "spans?t0=1&t1=0&width=10&lanes=0",
+        "spans?t0=0&t1=10&width=0&lanes=0",
+        "spans?t0=0&t1=10&width=99999&lanes=0",
+        "spans?t0=-1&t1=10&width=5&lanes=0",
+        "spans?t0=a&t1=10&width=5",
+        "spans?t0=0&t1=10&width=5&lanes=0;1",
+        "tree?t0=0",
+        "call?lane=0&depth=0",
+        "samples?t0=0&t1=1&width=1&tracks=x",
+        "marks?lane=-1",
+        "tree?t0=0&t1=10&lanes=any",
+        "call?lane=0&depth=0&t=99999999999999999999",
+        "call?lane=9223372036854775808&depth=0&t=0",
+        "spans?" + "&".join(f"k{i}=1" for i in range(40)),
+    ],
+)
 def test_bad_queries_get_400(served, query):
     port, token, process = served
     status, body, headers = get(port, f"/{token}/api/{query}")
@@ -127,12 +181,14 @@ def test_data_answers(served):
     status, body, headers = get(port, f"/{token}/api/meta")
     meta = json.loads(body)
     assert [lane["name"] for lane in meta["lanes"]] == ["MainThread", "worker-0", "worker-1"]
-    status, body, headers = get(port, f"/{token}/api/spans?t0={meta['begin_ns']}&t1={meta['end_ns'] + 1}"
-                                      f"&width=800&lanes=0,1,2")
+    status, body, headers = get(
+        port, f"/{token}/api/spans?t0={meta['begin_ns']}&t1={meta['end_ns'] + 1}&width=800&lanes=0,1,2"
+    )
     assert status == 200 and headers["Content-Type"] == "application/octet-stream"
     assert int.from_bytes(body[:4], "little") > 0
-    status, all_lanes, headers = get(port, f"/{token}/api/spans?t0={meta['begin_ns']}&t1={meta['end_ns'] + 1}"
-                                           f"&width=800&lanes=all")
+    status, all_lanes, headers = get(
+        port, f"/{token}/api/spans?t0={meta['begin_ns']}&t1={meta['end_ns'] + 1}&width=800&lanes=all"
+    )
     assert all_lanes == body
     for query in ("lane=0&depth=9223372036854775807&t=0", "lane=99&depth=0&t=0", "lane=0&depth=0&t=0"):
         assert get(port, f"/{token}/api/call?{query}")[:2] == (200, b"null")  # no call there

@@ -1,15 +1,18 @@
 """The viewer in a real Chromium on real experiments: lanes, zoom and pan, hover, details, range selection,
 profile, flame graph, counters and search. Screenshots go to tests/artifacts/."""
+
 import re
 import sys
 
 import pytest
+from tracetop.viewer.server import ViewerServer
 
 from browser import LONG_NAME, RECORD_LABELS, TTmiddle, page_of, screenshot, shortened_labels
 from helpers import PROGRAMS, reader, tracetop
-from tracetop.viewer.server import ViewerServer
 
-QUALIFIED = pytest.mark.skipif(sys.version_info < (3, 11), reason="the long names are qualified names: co_qualname is new in 3.11")
+QUALIFIED = pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="the long names are qualified names: co_qualname is new in 3.11"
+)
 
 READY = "window.tracetopViewer && window.tracetopViewer.ready()"
 
@@ -77,8 +80,10 @@ def test_five_lanes_with_the_thread_names(threads_page):
 
 
 def lane_layout(page):
-    return page.evaluate("tracetopViewer.state.layout.lanes.map(l => ({top: l.top, height: l.height, shown: l.shown, "
-                         "depths: l.depths, folded: !!l.folded}))")
+    return page.evaluate(
+        "tracetopViewer.state.layout.lanes.map(l => ({top: l.top, height: l.height, shown: l.shown, "
+        "depths: l.depths, folded: !!l.folded}))"
+    )
 
 
 def test_first_screen_shows_every_thread_at_1280_by_720(browser, deep_url):
@@ -172,7 +177,9 @@ def test_a_view_that_starts_just_before_the_run_says_0_not_minus_0(threads_page,
     """The range label of a view starting 400 ns before the run, at a zoom whose ticks round that to zero: "0",
     never "-0" (JavaScript's toFixed keeps the sign of a negative number rounded to zero)."""
     page = threads_page
-    page.evaluate(f"tracetopViewer.setView(tracetopViewer.state.begin - 400, tracetopViewer.state.begin - 400 + {span_ns})")
+    page.evaluate(
+        f"tracetopViewer.setView(tracetopViewer.state.begin - 400, tracetopViewer.state.begin - 400 + {span_ns})"
+    )
     assert page.evaluate("tracetopViewer.state.t0 - tracetopViewer.state.begin") == -400
     page.wait_for_function(f"document.getElementById('view-range').textContent.startsWith('view 0 {unit} – ')")
     assert page.evaluate("tracetopViewer.format.fmtTime(-400, 1e7)") == "0 ms"
@@ -207,16 +214,19 @@ def test_hover_shows_name_and_duration(threads_page):
     screenshot(page, "timeline-hover")
 
 
-@pytest.mark.parametrize("formatter, value, shown", [
-    ("fmtDuration", 999.4, "999 ns"),
-    ("fmtDuration", 999.7, "1.00 µs"),
-    ("fmtDuration", 12_345, "12.3 µs"),
-    ("fmtDuration", 999_700, "1.00 ms"),   # rounded before the unit is chosen: not "1.00e+3 µs"
-    ("fmtDuration", 999_700_000, "1.000 s"),
-    ("fmtBytes", 1000, "1000 B"),
-    ("fmtBytes", 1023.9 * 1024, "1024 KiB"),
-    ("fmtBytes", 1.5 * (1 << 20), "1.50 MiB"),
-])
+@pytest.mark.parametrize(
+    "formatter, value, shown",
+    [
+        ("fmtDuration", 999.4, "999 ns"),
+        ("fmtDuration", 999.7, "1.00 µs"),
+        ("fmtDuration", 12_345, "12.3 µs"),
+        ("fmtDuration", 999_700, "1.00 ms"),  # rounded before the unit is chosen: not "1.00e+3 µs"
+        ("fmtDuration", 999_700_000, "1.000 s"),
+        ("fmtBytes", 1000, "1000 B"),
+        ("fmtBytes", 1023.9 * 1024, "1024 KiB"),
+        ("fmtBytes", 1.5 * (1 << 20), "1.50 MiB"),
+    ],
+)
 def test_numbers_are_said_without_exponents(threads_page, formatter, value, shown):
     assert threads_page.evaluate(f"tracetopViewer.format.{formatter}({value})") == shown
 
@@ -226,8 +236,10 @@ def test_click_fills_the_details_panel(threads_page):
     assert "Click a call" in page.inner_text("#details-body")
     bar = hover_bar(page, "__main__:collatz_len")
     page.mouse.click(bar["x"], bar["y"])
-    page.wait_for_function("document.getElementById('details-body').textContent.includes('Self time') && "
-                           "!document.getElementById('details-body').textContent.includes('…')")
+    page.wait_for_function(
+        "document.getElementById('details-body').textContent.includes('Self time') && "
+        "!document.getElementById('details-body').textContent.includes('…')"
+    )
     details = page.inner_text("#details-body")
     assert "collatz_len" in details and "__main__" in details and "threads.py:5" in details
     assert re.search(r"Thread\s+worker-\d", details)
@@ -290,6 +302,7 @@ def test_profile_lists_fib_with_its_visits(browser, fib_url):
         module = rows.filter(has_text="<module>").first
         if module.inner_text().startswith("▸"):
             module.click()
+
         def names():
             return [name.lstrip("▸▾") for name in page.locator("#calltree-table tbody tr td.name").all_inner_texts()]
 
@@ -333,8 +346,13 @@ def test_counters_and_parameters_are_tracks(browser, demo_url):
         page.wait_for_function(READY)
         page.wait_for_function("tracetopViewer.state.samples !== null")
         tracks = page.locator(".track-label").all_inner_texts()
-        assert {"progress_w0 · worker-0", "progress_w1 · worker-1", "progress_main · MainThread",
-                "param n · worker-0", "param n · MainThread"} <= set(tracks)
+        assert {
+            "progress_w0 · worker-0",
+            "progress_w1 · worker-1",
+            "progress_main · MainThread",
+            "param n · worker-0",
+            "param n · MainThread",
+        } <= set(tracks)
         page.wait_for_timeout(100)
         screenshot(page, "timeline-counters")
         hover_bar(page, "__main__:middle")

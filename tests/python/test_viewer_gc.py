@@ -1,11 +1,13 @@
 """The viewer draws each garbage collection inside the call it interrupted (Chromium): programs/gc_pause.py's
 forced full collection, a bar one row below its __main__:work, within it, as long as the pause the program
 measured; hovering it names it."""
+
 import re
+
+from tracetop.viewer.server import ViewerServer
 
 from browser import page_of, screenshot
 from helpers import PROGRAMS, reader, tracetop
-from tracetop.viewer.server import ViewerServer
 
 READY = "window.tracetopViewer && window.tracetopViewer.ready() && !tracetopViewer.state.inflight.spans"
 

@@ -2,16 +2,17 @@
 the matching of sends to receives on its own (`reader.MpiView`), then in Chromium the message lines between the
 ranks' lanes, the collectives across them, and the communication matrix against `tracetop summary`'s. Screenshots
 go to tests/artifacts/."""
+
 import math
 import re
 import shutil
 import sys
 
 import pytest
+from tracetop.viewer.server import ViewerServer
 
 from browser import page_of, screenshot
 from helpers import PROGRAMS, environment, program_stderr, reader, run
-from tracetop.viewer.server import ViewerServer
 
 pytest.importorskip("mpi4py")
 if shutil.which("mpirun") is None:
@@ -23,8 +24,12 @@ READY = "window.tracetopViewer && tracetopViewer.ready() && tracetopViewer.comm 
 
 
 def mpirun(*command, cwd):
-    env = environment(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                      OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_odls_base_sigkill_timeout="5")
+    env = environment(
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        OMPI_MCA_rmaps_base_oversubscribe="1",
+        OMPI_MCA_odls_base_sigkill_timeout="5",
+    )
     return run("mpirun", "-n", RANKS, sys.executable, *command, cwd=cwd, env=env, timeout=180)
 
 
@@ -66,9 +71,12 @@ def test_sends_are_matched_to_their_receives(experiment):
     # first posted's, which completed last. Matching by completion would pair 100 + s with 2000 + s.
     reversed_waits = world_messages(view, 9)
     assert sorted((s, r, b) for _, _, s, r, _, _, _, _, _, _, b, _ in reversed_waits) == sorted(
-        (s, (s + 1) % RANKS, size + s) for s in range(RANKS) for size in (100, 2000))
+        (s, (s + 1) % RANKS, size + s) for s in range(RANKS) for size in (100, 2000)
+    )
     for s in range(RANKS):
-        small, large = (next(row for row in reversed_waits if row[2] == s and row[10] == size + s) for size in (100, 2000))
+        small, large = (
+            next(row for row in reversed_waits if row[2] == s and row[10] == size + s) for size in (100, 2000)
+        )
         assert small[0] < large[0] and small[1] > large[1]
     # The communicators of the odd and of the even ranks, each a ring of two.
     halves = {i for i, c in enumerate(view.communicators) if c["members"] in ([0, 2], [1, 3])}
@@ -106,34 +114,45 @@ def sent_between(experiment, t0, t1, kinds=("world", "self", "derived")):
     trace, matrix = reader.Trace(str(experiment)), {}
     for index, process in enumerate(trace.processes):
         for thread in process["threads"]:
-            for kind, time, peer, _, comm, size in (e[:6] for e in trace.read_stream(index, thread["stream"])[0]
-                                                    if e[0] in ("mpi_send", "mpi_isend") and t0 <= e[1] < t1):
+            for _kind, _time, peer, _, comm, size in (
+                e[:6]
+                for e in trace.read_stream(index, thread["stream"])[0]
+                if e[0] in ("mpi_send", "mpi_isend") and t0 <= e[1] < t1
+            ):
                 c = process["comms"][comm]
                 if c["kind"] not in kinds:
                     continue
-                receiver = {"world": peer, "self": process["mpi_rank"]}.get(c["kind"]) if c["kind"] != "derived" \
+                receiver = (
+                    {"world": peer, "self": process["mpi_rank"]}.get(c["kind"])
+                    if c["kind"] != "derived"
                     else c["members"][peer]
+                )
                 count, total = matrix.get((process["mpi_rank"], receiver), (0, 0))
                 matrix[process["mpi_rank"], receiver] = count + 1, total + size
     return matrix
 
 
 def page_matrix(page):
-    cells = page.evaluate("[...document.querySelectorAll('.comm-matrix td[data-sender]')].map(td => "
-                          "[+td.dataset.sender, +td.dataset.receiver, +td.dataset.messages, +td.dataset.bytes])")
+    cells = page.evaluate(
+        "[...document.querySelectorAll('.comm-matrix td[data-sender]')].map(td => "
+        "[+td.dataset.sender, +td.dataset.receiver, +td.dataset.messages, +td.dataset.bytes])"
+    )
     return {(s, r): (count, size) for s, r, count, size in cells}
 
 
 def darkest_near(page, x, y):
     """The darkest pixel of the timeline canvas within 2 px of (x, y) (CSS pixels): its [r, g, b]."""
-    return page.evaluate("""([x, y]) => {
+    return page.evaluate(
+        """([x, y]) => {
         const canvas = document.getElementById("tl-canvas"), ratio = window.devicePixelRatio || 1;
         const d = canvas.getContext("2d").getImageData(Math.round((x - 2) * ratio), Math.round((y - 2) * ratio),
                                                        Math.round(5 * ratio), Math.round(5 * ratio)).data;
         let best = [255, 255, 255];
         for (let i = 0; i < d.length; i += 4) if (d[i] + d[i + 1] + d[i + 2] < best[0] + best[1] + best[2]) best = [d[i], d[i + 1], d[i + 2]];
         return best;
-    }""", [x, y])
+    }""",
+        [x, y],
+    )
 
 
 # Where a drawn line's ends are in the canvas, and the ranks of the lanes they are on.
@@ -165,8 +184,10 @@ def test_message_lines_between_the_ring_neighbours(browser, experiment):
             # The ring's laps.
             begin, end = min(r[0] for r in ring), max(r[1] for r in ring)
             page.evaluate(f"tracetopViewer.setView({begin} - {(end - begin) // 20}, {end} + {(end - begin) // 20})")
-            page.wait_for_function(f"tracetopViewer.comm.state.data && tracetopViewer.comm.state.data.t0 <= {begin}"
-                                   " && !tracetopViewer.comm.state.loading")
+            page.wait_for_function(
+                f"tracetopViewer.comm.state.data && tracetopViewer.comm.state.data.t0 <= {begin}"
+                " && !tracetopViewer.comm.state.loading"
+            )
             page.wait_for_timeout(300)
             lines = [line for line in page.evaluate(DRAWN_LINES) if line["tag"] == 7 and line["comm"] == world]
             assert len(lines) == RANKS * LAPS
@@ -175,21 +196,26 @@ def test_message_lines_between_the_ring_neighbours(browser, experiment):
                 assert (line["from"], line["to"]) == (line["sender"], line["receiver"])
                 assert line["to"] == (line["from"] + 1) % RANKS
             assert page.evaluate("document.getElementById('comm-info').textContent").startswith(
-                f"{len(page.evaluate(DRAWN_LINES))} messages")
+                f"{len(page.evaluate(DRAWN_LINES))} messages"
+            )
             screenshot(page, "mpi-ring-lines")
             # Drawn there: the middle of each line is darker than the same place with the lines switched off
             # (the lines on screen and slanted enough to find their middle: how many are depends on how long
             # each message took, which a loaded machine stretches unevenly).
-            middles = [((line["x0"] + line["x1"]) / 2, (line["y0"] + line["y1"]) / 2) for line in lines
-                       if max(line["y0"], line["y1"]) < 980 and line["x1"] - line["x0"] > 4]
+            middles = [
+                ((line["x0"] + line["x1"]) / 2, (line["y0"] + line["y1"]) / 2)
+                for line in lines
+                if max(line["y0"], line["y1"]) < 980 and line["x1"] - line["x0"] > 4
+            ]
             assert middles, lines
             drawn = [sum(darkest_near(page, x, y)) for x, y in middles]
             # Hovering a line tells its message.
             box = page.locator("#tl-scroll").bounding_box()
             page.mouse.move(box["x"] + middles[0][0], box["y"] + middles[0][1])
             page.wait_for_selector("#tooltip:not([hidden])")
-            sender, receiver = map(int, re.match(r"message: rank (\d+) → rank (\d+)",
-                                                 page.locator("#tooltip").inner_text()).groups())
+            sender, receiver = map(
+                int, re.match(r"message: rank (\d+) → rank (\d+)", page.locator("#tooltip").inner_text()).groups()
+            )
             assert receiver == (sender + 1) % RANKS
             page.mouse.move(box["x"] + 2, box["y"] + 2)
             page.locator("#comm-shown").uncheck()
@@ -212,12 +238,15 @@ def test_collectives_drawn_across_their_ranks(browser, experiment):
             page.wait_for_function(READY)
             begin, end = barrier[0], barrier[1]
             page.evaluate(f"tracetopViewer.setView({begin} - {end - begin}, {end} + {end - begin})")
-            page.wait_for_function(f"tracetopViewer.comm.state.data.t0 <= {begin} && !tracetopViewer.comm.state.loading")
+            page.wait_for_function(
+                f"tracetopViewer.comm.state.data.t0 <= {begin} && !tracetopViewer.comm.state.loading"
+            )
             page.wait_for_timeout(300)
             drawn = page.evaluate("tracetopViewer.comm.state.data.collectives.rows")
             assert [begin, end, world, "barrier"] in [row[:4] for row in drawn]
             # Its box's left edge, orange along every rank's lane (but where a message line crosses it).
-            shares = page.evaluate("""(x) => {
+            shares = page.evaluate(
+                """(x) => {
                 const v = tracetopViewer, c = document.getElementById("tl-canvas"), k = window.devicePixelRatio || 1;
                 const g = c.getContext("2d"), scroll = document.getElementById("tl-scroll").scrollTop;
                 return v.state.meta.lanes.map((lane, i) => {
@@ -232,17 +261,23 @@ def test_collectives_drawn_across_their_ranks(browser, experiment):
                     }
                     return [orange, all];
                 });
-            }""", page.evaluate(f"tracetopViewer.xOf({begin})"))
+            }""",
+                page.evaluate(f"tracetopViewer.xOf({begin})"),
+            )
             assert len(shares) == RANKS
             for orange, all in shares:
                 assert all > 10 and orange >= 0.8 * all, shares
             # Hovering its box (between the lanes, where no call is) tells the operation. A message line wins
             # where it crosses the box, and where the messages fall differs from run to run: a few places.
             box = page.locator("#tl-scroll").bounding_box()
-            y = page.evaluate("tracetopViewer.state.layout.processes[2].top + 9 - document.getElementById('tl-scroll').scrollTop")
+            y = page.evaluate(
+                "tracetopViewer.state.layout.processes[2].top + 9 - document.getElementById('tl-scroll').scrollTop"
+            )
             tips = []
             for share in (0.5, 0.3, 0.7, 0.15, 0.85):
-                x = page.evaluate(f"tracetopViewer.xOf({begin}) + {share} * (tracetopViewer.xOf({end}) - tracetopViewer.xOf({begin}))")
+                x = page.evaluate(
+                    f"tracetopViewer.xOf({begin}) + {share} * (tracetopViewer.xOf({end}) - tracetopViewer.xOf({begin}))"
+                )
                 page.mouse.move(box["x"] + x, box["y"] + y)
                 page.wait_for_selector("#tooltip:not([hidden])")
                 tips.append(page.locator("#tooltip").inner_text())
@@ -265,8 +300,11 @@ def test_the_matrix_is_summarys_and_follows_the_selection(browser, experiment):
             page.wait_for_function(READY)
             page.wait_for_selector(".comm-matrix td[data-sender]")
             assert page_matrix(page) == expected == sent_between(experiment, *WHOLE)
-            assert page.locator(".comm-sum").first.inner_text().startswith(
-                f"whole run: {sum(c for c, _ in expected.values())} messages")
+            assert (
+                page.locator(".comm-sum")
+                .first.inner_text()
+                .startswith(f"whole run: {sum(c for c, _ in expected.values())} messages")
+            )
             # Per communicator: the world's messages are the ring's laps and the two of each reversed pair.
             world_row = page.locator(".comm-comms tr", has_text="MPI_COMM_WORLD").inner_text().split("\t")
             assert world_row[1:3] == [str(RANKS), str(RANKS * LAPS + 2 * RANKS)]
@@ -287,8 +325,10 @@ def test_the_matrix_is_summarys_and_follows_the_selection(browser, experiment):
             page.mouse.move(box["x"] + (x0 + x1) / 2, box["y"] + 10)
             page.mouse.move(box["x"] + x1, box["y"] + 10)
             page.mouse.up()
-            page.wait_for_function("document.querySelector('.comm-sum') && "
-                                   "document.querySelector('.comm-sum').textContent.startsWith('selected range')")
+            page.wait_for_function(
+                "document.querySelector('.comm-sum') && "
+                "document.querySelector('.comm-sum').textContent.startsWith('selected range')"
+            )
             # The sends recorded in the range, as the trace has them: the ring's laps (and, where a rank went on
             # before the last lap ended, its next sends).
             a, b = page.evaluate("tracetopViewer.state.selection")
@@ -302,7 +342,9 @@ def test_the_matrix_is_summarys_and_follows_the_selection(browser, experiment):
             assert int(world_row[2].replace(",", "")) == sum(count for count, _ in world_sent.values())
             # Its messages from a cell, and one of them brought into view by a click.
             page.locator(".comm-matrix td[data-sender='3'][data-receiver='0']").click()
-            page.wait_for_function(f"document.querySelectorAll('.comm-messages tbody tr').length === {selected[3, 0][0]}")
+            page.wait_for_function(
+                f"document.querySelectorAll('.comm-messages tbody tr').length === {selected[3, 0][0]}"
+            )
             page.locator(".comm-messages tbody tr").first.click()
             first = min(r for r in ring if r[2] == 3)
             t0, t1 = page.evaluate("[tracetopViewer.state.t0, tracetopViewer.state.t1]")

@@ -1,14 +1,15 @@
 """The viewer's objects views in Chromium, on a real run with --objects (programs/objects_viewer.py: exactly 100,000
 Points made in make_points and 50,000 lists in make_lists): the tracks of the objects alive per type, the flame
 graph by objects and bytes created, the object columns of the profile and of the range summary."""
+
 import re
 import struct
 
 import pytest
+from tracetop.viewer.server import ViewerServer
 
 from browser import page_of, screenshot
 from helpers import PROGRAMS, needs_object_counting, reader, streams, tracetop
-from tracetop.viewer.server import ViewerServer
 
 pytestmark = needs_object_counting
 
@@ -43,7 +44,7 @@ def recorded(experiment, type_name, t0, t1, made_in=None):
     """The objects of `type_name` (made in region `made_in`, or anywhere) created and destroyed in [t0, t1) as the
     trace's records say, summed over the streams."""
     created = destroyed = 0
-    for *_, events, state, problem in streams(experiment):
+    for *_, events, _state, _problem in streams(experiment):
         for event in events:
             if event[0] == "objects" and t0 <= event[1] < t1 and event[3] == type_name and made_in in (None, event[2]):
                 created, destroyed = created + event[5], destroyed + event[6]
@@ -76,8 +77,10 @@ def alive_shown(page, type_name, time_ns):
     """The objects alive the track of `type_name` shows at time_ns, read from its tooltip."""
     point = page.evaluate(f"tracetopViewer.objects.pointOf({type_name!r}, {time_ns})")
     page.mouse.move(point["x"], point["y"])
-    page.wait_for_function(f"!document.getElementById('tooltip').hidden && "
-                           f"document.getElementById('tooltip').innerText.startsWith({type_name!r})")
+    page.wait_for_function(
+        f"!document.getElementById('tooltip').hidden && "
+        f"document.getElementById('tooltip').innerText.startsWith({type_name!r})"
+    )
     text = page.inner_text("#tooltip")
     return int(re.search(r"^([\d,]+) alive", text, re.M).group(1).replace(",", ""))
 
@@ -128,8 +131,10 @@ def flame_tip(page, name):
 
 def choose_type(page, type_name):
     page.select_option("#objects-type", type_name)
-    page.wait_for_function(f"tracetopViewer.state.tree && tracetopViewer.state.tree.objects && "
-                           f"tracetopViewer.state.tree.objects.type === {type_name!r}")
+    page.wait_for_function(
+        f"tracetopViewer.state.tree && tracetopViewer.state.tree.objects && "
+        f"tracetopViewer.state.tree.objects.type === {type_name!r}"
+    )
 
 
 def test_allocations_flame_graph(browser, run):
@@ -143,7 +148,9 @@ def test_allocations_flame_graph(browser, run):
         page.wait_for_timeout(200)
         lines = flame_tip(page, "__main__:make_points").splitlines()
         assert lines[:3] == ["make_points", "__main__:make_points", "100,000 __main__:Point objects created (100.0%)"]
-        assert lines[3].startswith("by the function itself: 100,000 (") and lines[3].endswith("100,000 of them destroyed")
+        assert lines[3].startswith("by the function itself: 100,000 (") and lines[3].endswith(
+            "100,000 of them destroyed"
+        )
         assert page.inner_text("#objects-note") == "100,000 objects created in these call paths"
         # No other function made a Point: it has no frame.
         assert page.evaluate("tracetopViewer.findFrame('__main__:make_lists', 0)") is None
@@ -154,8 +161,10 @@ def test_allocations_flame_graph(browser, run):
         page.select_option("#flame-by", "bytes")
         choose_type(page, POINT)
         page.wait_for_timeout(200)
-        assert flame_tip(page, "__main__:make_points").splitlines()[2] == \
-            f"{fmt_bytes(100_000 * size_of(index, POINT))} created in __main__:Point objects (100.0%)"
+        assert (
+            flame_tip(page, "__main__:make_points").splitlines()[2]
+            == f"{fmt_bytes(100_000 * size_of(index, POINT))} created in __main__:Point objects (100.0%)"
+        )
         # Back to time: the widths are time again.
         page.select_option("#flame-by", "time")
         assert "Inclusive" in flame_tip(page, "__main__:make_points")
@@ -210,8 +219,12 @@ def test_objects_of_a_selected_range(browser, run):
         page.mouse.move(end["x"], ruler, steps=5)
         page.mouse.up()
         page.wait_for_selector("#range-objects")
-        types = {row[0]: row[1:] for row in page.eval_on_selector_all(
-            "#range-objects tbody tr", "trs => trs.map(tr => [...tr.cells].map(td => td.textContent))")}
+        types = {
+            row[0]: row[1:]
+            for row in page.eval_on_selector_all(
+                "#range-objects tbody tr", "trs => trs.map(tr => [...tr.cells].map(td => td.textContent))"
+            )
+        }
         t0, t1 = page.evaluate("tracetopViewer.state.selection")
         created, destroyed = recorded(experiment, "list", t0, t1)
         assert types["list"][:2] == ["50,000", f"{destroyed:,}"] and created == 50_000
@@ -227,7 +240,7 @@ def test_a_function_on_two_call_paths_shares_its_objects_by_time(browser, tmp_pa
     lanes = list(range(len(index.lanes)))
     tree = index.tree(index.begin_ns, index.end_ns + 1, lanes)
     count = int.from_bytes(tree[:4], "little")
-    nodes = list(struct.iter_unpack("IIddd", tree[8:8 + 32 * count]))
+    nodes = list(struct.iter_unpack("IIddd", tree[8 : 8 + 32 * count]))
     answer = index.tree_objects(index.begin_ns, index.end_ns + 1, lanes, "__main__:Item")
     assert int.from_bytes(answer[:4], "little") == count
     created = struct.unpack_from(f"{count}d", answer, 32)
@@ -253,7 +266,9 @@ def test_a_function_on_two_call_paths_shares_its_objects_by_time(browser, tmp_pa
             assert columns(page, "flat-table", "make")[0] == "40,000"
             makes = page.locator("#calltree-table tbody tr", has=page.locator(".fn", has_text=re.compile("^make$")))
             if makes.count() == 0:  # the heaviest path opens by itself on a long enough run
-                page.locator("#calltree-table tbody tr", has=page.locator(".fn", has_text=re.compile("^early$"))).locator(".toggle").click()
+                page.locator(
+                    "#calltree-table tbody tr", has=page.locator(".fn", has_text=re.compile("^early$"))
+                ).locator(".toggle").click()
             assert makes.first.locator("td.objects .shared").count() == 3
             assert page.locator("#calltree-table td.objects .shared").count() == 3 * makes.count()  # none at 0
             screenshot(page, "objects-shared-paths")

@@ -1,8 +1,10 @@
 """The viewer on an experiment of several processes: one timeline, each process's lanes a group under a header
 naming the process, in Chromium."""
+
+from tracetop.viewer.server import ViewerServer
+
 from browser import page_of, screenshot
 from helpers import PROGRAMS, reader, tracetop
-from tracetop.viewer.server import ViewerServer
 
 READY = "window.tracetopViewer && window.tracetopViewer.ready()"
 
@@ -20,10 +22,14 @@ def test_a_lane_group_per_process(browser, tmp_path):
             program = str(PROGRAMS / "forking.py")
             assert headers == [f"process {parent} · {program}", f"process {child} · {program}"]
             # The parent's threads under its header, the child's thread (the forking one, continued) under its.
-            tops = page.evaluate("[...document.querySelectorAll('#tl-labels > div')].map("
-                                 "d => [d.className, d.querySelector('.name').textContent, +d.dataset.top])")
-            order = [text.split(" ")[0] if kind == "lane-label" else "header"
-                     for kind, text, _ in sorted(tops, key=lambda item: item[2])]
+            tops = page.evaluate(
+                "[...document.querySelectorAll('#tl-labels > div')].map("
+                "d => [d.className, d.querySelector('.name').textContent, +d.dataset.top])"
+            )
+            order = [
+                text.split(" ")[0] if kind == "lane-label" else "header"
+                for kind, text, _ in sorted(tops, key=lambda item: item[2])
+            ]
             assert order == ["header", "MainThread", "forker", "header", "forker"]
             screenshot(page, "timeline-processes")
             # Folded, the parent's group is its header alone: the child's header moves up.

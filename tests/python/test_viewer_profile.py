@@ -1,13 +1,14 @@
 """The viewer's Profile in Chromium: callers and callees of a function with the times the index gives, one
 function selected everywhere, pages instead of caps, styled hovers, and a tooltip that follows the zoom."""
+
 import collections
 import re
 
 import pytest
+from tracetop.viewer.server import ViewerServer
 
 from browser import page_of, screenshot
 from helpers import PROGRAMS, reader, tracetop
-from tracetop.viewer.server import ViewerServer
 
 READY = "window.tracetopViewer && window.tracetopViewer.ready()"
 NO_PARENT = 0xFFFFFFFF
@@ -32,9 +33,12 @@ def whole_tree(index):
     data = index.tree(index.begin_ns, index.end_ns + 1, list(range(len(index.lanes))))
     count = int.from_bytes(data[:4], "little")
     import struct
+
     names = [region["name"] for region in index.regions]
-    return [(parent, names[region], visits, inclusive)
-            for parent, region, visits, inclusive, _ in struct.iter_unpack("IIddd", data[8:8 + 32 * count])]
+    return [
+        (parent, names[region], visits, inclusive)
+        for parent, region, visits, inclusive, _ in struct.iter_unpack("IIddd", data[8 : 8 + 32 * count])
+    ]
 
 
 def expected_sandwich(nodes, name):
@@ -53,10 +57,13 @@ def expected_sandwich(nodes, name):
 
 
 def sandwich_rows(page, kind):
-    return {row["name"]: (row["visits"], row["ns"]) for row in page.evaluate(f"""
+    return {
+        row["name"]: (row["visits"], row["ns"])
+        for row in page.evaluate(f"""
         [...document.querySelectorAll('#sandwich-table tr.{kind}')].map(tr => ({{
             name: tr.querySelector('.fn').title, visits: +tr.cells[3].textContent.replace(/,/g, ''),
-            ns: +tr.dataset.ns}}))""")}
+            ns: +tr.dataset.ns}}))""")
+    }
 
 
 def test_callers_and_callees_with_the_right_times(browser, sandwich):
@@ -172,7 +179,8 @@ def test_the_tooltip_follows_a_zoom_under_a_still_mouse(browser, sandwich):
         page.wait_for_selector("#tooltip:visible")
         assert page.inner_text("#tooltip").splitlines()[0] == "b"
         # The view moves under the still mouse (as a wheel zoom or a key moves it): a() comes where b() was.
-        page.evaluate("""([x]) => {
+        page.evaluate(
+            """([x]) => {
             const v = tracetopViewer, s = v.state.spans, canvas = document.getElementById('tl-canvas');
             const box = canvas.getBoundingClientRect(), plot = canvas.clientWidth - 170;
             const at = (x - box.left - 170) / plot, width = 2e6;
@@ -181,9 +189,13 @@ def test_the_tooltip_follows_a_zoom_under_a_still_mouse(browser, sandwich):
                 const t0 = (s.start[i] + s.end[i]) / 2 - at * width;
                 v.setView(t0, t0 + width);
             }
-        }""", [bar["x"]])
-        page.wait_for_function("!document.getElementById('tooltip').hidden && "
-                               "document.getElementById('tooltip').textContent.startsWith('a')")
+        }""",
+            [bar["x"]],
+        )
+        page.wait_for_function(
+            "!document.getElementById('tooltip').hidden && "
+            "document.getElementById('tooltip').textContent.startsWith('a')"
+        )
         assert page.inner_text("#tooltip").splitlines()[0] == "a"
         page.mouse.wheel(0, -300)  # a zoom at the mouse keeps a() under it, and the tooltip on it
         page.wait_for_timeout(100)

@@ -1,21 +1,22 @@
 """The whole run's call tree is kept in view.idx when it is built: the profile tab shows it, equal to what
 `tracetop summary` says, without a span read (the trace's chunks, where the index reads every call, are damaged
 here, and the browser's requests for spans refused); a range is still computed from the spans."""
+
 import os
 import struct
 
 import pytest
+from tracetop.viewer.server import ViewerServer
 
 from browser import page_of, screenshot
 from helpers import PROGRAMS, reader, tracetop
 from trace_files import CHUNK_HEADER, record_chunks
-from tracetop.viewer.server import ViewerServer
 
 
 def tree_visits(index, t0, t1):
     data = index.tree(t0, t1, list(range(len(index.lanes))))
-    count, = struct.unpack_from("I", data)
-    return sum(visits for _, _, visits, _, _ in struct.iter_unpack("IIddd", data[8:8 + 32 * count]))
+    (count,) = struct.unpack_from("I", data)
+    return sum(visits for _, _, visits, _, _ in struct.iter_unpack("IIddd", data[8 : 8 + 32 * count]))
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +33,10 @@ def damaged(tmp_path_factory):
     inner = tree_visits(index, index.begin_ns + 1, index.end_ns + 1)  # a range: from the spans
     assert whole == calls and inner == calls
     del index
-    summary = {region["name"]: (region["visits"], region["exclusive_ns"], region["inclusive_ns"])
-               for region in reader.profile(str(experiment))["regions"]}  # (from the trace, before the damage)
+    summary = {
+        region["name"]: (region["visits"], region["exclusive_ns"], region["inclusive_ns"])
+        for region in reader.profile(str(experiment))["regions"]
+    }  # (from the trace, before the damage)
     for path in (experiment / "trace").rglob("[0-9]*.tts"):
         times = path.stat()
         data = bytearray(path.read_bytes())

@@ -1,6 +1,7 @@
 """An experiment's stream files as format.h lays them out, read byte by byte: a 16-byte file header, then
 chunks of a 32-byte header and a payload, the call tree's chunks (TREE) behind the records'. And the check
 that a profile made from the trees is the one that reading the records back gives."""
+
 import collections
 import shutil
 import struct

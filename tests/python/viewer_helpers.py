@@ -1,4 +1,5 @@
 """What the viewer's tests share: a `tracetop view` server running on an experiment, and experiments to view."""
+
 import contextlib
 import signal
 import subprocess
@@ -11,9 +12,14 @@ from helpers import environment
 def view_server(experiment, *options):
     """Runs `tracetop view EXPERIMENT --no-browser` (a Path) beside it, where no source tree shadows the
     installed tracetop; yields (url, process) once it serves."""
-    process = subprocess.Popen([sys.executable, "-m", "tracetop", "view", str(experiment), "--no-browser", *options],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment(),
-                               cwd=experiment.parent)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tracetop", "view", str(experiment), "--no-browser", *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(),
+        cwd=experiment.parent,
+    )
     try:
         url = process.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:"), process.stderr.read() if process.poll() is not None else url

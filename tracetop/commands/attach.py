@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-from tracetop import attach, messages, _reader, _tracetop
+from tracetop import _reader, _tracetop, attach, messages
 from tracetop.commands import COMMANDS, EXPERIMENT_VIEWS
 from tracetop.experiment import Experiment, default_name, describe_stats
 from tracetop.messages import CommandError
@@ -49,28 +49,41 @@ class Refused(CommandError):
 
 def main(arguments, prog):
     parser = argparse.ArgumentParser(
-        prog=prog, description=f"{COMMANDS['attach']}. Every thread is measured; the calls already running "
-                               "are recorded from the moment of attaching, their start marked unknown. The "
-                               "process goes on unmeasured at the end of --duration, on Ctrl-C, on `tracetop "
-                               "ctl PID detach`, or when this command ends. Needs gdb and ptrace.",
-        allow_abbrev=False)
+        prog=prog,
+        description=f"{COMMANDS['attach']}. Every thread is measured; the calls already running "
+        "are recorded from the moment of attaching, their start marked unknown. The "
+        "process goes on unmeasured at the end of --duration, on Ctrl-C, on `tracetop "
+        "ctl PID detach`, or when this command ends. Needs gdb and ptrace.",
+        allow_abbrev=False,
+    )
     parser.add_argument("pid", type=_pid, metavar="PID", help="a Python process of yours")
-    parser.add_argument("--duration", type=_seconds, default=0, metavar="SECONDS",
-                        help="detach after SECONDS (default: at Ctrl-C or `tracetop ctl PID detach`)")
-    parser.add_argument("--live", action="store_true",
-                        help="publish to `tracetop top` (an attached process always does: the live channel "
-                             "is how ctl and Ctrl-C reach it)")
+    parser.add_argument(
+        "--duration",
+        type=_seconds,
+        default=0,
+        metavar="SECONDS",
+        help="detach after SECONDS (default: at Ctrl-C or `tracetop ctl PID detach`)",
+    )
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="publish to `tracetop top` (an attached process always does: the live channel "
+        "is how ctl and Ctrl-C reach it)",
+    )
     parser.add_argument("--objects", action="store_true", help="record object creation and destruction")
-    parser.add_argument("--output", metavar="DIR",
-                        help="the experiment directory (default: tracetop-YYYYMMDD_HHMMSS_<PID> here)")
+    parser.add_argument(
+        "--output", metavar="DIR", help="the experiment directory (default: tracetop-YYYYMMDD_HHMMSS_<PID> here)"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="tell more")
     namespace = parser.parse_args(arguments)
     attached = begin(namespace.pid, namespace.output, namespace.duration, namespace.objects, namespace.verbose)
     until = f" for {namespace.duration:g} s" if namespace.duration else ""
     try:  # from the line that says how to detach on: a Ctrl-C right after it detaches too
-        messages.say(f"attached to process {attached.pid} in {attached.attach_seconds:.2f} s; measuring into "
-                     f"{os.path.join(attached.experiment.shown, '')}{until} (Ctrl-C or `tracetop ctl "
-                     f"{attached.pid} detach` to detach)")
+        messages.say(
+            f"attached to process {attached.pid} in {attached.attach_seconds:.2f} s; measuring into "
+            f"{os.path.join(attached.experiment.shown, '')}{until} (Ctrl-C or `tracetop ctl "
+            f"{attached.pid} detach` to detach)"
+        )
         outcome = attached.wait()
     except KeyboardInterrupt:
         messages.say(f"detaching from process {namespace.pid}")
@@ -85,8 +98,7 @@ def begin(pid, output=None, duration=0, objects=False, verbose=False):
     gdb = shutil.which("gdb")
     if gdb is None:
         raise Refused("attaching needs gdb, which is not installed (Debian: apt-get install gdb)")
-    keywords = {"output": output or default_name(pid=pid),
-                "live": True, "objects": objects, "follow": False}
+    keywords = {"output": output or default_name(pid=pid), "live": True, "objects": objects, "follow": False}
     configuration = from_keywords(keywords, os.environ)  # the process says what it cannot do (Session.begin)
     experiment = Experiment.create(configuration["output"])
     keywords["output"] = experiment.path
@@ -104,10 +116,16 @@ class Attached:
         self._place = tempfile.mkdtemp(prefix="tracetop-attach-")
         self._status = os.path.join(self._place, "status.json")
         self._bootstrap = os.path.join(self._place, "bootstrap.py")
-        constants = {"STATUS": self._status, "ATTACHER": os.getpid(), "DURATION": float(duration),
-                     "OPTIONS": keywords, "COMMAND": command_line(),
-                     "EXTENSION_SUFFIX": importlib.machinery.EXTENSION_SUFFIXES[0],
-                     "PACKAGE": PACKAGE, "SEARCH_PATH": os.path.dirname(PACKAGE)}
+        constants = {
+            "STATUS": self._status,
+            "ATTACHER": os.getpid(),
+            "DURATION": float(duration),
+            "OPTIONS": keywords,
+            "COMMAND": command_line(),
+            "EXTENSION_SUFFIX": importlib.machinery.EXTENSION_SUFFIXES[0],
+            "PACKAGE": PACKAGE,
+            "SEARCH_PATH": os.path.dirname(PACKAGE),
+        }
         self._claim = os.path.join(self._place, "unclaimed")
         constants["CLAIM"] = self._claim
         with open(self._bootstrap, "w") as out:
@@ -121,8 +139,10 @@ class Attached:
             if self.status is None and _alive(pid):
                 self.status = self._at_gil_release()
             if self.status is None:
-                raise Refused(f"process {pid} ran no Python code in its main thread, and no thread of it let the "
-                              f"GIL go, for {START_SECONDS} s (blocked, or computing without a pause): not attached")
+                raise Refused(
+                    f"process {pid} ran no Python code in its main thread, and no thread of it let the "
+                    f"GIL go, for {START_SECONDS} s (blocked, or computing without a pause): not attached"
+                )
             if self.status["state"] != "attached":
                 raise Refused(f"cannot measure process {pid}: {self.status['message']}")
         except BaseException:
@@ -132,17 +152,21 @@ class Attached:
             experiment.discard()
             raise
         self.attach_seconds = time.monotonic() - self.started
-        messages.detail(f"attaching took {self.attach_seconds:.3f} s: gdb {injected - began:.3f} s; the program "
-                        f"ran tracetop's bootstrap at {self.status['began'] - began:.3f} s, measured from "
-                        f"{self.status['at'] - began:.3f} s")
+        messages.detail(
+            f"attaching took {self.attach_seconds:.3f} s: gdb {injected - began:.3f} s; the program "
+            f"ran tracetop's bootstrap at {self.status['began'] - began:.3f} s, measured from "
+            f"{self.status['at'] - began:.3f} s"
+        )
         self._said = 0
         self._say(self.status)
 
     def _code(self):
         """The code the process is made to run, as a C string literal for gdb: it starts a thread that runs the
         bootstrap, and binds no name in __main__, where it runs."""
-        code = ("try:\n __import__('_thread').start_new_thread(__import__('builtins').exec, "
-                f"(__import__('builtins').open({self._bootstrap!r}).read(), {{}}))\nexcept BaseException:\n pass\n")
+        code = (
+            "try:\n __import__('_thread').start_new_thread(__import__('builtins').exec, "
+            f"(__import__('builtins').open({self._bootstrap!r}).read(), {{}}))\nexcept BaseException:\n pass\n"
+        )
         return json.dumps(code)  # only ASCII, quotes and \n escaped: a C literal too
 
     def _at_gil_release(self):
@@ -156,10 +180,12 @@ class Attached:
         call (which would leave the process in gdb's frame)."""
         script = os.path.join(self._place, "at_release.gdb")
         with open(script, "w") as out:
-            out.write("set breakpoint pending off\nhandle SIGURG stop nopass\ntbreak PyEval_SaveThread\n"
-                      "commands\n  silent\n  handle SIGURG nostop noprint nopass\n"
-                      f"  call (int)PyRun_SimpleString({self._code()})\n  detach\n  quit\nend\n"
-                      "continue\ndetach\nquit\n")
+            out.write(
+                "set breakpoint pending off\nhandle SIGURG stop nopass\ntbreak PyEval_SaveThread\n"
+                "commands\n  silent\n  handle SIGURG nostop noprint nopass\n"
+                f"  call (int)PyRun_SimpleString({self._code()})\n  detach\n  quit\nend\n"
+                "continue\ndetach\nquit\n"
+            )
         waiting = self._gdb_process("-x", script)
         try:
             status = self._wait_for(lambda status: status, START_SECONDS)
@@ -174,10 +200,27 @@ class Attached:
         return status
 
     def _gdb_process(self, *arguments):
-        command = [self._gdb_path, "-p", str(self.pid), "-batch", "-nx", "-q", "-iex", "set auto-load off",
-                   "-iex", "set debuginfod enabled off", *arguments]
-        return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace")
+        command = [
+            self._gdb_path,
+            "-p",
+            str(self.pid),
+            "-batch",
+            "-nx",
+            "-q",
+            "-iex",
+            "set auto-load off",
+            "-iex",
+            "set debuginfod enabled off",
+            *arguments,
+        ]
+        return subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+        )
 
     def _gdb(self, command):
         """Has gdb make one call in the process, which must return 0."""
@@ -196,10 +239,12 @@ class Attached:
         if "ptrace: Operation not permitted" in said:
             tracer = _tracer_of(self.pid)
             if tracer:
-                raise Refused(f"process {self.pid} is already traced by process {tracer} (a debugger or another "
-                              "tracer), and a process has one tracer at a time: detach that one first")
+                raise Refused(
+                    f"process {self.pid} is already traced by process {tracer} (a debugger or another "
+                    "tracer), and a process has one tracer at a time: detach that one first"
+                )
             raise Refused(f"process {self.pid}: ptrace is not permitted here ({_ptrace_needs()})")
-        if "No symbol" in said or "Function \"PyEval_SaveThread\" not defined" in said:
+        if "No symbol" in said or 'Function "PyEval_SaveThread" not defined' in said:
             raise Refused(f"process {self.pid} is not a Python process tracetop can enter (no CPython API in it)")
         if what == "call":
             last = [line for line in said.splitlines() if line.strip()][-1:] or ["no answer"]
@@ -241,8 +286,10 @@ class Attached:
         self._cleanup()
         shown = shlex.quote(self.experiment.shown)
         if outcome is None:
-            messages.say(f"process {self.pid} ended while measured; experiment in {shown} "
-                         f"(see: tracetop {EXPERIMENT_VIEWS[0]} {shown})")
+            messages.say(
+                f"process {self.pid} ended while measured; experiment in {shown} "
+                f"(see: tracetop {EXPERIMENT_VIEWS[0]} {shown})"
+            )
             return 0
         self._say(outcome)
         if outcome["state"] != "detached":
@@ -250,15 +297,17 @@ class Attached:
             return 1
         stats = outcome["stats"] or {}
         counts = f" ({stats['events']} events, {format_size(stats['bytes'])})" if stats else ""
-        messages.say(f"detached from process {self.pid}; experiment in {os.path.join(self.experiment.shown, '')}"
-                     f"{counts}; see: tracetop {EXPERIMENT_VIEWS[0]} {shown}")
+        messages.say(
+            f"detached from process {self.pid}; experiment in {os.path.join(self.experiment.shown, '')}"
+            f"{counts}; see: tracetop {EXPERIMENT_VIEWS[0]} {shown}"
+        )
         if stats:
             messages.detail(f"recorded {describe_stats(stats)}")
         return 0
 
     def _say(self, status):
         """What the process had to say (its stderr is the program's), once."""
-        for line in status.get("messages", [])[self._said:]:
+        for line in status.get("messages", [])[self._said :]:
             messages.say(line)
         self._said = len(status.get("messages", []))
 
@@ -287,8 +336,10 @@ def check_process(pid):
         raise Refused(f"process {pid} ({fields['Name'].strip()}) is not a Python process")
     ours = f"{sys.version_info[0]}.{sys.version_info[1]}{sys.abiflags}"
     if python and python != ours:
-        raise Refused(f"process {pid} runs Python {python}, this tracetop is built for Python {ours}: attach "
-                      f"with the tracetop installed for Python {python}")
+        raise Refused(
+            f"process {pid} runs Python {python}, this tracetop is built for Python {ours}: attach "
+            f"with the tracetop installed for Python {python}"
+        )
     needs = _ptrace_refused()
     if needs:
         raise Refused(f"process {pid}: ptrace is not permitted here ({needs})")
@@ -340,8 +391,10 @@ def _ptrace_needs(level=None):
             return "ptrace is blocked, e.g. by a container's seccomp profile: allow ptrace or add CAP_SYS_PTRACE"
     if level == 3:
         return "kernel.yama.ptrace_scope is 3, which forbids ptrace until reboot"
-    return (f"kernel.yama.ptrace_scope is {level}: run `sudo sysctl kernel.yama.ptrace_scope=0`, or give tracetop "
-            "CAP_SYS_PTRACE")
+    return (
+        f"kernel.yama.ptrace_scope is {level}: run `sudo sysctl kernel.yama.ptrace_scope=0`, or give tracetop "
+        "CAP_SYS_PTRACE"
+    )
 
 
 def _tracer_of(pid):

@@ -4,7 +4,7 @@ counting of objects."""
 
 import argparse
 
-from tracetop import messages, _reader
+from tracetop import _reader, messages
 from tracetop.commands import COMMANDS, pid_argument
 from tracetop.suggest import ArgumentParser
 
@@ -13,18 +13,31 @@ DETACH_SECONDS = 30
 
 def main(arguments, prog):
     parser = ArgumentParser(
-        prog=prog, usage="%(prog)s [--timeout SECONDS] PID {on,off,detach} | PID objects {on,off}",
+        prog=prog,
+        usage="%(prog)s [--timeout SECONDS] PID {on,off,detach} | PID objects {on,off}",
         description=f"{COMMANDS['ctl']}. Off takes tracetop's hook away from every thread of the "
-                    "process, which then runs at its own speed; on puts it back. Detach ends the "
-                    "measurement of a process `tracetop attach` measures: its experiment is "
-                    "completed and the process goes on unmeasured. `objects on|off` switches "
-                    "the counting of objects (as --objects) instead.",
-        allow_abbrev=False)
-    parser.add_argument("pid", type=pid_argument, metavar="PID", help="the process, measured with --live or attached to")
-    parser.add_argument("switch", nargs="+", metavar="[objects] {on,off} | detach",
-                        help="measurement on or off, or detach; objects on or off: the counting of objects")
-    parser.add_argument("--timeout", type=_seconds, default=2.0, metavar="SECONDS",
-                        help="how long to wait for the process to answer (default: %(default)s)")
+        "process, which then runs at its own speed; on puts it back. Detach ends the "
+        "measurement of a process `tracetop attach` measures: its experiment is "
+        "completed and the process goes on unmeasured. `objects on|off` switches "
+        "the counting of objects (as --objects) instead.",
+        allow_abbrev=False,
+    )
+    parser.add_argument(
+        "pid", type=pid_argument, metavar="PID", help="the process, measured with --live or attached to"
+    )
+    parser.add_argument(
+        "switch",
+        nargs="+",
+        metavar="[objects] {on,off} | detach",
+        help="measurement on or off, or detach; objects on or off: the counting of objects",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=2.0,
+        metavar="SECONDS",
+        help="how long to wait for the process to answer (default: %(default)s)",
+    )
     namespace = parser.parse_args(arguments)
     if namespace.switch == ["detach"]:
         # The end includes writing the experiment's profile: given time beyond the answer's.
@@ -38,9 +51,11 @@ def main(arguments, prog):
     now = _reader.live_control(namespace.pid, wanted, timeout=namespace.timeout, objects=objects)
     subject = "objects" if objects else "measurement"
     if now != wanted:
-        stays = (f"objects stay {'counted' if now else 'not counted'} (this Python cannot count them, see its "
-                 "MANIFEST.md)" if objects else f"measurement stays {'on' if now else 'off'} (with "
-                 "--instrumenter=none only user regions are recorded)")
+        stays = (
+            f"objects stay {'counted' if now else 'not counted'} (this Python cannot count them, see its MANIFEST.md)"
+            if objects
+            else f"measurement stays {'on' if now else 'off'} (with --instrumenter=none only user regions are recorded)"
+        )
         messages.error(f"process {namespace.pid}: {stays}")
         return 1
     messages.say(f"process {namespace.pid}: {subject} {state}")

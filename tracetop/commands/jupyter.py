@@ -17,25 +17,30 @@ KERNEL_NAME = "tracetop"
 def main(arguments, prog):
     parser = ArgumentParser(prog=prog, description=f"{COMMANDS['jupyter']}.", allow_abbrev=False)
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    install = actions.add_parser("install", help="register the kernel \"tracetop\" with Jupyter",
-                                 description="Registers the kernel \"tracetop\": IPython with tracetop's magics, "
-                                             "run by this Python. Without an option, for every user of the "
-                                             "system.")
+    install = actions.add_parser(
+        "install",
+        help='register the kernel "tracetop" with Jupyter',
+        description='Registers the kernel "tracetop": IPython with tracetop\'s magics, '
+        "run by this Python. Without an option, for every user of the "
+        "system.",
+    )
     where = install.add_mutually_exclusive_group()
     where.add_argument("--user", action="store_true", help="for the current user only")
     where.add_argument("--sys-prefix", action="store_true", help=f"in this Python's prefix ({sys.prefix})")
     where.add_argument("--prefix", metavar="DIR", help="under DIR/share/jupyter/kernels")
-    install.add_argument("--display-name", default=f"Python {sys.version_info[0]} (tracetop)",
-                         help="the name Jupyter shows (default: %(default)s)")
+    install.add_argument(
+        "--display-name",
+        default=f"Python {sys.version_info[0]} (tracetop)",
+        help="the name Jupyter shows (default: %(default)s)",
+    )
     namespace = parser.parse_args(arguments)
     return _install(namespace)
 
 
 def _install(namespace):
     try:
-        from jupyter_client.kernelspec import KernelSpecManager
-
         import ipykernel  # noqa: F401 -- the kernel is built on it: say so now rather than when it starts
+        from jupyter_client.kernelspec import KernelSpecManager
     except ImportError as missing:
         raise CommandError(f"the Jupyter kernel needs {missing.name}: pip install ipykernel") from None
     prefix = sys.prefix if namespace.sys_prefix else namespace.prefix
@@ -49,8 +54,9 @@ def _install(namespace):
         with open(os.path.join(directory, "kernel.json"), "w", encoding="utf-8") as file:
             json.dump(spec, file, indent=1)
         try:
-            installed = KernelSpecManager().install_kernel_spec(directory, KERNEL_NAME, user=namespace.user,
-                                                                prefix=prefix)
+            installed = KernelSpecManager().install_kernel_spec(
+                directory, KERNEL_NAME, user=namespace.user, prefix=prefix
+            )
         except OSError as problem:
             hint = " (try --user or --sys-prefix)" if isinstance(problem, PermissionError) else ""
             raise CommandError(f"cannot install the kernel: {problem.strerror}: {problem.filename}{hint}") from None

@@ -12,8 +12,11 @@ from tracetop.viewer.experiment import open_index
 
 
 def main(arguments, prog):
-    parser = ArgumentParser(prog=prog, description=f"{COMMANDS['report']}. It needs no network and no "
-                            "tracetop to open, and stays under 5 MB.", allow_abbrev=False)
+    parser = ArgumentParser(
+        prog=prog,
+        description=f"{COMMANDS['report']}. It needs no network and no tracetop to open, and stays under 5 MB.",
+        allow_abbrev=False,
+    )
     experiment_argument(parser)
     parser.add_argument("-o", "--output", metavar="FILE.html", help="the file to write (default: EXP/report.html)")
     namespace = parser.parse_args(arguments)

@@ -34,9 +34,9 @@ def _parser(prog):
         prog=prog,
         usage="%(prog)s [options] (script.py | -m module | -c code) [args ...]",
         description=f"{COMMANDS['run']}. The options end where the program begins, as for "
-                    "python: what follows the script, module or code is the program's.",
+        "python: what follows the script, module or code is the program's.",
         epilog="Each option can also be set in the environment, by the names in brackets. Score-P flags "
-               f"{', '.join(options.SCOREP_FLAGS_NOT_NEEDED)} are accepted and not needed.",
+        f"{', '.join(options.SCOREP_FLAGS_NOT_NEEDED)} are accepted and not needed.",
         allow_abbrev=False,
     )
     options.add_arguments(parser)

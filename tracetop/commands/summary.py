@@ -12,19 +12,26 @@ from tracetop.suggest import ArgumentParser
 
 
 def main(arguments, prog):
-    parser = ArgumentParser(prog=prog, usage="%(prog)s [options] [EXP]", description=f"{COMMANDS['summary']}.",
-                            allow_abbrev=False)
+    parser = ArgumentParser(
+        prog=prog, usage="%(prog)s [options] [EXP]", description=f"{COMMANDS['summary']}.", allow_abbrev=False
+    )
     experiment_argument(parser)
-    parser.add_argument("--top", type=_positive, default=PROFILE_ROWS, metavar="N",
-                        help="rows in each table (default: %(default)s)")
+    parser.add_argument(
+        "--top", type=_positive, default=PROFILE_ROWS, metavar="N", help="rows in each table (default: %(default)s)"
+    )
     which = parser.add_mutually_exclusive_group()
-    which.add_argument("--process", type=_number, metavar="PID",
-                       help="the profile of this process alone (default: all processes together)")
+    which.add_argument(
+        "--process",
+        type=_number,
+        metavar="PID",
+        help="the profile of this process alone (default: all processes together)",
+    )
     which.add_argument("--rank", type=_number, metavar="N", help="the profile of this MPI rank alone")
     namespace = parser.parse_args(arguments)
     namespace.experiment = chosen(namespace.experiment)
-    text, problems, corrupt = _reader.summary(namespace.experiment, top=namespace.top, pid=namespace.process,
-                                                rank=namespace.rank)
+    text, problems, corrupt = _reader.summary(
+        namespace.experiment, top=namespace.top, pid=namespace.process, rank=namespace.rank
+    )
     alive = running(namespace.experiment)
     for pid in alive:  # not ended yet is not a crash
         text = re.sub(rf"^(process {pid} .*)did not end normally\)$", r"\1still running)", text, flags=re.M)

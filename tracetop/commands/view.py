@@ -14,18 +14,32 @@ from tracetop.viewer.server import ViewerServer
 
 
 def main(arguments, prog):
-    parser = ArgumentParser(prog=prog, description=f"{COMMANDS['view']}. The URL carries a random "
-                            "token: only who has it can read the experiment.", allow_abbrev=False)
-    parser.add_argument("targets", nargs="*", metavar="EXP | PID",
-                        help="the experiment directory (default: the latest in the working directory); with "
-                             "--live, the processes (default: every live process of yours, as they come)")
-    parser.add_argument("--live", action="store_true",
-                        help="the running programs measured with --live: timeline, stacks, top, on/off")
-    parser.add_argument("--window", type=_window, default=60.0, metavar="SECONDS",
-                        help="with --live, how far back the page can scroll (default: %(default)g)")
+    parser = ArgumentParser(
+        prog=prog,
+        description=f"{COMMANDS['view']}. The URL carries a random token: only who has it can read the experiment.",
+        allow_abbrev=False,
+    )
+    parser.add_argument(
+        "targets",
+        nargs="*",
+        metavar="EXP | PID",
+        help="the experiment directory (default: the latest in the working directory); with "
+        "--live, the processes (default: every live process of yours, as they come)",
+    )
+    parser.add_argument(
+        "--live", action="store_true", help="the running programs measured with --live: timeline, stacks, top, on/off"
+    )
+    parser.add_argument(
+        "--window",
+        type=_window,
+        default=60.0,
+        metavar="SECONDS",
+        help="with --live, how far back the page can scroll (default: %(default)g)",
+    )
     parser.add_argument("--no-browser", action="store_true", help="print the URL, do not open a browser")
-    parser.add_argument("--port", type=_port, default=0, metavar="N",
-                        help="the port on 127.0.0.1 (default: any free one)")
+    parser.add_argument(
+        "--port", type=_port, default=0, metavar="N", help="the port on 127.0.0.1 (default: any free one)"
+    )
     namespace = parser.parse_args(arguments)
     if namespace.live:
         pids = [_pid(parser, text) for text in namespace.targets]

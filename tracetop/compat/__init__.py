@@ -36,14 +36,18 @@ def explain(failure, installed):
     """What to do about `failure`, an exception that ended the program, where it comes from `import scorep`
     not finding tracetop's module (`installed`: whether install() was called); else None."""
     if isinstance(failure, ModuleNotFoundError) and failure.name == "scorep" and not installed:
-        return ("`import scorep` finds tracetop's compatibility module unless it is switched off: leave out "
-                "--no-scorep-compat (or TRACETOP_SCOREP_COMPAT=false)")
+        return (
+            "`import scorep` finds tracetop's compatibility module unless it is switched off: leave out "
+            "--no-scorep-compat (or TRACETOP_SCOREP_COMPAT=false)"
+        )
     real = real_scorep()
     frames = failure.__traceback__
     while real and frames is not None:
         if frames.tb_frame.f_code.co_filename.startswith(real):
-            return (f"the program imported the real scorep package ({real}), which only works under "
-                    "`python -m scorep`; to measure it with tracetop, run it where that package is not installed")
+            return (
+                f"the program imported the real scorep package ({real}), which only works under "
+                "`python -m scorep`; to measure it with tracetop, run it where that package is not installed"
+            )
         frames = frames.tb_next
     return None
 

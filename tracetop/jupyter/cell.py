@@ -45,6 +45,7 @@ class _CellSession(Session):
 
 def _unmeasured(method):
     """`method`, run with the instrumentation off."""
+
     def call(*args, **kwargs):
         enabled = _tracetop.instrumenter_enabled()
         _tracetop.instrumenter_disable()
@@ -64,8 +65,11 @@ class _KernelOutput:
     (OutStream.write, zmq's Socket.send) is not. The objects stay the same; their methods are shadowed on
     the instance for the time of the cell."""
 
-    METHODS = (("stdout", ("write", "writelines", "flush")), ("stderr", ("write", "writelines", "flush")),
-               ("display_pub", ("publish", "clear_output")))
+    METHODS = (
+        ("stdout", ("write", "writelines", "flush")),
+        ("stderr", ("write", "writelines", "flush")),
+        ("display_pub", ("publish", "clear_output")),
+    )
 
     def __init__(self):
         self._shadowed = []  # (object, method name)

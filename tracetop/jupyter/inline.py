@@ -28,10 +28,11 @@ def render(measured):
     seconds = measured.usage[-1][0]
     view = "view" if "view" in COMMANDS else EXPERIMENT_VIEWS[0]
     command = f"tracetop {view} {shlex.quote(measured.shown)}"
-    headline = (f"{measured.stats['events']} events in {_duration(seconds * 1e9)}, "
-                f"{format_size(measured.stats['bytes'])}; experiment in {measured.shown}")
-    text = "\n".join([f"tracetop: {headline}", f"open it with: {command}", *_problems(profile),
-                      _regions_text(regions)])
+    headline = (
+        f"{measured.stats['events']} events in {_duration(seconds * 1e9)}, "
+        f"{format_size(measured.stats['bytes'])}; experiment in {measured.shown}"
+    )
+    text = "\n".join([f"tracetop: {headline}", f"open it with: {command}", *_problems(profile), _regions_text(regions)])
     parts = [
         f"<div><b>tracetop</b>: {html.escape(headline)} &mdash; open it with <code>{html.escape(command)}</code>"
         f" (<a href='{html.escape(_manifest_link(measured.experiment))}' target='_blank'>MANIFEST.md</a>)</div>",
@@ -73,8 +74,11 @@ def _timeline(experiment, profile):
     begin, end = (min(span[0] for span in spans), max(span[1] for span in spans)) if spans else (0, 0)
     if end <= begin:
         return "<div>timeline: no calls recorded</div>"
-    lanes = [lane for lane in _reader.overview(experiment, begin, end, width=TIMELINE_WIDTH,
-                                                 depth=TIMELINE_DEPTH) if any(lane["rows"])]
+    lanes = [
+        lane
+        for lane in _reader.overview(experiment, begin, end, width=TIMELINE_WIDTH, depth=TIMELINE_DEPTH)
+        if any(lane["rows"])
+    ]
     shown = lanes[:TIMELINE_LANES]
     y, shapes = 14, []
     for lane in shown:
@@ -83,54 +87,75 @@ def _timeline(experiment, profile):
         for level, row in enumerate(lane["rows"][:depth]):
             for first, last, name in row:
                 tip = html.escape(name)
-                shapes.append(f"<rect x='{LABEL_WIDTH + first}' y='{y + level * ROW_HEIGHT}' width='{last - first + 1}'"
-                              f" height='{ROW_HEIGHT - 1}' fill='{_colour(name)}'><title>{tip}</title></rect>")
+                shapes.append(
+                    f"<rect x='{LABEL_WIDTH + first}' y='{y + level * ROW_HEIGHT}' width='{last - first + 1}'"
+                    f" height='{ROW_HEIGHT - 1}' fill='{_colour(name)}'><title>{tip}</title></rect>"
+                )
         y += depth * ROW_HEIGHT + 6
     for tick in range(5):  # a time ruler
         x = LABEL_WIDTH + tick * TIMELINE_WIDTH / 4
         anchor = "start" if tick == 0 else "end" if tick == 4 else "middle"
-        shapes.append(f"<text x='{x:.0f}' y='10' text-anchor='{anchor}' fill='#666'>"
-                      f"{_duration(tick * (end - begin) / 4)}</text>")
+        shapes.append(
+            f"<text x='{x:.0f}' y='10' text-anchor='{anchor}' fill='#666'>{_duration(tick * (end - begin) / 4)}</text>"
+        )
     more = f"<div>{len(lanes) - len(shown)} more threads in the experiment</div>" if len(lanes) > len(shown) else ""
-    return (f"<svg class='tracetop-timeline' width='{LABEL_WIDTH + TIMELINE_WIDTH}' height='{y}' "
-            f"style='font:10px sans-serif'>{''.join(shapes)}</svg>{more}")
+    return (
+        f"<svg class='tracetop-timeline' width='{LABEL_WIDTH + TIMELINE_WIDTH}' height='{y}' "
+        f"style='font:10px sans-serif'>{''.join(shapes)}</svg>{more}"
+    )
 
 
 def _short(text, size):
-    return text if len(text) <= size else text[:size - 1] + "\u2026"
+    return text if len(text) <= size else text[: size - 1] + "\u2026"
 
 
 def _usage_charts(usage):
     """CPU use (% of one core) and resident memory of the kernel over the cell's run."""
     if len(usage) < 2 or usage[-1][0] <= 0:
         return ""
-    cpu = [(usage[i][0], 100 * max(0.0, usage[i][1] - usage[i - 1][1]) / max(usage[i][0] - usage[i - 1][0], 1e-9))
-           for i in range(1, len(usage))]
+    cpu = [
+        (usage[i][0], 100 * max(0.0, usage[i][1] - usage[i - 1][1]) / max(usage[i][0] - usage[i - 1][0], 1e-9))
+        for i in range(1, len(usage))
+    ]
     memory = [(time, rss / 2**20) for time, _, rss in usage]
     peak_cpu = max(value for _, value in cpu)
-    return ("<div style='display:flex;gap:16px'>"
-            + _chart(cpu, usage[-1][0], f"CPU: peak {peak_cpu:.0f}% of a core", 0, max(peak_cpu, 100), "#d62")
-            + _chart(memory, usage[-1][0], f"memory: {memory[0][1]:.0f} to {memory[-1][1]:.0f} MiB "
-                     f"(peak {max(value for _, value in memory):.0f})",
-                     min(value for _, value in memory), max(value for _, value in memory), "#26b")
-            + "</div>")
+    return (
+        "<div style='display:flex;gap:16px'>"
+        + _chart(cpu, usage[-1][0], f"CPU: peak {peak_cpu:.0f}% of a core", 0, max(peak_cpu, 100), "#d62")
+        + _chart(
+            memory,
+            usage[-1][0],
+            f"memory: {memory[0][1]:.0f} to {memory[-1][1]:.0f} MiB (peak {max(value for _, value in memory):.0f})",
+            min(value for _, value in memory),
+            max(value for _, value in memory),
+            "#26b",
+        )
+        + "</div>"
+    )
 
 
 def _chart(points, duration, title, low, high, colour):
     span = (high - low) or 1
     top = 14
-    coordinates = " ".join(f"{CHART_WIDTH * time / duration:.1f},{top + (CHART_HEIGHT - top) * (1 - (value - low) / span):.1f}"
-                           for time, value in points)
-    return (f"<svg class='tracetop-usage' width='{CHART_WIDTH}' height='{CHART_HEIGHT}' style='font:10px sans-serif'>"
-            f"<text x='0' y='10'>{html.escape(title)}</text>"
-            f"<rect x='0' y='{top}' width='{CHART_WIDTH}' height='{CHART_HEIGHT - top}' fill='#f6f6f6'/>"
-            f"<polyline points='{coordinates}' fill='none' stroke='{colour}' stroke-width='1.5'/></svg>")
+    coordinates = " ".join(
+        f"{CHART_WIDTH * time / duration:.1f},{top + (CHART_HEIGHT - top) * (1 - (value - low) / span):.1f}"
+        for time, value in points
+    )
+    return (
+        f"<svg class='tracetop-usage' width='{CHART_WIDTH}' height='{CHART_HEIGHT}' style='font:10px sans-serif'>"
+        f"<text x='0' y='10'>{html.escape(title)}</text>"
+        f"<rect x='0' y='{top}' width='{CHART_WIDTH}' height='{CHART_HEIGHT - top}' fill='#f6f6f6'/>"
+        f"<polyline points='{coordinates}' fill='none' stroke='{colour}' stroke-width='1.5'/></svg>"
+    )
 
 
 def _regions_text(regions):
     lines = [f"{'exclusive':>10} {'inclusive':>10} {'visits':>8}  region"]
-    lines += [f"{_duration(region['exclusive_ns']):>10} {_duration(region['inclusive_ns']):>10} "
-              f"{region['visits']:>8}  {region['name']}" for region in regions]
+    lines += [
+        f"{_duration(region['exclusive_ns']):>10} {_duration(region['inclusive_ns']):>10} "
+        f"{region['visits']:>8}  {region['name']}"
+        for region in regions
+    ]
     return "\n".join(lines)
 
 
@@ -141,10 +166,13 @@ def _regions_html(regions, profile):
         f"{html.escape(region['name'])}</td><td>{_duration(region['exclusive_ns'])}</td>"
         f"<td>{100 * region['exclusive_ns'] / total:.1f}%</td><td>{_duration(region['inclusive_ns'])}</td>"
         f"<td>{region['visits']}</td><td style='text-align:left;color:#666'>{html.escape(_where(region))}</td></tr>"
-        for region in regions)
-    return ("<table class='tracetop-regions' style='font-size:12px'><thead><tr><th style='text-align:left'>region</th>"
-            "<th>exclusive</th><th>%</th><th>inclusive</th><th>visits</th><th style='text-align:left'>where</th>"
-            f"</tr></thead><tbody>{rows}</tbody></table>")
+        for region in regions
+    )
+    return (
+        "<table class='tracetop-regions' style='font-size:12px'><thead><tr><th style='text-align:left'>region</th>"
+        "<th>exclusive</th><th>%</th><th>inclusive</th><th>visits</th><th style='text-align:left'>where</th>"
+        f"</tr></thead><tbody>{rows}</tbody></table>"
+    )
 
 
 def _where(region):

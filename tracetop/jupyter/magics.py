@@ -8,11 +8,9 @@ magics too, and the transformer makes `%%multicell_begin` alone in a cell the li
 
 Bad arguments raise UsageError: IPython shows it in the cell's output, and the kernel goes on."""
 
-
 from IPython.core.error import UsageError
 from IPython.core.magic import output_can_be_silenced
 from IPython.display import display
-
 from tracetop import _tracetop
 from tracetop.jupyter import cell, inline
 from tracetop.jupyter.script import Script
@@ -41,11 +39,14 @@ DEFAULT_SCRIPT = "jupyter_to_script"
 def _as_scorep_kernel(alias, magic):
     """A control magic under the Score-P kernel's name: as that kernel does, code below it in the cell is
     not run, and says so, rather than failing the cell (which would stop "Run All")."""
+
     def scorep_magic(line, body=None):
         result = magic(line)
         if body is not None and body.strip():
-            print(f"Note: the code below %%{alias} was not run: the cell of %%{alias} holds no code, as in "
-                  "the Score-P kernel.")
+            print(
+                f"Note: the code below %%{alias} was not run: the cell of %%{alias} holds no code, as in "
+                "the Score-P kernel."
+            )
         return result
 
     return scorep_magic
@@ -131,8 +132,10 @@ class Notebook:
             given, ignored = self.settings.set_environment(body)
         except (CommandError, OSError) as problem:
             raise UsageError(f"tracetop: {problem}") from None
-        print("Environment for measured cells set successfully: "
-              + ", ".join(f"{name}={value}" for name, value in given.items()))
+        print(
+            "Environment for measured cells set successfully: "
+            + ", ".join(f"{name}={value}" for name, value in given.items())
+        )
         if ignored:
             print(f"Not read by tracetop, set all the same: {', '.join(ignored)}")
 
@@ -161,8 +164,7 @@ class Notebook:
             self.script.measuring = True
             return
         if self.marked is not None:
-            raise UsageError("tracetop: multicell mode is already on: end it with %%multicell_end or "
-                             "%%multicell_abort")
+            raise UsageError("tracetop: multicell mode is already on: end it with %%multicell_end or %%multicell_abort")
         self.marked = []
         print("Multicell mode enabled. The following cells will be marked for instrumented execution.")
 
@@ -199,8 +201,9 @@ class Notebook:
         """%%writefile_begin [name]: records the cells that follow into name.py and name_run.sh."""
         self._no_body("writefile_begin", body)
         if self.script:
-            raise UsageError(f"tracetop: already writing {self.script.python}: end it with %%writefile_end "
-                             "or %%writefile_abort")
+            raise UsageError(
+                f"tracetop: already writing {self.script.python}: end it with %%writefile_end or %%writefile_abort"
+            )
         words = line.split()
         if len(words) > 1:
             raise UsageError(f"tracetop: one name expected, not {line.strip()!r}")

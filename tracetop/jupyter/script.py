@@ -63,8 +63,9 @@ class Script:
         exports = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in self.environment.items())
         arguments = "".join(f"{shlex.quote(argument)} " for argument in self.arguments)
         with open(self.runner, "w", encoding="utf-8") as file:
-            file.write(RUNNER.format(script=script, exports=exports, python=shlex.quote(sys.executable),
-                                     arguments=arguments))
+            file.write(
+                RUNNER.format(script=script, exports=exports, python=shlex.quote(sys.executable), arguments=arguments)
+            )
         os.chmod(self.runner, 0o755)
 
     def discard(self):

@@ -1,6 +1,7 @@
 """The viewer's MPI communication data: /TOKEN/api/comm_*, answered as JSON from the C communication view
 (`_reader.MpiView`, src/analysis/mpi_view.h), built on the first request: a trace without MPI ranks costs its
 definitions only, one with ranks a read of their streams."""
+
 import json
 import threading
 
@@ -42,8 +43,9 @@ class CommAPI:
 
     def api_comm_meta(self, query):
         view = self.view
-        return self._json({"world_size": view.world_size, "ranks": view.ranks, "communicators": view.communicators,
-                           **view.counts})
+        return self._json(
+            {"world_size": view.world_size, "ranks": view.ranks, "communicators": view.communicators, **view.counts}
+        )
 
     def api_comm_lines(self, query):
         total, rows = self.view.lines(*self._range(query), LINES)

@@ -2,7 +2,7 @@
 
 import time
 
-from tracetop import messages, _reader
+from tracetop import _reader, messages
 from tracetop.latest import tell_problems
 
 # A build that takes longer than this many seconds says how it goes on stderr, a line a second.
@@ -14,7 +14,9 @@ def open_index(experiment):
     started = time.monotonic()
     index = _reader.Index(experiment, progress=PROGRESS_AFTER)
     if index.built:
-        messages.note(f"indexed {experiment} in {time.monotonic() - started:.1f} s"
-                      + (f" (not cached: {index.cache_problem})" if index.cache_problem else ""))
+        messages.note(
+            f"indexed {experiment} in {time.monotonic() - started:.1f} s"
+            + (f" (not cached: {index.cache_problem})" if index.cache_problem else "")
+        )
     tell_problems(experiment, index.problems, corrupt=False)
     return index

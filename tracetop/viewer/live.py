@@ -19,9 +19,9 @@ import time
 from tracetop import _reader, _tracetop
 from tracetop.viewer.server import SECURITY_HEADERS, BadRequest, Handler, ViewerServer, _number
 
-READ_EVERY = 0.01   # seconds between reads of the channels (a 16 MiB ring fills in no less than 0.3 s)
-FRAME_EVERY = 0.1   # seconds between frames: ten a second
-MIN_SPAN_NS = 200_000   # shorter calls are counted in the table, not drawn
+READ_EVERY = 0.01  # seconds between reads of the channels (a 16 MiB ring fills in no less than 0.3 s)
+FRAME_EVERY = 0.1  # seconds between frames: ten a second
+MIN_SPAN_NS = 200_000  # shorter calls are counted in the table, not drawn
 MAX_SPANS = 300_000
 MAX_SAMPLES = 100_000
 QUEUE = 20
@@ -110,24 +110,38 @@ class LiveFeed:
         for process in frame["processes"]:
             pid = process["pid"]
             self.experiments[pid] = process["experiment"]
-            spans += [[pid, stream, function, depth, ms(begin), ms(end)]
-                      for stream, function, depth, begin, end in process.pop("spans")]
+            spans += [
+                [pid, stream, function, depth, ms(begin), ms(end)]
+                for stream, function, depth, begin, end in process.pop("spans")
+            ]
             samples += [[pid, stream, name, ms(t), value] for stream, name, t, value in process.pop("samples")]
             for thread in process["threads"]:
                 thread["stack"] = [[function, ms(t)] for function, t in thread["stack"]]
                 thread["last"] = ms(thread["last"])
             processes.append(process)
-        message = {"type": "frame", "t": ms(frame["now"]), "fbase": len(self.functions),
-                   "functions": frame["functions"], "processes": processes, "scope": list(scope),
-                   "rows": [list(row) for row in frame["rows"]], "spans": spans, "samples": samples,
-                   "objects": frame["objects"] and [list(row) for row in frame["objects"]]}
+        message = {
+            "type": "frame",
+            "t": ms(frame["now"]),
+            "fbase": len(self.functions),
+            "functions": frame["functions"],
+            "processes": processes,
+            "scope": list(scope),
+            "rows": [list(row) for row in frame["rows"]],
+            "spans": spans,
+            "samples": samples,
+            "objects": frame["objects"] and [list(row) for row in frame["objects"]],
+        }
         encoded = json.dumps(message, separators=(",", ":")).encode()
         with self.lock:
             self.functions += frame["functions"]
             self._keep(self.spans, spans, MAX_SPANS, frame["now"], end=5)
             self._keep(self.samples, samples, MAX_SAMPLES, frame["now"], end=3)
-            self.last = {"processes": processes, "rows": message["rows"], "objects": message["objects"],
-                         "scope": message["scope"]}
+            self.last = {
+                "processes": processes,
+                "rows": message["rows"],
+                "objects": message["objects"],
+                "scope": message["scope"],
+            }
             self.frames += 1
             for page in self.pages:
                 try:
@@ -149,8 +163,14 @@ class LiveFeed:
             if len(self.pages) >= MAX_PAGES:
                 return None
             page = queue.Queue(maxsize=QUEUE)
-            hello = {"type": "hello", "window_ms": self.window_ns / 1e6, "functions": self.functions,
-                     "spans": list(self.spans), "samples": list(self.samples), **(self.last or {})}
+            hello = {
+                "type": "hello",
+                "window_ms": self.window_ns / 1e6,
+                "functions": self.functions,
+                "spans": list(self.spans),
+                "samples": list(self.samples),
+                **(self.last or {}),
+            }
             page.put_nowait(json.dumps(hello, separators=(",", ":")).encode())
             self.pages.append(page)
             return page
@@ -208,15 +228,20 @@ class LiveAPI:
             viewer = self.viewers.get(experiment)
             if viewer is None or viewer[0].poll() is not None:
                 # From the experiment's directory: a `tracetop` directory where this server runs is not the package.
-                process = subprocess.Popen([sys.executable, "-m", "tracetop", "view", experiment, "--no-browser"],
-                                           cwd=experiment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                           text=True)
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "tracetop", "view", experiment, "--no-browser"],
+                    cwd=experiment,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
                 url = process.stdout.readline().strip()
                 if not url.startswith("http://127.0.0.1:"):
                     process.kill()
                     problem = process.communicate()[1].strip().splitlines()
-                    return json.dumps({"error": problem[-1] if problem else "the viewer did not start"}).encode(), \
-                        "application/json"
+                    return json.dumps(
+                        {"error": problem[-1] if problem else "the viewer did not start"}
+                    ).encode(), "application/json"
                 viewer = self.viewers[experiment] = (process, url)
         return json.dumps({"url": viewer[1]}).encode(), "application/json"
 

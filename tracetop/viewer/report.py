@@ -58,7 +58,7 @@ def _overview(index, regions, budget, shown):
         if share:
             data = bytearray(index.spans(index.begin_ns, index.end_ns + 1, OVERVIEW_WIDTH, [number], limit=share))
         count = struct.unpack_from("I", data)[0]
-        ids = memoryview(data)[8 + 16 * count:8 + 20 * count].cast("I")
+        ids = memoryview(data)[8 + 16 * count : 8 + 20 * count].cast("I")
         for i in range(count):
             ids[i] = regions(ids[i])
         ids.release()
@@ -71,7 +71,7 @@ def _flame(index, regions, budget):
     of the run, and then as many as `budget` allows), in the viewer's tree layout."""
     data = index.tree(index.begin_ns, index.end_ns + 1, list(range(len(index.lanes)))) if budget else bytes(8)
     count = struct.unpack_from("I", data)[0]
-    nodes = list(struct.iter_unpack("IIddd", data[8:8 + 32 * count]))
+    nodes = list(struct.iter_unpack("IIddd", data[8 : 8 + 32 * count]))
     total = sum(node[3] for node in nodes if node[0] == NO_PARENT) or 1
     threshold = total / 20000
     if len(nodes) > budget:
@@ -105,10 +105,16 @@ def render(experiment, index):
         regions = _Regions(index.regions)
         data = {
             "experiment": os.path.basename(os.path.abspath(experiment)),
-            "begin_ns": index.begin_ns, "end_ns": index.end_ns, "events": profile["events"],
+            "begin_ns": index.begin_ns,
+            "end_ns": index.end_ns,
+            "events": profile["events"],
             "total_ns": profile["total_ns"],
-            "problems": index.problems, "running": running(experiment), "threads": len(index.lanes),
-            "lanes": [{key: lane[key] for key in ("name", "pid", "begin_ns", "end_ns")} for lane in index.lanes[:shown]],
+            "problems": index.problems,
+            "running": running(experiment),
+            "threads": len(index.lanes),
+            "lanes": [
+                {key: lane[key] for key in ("name", "pid", "begin_ns", "end_ns")} for lane in index.lanes[:shown]
+            ],
             "overview": _overview(index, regions, spans_budget, shown),
             "flame": _flame(index, regions, nodes_budget),
             "top": top,
@@ -144,7 +150,9 @@ def _scripts():
         if name == "report.js":
             entry = _named(text)
         else:
-            imports[f"tracetop/{name}"] = "data:text/javascript;base64," + base64.b64encode(_named(text).encode()).decode("ascii")
+            imports[f"tracetop/{name}"] = "data:text/javascript;base64," + base64.b64encode(
+                _named(text).encode()
+            ).decode("ascii")
     return json.dumps({"imports": dict(sorted(imports.items()))}, indent=1), entry
 
 

@@ -17,16 +17,20 @@ import threading
 import urllib.parse
 from pathlib import Path
 
-from tracetop import messages, _reader
+from tracetop import _reader, messages
 from tracetop.latest import running
 
 STATIC = Path(__file__).parent / "static"
-CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
-                 ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
 # The browser may load what the viewer itself serves, and nothing else.
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
-                               "frame-ancestors 'none'",
+    "frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
@@ -84,6 +88,7 @@ class DataAPI:
 
     def __init__(self, experiment, index):
         from tracetop.viewer.comm import CommAPI  # it imports this module
+
         self.index = index
         self.comm = CommAPI(experiment)
         self.experiment = experiment
@@ -93,12 +98,20 @@ class DataAPI:
         # The objects tracks come after every other (lod.h): the counters' and parameters' indices stay theirs.
         tracks = [track for track in index.tracks if track["kind"] != "objects"]
         objects = [dict(track, track=i) for i, track in enumerate(index.tracks) if track["kind"] == "objects"]
-        self.meta = json.dumps({
-            "experiment": os.path.basename(os.path.abspath(experiment)),
-            "begin_ns": index.begin_ns, "end_ns": index.end_ns, "levels": index.levels,
-            "lanes": index.lanes, "regions": index.regions, "tracks": tracks, "objects": objects,
-            "problems": index.problems, "running": running(experiment),
-        }).encode()
+        self.meta = json.dumps(
+            {
+                "experiment": os.path.basename(os.path.abspath(experiment)),
+                "begin_ns": index.begin_ns,
+                "end_ns": index.end_ns,
+                "levels": index.levels,
+                "lanes": index.lanes,
+                "regions": index.regions,
+                "tracks": tracks,
+                "objects": objects,
+                "problems": index.problems,
+                "running": running(experiment),
+            }
+        ).encode()
 
     def answer(self, name, query):
         method = getattr(self, f"api_{name}", None) or getattr(self.comm, f"api_{name}", None)
@@ -146,8 +159,9 @@ class DataAPI:
 
     def api_tree_objects(self, query):
         t0, t1 = _number(query, "t0"), _number(query, "t1")
-        return self.index.tree_objects(t0, t1, self._lanes(query), query.get("type") or None), \
-            "application/octet-stream"
+        return self.index.tree_objects(
+            t0, t1, self._lanes(query), query.get("type") or None
+        ), "application/octet-stream"
 
     def api_call(self, query):
         call = self.index.call_at(_number(query, "lane"), _number(query, "depth"), _number(query, "t"))
@@ -188,8 +202,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         words = self.raw_requestline.split()
         if len(words) < 2 or not self.server.viewer.has_token(words[1].decode("latin-1")):
             self.close_connection = True
-            self.wfile.write(b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                             b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(FORBIDDEN), FORBIDDEN))
+            self.wfile.write(
+                b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(FORBIDDEN), FORBIDDEN)
+            )
             return False
         self.server.proven(self.connection)
         return super().parse_request()
