@@ -243,9 +243,9 @@ def traced_events(trace):
     bench/hook.py's count leaves out what the program imports that the runner had imported before it (threading,
     which sets the hook on new threads), while tracetop records it: threads 3000 on 3.12 holds 4,100 events more
     than counted."""
-    import tracetop._tracetop as native  # the running venv's tracetop
+    import tracetop._reader as reader  # the running venv's tracetop
 
-    return sum(process["events"] for process in native.Trace(str(trace.parent)).processes)
+    return sum(process["events"] for process in reader.Trace(str(trace.parent)).processes)
 
 
 def size_of(path):

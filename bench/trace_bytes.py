@@ -19,7 +19,7 @@ from run import SIZES, WORKLOADS, Failed, command, execute, names, size_of, work
 
 def measure(name, size):
     """(events counted, events in the trace, trace bytes, defs.tts bytes) of `name.py size`."""
-    import tracetop._tracetop as native  # the running venv's tracetop
+    import tracetop._reader as reader  # the running venv's tracetop
 
     script = workload(name)
     with tempfile.TemporaryDirectory(prefix="tracetop-bench-") as tmp:
@@ -29,7 +29,7 @@ def measure(name, size):
         ran = execute(argv, Path(tmp))
         if counted.stdout.strip() not in ran.stdout.splitlines():
             raise Failed("changed the program's output")
-        recorded = sum(p["events"] for p in native.Trace(str(trace.parent)).processes)
+        recorded = sum(p["events"] for p in reader.Trace(str(trace.parent)).processes)
         return events, recorded, size_of(trace), sum(f.stat().st_size for f in trace.rglob("defs.tts"))
 
 
