@@ -124,6 +124,7 @@ uint32_t *tt_stream_entries(const tt_stream *s, uint32_t *count)
 
 int tt_stream_insert_skips(tt_stream *s, uint32_t at, uint32_t count)
 {
+    if (count == 0) return 0; /* and skips may still be NULL, which memmove must not see */
     if (tt_stream_reserve_skips(s, count) < 0) return -1;
     tt_calltree *t = &s->tree;
     uint32_t n = recorded_open(t) + s->skip_count, k = s->skip_count;
