@@ -12,7 +12,7 @@ import re
 import pytest
 
 from convert_helpers import convert, measure, native_calls
-from helpers import PROGRAMS, reader, tracetop, without_progress
+from helpers import WORKLOADS, reader, tracetop, without_progress
 
 
 @pytest.fixture(scope="module")
@@ -133,6 +133,7 @@ def test_run_format(tmp_path):
 
 
 def test_output_elsewhere(experiment, tmp_path):
+    assert convert(experiment, "collapsed").returncode == 0  # the default place, to compare with
     completed = convert(experiment, "collapsed", "-o", tmp_path / "stacks.txt")
     assert without_progress(completed.stderr).startswith(f"tracetop: wrote {tmp_path / 'stacks.txt'} (")
     assert (tmp_path / "stacks.txt").read_text() == (experiment / "profile.collapsed").read_text()
@@ -196,7 +197,7 @@ def test_a_json_file_too_large_for_its_viewer_is_warned_of(tmp_path):
     format's viewer opens (here a limit of 100 kB) it makes a warning; other formats never do."""
     from tracetop.commands.convert import json_too_large
 
-    completed = tracetop("--output", "exp", PROGRAMS / "threads.py", "20000", cwd=tmp_path)
+    completed = tracetop("--output", "exp", WORKLOADS / "threads.py", "20000", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     for format in ("chrome", "speedscope"):
         warning = json_too_large(str(tmp_path / "exp"), format, limit=100_000)
@@ -239,7 +240,7 @@ def test_one_thread_alone(tmp_path):
     the trace is one line and nothing written."""
     from helpers import enters
 
-    completed = tracetop("--output", "exp", PROGRAMS / "threads.py", "20000", cwd=tmp_path)
+    completed = tracetop("--output", "exp", WORKLOADS / "threads.py", "20000", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     written = tracetop("convert", "exp", "--to", "chrome", "--thread", "worker-1", "-o", "w1.json", cwd=tmp_path)
     assert written.returncode == 0, written.stderr
@@ -263,7 +264,7 @@ def chrome_calls(path):
 def test_a_time_range(tmp_path):
     """--from/--until keep the calls that overlap the range, each cut to it: the same calls as the whole trace
     has there, and the calls running at its edges begin and end exactly on them."""
-    completed = tracetop("--output", "exp", PROGRAMS / "threads.py", "20000", cwd=tmp_path)
+    completed = tracetop("--output", "exp", WORKLOADS / "threads.py", "20000", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     whole = tracetop("convert", "exp", "--to", "chrome", "-o", "whole.json", cwd=tmp_path)
     assert whole.returncode == 0, whole.stderr
@@ -319,7 +320,7 @@ def test_a_long_conversion_says_how_it_goes(tmp_path):
     """With progress=0 (any conversion is long), lines on stderr say how much of the trace was read."""
     from helpers import python
 
-    completed = tracetop("--output", "exp", PROGRAMS / "threads.py", "20000", cwd=tmp_path)
+    completed = tracetop("--output", "exp", WORKLOADS / "threads.py", "20000", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     run = f"import {reader.__name__} as reader; reader.convert('exp', 'collapsed', 'out.txt', progress={{}})"
     quiet = python("-c", run.format("None"), cwd=tmp_path)

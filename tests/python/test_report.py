@@ -46,7 +46,7 @@ def open_offline(browser, path):  # noqa: F811
 
 
 def test_report_opens_offline_with_the_summarys_top_regions(browser, tmp_path):
-    report = make_report(tmp_path, "threads.py", "20000")
+    report = make_report(tmp_path, "workloads/threads.py", "20000")
     assert report.stat().st_size < 5_000_000
     context, page = open_offline(browser, report)
     try:

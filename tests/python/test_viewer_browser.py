@@ -29,7 +29,7 @@ def serve(experiment):
 
 @pytest.fixture(scope="module")
 def threads_url(tmp_path_factory):
-    server = serve(experiment_of(tmp_path_factory.mktemp("threads"), "threads.py", "20000"))
+    server = serve(experiment_of(tmp_path_factory.mktemp("threads"), "workloads/threads.py", "20000"))
     yield server.url
     server.close()
 
