@@ -68,7 +68,9 @@ def test_named_tasks_are_lanes_with_their_suspended_time(tmp_path, instrumenter)
     # wait_for ran slow() as a task of its own before 3.12 (cancelled at the timeout), in the caller's since.
     slow = [lane for lane in every if lane["coroutine"] == "__main__:slow"]
     assert len(slow) == (sys.version_info < (3, 12))
-    assert all(lane["suspended_ns"] >= 0.045e9 for lane in slow), slow
+    # Suspended from the end of its first step to the timeout, 0.2 s after wait_for began: a loaded machine may
+    # start that step late, but not by half of it.
+    assert all(lane["suspended_ns"] >= 0.1e9 for lane in slow), slow
     assert lanes["doomed"]["suspended_ns"] >= 0.009e9  # it slept 10 ms before it was cancelled
     for name in NAMES:
         lane = lanes[name]

@@ -49,7 +49,7 @@ async def main():
             grouped = [group.create_task(worker(20 + k), name=f"grouped-{k}") for k in range(2)]
         print("group", [t.result() for t in grouped])
     try:
-        await asyncio.wait_for(slow(), timeout=0.05)
+        await asyncio.wait_for(slow(), timeout=0.2)
     except asyncio.TimeoutError:
         print("wait_for timed out")
     victim = asyncio.create_task(doomed(), name="doomed")
