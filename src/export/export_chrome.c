@@ -39,24 +39,6 @@ typedef struct chrome {
     int failed;                /* out of memory */
 } chrome;
 
-static const char *category(uint8_t kind)
-{
-    switch (kind) {
-    case TT_REGION_PYTHON:
-        return "python";
-    case TT_REGION_C:
-        return "c";
-    case TT_REGION_USER:
-        return "user";
-    case TT_REGION_MPI:
-        return "mpi";
-    case TT_REGION_GC:
-        return "gc";
-    default:
-        return "undefined";
-    }
-}
-
 /* Starts an event: `{"ph":"X","pid":1,"tid":2,"ts":3.000` (no closing brace). */
 static void begin_event(chrome *c, const char *ph, uint64_t pid, uint64_t tid, uint64_t ts)
 {
@@ -154,7 +136,8 @@ static void stream(chrome *c, const tt_process *p, size_t s, tt_cursor *cur)
             begin_event(c, "X", p->pid, tid, f->start);
             tt_out_str(&c->out, ",\"dur\":");
             tt_out_micros(&c->out, ev.time - f->start);
-            tt_out_printf(&c->out, ",\"cat\":\"%s\"", category(r->kind));
+            const char *kind = tt_region_kind_name(r->kind);
+            tt_out_printf(&c->out, ",\"cat\":\"%s\"", kind ? kind : "undefined");
             name_field(c, r->name);
             if (c->args_len > f->args) {
                 tt_out_str(&c->out, ",\"args\":{");

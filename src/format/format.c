@@ -173,6 +173,16 @@ static const char *const collective_names[] = {
     [TT_MPI_REDUCE_SCATTER_BLOCK] = "reduce_scatter_block",
 };
 
+static const char *const region_kind_names[] = {
+    [TT_REGION_PYTHON] = "python", [TT_REGION_C] = "c",   [TT_REGION_USER] = "user",
+    [TT_REGION_MPI] = "mpi",       [TT_REGION_GC] = "gc",
+};
+
+const char *tt_region_kind_name(unsigned kind)
+{
+    return kind < sizeof region_kind_names / sizeof *region_kind_names ? region_kind_names[kind] : NULL;
+}
+
 const char *tt_mpi_collective_name(unsigned op)
 {
     return op < sizeof collective_names / sizeof *collective_names && collective_names[op] ? collective_names[op]

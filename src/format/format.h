@@ -342,6 +342,11 @@ enum tt_region_kind {
 };
 #define TT_REGION_KIND_LAST TT_REGION_GC
 
+/* The name of a region kind, lower case ("python", "c", "user", "mpi",
+ * "gc"); NULL for a number outside enum tt_region_kind, which each reader
+ * names as it shows it (the reader's "<undefined>" placeholder). */
+const char *tt_region_kind_name(unsigned kind);
+
 enum tt_comm_kind { TT_COMM_WORLD = 1, TT_COMM_SELF = 2, TT_COMM_DERIVED = 3 };
 #define TT_MPI_COMM_LISTED_MAX 4096u
 

@@ -11,13 +11,11 @@
 #include "reader.h"
 #include "score.h"
 
-static PyObject *text(const char *s) { return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace"); }
-
 static PyObject *problem_list(char **problems, size_t count)
 {
     PyObject *list = PyList_New((Py_ssize_t)count);
     for (size_t i = 0; list && i < count; i++) {
-        PyObject *line = text(problems[i]);
+        PyObject *line = tt_readext_text(problems[i]);
         if (!line)
             Py_CLEAR(list);
         else
@@ -235,8 +233,8 @@ static PyObject *score(PyObject *module, PyObject *args, PyObject *kwds)
     if (rc != 0) {
         tt_raise(&err);
     } else {
-        PyObject *suggestion = q.suggested ? text(q.suggested) : Py_NewRef(Py_None);
-        out = Py_BuildValue("{s:N,s:N,s:N,s:K,s:K,s:K,s:K,s:N,s:n}", "text", text(q.report), "problems",
+        PyObject *suggestion = q.suggested ? tt_readext_text(q.suggested) : Py_NewRef(Py_None);
+        out = Py_BuildValue("{s:N,s:N,s:N,s:K,s:K,s:K,s:K,s:N,s:n}", "text", tt_readext_text(q.report), "problems",
                             problem_list(q.problems, q.problem_count), "corrupt", PyBool_FromLong(q.corrupt),
                             "native_bytes", (unsigned long long)q.native, "otf2_bytes", (unsigned long long)q.otf2,
                             "recorded_native_bytes", (unsigned long long)q.recorded, "trace_bytes",

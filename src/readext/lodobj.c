@@ -21,26 +21,6 @@ typedef struct {
     int built;
 } IndexObject;
 
-static PyObject *text(const char *s) { return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace"); }
-
-static const char *region_kind_name(uint8_t kind)
-{
-    switch (kind) {
-    case TT_REGION_PYTHON:
-        return "python";
-    case TT_REGION_C:
-        return "c";
-    case TT_REGION_USER:
-        return "user";
-    case TT_REGION_MPI:
-        return "mpi";
-    case TT_REGION_GC:
-        return "gc";
-    default:
-        return "unknown";
-    }
-}
-
 /* A list of n items made by item(lod, i), or NULL. */
 static PyObject *make_list(const tt_lod *lod, size_t n, PyObject *(*item)(const tt_lod *, size_t))
 {
@@ -58,8 +38,8 @@ static PyObject *make_list(const tt_lod *lod, size_t n, PyObject *(*item)(const 
 static PyObject *lane_item(const tt_lod *lod, size_t i)
 {
     tt_lod_lane_info l = tt_lod_lane(lod, i);
-    return Py_BuildValue("{s:N,s:N,s:K,s:K,s:I,s:I,s:K,s:K,s:K,s:I,s:I}", "name", text(l.name), "process",
-                         text(l.process), "pid", (unsigned long long)l.pid, "native_tid",
+    return Py_BuildValue("{s:N,s:N,s:K,s:K,s:I,s:I,s:K,s:K,s:K,s:I,s:I}", "name", tt_readext_text(l.name), "process",
+                         tt_readext_text(l.process), "pid", (unsigned long long)l.pid, "native_tid",
                          (unsigned long long)l.native_tid, "stream", l.stream, "depths", l.depths, "begin_ns",
                          (unsigned long long)l.begin, "end_ns", (unsigned long long)l.end, "calls",
                          (unsigned long long)l.calls, "params", l.params, "marks", l.marks);
@@ -68,8 +48,8 @@ static PyObject *lane_item(const tt_lod *lod, size_t i)
 static PyObject *region_item(const tt_lod *lod, size_t i)
 {
     tt_lod_region_info r = tt_lod_region(lod, i);
-    return Py_BuildValue("{s:N,s:N,s:I,s:s}", "name", text(r.name), "file", text(r.file), "line", r.line, "kind",
-                         region_kind_name(r.kind));
+    return Py_BuildValue("{s:N,s:N,s:I,s:s}", "name", tt_readext_text(r.name), "file", tt_readext_text(r.file), "line",
+                         r.line, "kind", tt_readext_region_kind(r.kind));
 }
 
 static PyObject *track_item(const tt_lod *lod, size_t i)
@@ -78,11 +58,11 @@ static PyObject *track_item(const tt_lod *lod, size_t i)
     const char *kind = t.kind == TT_LOD_TRACK_COUNTER ? "counter"
                        : t.kind == TT_LOD_TRACK_PARAM ? "parameter"
                                                       : "objects";
-    return Py_BuildValue("{s:N,s:I,s:s,s:K,s:d,s:d,s:I}", "name", text(t.name), "lane", t.lane, "kind", kind, "samples",
-                         (unsigned long long)t.samples, "min", t.min, "max", t.max, "size", t.size);
+    return Py_BuildValue("{s:N,s:I,s:s,s:K,s:d,s:d,s:I}", "name", tt_readext_text(t.name), "lane", t.lane, "kind", kind,
+                         "samples", (unsigned long long)t.samples, "min", t.min, "max", t.max, "size", t.size);
 }
 
-static PyObject *problem_item(const tt_lod *lod, size_t i) { return text(tt_lod_problem(lod, i)); }
+static PyObject *problem_item(const tt_lod *lod, size_t i) { return tt_readext_text(tt_lod_problem(lod, i)); }
 
 /* An index's build as it goes: a phase's first report is said at once (past
  * the build's first `after` seconds), so that a new phase is told when it
@@ -141,7 +121,7 @@ static PyObject *Index_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->tracks = make_list(lod, tt_lod_track_count(lod), track_item);
     self->problems = make_list(lod, tt_lod_problem_count(lod), problem_item);
     const char *cache = tt_lod_cache_problem(lod);
-    self->cache_problem = cache ? text(cache) : Py_NewRef(Py_None);
+    self->cache_problem = cache ? tt_readext_text(cache) : Py_NewRef(Py_None);
     if (!self->lanes || !self->regions || !self->tracks || !self->problems || !self->cache_problem) {
         Py_DECREF(self);
         return NULL;
@@ -324,11 +304,11 @@ static PyObject *Index_tree_objects(IndexObject *self, PyObject *args, PyObject 
 
 static PyObject *param_dict(const tt_lod *lod, const tt_lod_param *p)
 {
-    PyObject *value = p->kind == TT_LOD_PARAM_STRING ? text(tt_lod_string(lod, p->text))
+    PyObject *value = p->kind == TT_LOD_PARAM_STRING ? tt_readext_text(tt_lod_string(lod, p->text))
                       : p->kind == TT_LOD_PARAM_INT  ? PyLong_FromLongLong(p->value)
                                                      : PyLong_FromUnsignedLongLong((uint64_t)p->value);
-    return Py_BuildValue("{s:N,s:N,s:K}", "name", text(tt_lod_string(lod, p->name)), "value", value, "time_ns",
-                         (unsigned long long)p->time);
+    return Py_BuildValue("{s:N,s:N,s:K}", "name", tt_readext_text(tt_lod_string(lod, p->name)), "value", value,
+                         "time_ns", (unsigned long long)p->time);
 }
 
 static PyObject *Index_call_at(IndexObject *self, PyObject *args)
@@ -367,7 +347,7 @@ static PyObject *Index_marks(IndexObject *self, PyObject *args)
     PyObject *list = PyList_New((Py_ssize_t)n);
     for (size_t i = 0; list && i < n; i++) {
         PyObject *item = Py_BuildValue("(KN)", (unsigned long long)m[i].time,
-                                       text(tt_lod_string(self->lod, m[i].name)));
+                                       tt_readext_text(tt_lod_string(self->lod, m[i].name)));
         if (!item)
             Py_CLEAR(list);
         else
@@ -438,7 +418,7 @@ static PyObject *Index_get_read_problem(IndexObject *self, void *closure)
 {
     (void)closure;
     const char *problem = tt_lod_read_problem(self->lod);
-    return problem ? text(problem) : Py_NewRef(Py_None);
+    return problem ? tt_readext_text(problem) : Py_NewRef(Py_None);
 }
 
 static PyGetSetDef Index_getset[] = {

@@ -5,8 +5,6 @@
 
 #include "overview.h"
 
-static PyObject *text(const char *s) { return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace"); }
-
 /* The runs of equal cells of one row: [(first column, last column, region name), ...]. */
 static PyObject *row_runs(const tt_process *p, const uint32_t *cells, size_t width)
 {
@@ -17,7 +15,8 @@ static PyObject *row_runs(const tt_process *p, const uint32_t *cells, size_t wid
         if (cells[first] == TT_OVERVIEW_EMPTY) continue;
         /* region ids past the table are the "<undefined>" placeholder (reader.h) */
         uint32_t region = cells[first] < p->region_count ? cells[first] : (uint32_t)p->region_count;
-        PyObject *run = Py_BuildValue("(nnN)", (Py_ssize_t)first, (Py_ssize_t)(c - 1), text(p->regions[region].name));
+        PyObject *run = Py_BuildValue("(nnN)", (Py_ssize_t)first, (Py_ssize_t)(c - 1),
+                                      tt_readext_text(p->regions[region].name));
         if (!run || PyList_Append(runs, run) < 0) Py_CLEAR(runs);
         Py_XDECREF(run);
     }
@@ -37,7 +36,7 @@ static PyObject *lane_dict(const tt_overview *o, const tt_overview_lane *lane)
     }
     if (!rows) return NULL;
     return Py_BuildValue("{s:K,s:n,s:N,s:N}", "pid", (unsigned long long)p->pid, "stream", (Py_ssize_t)lane->stream,
-                         "thread", text(p->threads[lane->stream].name), "rows", rows);
+                         "thread", tt_readext_text(p->threads[lane->stream].name), "rows", rows);
 }
 
 static PyObject *overview(PyObject *module, PyObject *args, PyObject *kwds)

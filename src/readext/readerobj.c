@@ -46,24 +46,6 @@ static const char *const state_names[] = {
     [TT_STREAM_CORRUPT] = "corrupt",
 };
 
-static const char *region_kind_name(uint8_t kind)
-{
-    switch (kind) {
-    case TT_REGION_PYTHON:
-        return "python";
-    case TT_REGION_C:
-        return "c";
-    case TT_REGION_USER:
-        return "user";
-    case TT_REGION_MPI:
-        return "mpi";
-    case TT_REGION_GC:
-        return "gc";
-    default:
-        return "unknown"; /* the "<undefined>" placeholder */
-    }
-}
-
 static const char *comm_kind_name(uint8_t kind)
 {
     switch (kind) {
@@ -80,11 +62,9 @@ static const char *comm_kind_name(uint8_t kind)
 
 /* Names in a trace are UTF-8 as the program gave them; a damaged byte must
  * not make the whole trace unreadable from Python. */
-static PyObject *text(const char *s) { return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace"); }
-
 static PyObject *text_or_none(const char *s)
 {
-    if (s) return text(s);
+    if (s) return tt_readext_text(s);
     Py_RETURN_NONE;
 }
 
@@ -119,9 +99,9 @@ static PyObject *thread_list(const tt_process *p)
     for (size_t s = 0; list && s < p->thread_count; s++) {
         const tt_thread *th = &p->threads[s];
         if (!th->present) continue;
-        PyObject *item = Py_BuildValue("{s:n,s:N,s:K,s:K,s:N}", "stream", (Py_ssize_t)s, "name", text(th->name),
-                                       "native_tid", (unsigned long long)th->native_tid, "open_at_start",
-                                       (unsigned long long)th->open_at_start, "usage", usage_list(th));
+        PyObject *item = Py_BuildValue("{s:n,s:N,s:K,s:K,s:N}", "stream", (Py_ssize_t)s, "name",
+                                       tt_readext_text(th->name), "native_tid", (unsigned long long)th->native_tid,
+                                       "open_at_start", (unsigned long long)th->open_at_start, "usage", usage_list(th));
         if (!item || PyList_Append(list, item) < 0) Py_CLEAR(list);
         Py_XDECREF(item);
     }
@@ -133,9 +113,9 @@ static PyObject *region_list(const tt_process *p)
     PyObject *list = PyList_New((Py_ssize_t)p->region_count);
     for (size_t i = 0; list && i < p->region_count; i++) {
         const tt_region *r = &p->regions[i];
-        PyObject *item = Py_BuildValue("{s:n,s:N,s:N,s:k,s:s}", "id", (Py_ssize_t)i, "name", text(r->name), "file",
-                                       text(r->file), "line", (unsigned long)r->line, "kind",
-                                       region_kind_name(r->kind));
+        PyObject *item = Py_BuildValue("{s:n,s:N,s:N,s:k,s:s}", "id", (Py_ssize_t)i, "name", tt_readext_text(r->name),
+                                       "file", tt_readext_text(r->file), "line", (unsigned long)r->line, "kind",
+                                       tt_readext_region_kind(r->kind));
         if (!item)
             Py_CLEAR(list);
         else
@@ -148,7 +128,7 @@ static PyObject *attribute_dict(const tt_process *p)
 {
     PyObject *dict = PyDict_New();
     for (size_t i = 0; dict && i < p->attribute_count; i++) {
-        PyObject *key = text(p->attributes[i].key), *value = text(p->attributes[i].value);
+        PyObject *key = tt_readext_text(p->attributes[i].key), *value = tt_readext_text(p->attributes[i].value);
         if (!key || !value || PyDict_SetItem(dict, key, value) < 0) Py_CLEAR(dict);
         Py_XDECREF(key);
         Py_XDECREF(value);
@@ -185,7 +165,7 @@ static PyObject *task_list(const tt_process *p)
 {
     PyObject *list = PyList_New((Py_ssize_t)p->task_count);
     for (size_t i = 0; list && i < p->task_count; i++) {
-        PyObject *name = text(p->task_names[i]);
+        PyObject *name = tt_readext_text(p->task_names[i]);
         if (!name)
             Py_CLEAR(list);
         else
@@ -198,13 +178,13 @@ static PyObject *process_dict(const tt_process *p)
 {
     PyObject *end_time = p->ended ? PyLong_FromUnsignedLongLong(p->end_time) : text_or_none(NULL);
     PyObject *rank = p->mpi_size ? PyLong_FromUnsignedLongLong(p->mpi_rank) : Py_NewRef(Py_None);
-    return Py_BuildValue("{s:K,s:K,s:N,s:N,s:K,s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:K,s:N,s:N}", "pid",
-                         (unsigned long long)p->pid, "ppid", (unsigned long long)p->ppid, "name", text(p->name),
-                         "ended", PyBool_FromLong(p->ended), "events", (unsigned long long)p->events, "waits",
-                         (unsigned long long)p->waits, "wait_ns", (unsigned long long)p->wait_ns, "defs_cut",
-                         text_or_none(p->defs_cut), "end_time", end_time, "threads", thread_list(p), "regions",
-                         region_list(p), "attributes", attribute_dict(p), "mpi_rank", rank, "mpi_size",
-                         (unsigned long long)p->mpi_size, "comms", comm_list(p), "tasks", task_list(p));
+    return Py_BuildValue(
+        "{s:K,s:K,s:N,s:N,s:K,s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:K,s:N,s:N}", "pid", (unsigned long long)p->pid, "ppid",
+        (unsigned long long)p->ppid, "name", tt_readext_text(p->name), "ended", PyBool_FromLong(p->ended), "events",
+        (unsigned long long)p->events, "waits", (unsigned long long)p->waits, "wait_ns", (unsigned long long)p->wait_ns,
+        "defs_cut", text_or_none(p->defs_cut), "end_time", end_time, "threads", thread_list(p), "regions",
+        region_list(p), "attributes", attribute_dict(p), "mpi_rank", rank, "mpi_size", (unsigned long long)p->mpi_size,
+        "comms", comm_list(p), "tasks", task_list(p));
 }
 
 static PyObject *Trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -238,7 +218,7 @@ static PyObject *Trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     self->problems = PyList_New((Py_ssize_t)tt_trace_problem_count(trace));
     for (size_t i = 0; self->problems && i < tt_trace_problem_count(trace); i++) {
-        PyObject *line = text(tt_trace_problem(trace, i, NULL));
+        PyObject *line = tt_readext_text(tt_trace_problem(trace, i, NULL));
         if (!line)
             Py_CLEAR(self->problems);
         else
@@ -314,7 +294,8 @@ typedef struct name_cache {
 
 static PyObject *cached_name(name_cache *cache, uint32_t id)
 {
-    if (!cache->objects[id]) cache->objects[id] = text(cache->strings ? cache->strings[id] : cache->regions[id].name);
+    if (!cache->objects[id])
+        cache->objects[id] = tt_readext_text(cache->strings ? cache->strings[id] : cache->regions[id].name);
     Py_XINCREF(cache->objects[id]);
     return cache->objects[id];
 }
@@ -449,7 +430,7 @@ static PyObject *Trace_count_enters(TraceObject *self, PyObject *args)
     PyObject *dict = PyDict_New();
     for (size_t i = 0; dict && i < count; i++) {
         if (!enters[i]) continue;
-        PyObject *name = text(p->regions[i].name), *sum = NULL;
+        PyObject *name = tt_readext_text(p->regions[i].name), *sum = NULL;
         PyObject *before = name ? PyDict_GetItemWithError(dict, name) : NULL;
         if (name && !PyErr_Occurred()) {
             unsigned long long earlier = before ? PyLong_AsUnsignedLongLong(before) : 0;
@@ -596,7 +577,7 @@ static PyObject *problem_list(const tt_profile *prof)
 {
     PyObject *list = PyList_New((Py_ssize_t)prof->problem_count);
     for (size_t i = 0; list && i < prof->problem_count; i++) {
-        PyObject *line = text(prof->problems[i]);
+        PyObject *line = tt_readext_text(prof->problems[i]);
         if (!line)
             Py_CLEAR(list);
         else
@@ -611,8 +592,8 @@ static PyObject *profile_dict(const tt_profile *prof)
     for (size_t i = 0; regions && i < prof->region_count; i++) {
         const tt_profile_region *r = &prof->regions[i];
         PyObject *item = Py_BuildValue(
-            "{s:N,s:N,s:k,s:s,s:K,s:K,s:K}", "name", text(r->name), "file", text(r->file), "line",
-            (unsigned long)r->line, "kind", region_kind_name(r->kind), "visits", (unsigned long long)r->visits,
+            "{s:N,s:N,s:k,s:s,s:K,s:K,s:K}", "name", tt_readext_text(r->name), "file", tt_readext_text(r->file), "line",
+            (unsigned long)r->line, "kind", tt_readext_region_kind(r->kind), "visits", (unsigned long long)r->visits,
             "inclusive_ns", (unsigned long long)r->inclusive_ns, "exclusive_ns", (unsigned long long)r->exclusive_ns);
         if (!item)
             Py_CLEAR(regions);
@@ -624,10 +605,10 @@ static PyObject *profile_dict(const tt_profile *prof)
         const tt_profile_thread *th = &prof->threads[i];
         const tt_process *p = tt_trace_process(prof->trace, th->process);
         PyObject *item = Py_BuildValue("{s:K,s:n,s:N,s:K,s:K,s:K,s:K}", "pid", (unsigned long long)p->pid, "stream",
-                                       (Py_ssize_t)th->stream, "name", text(p->threads[th->stream].name), "events",
-                                       (unsigned long long)th->events, "begin_ns", (unsigned long long)th->begin_ns,
-                                       "end_ns", (unsigned long long)th->end_ns, "records_read",
-                                       (unsigned long long)th->records_read);
+                                       (Py_ssize_t)th->stream, "name", tt_readext_text(p->threads[th->stream].name),
+                                       "events", (unsigned long long)th->events, "begin_ns",
+                                       (unsigned long long)th->begin_ns, "end_ns", (unsigned long long)th->end_ns,
+                                       "records_read", (unsigned long long)th->records_read);
         if (!item)
             Py_CLEAR(threads);
         else
@@ -636,7 +617,8 @@ static PyObject *profile_dict(const tt_profile *prof)
     PyObject *processes = PyList_New((Py_ssize_t)prof->process_count);
     for (size_t i = 0; processes && i < prof->process_count; i++) {
         const tt_profile_process *pp = &prof->processes[i];
-        PyObject *top = pp->top_region == SIZE_MAX ? Py_NewRef(Py_None) : text(prof->regions[pp->top_region].name);
+        PyObject *top = pp->top_region == SIZE_MAX ? Py_NewRef(Py_None)
+                                                   : tt_readext_text(prof->regions[pp->top_region].name);
         PyObject *item = Py_BuildValue(
             "{s:K,s:n,s:K,s:K,s:K,s:N}", "pid", (unsigned long long)tt_trace_process(prof->trace, pp->process)->pid,
             "threads", (Py_ssize_t)pp->threads, "events", (unsigned long long)pp->events, "begin_ns",
@@ -744,8 +726,8 @@ static PyObject *summary(PyObject *module, PyObject *args, PyObject *kwds)
     tt_profile *prof;
     char *rendered = NULL, *tasks = NULL;
     if (build_profile(path, &choice, trust_records, &trace, &prof, (size_t)top, &rendered, &tasks) != 0) return NULL;
-    PyObject *result = Py_BuildValue("(NNN)", PyUnicode_FromFormat("%U%s", text(rendered), tasks), problem_list(prof),
-                                     PyBool_FromLong(prof->corrupt));
+    PyObject *result = Py_BuildValue("(NNN)", PyUnicode_FromFormat("%U%s", tt_readext_text(rendered), tasks),
+                                     problem_list(prof), PyBool_FromLong(prof->corrupt));
     free(tasks);
     free(rendered);
     tt_profile_free(prof);

@@ -10,6 +10,9 @@
 #ifndef TRACETOP_READEXT_H
 #define TRACETOP_READEXT_H
 
+#include <string.h>
+
+#include "format.h"
 #include "pyshared.h"
 
 #pragma GCC visibility push(hidden)
@@ -22,6 +25,21 @@ typedef struct tt_readext_progress {
 } tt_readext_progress;
 void tt_readext_progress_start(tt_readext_progress *p, const char *what, double after);
 void tt_readext_progress_say(tt_readext_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A C string of the trace as str, its bad bytes replaced: names come from
+ * the measured program and a damaged trace alike. */
+static inline PyObject *tt_readext_text(const char *s)
+{
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+}
+
+/* A region's kind as Python sees it: format.h's name, "unknown" for the
+ * reader's "<undefined>" placeholder. */
+static inline const char *tt_readext_region_kind(uint8_t kind)
+{
+    const char *name = tt_region_kind_name(kind);
+    return name ? name : "unknown";
+}
 
 int tt_readext_add_reader(PyObject *module);    /* readerobj.c: Trace, profile, summary, score */
 int tt_readext_add_overview(PyObject *module);  /* overviewobj.c: overview (Jupyter) */

@@ -13,8 +13,6 @@ typedef struct {
     PyObject *lanes, *awaits; /* made once */
 } TaskLanesObject;
 
-static PyObject *text(const char *s) { return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace"); }
-
 static const char *region_name(const tt_process *p, uint32_t region)
 {
     return region == UINT32_MAX ? "" : p->regions[region < p->region_count ? region : p->region_count].name;
@@ -28,11 +26,11 @@ static PyObject *lane_list(const tt_tasks *tasks)
         const tt_process *p = tt_trace_process(tasks->trace, l->process);
         PyObject *item = Py_BuildValue(
             "{s:K,s:I,s:N,s:N,s:n,s:K,s:K,s:K,s:K,s:N,s:N}", "pid", (unsigned long long)p->pid, "task", l->task, "name",
-            text(tt_task_lane_name(tasks, l)), "thread", text(p->threads[l->stream].name), "steps",
-            (Py_ssize_t)l->step_count, "running_ns", (unsigned long long)l->running_ns, "suspended_ns",
+            tt_readext_text(tt_task_lane_name(tasks, l)), "thread", tt_readext_text(p->threads[l->stream].name),
+            "steps", (Py_ssize_t)l->step_count, "running_ns", (unsigned long long)l->running_ns, "suspended_ns",
             (unsigned long long)l->suspended_ns, "begin_ns", (unsigned long long)l->steps[0].begin, "end_ns",
-            (unsigned long long)l->steps[l->step_count - 1].end, "coroutine", text(region_name(p, l->steps[0].region)),
-            "top", text(region_name(p, l->top_region)));
+            (unsigned long long)l->steps[l->step_count - 1].end, "coroutine",
+            tt_readext_text(region_name(p, l->steps[0].region)), "top", tt_readext_text(region_name(p, l->top_region)));
         if (!item)
             Py_CLEAR(list);
         else
@@ -47,9 +45,10 @@ static PyObject *await_list(const tt_tasks *tasks)
     for (size_t i = 0; list && i < tasks->await_count; i++) {
         const tt_task_await *a = &tasks->awaits[i];
         const tt_process *p = tt_trace_process(tasks->trace, a->process);
-        PyObject *item = Py_BuildValue(
-            "{s:K,s:N,s:K,s:K}", "pid", (unsigned long long)p->pid, "coroutine", text(region_name(p, a->region)),
-            "suspended_ns", (unsigned long long)a->suspended_ns, "suspensions", (unsigned long long)a->suspensions);
+        PyObject *item = Py_BuildValue("{s:K,s:N,s:K,s:K}", "pid", (unsigned long long)p->pid, "coroutine",
+                                       tt_readext_text(region_name(p, a->region)), "suspended_ns",
+                                       (unsigned long long)a->suspended_ns, "suspensions",
+                                       (unsigned long long)a->suspensions);
         if (!item)
             Py_CLEAR(list);
         else
