@@ -53,7 +53,7 @@ async def main():
     except asyncio.TimeoutError:
         print("wait_for timed out")
     victim = asyncio.create_task(doomed(), name="doomed")
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0.1)
     victim.cancel()
     try:
         await victim
