@@ -97,8 +97,9 @@ class Workload:
         wait_for_channel(self.process)
 
     def stop(self):
+        """Has the program end; its experiment. What it printed is kept in self.output."""
         (self.directory / "stop").touch()
-        _, stderr = self.process.communicate(timeout=120)
+        self.output, stderr = self.process.communicate(timeout=120)
         assert self.process.returncode == 0, stderr
         return self.directory / "exp"
 

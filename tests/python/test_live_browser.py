@@ -4,15 +4,13 @@ tests/artifacts/."""
 
 import json
 import re
-import subprocess
-import sys
 import urllib.request
 
 import pytest
 from tracetop.viewer.live import LiveServer
 
 from browser import page_of, screenshot
-from helpers import PROGRAMS, assert_complete, environment, needs_object_counting, reader
+from helpers import PROGRAMS, assert_complete, needs_object_counting, reader
 from live_helpers import (
     Gated,
     Screen,
@@ -22,7 +20,6 @@ from live_helpers import (
     needs_tmux,
     rows,
     top_command,
-    wait_for_channel,
     wait_for_readers,
 )
 
@@ -38,27 +35,16 @@ def process_js(pid, what):
     return f"(() => {{ const p = window.ttLive.state.processes.get({pid}); return p ? {what} : null; }})()"
 
 
-class Program:
+class Program(Workload):
     """programs/live_page.py under `tracetop run --live`, until stop()."""
 
     def __init__(self, where):
-        self.where = where
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tracetop", "--live", "--output", "exp", PROGRAMS / "live_page.py"],
-            cwd=where,
-            env=environment(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.pid = self.process.pid
-        wait_for_channel(self.process)
+        super().__init__(where, program="live_page.py")
 
     def stop(self):
-        (self.where / "stop").touch()
-        out, err = self.process.communicate(timeout=60)
-        assert (self.process.returncode, out) == (0, "rounds True\n"), err
-        return self.where / "exp"
+        experiment = super().stop()
+        assert self.output == "rounds True\n"
+        return experiment
 
 
 @pytest.fixture
