@@ -1826,25 +1826,44 @@ int tt_stream_tree_read(const tt_trace *t, const tt_process *p, size_t stream, t
     return found;
 }
 
-uint64_t tt_stream_record_bytes(const tt_process *p, size_t stream)
+/* The bytes of a chunk spanning [begin, end) that fall in [from, until): a
+ * chunk of no span counts whole when it is in the range. */
+static double bytes_in_range(uint64_t bytes, uint64_t begin, uint64_t end, uint64_t from, uint64_t until)
+{
+    if (end <= begin) return begin >= from && begin < until ? (double)bytes : 0;
+    uint64_t lo = begin > from ? begin : from, hi = end < until ? end : until;
+    return hi > lo ? (double)bytes * (double)(hi - lo) / (double)(end - begin) : 0;
+}
+
+uint64_t tt_stream_record_bytes(const tt_process *p, size_t stream, uint64_t from, uint64_t until)
 {
     if (stream >= p->thread_count || !p->threads[stream].present) return 0;
+    const tt_thread *th = &p->threads[stream];
     chunk_file cf;
     tt_error err;
     if (stream_file_open(p, stream, &cf, &err) != 0) return 0;
-    uint64_t bytes = 0;
+    double bytes = 0;
+    uint64_t pending = 0, pending_time = 0; /* the chunk read last, whose span ends where the next begins */
+    int have_pending = 0;
     uint8_t header[TT_CHUNK_HEADER_SIZE];
     struct tt_chunk_header h;
     const char *why;
     while (!cf.stopped && fread(header, 1, sizeof header, cf.f) == sizeof header &&
            tt_chunk_header_decode(header, &h, &why) == 0 && !(h.flags & TT_CHUNK_TREE) &&
            cf.offset + TT_CHUNK_HEADER_SIZE + h.stored_size <= cf.file_size) {
-        bytes += h.raw_size;
+        uint64_t time = tt_process_time(p, h.base_ticks);
+        if (have_pending) bytes += bytes_in_range(pending, pending_time, time, from, until);
+        pending = h.raw_size, pending_time = time, have_pending = 1;
         cf.offset += TT_CHUNK_HEADER_SIZE + h.stored_size;
         if (fseeko(cf.f, (off_t)cf.offset, SEEK_SET) != 0) break;
     }
     cf_close(&cf);
-    return bytes;
+    if (have_pending) {
+        uint64_t end = th->usage_count ? th->usage[th->usage_count - 1].time : 0;
+        if (p->ended && p->end_time > end) end = p->end_time;
+        bytes += bytes_in_range(pending, pending_time, end, from, until);
+    }
+    return (uint64_t)(bytes + 0.5);
 }
 
 void tt_stream_tree_free(tt_stream_tree *tree)

@@ -359,11 +359,14 @@ typedef struct tt_stream_tree {
  * runs out. */
 int tt_stream_tree_read(const tt_trace *t, const tt_process *p, size_t stream, tt_stream_tree *out, tt_error *err);
 
-/* The bytes of the records of a stream's file, as decoded (its chunks'
- * raw_size, TREE chunks not counted), from the chunk headers alone: what
- * the records are, whether the writer compressed them or not. 0 for a
- * stream without a readable file. */
-uint64_t tt_stream_record_bytes(const tt_process *p, size_t stream);
+/* The bytes of the records of a stream's file made in [from, until) (ns
+ * since the epoch), as decoded (its chunks' raw_size, TREE chunks not
+ * counted), from the chunk headers alone: what the records are, whether the
+ * writer compressed them or not. A chunk spans from its base time to the
+ * next one's (the last one to the thread's last usage sample or the
+ * process's end) and counts in the share of that span the range holds. 0
+ * for a stream without a readable file. */
+uint64_t tt_stream_record_bytes(const tt_process *p, size_t stream, uint64_t from, uint64_t until);
 void tt_stream_tree_free(tt_stream_tree *tree);
 
 /* Gives `each` the records a profile counts beyond the tree (tt_ev_counted)

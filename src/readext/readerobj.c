@@ -447,11 +447,13 @@ static PyObject *Trace_count_enters(TraceObject *self, PyObject *args)
 static PyObject *Trace_record_bytes(TraceObject *self, PyObject *args)
 {
     Py_ssize_t index, stream;
+    unsigned long long from = 0, until = UINT64_MAX;
     const tt_process *p;
-    if (!PyArg_ParseTuple(args, "nn:record_bytes", &index, &stream) || !(p = process_at(self, index))) return NULL;
+    if (!PyArg_ParseTuple(args, "nn|KK:record_bytes", &index, &stream, &from, &until) || !(p = process_at(self, index)))
+        return NULL;
     uint64_t bytes;
     Py_BEGIN_ALLOW_THREADS
-    bytes = stream < 0 ? 0 : tt_stream_record_bytes(p, (size_t)stream);
+    bytes = stream < 0 ? 0 : tt_stream_record_bytes(p, (size_t)stream, from, until);
     Py_END_ALLOW_THREADS
     return PyLong_FromUnsignedLongLong(bytes);
 }
@@ -467,9 +469,11 @@ static PyMethodDef Trace_methods[] = {
      "{region name: number of ENTER events} of one stream, read without building\n"
      "a list of events."},
     {"record_bytes", (PyCFunction)Trace_record_bytes, METH_VARARGS,
-     "record_bytes(process_index, stream)\n--\n\n"
-     "The bytes of one stream's records as decoded (compressed chunks at their\n"
-     "raw size; the call tree not counted), from its chunk headers; 0 without a file."},
+     "record_bytes(process_index, stream, from=0, until=2**64-1)\n--\n\n"
+     "The bytes of one stream's records made in [from, until) (ns since the\n"
+     "experiment's epoch) as decoded (compressed chunks at their raw size; the\n"
+     "call tree not counted), from its chunk headers, each chunk's in the share of\n"
+     "its span the range holds; 0 without a file."},
     {NULL, NULL, 0, NULL},
 };
 

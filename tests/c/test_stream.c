@@ -109,7 +109,7 @@ static void test_forms(void)
     if (!CHECK(tt_trace_open(experiment, &t, &err) == 0)) return;
     const tt_process *p = tt_trace_process(t, 0);
     /* The calls' records, and the STREAM_END after them (tag, dt). */
-    CHECK_U64(tt_stream_record_bytes(p, 0), bytes + 2);
+    CHECK_U64(tt_stream_record_bytes(p, 0, 0, UINT64_MAX), bytes + 2);
     tt_cursor *c;
     if (CHECK(tt_cursor_open(t, p, 0, &c, &err) == 0)) {
         tt_event ev;

@@ -194,10 +194,11 @@ def test_cut_trace_converts_what_is_there(tmp_path, format):
 
 def test_a_json_file_too_large_for_its_viewer_is_warned_of(tmp_path):
     """The estimate of a JSON file's size is within a factor of two of the size written, and beyond what the
-    format's viewer opens (here a limit of 100 kB) it makes a warning; other formats never do."""
+    format's viewer opens (here a limit of 100 kB) it makes a warning; other formats never do. The program makes a
+    dozen chunks per thread, as the traces a warning is for make thousands: a range is estimated chunk by chunk."""
     from tracetop.commands.convert import json_too_large
 
-    completed = tracetop("--output", "exp", WORKLOADS / "threads.py", "20000", cwd=tmp_path)
+    completed = tracetop("--output", "exp", WORKLOADS / "threads.py", "200000", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     for format in ("chrome", "speedscope"):
         warning = json_too_large(str(tmp_path / "exp"), format, limit=100_000)
@@ -210,7 +211,8 @@ def test_a_json_file_too_large_for_its_viewer_is_warned_of(tmp_path):
     assert json_too_large(str(tmp_path / "exp"), "perfetto", limit=0) is None
     # A part of the trace is estimated as that part: one thread, a fifth of the run (a whole-run estimate would
     # warn of a file several times the size the part makes). Each estimate is off by what the whole run's is (the
-    # bytes per trace byte of this program), and a range's by how unevenly the calls fall in time: within 2x of it.
+    # bytes per trace byte of this program), and a range's by how unevenly the calls fall in the chunks at its
+    # edges: within 2x of it.
     estimate = json_too_large(str(tmp_path / "exp"), "chrome", limit=1)
     whole = (
         float(re.search(r"about ([\d.]+) MiB", estimate).group(1))

@@ -19,19 +19,17 @@ JSON_OPENS_UP_TO = 300 * 1000 * 1000
 
 def json_too_large(experiment, format, thread=None, start=0, stop=2**64 - 1, limit=JSON_OPENS_UP_TO):
     """A warning when `format` is a JSON format and its file would be larger than its viewers open, else None.
-    Estimated from the bytes of the threads converted (one, or all), each times the share of its work that the
-    range holds."""
+    Estimated from the bytes of the threads converted (one, or all) that their chunks made in [start, stop)."""
     ratio = JSON_BYTES_PER_TRACE_BYTE.get(format)
     if ratio is None:
         return None
     opened = _reader.Trace(experiment)
-    end = max((process["end_time"] or 0 for process in opened.processes), default=0)
     trace = 0
     for index, process in enumerate(opened.processes):
         for stream in process["threads"]:
             if thread is None or thread in (stream["name"], str(stream["native_tid"])):
                 # Its records as decoded: the writer compresses some chunks, which convert as their records.
-                trace += opened.record_bytes(index, stream["stream"]) * _share(stream["usage"], start, stop, end)
+                trace += opened.record_bytes(index, stream["stream"], start, stop)
     if trace * ratio <= limit:
         return None
     viewer = "chrome://tracing and Perfetto's UI" if format == "chrome" else "speedscope"
@@ -40,23 +38,6 @@ def json_too_large(experiment, format, thread=None, start=0, stop=2**64 - 1, lim
         f"(a few hundred MB); --to perfetto, --to otf2, `tracetop view` or a part (--from/--until, --thread) "
         "suit a trace this size"
     )
-
-
-def _share(usage, start, stop, end):
-    """The share of a thread's calls made in [start, stop): its CPU time there over its whole CPU time, from the
-    samples of its usage (cumulative CPU ns at times since the start); the share of the run's time when it has
-    none. Calls take CPU time; wall time, which waits take too, is a worse guess."""
-    samples = [(0, 0)] + [(time, cpu) for time, cpu, *_ in usage]
-    if samples[-1][1] <= 0:
-        return 1.0 if end <= 0 else max(0, min(stop, end) - min(start, end)) / end
-
-    def cpu_at(when):
-        for (t0, c0), (t1, c1) in zip(samples, samples[1:]):
-            if when <= t1:
-                return c0 + (c1 - c0) * (when - t0) / max(1, t1 - t0)
-        return samples[-1][1]
-
-    return (cpu_at(stop) - cpu_at(start)) / samples[-1][1]
 
 
 def main(arguments, prog):
