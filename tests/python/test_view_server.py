@@ -1,14 +1,17 @@
 """`tracetop view`: the server answers only who has the token, only with the viewer's files and this experiment's
 data, and only on 127.0.0.1."""
 
+import concurrent.futures
 import http.client
 import json
 import re
 import socket
+import struct
+import threading
 import urllib.parse
 
 import pytest
-from tracetop.viewer.server import MAX_UNPROVEN
+from tracetop.viewer.server import MAX_UNPROVEN, READ_TIMEOUT, ViewerServer
 
 from helpers import PROGRAMS, tracetop
 from viewer_helpers import view_server
@@ -233,10 +236,13 @@ def test_bad_experiment_is_one_line(tmp_path):
 
 
 def at_end(connection):
-    """Whether the other end has closed the connection (nothing left to read but its end)."""
+    """Whether the other end has closed the connection (nothing left to read but its end, or a reset: it closed
+    without reading what was sent)."""
     connection.setblocking(False)
     try:
         return connection.recv(1) == b""
+    except ConnectionResetError:
+        return True
     except BlockingIOError:
         return False
 
@@ -264,3 +270,117 @@ def test_held_partial_connections_do_not_hold_the_server(served):
     finally:
         for connection in held:
             connection.close()
+
+
+def _answered(port, paths, keep_alive, all_connected):
+    """Asks for `paths` in turn, on one connection (keep-alive) or one each: the statuses answered. The first
+    connection is made and held until `all_connected` (a barrier) lets every client go, as a browser's
+    connections made ahead of their requests."""
+    statuses = []
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    connection.connect()
+    all_connected.wait()
+    for path in paths:
+        if connection is None:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        connection.request("GET", path, headers={} if keep_alive else {"Connection": "close"})
+        response = connection.getresponse()
+        response.read()
+        statuses.append(response.status)
+        if not keep_alive:
+            connection.close()
+            connection = None
+    if connection is not None:
+        connection.close()
+    return statuses
+
+
+def _raw_answered(port, paths, all_connected):
+    """Asks for `paths` with a bare socket each, HTTP/1.0, read to the end: the statuses answered (the first
+    connection held until `all_connected`, as in _answered)."""
+    statuses = []
+    connection = socket.create_connection(("127.0.0.1", port), timeout=60)
+    all_connected.wait()
+    for path in paths:
+        connection = connection or socket.create_connection(("127.0.0.1", port), timeout=60)
+        with connection:
+            connection.sendall(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            answer = b""
+            while chunk := connection.recv(65536):
+                answer += chunk
+        connection = None
+        statuses.append(int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/") else None)
+    return statuses
+
+
+def test_every_request_with_the_token_is_answered_under_load(tmp_path):
+    """2,000 requests from 64 clients at once, a third on keep-alive connections, a third one connection each,
+    a third on bare sockets, every client connected before any asks: every one is answered 200, and the server
+    says nothing of it on its terminal."""
+    assert tracetop("--output", "exp", PROGRAMS / "viewer_demo.py", "20", cwd=tmp_path).returncode == 0
+    with view_server(tmp_path / "exp") as (url, process):
+        parts = urllib.parse.urlsplit(url)
+        port, token = parts.port, parts.path.strip("/")
+        meta = json.loads(get(port, f"/{token}/api/meta")[1])
+        kinds = [
+            f"/{token}/",
+            f"/{token}/api/meta",
+            f"/{token}/viewer.js",
+            f"/{token}/api/spans?t0={meta['begin_ns']}&t1={meta['end_ns'] + 1}&width=800&lanes=all",
+        ]
+        clients, requests = 64, 2000
+        each = [[kinds[(c + i) % len(kinds)] for i in range(c, requests, clients)] for c in range(clients)]
+        all_connected = threading.Barrier(clients)
+        with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+            futures = [
+                pool.submit(_raw_answered, port, paths, all_connected)
+                if c % 3 == 2
+                else pool.submit(_answered, port, paths, c % 3 == 0, all_connected)
+                for c, paths in enumerate(each)
+            ]
+            statuses = [status for future in futures for status in future.result()]
+    assert len(statuses) == requests and set(statuses) == {200}
+    said = process.stderr.read().splitlines()
+    assert [line for line in said if not line.startswith(("tracetop: note: ", "tracetop: serving"))] == [], said
+
+
+def test_a_request_line_without_version_is_answered_at_once(served):
+    """HTTP/0.9's bare `GET /`: no header follows it, so none is waited for, with the token or without."""
+    port, token, process = served
+    for line, status in ((b"GET /\r\n", b"403"), (f"GET /{token}/\r\n".encode(), b"400")):
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as connection:
+            connection.sendall(line)
+            connection.settimeout(READ_TIMEOUT / 2)  # well before the server would give up on the line
+            answer = b""
+            while chunk := connection.recv(4096):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 " + status + b" "), (line, answer)
+
+
+class _BigAnswers:
+    """An API whose answer is bigger than a connection's buffers, so that its writing waits for the client."""
+
+    def answer(self, name, query):
+        return b"x" * (64 << 20), "application/octet-stream"
+
+
+def test_a_client_gone_mid_answer_is_no_traceback(capfd):
+    """Clients that ask for a big answer and reset the connection while it is written: the server goes on, and
+    says nothing about them (a browser drops the requests of views it no longer needs)."""
+    server = ViewerServer(None, None, api=_BigAnswers()).start()
+    try:
+        for _ in range(5):
+            connection = socket.socket()
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            connection.connect(("127.0.0.1", server.port))
+            connection.sendall(
+                f"GET /{server.token}/api/big HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
+            )
+            assert connection.recv(16).startswith(b"HTTP/1.1 200")  # the headers are out: the body is on its way
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            connection.close()  # a reset, with most of the answer unread
+        status, body, headers = get(server.port, f"/{server.token}/index.html")
+        assert status == 200
+    finally:
+        server.close()
+    assert capfd.readouterr().err == ""

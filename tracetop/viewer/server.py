@@ -8,12 +8,15 @@ it started and the data API, and never turns a request into a file path, so noth
 import collections
 import hmac
 import http.server
+import io
 import json
 import os
 import re
 import secrets
-import socket
+import selectors
+import sys
 import threading
+import time
 import urllib.parse
 from pathlib import Path
 
@@ -37,11 +40,22 @@ SECURITY_HEADERS = {
 }
 
 
-# Connections that have not yet shown the token on their request line: at most this many are kept, the
-# oldest closed to make room, so that who lacks the token cannot hold the server (read at most READ_TIMEOUT s).
-MAX_UNPROVEN = 32
+# Connections that have not yet shown the token on their request line wait in a lobby that the server's own
+# thread reads, without a thread each: at most this many, the oldest closed to make room and any closed after
+# READ_TIMEOUT s, so that who lacks the token cannot hold the server. A connection that shows it gets a thread.
+MAX_UNPROVEN = 256
 READ_TIMEOUT = 10
+# The token is in the first bytes of a request line: this many, without its end, are enough to decide.
+REQUEST_LINE_SEEN = 1024
 FORBIDDEN = b"forbidden\n"
+
+
+def _refusal(status, body):
+    """A whole answer that closes the connection, written before any header of the request is read."""
+    return (
+        b"HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
+        % (status, len(body), body)
+    )
 
 
 class BadRequest(Exception):
@@ -197,17 +211,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     timeout = READ_TIMEOUT  # on every read: a client that stops sending is let go
 
+    def setup(self):
+        super().setup()
+        received = self.server.received(self.connection)
+        if received:  # what the lobby read of the first request comes first
+            self.rfile = io.BufferedReader(_Prefixed(received, self.connection))
+
     def parse_request(self):
-        """The token first, from the request line alone: the headers of who lacks it are not read."""
+        """The token first, from the request line alone: the headers of who lacks it are not read. A request line
+        without an HTTP version (HTTP/0.9) is refused: no browser sends one, and it has no headers to wait for."""
         words = self.raw_requestline.split()
         if len(words) < 2 or not self.server.viewer.has_token(words[1].decode("latin-1")):
             self.close_connection = True
-            self.wfile.write(
-                b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(FORBIDDEN), FORBIDDEN)
-            )
+            self.wfile.write(_refusal(b"403 Forbidden", FORBIDDEN))
             return False
-        self.server.proven(self.connection)
+        if len(words) != 3:
+            self.close_connection = True
+            self.wfile.write(_refusal(b"400 Bad Request", b"a request line needs an HTTP version\n"))
+            return False
         return super().parse_request()
 
     def do_GET(self):
@@ -243,34 +264,155 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
+class _Prefixed(io.RawIOBase):
+    """A connection read from the bytes already received from it, then from the socket."""
+
+    def __init__(self, received, connection):
+        self._received = received
+        self._connection = connection
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        if self._received:
+            n = min(len(buffer), len(self._received))
+            buffer[:n] = self._received[:n]
+            self._received = self._received[n:]
+            return n
+        return self._connection.recv_into(buffer)
+
+
+class _Waiting:
+    """A connection in the lobby: what it has sent so far, and since when."""
+
+    __slots__ = ("connection", "address", "received", "since")
+
+    def __init__(self, connection, address):
+        self.connection = connection
+        self.address = address
+        self.received = b""
+        self.since = time.monotonic()
+
+
 class _HTTPServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    block_on_close = False  # a keep-alive connection's thread waits READ_TIMEOUT s for a request: not for it
     allow_reuse_address = False
     request_queue_size = 128
 
     def __init__(self, *arguments):
         super().__init__(*arguments)
-        self._unproven = collections.OrderedDict()  # connection -> None, oldest first
-        self._unproven_lock = threading.Lock()
+        self.socket.setblocking(False)
+        self._waiting = collections.OrderedDict()  # connection -> _Waiting, oldest first; the serving thread's
+        self._received = {}  # connection -> what the lobby read of it, until its thread takes it
+        self._received_lock = threading.Lock()
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self.socket, selectors.EVENT_READ)
+        self._stop = threading.Event()
+        self._stopped = threading.Event()
+        self._stopped.set()
 
-    def process_request(self, request, client_address):
-        with self._unproven_lock:
-            self._unproven[request] = None
-            evicted = self._unproven.popitem(last=False)[0] if len(self._unproven) > MAX_UNPROVEN else None
-        if evicted is not None:
-            try:  # its thread, waiting to read, sees the end and finishes
-                evicted.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        super().process_request(request, client_address)
+    def serve_forever(self, poll_interval=0.5):
+        """Accepts connections and reads the lobby's, until shutdown()."""
+        self._stopped.clear()
+        try:
+            while not self._stop.is_set():
+                for key, _ in self._selector.select(poll_interval):
+                    if key.data is None:
+                        self._accept()
+                    else:
+                        self._read(key.data)
+                self._expire()
+        finally:
+            self._stopped.set()
 
-    def proven(self, connection):
-        with self._unproven_lock:
-            self._unproven.pop(connection, None)
+    def shutdown(self):
+        self._stop.set()
+        self._stopped.wait()
 
-    def shutdown_request(self, request):
-        self.proven(request)
-        super().shutdown_request(request)
+    def server_close(self):
+        for waiting in list(self._waiting.values()):
+            self._leave(waiting)
+        self._selector.close()
+        super().server_close()
+
+    def handle_error(self, request, client_address):
+        """A connection's failure, said in one line: a browser that goes away before its answer is written (it no
+        longer needs the view) is none of the user's business."""
+        failure = sys.exc_info()[1]
+        if isinstance(failure, (ConnectionError, TimeoutError)):
+            messages.detail(f"viewer: a connection ended before its answer ({failure})")
+        else:
+            messages.internal_error(failure)
+
+    def received(self, connection):
+        """What the lobby read of `connection` before its thread took it (the start of its first request)."""
+        with self._received_lock:
+            return self._received.pop(connection, b"")
+
+    def _accept(self):
+        while True:
+            try:
+                connection, address = self.socket.accept()
+            except BlockingIOError:
+                return
+            except OSError as problem:  # out of file descriptors, say: the lobby's oldest make room
+                if not self._waiting:
+                    messages.warning(f"viewer: cannot accept a connection: {problem.strerror or problem}")
+                    self._stop.wait(0.5)
+                    return
+                self._leave(next(iter(self._waiting.values())))
+                continue
+            connection.setblocking(False)
+            waiting = _Waiting(connection, address)
+            self._waiting[connection] = waiting
+            self._selector.register(connection, selectors.EVENT_READ, waiting)
+            if len(self._waiting) > MAX_UNPROVEN:
+                self._leave(next(iter(self._waiting.values())))
+
+    def _read(self, waiting):
+        try:
+            data = waiting.connection.recv(REQUEST_LINE_SEEN)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._leave(waiting)
+            return
+        waiting.received += data
+        end = waiting.received.find(b"\n")
+        if end < 0 and len(waiting.received) < REQUEST_LINE_SEEN:
+            return
+        words = waiting.received[: end if end >= 0 else REQUEST_LINE_SEEN].split()
+        if len(words) >= 2 and self.viewer.has_token(words[1].decode("latin-1")):
+            self._selector.unregister(waiting.connection)
+            del self._waiting[waiting.connection]
+            waiting.connection.setblocking(True)
+            with self._received_lock:
+                self._received[waiting.connection] = waiting.received
+            self.process_request(waiting.connection, waiting.address)
+            return
+        try:  # a few bytes into an empty buffer: written at once, or the connection is gone anyway
+            waiting.connection.send(_refusal(b"403 Forbidden", FORBIDDEN))
+        except OSError:
+            pass
+        self._leave(waiting)
+
+    def _expire(self):
+        """Closes the lobby's connections that have waited READ_TIMEOUT s for the end of a request line."""
+        oldest = time.monotonic() - READ_TIMEOUT
+        while self._waiting:
+            waiting = next(iter(self._waiting.values()))
+            if waiting.since > oldest:
+                return
+            self._leave(waiting)
+
+    def _leave(self, waiting):
+        self._selector.unregister(waiting.connection)
+        del self._waiting[waiting.connection]
+        waiting.connection.close()
 
 
 class ViewerServer:
