@@ -338,12 +338,10 @@ class _HTTPServer(http.server.ThreadingHTTPServer):
         super().server_close()
 
     def handle_error(self, request, client_address):
-        """A connection's failure, said in one line: a browser that goes away before its answer is written (it no
-        longer needs the view) is none of the user's business."""
+        """A connection's failure, said in one line; not a browser that goes away before its answer is written (it
+        no longer needs the view), which is none of the user's business."""
         failure = sys.exc_info()[1]
-        if isinstance(failure, (ConnectionError, TimeoutError)):
-            messages.detail(f"viewer: a connection ended before its answer ({failure})")
-        else:
+        if not isinstance(failure, (ConnectionError, TimeoutError)):
             messages.internal_error(failure)
 
     def received(self, connection):
