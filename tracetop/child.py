@@ -17,7 +17,7 @@ import os
 import sys
 
 from tracetop import _tracetop, messages, session
-from tracetop.experiment import Experiment
+from tracetop.experiment import Experiment, read_small_file
 from tracetop.options import from_keywords
 from tracetop.session import FOLLOW_VARIABLE, Session, command_line
 
@@ -36,7 +36,9 @@ def start():
     _started = True
     try:
         _start(os.environ[FOLLOW_VARIABLE])
-    except (_tracetop.TraceError, OSError, ValueError) as failure:
+    except OSError as failure:  # config.txt
+        messages.warning(f"process {os.getpid()} is not measured: {failure.filename}: {failure.strerror}")
+    except (_tracetop.TraceError, ValueError) as failure:
         messages.warning(f"process {os.getpid()} is not measured: {failure}")
 
 
@@ -65,8 +67,8 @@ def _join_forked(experiment, configuration, command):
 
 def _configuration(directory):
     """The configuration the experiment was made with, from its config.txt."""
-    with open(os.path.join(directory, "config.txt"), encoding="utf-8") as file:
-        settings = dict(line.rstrip("\n").split("=", 1) for line in file if "=" in line)
+    text = read_small_file(os.path.join(directory, "config.txt"))
+    settings = dict(line.split("=", 1) for line in text.split("\n") if "=" in line)
     return from_keywords({}, settings)
 
 

@@ -4,6 +4,8 @@ core writes (config.txt, MANIFEST.md, profile.txt)."""
 import os
 import sys
 import time
+from errno import EFBIG, EINVAL
+from stat import S_ISREG
 
 import tracetop
 from tracetop import _reader, _tracetop, messages
@@ -195,6 +197,32 @@ def set_aside(path, shown, overwrite):
     messages.note(
         f"experiment directory {shown!r} existed: renamed to {os.path.join(os.path.dirname(shown), os.path.basename(renamed))!r}"
     )
+
+
+# The most read of MANIFEST.md or config.txt, which tracetop writes a few KB of: an experiment directory is input,
+# and a bigger file there is none of tracetop's.
+SMALL_FILE_LIMIT = 1 << 20
+
+
+def read_small_file(path):
+    """The text of `path`, a file tracetop wrote into an experiment, read only if it is a regular file of at most
+    SMALL_FILE_LIMIT bytes: opened without waiting (a FIFO would block) and read up to the limit (/dev/zero, or a
+    huge file, would fill the memory). OSError with a strerror that says what is wrong otherwise."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        status = os.fstat(descriptor)
+        if not S_ISREG(status.st_mode):
+            raise OSError(EINVAL, "not a regular file", path)
+        if status.st_size > SMALL_FILE_LIMIT:
+            raise OSError(EFBIG, f"{format_size(status.st_size)}, more than tracetop writes there", path)
+        data = b""
+        while len(data) <= SMALL_FILE_LIMIT and (more := os.read(descriptor, SMALL_FILE_LIMIT + 1 - len(data))):
+            data += more
+        if len(data) > SMALL_FILE_LIMIT:  # it grew since fstat
+            raise OSError(EFBIG, "more than tracetop writes there", path)
+    finally:
+        os.close(descriptor)
+    return data.decode("utf-8", errors="replace")
 
 
 def default_name(program=None, pid=None):

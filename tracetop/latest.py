@@ -4,7 +4,7 @@ directory. And whether an experiment is still being measured, so that what it la
 import os
 
 from tracetop import messages
-from tracetop.experiment import describe_problems
+from tracetop.experiment import describe_problems, read_small_file
 from tracetop.messages import CommandError
 
 # What MANIFEST.md says of a run until its end rewrites it (tracetop.experiment).
@@ -36,14 +36,26 @@ def find_latest(directory="."):
 def running(experiment):
     """The pids of the experiment's processes that are still being measured: its MANIFEST.md says it has not
     ended, and the process of a trace/<pid>/ is alive."""
+    manifest = os.path.join(experiment, "MANIFEST.md")
     try:
-        with open(os.path.join(experiment, "MANIFEST.md"), encoding="utf-8") as file:
-            if not any(line.startswith(NOT_ENDED) for line in file):
-                return []
+        if not any(line.startswith(NOT_ENDED) for line in read_small_file(manifest).splitlines()):
+            return []
+    except (FileNotFoundError, NotADirectoryError):  # no experiment, or one whose start failed: nothing says it runs
+        return []
+    except OSError as problem:
+        if manifest not in _told_unreadable:
+            _told_unreadable.add(manifest)
+            messages.warning(f"{manifest}: {problem.strerror or problem}; read as if the run had ended")
+        return []
+    try:
         pids = [int(name) for name in os.listdir(os.path.join(experiment, "trace")) if name.isdigit()]
-    except (OSError, ValueError):
+    except OSError:
         return []
     return [pid for pid in sorted(pids) if _alive(pid)]
+
+
+# The MANIFEST.md files found unreadable, each said once however often a command asks whether it runs.
+_told_unreadable = set()
 
 
 def _alive(pid):

@@ -1,11 +1,14 @@
 """Bad input gets one line on stderr and a non-zero exit status, never a traceback."""
 
+import json
 import os
 import sys
+import urllib.request
 
 import pytest
 
-from helpers import PROGRAMS, environment, tracetop
+from helpers import PROGRAMS, environment, python, tracetop
+from viewer_helpers import view_server
 
 
 def assert_one_error_line(completed, status=2):
@@ -211,3 +214,50 @@ def test_a_fifo_in_the_trace_is_not_waited_for(tmp_path):
         completed = tracetop(*command, cwd=tmp_path, timeout=60)
         assert completed.returncode == (2 if command[0] == "convert" else 0), (command, completed.stderr)
         assert "Traceback" not in completed.stderr and "0.tts: not a regular file" in completed.stderr
+
+
+@pytest.mark.parametrize("manifest", ["fifo", "/dev/zero", "sparse 1 GB"])
+def test_a_manifest_that_is_no_small_file_is_not_read(manifest, tmp_path):
+    """MANIFEST.md is read to know whether the run still goes on: one that is no regular file of tracetop's size
+    (a FIFO blocks whoever opens it, /dev/zero and a huge file fill the memory) is named in one warning, and every
+    command goes on as if the run had ended. A child process reads config.txt the same way, to measure itself:
+    it runs unmeasured, said in one line."""
+    recorded_experiment(tmp_path)
+    path = tmp_path / "exp" / "MANIFEST.md"
+    path.unlink()
+    if manifest == "fifo":
+        os.mkfifo(path)
+    elif manifest == "/dev/zero":
+        path.symlink_to("/dev/zero")
+    else:
+        with open(path, "wb") as file:
+            file.truncate(1 << 30)
+    for command in (
+        ["summary", "exp"],
+        ["score", "exp"],
+        ["convert", "exp", "--to", "chrome"],
+        ["report", "exp", "-o", "r.html"],
+    ):
+        completed = tracetop(*command, cwd=tmp_path, timeout=60)
+        assert completed.returncode == 0 and "Traceback" not in completed.stderr, (command, completed.stderr)
+        said = [line for line in completed.stderr.splitlines() if "exp/MANIFEST.md" in line]
+        assert len(said) == 1 and said[0].startswith("tracetop: warning: "), (command, completed.stderr)
+    with view_server(tmp_path / "exp") as (url, process):
+        with urllib.request.urlopen(url + "api/meta", timeout=60) as answer:
+            assert json.load(answer)["running"] == []
+    assert sum("exp/MANIFEST.md" in line for line in process.stderr.read().splitlines()) == 1
+
+
+def test_a_config_that_is_no_regular_file_is_not_read(tmp_path):
+    """A Python started inside a measurement that follows children reads the experiment's config.txt to measure
+    itself: a FIFO there is not waited for, and the program runs unmeasured, said in one line."""
+    recorded_experiment(tmp_path)
+    config = tmp_path / "exp" / "config.txt"
+    config.unlink()
+    os.mkfifo(config)
+    completed = python(
+        "-c", "print('ran')", cwd=tmp_path, env=environment(TRACETOP_FOLLOW_INTO=str(tmp_path / "exp")), timeout=60
+    )
+    assert completed.returncode == 0 and completed.stdout == "ran\n"
+    assert completed.stderr.startswith("tracetop: warning: process ") and "not measured" in completed.stderr
+    assert "config.txt" in completed.stderr and len(completed.stderr.splitlines()) == 1, completed.stderr
