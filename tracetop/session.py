@@ -1,15 +1,16 @@
 """A measurement of this process, from _tracetop.start() to _tracetop.stop(), with the experiment directory
 it fills. `tracetop run` and tracetop.start() both make one."""
 
+import _signal  # signal's C half: signal itself imports enum, start-up that every run would pay
 import _thread  # not threading: it is imported when the program imports it (src/ext/threadwatch.c)
 import atexit
 import os
 import sys
 import time
-from _signal import SIGTERM  # signal's C half: signal itself imports enum, start-up that every run would pay
+from _signal import SIGTERM
 
 import tracetop
-from tracetop import _tracetop, compat, messages
+from tracetop import _reader, _tracetop, compat, messages
 from tracetop.commands import EXPERIMENT_VIEWS
 from tracetop.experiment import Experiment, Provenance, convert, describe_problems, describe_stats, python_version
 from tracetop.options import from_keywords
@@ -221,30 +222,43 @@ class Session:
                 setattr(os, name, self._real_execs[name])
         if os.environ.get(FOLLOW_VARIABLE) == self.directory:
             del os.environ[FOLLOW_VARIABLE]  # children started from now on are not measured
-        try:
-            self.stats = _tracetop.stop()  # None: SIGTERM came before the measurement started
-            if self.stats is not None and not self._joined:
-                self._finish()
-        finally:
-            # Until here SIGTERM waits for the files to be complete (a pool worker is sent it as it exits).
-            _tracetop.release_sigterm()
+        with _CtrlC() as interrupts:
+            messages.detail("finishing: the trace's last chunks, profile.txt, MANIFEST.md")
+            try:
+                self.stats = _tracetop.stop()  # None: SIGTERM came before the measurement started
+                if self.stats is not None and not self._joined:
+                    self._finish(interrupts)
+            finally:
+                # Until here SIGTERM waits for the files to be complete (a pool worker is sent it as it exits).
+                _tracetop.release_sigterm()
         return self.stats
 
-    def _finish(self):
-        """What the process that made the experiment writes at the end: profile.txt, MANIFEST.md."""
+    def _finish(self, interrupts):
+        """What the process that made the experiment writes at the end: profile.txt, MANIFEST.md; what is left of
+        profile.txt and the conversions once `interrupts` (a _CtrlC) says to abandon them is not made."""
         if self._job and self._job.size > 1 and self.exit_status != -SIGTERM:
             _mpi().wait_for_ranks(self.directory, self._job.size)  # those that have not ended are cut in profile.txt
         made = self._provenance
         made.ended, made.exit_status, made.stats = time.time(), self.exit_status, self.stats
+        problems, corrupt, abandoned = [], False, []
         try:
-            problems, corrupt = self.experiment.write_profile() if self.configuration["profile"] else ([], False)
+            if self.configuration["profile"]:
+                if interrupts.abandon:
+                    abandoned.append("profile.txt")
+                else:
+                    problems, corrupt = self.experiment.write_profile()
             for format in self.configuration["formats"]:
+                if interrupts.abandon:
+                    abandoned.append(_reader.default_name(format))
+                    continue
                 path, result = convert(self.experiment.path, format)
                 messages.detail(f"wrote {path} ({format_size(result['bytes'])})")
             if not self.configuration["trace"] and not self.trace_shown_first:
                 self.experiment.remove_trace()
         finally:
             self.experiment.write_manifest(made)
+        if abandoned:
+            messages.warning(f"Ctrl-C again: {', '.join(abandoned)} abandoned; MANIFEST.md says how the run ended")
         self._announce()
         if problems:
             messages.warning(describe_problems(problems, corrupt))
@@ -329,6 +343,41 @@ class Session:
         messages.say(f"experiment in {os.path.join(shown, '')}{counts}; see: {see}")
         if self.stats:
             messages.detail(f"recorded {describe_stats(self.stats)}")
+
+
+class _CtrlC:
+    """SIGINT while the measurement finishes (the program has ended, Ctrl-C comes late): the first says that
+    finishing goes on, for the trace must end complete and MANIFEST.md say how the run ended; from the second on,
+    `abandon` is true, and what is left of profile.txt and the conversions is not made. Only the main thread
+    handles signals: stopped from another, finishing leaves SIGINT as it is."""
+
+    def __init__(self):
+        self.times = 0
+        self._before = None  # the handler to put back, once one of ours is in place
+
+    @property
+    def abandon(self):
+        return self.times > 1
+
+    def __enter__(self):
+        before = _signal.getsignal(_signal.SIGINT)
+        # Not one that Python did not set (it could not be put back), nor SIG_IGN: Ctrl-C ignored stays so.
+        if before is not None and before != _signal.SIG_IGN:
+            try:
+                _signal.signal(_signal.SIGINT, self._caught)
+                self._before = before
+            except ValueError:  # not the main thread
+                pass
+        return self
+
+    def __exit__(self, *exc_info):
+        if self._before is not None:
+            _signal.signal(_signal.SIGINT, self._before)
+
+    def _caught(self, signal_number, frame):
+        self.times += 1
+        if self.times == 1:
+            messages.note("finishing the measurement (profile.txt, MANIFEST.md): Ctrl-C again abandons profile.txt")
 
 
 def start(output=None, **options):
