@@ -139,15 +139,21 @@ static int intact_chunk_follows(chunk_file *cf, const uint8_t *header)
  * where the writing stopped? The writer rewrites only the end of a file,
  * the chunk it is filling (PARTIAL snapshots, then the full chunk over
  * them; writer.c), so a crash leaves unfinished or stale bytes there and
- * nowhere else. Bad bytes are damage when intact data follows them or when
- * more follows than one unfinished chunk could leave; otherwise the file
- * was cut there. After a PARTIAL chunk nothing more can have been complete. */
+ * nowhere else. Bad bytes are damage when intact data follows them, when
+ * more follows than one unfinished chunk could leave, or when they are a
+ * chunk whose length, by its header, ends exactly where the file does: the
+ * writer's write that stopped partway leaves the file short of the chunk's
+ * end, or, written over a longer PARTIAL snapshot, that snapshot's tail
+ * behind it. Otherwise the file was cut there. After a PARTIAL chunk
+ * nothing more can have been complete. */
 static int cf_stale(chunk_file *cf) { return cf_stop(cf, TT_STREAM_CUT, "stale bytes after a partial chunk"); }
 
 static int cf_invalid(chunk_file *cf, const uint8_t *header, const char *why)
 {
     if (cf->after_partial) return cf_stale(cf);
-    if (intact_chunk_follows(cf, header) || cf->file_size - cf->offset > TT_CHUNK_HEADER_SIZE + TT_CHUNK_PAYLOAD_SIZE)
+    uint64_t left = cf->file_size - cf->offset;
+    if (intact_chunk_follows(cf, header) || left > TT_CHUNK_HEADER_SIZE + TT_CHUNK_PAYLOAD_SIZE ||
+        left == TT_CHUNK_HEADER_SIZE + (uint64_t)tt_get_u32(header + 16))
         return cf_stop(cf, TT_STREAM_CORRUPT, why);
     char unfinished[sizeof cf->why];
     snprintf(unfinished, sizeof unfinished, "unfinished last chunk: %s", why);
@@ -611,21 +617,39 @@ static int set_clock(proc_loader *l)
     return LOAD_OK;
 }
 
-/* Marks the streams that have an events file; names the undefined ones. */
-static int scan_streams(proc_loader *l)
+/* Marks the streams that have an events file; names the undefined ones.
+ * A stream file that is no regular file (a FIFO would block its reader) is
+ * marked in *unreadable (malloc'd, a byte for each of the first *marked
+ * streams) and left out. */
+static int scan_streams(proc_loader *l, uint8_t **unreadable, size_t *marked)
 {
     tt_process *p = l->p;
     DIR *dir = opendir(p->dir);
     if (!dir) return damage(l, "cannot list its directory (%s)", strerror(errno));
     int rc = LOAD_OK;
+    size_t unreadable_cap = 0;
     struct dirent *e;
     while (rc == LOAD_OK && (e = readdir(dir))) {
         uint64_t n;
         if (parse_stream_name(e->d_name, &n) != 0 || n >= MAX_STREAMS) continue;
         rc = ensure_threads(l, (size_t)n + 1);
-        if (rc == LOAD_OK) p->threads[n].present = 1;
+        struct stat st;
+        /* Followed, as opening it would; stat waits for no FIFO. Gone
+         * since it was listed: opening it will say so. */
+        if (rc != LOAD_OK || fstatat(dirfd(dir), e->d_name, &st, 0) != 0 || S_ISREG(st.st_mode)) {
+            if (rc == LOAD_OK) p->threads[n].present = 1;
+            continue;
+        }
+        size_t had = unreadable_cap;
+        if (TT_RESERVE(*unreadable, unreadable_cap, p->thread_count) != 0) {
+            rc = LOAD_NOMEM;
+            break;
+        }
+        memset(*unreadable + had, 0, unreadable_cap - had);
+        (*unreadable)[n] = 1;
     }
     closedir(dir);
+    *marked = unreadable_cap;
     for (size_t i = 0; rc == LOAD_OK && i < p->thread_count; i++) {
         if (p->threads[i].defined) continue;
         char name[32];
@@ -660,6 +684,33 @@ static int add_problem(tt_trace *t, const char *line, int corrupt)
     return 0;
 }
 
+/* One line for the streams of a process whose events cannot be read: a file
+ * that is no regular file (`unreadable`, a byte per stream up to the first
+ * `marked`), and the file of a thread that a process which ended defined,
+ * missing (it ended every stream: each wrote its file). 0, or -1 when memory
+ * runs out. */
+static int report_lost_streams(tt_trace *t, const tt_process *p, const uint8_t *unreadable, size_t marked)
+{
+    char line[768];
+    size_t lost = 0, at = 0;
+    for (size_t i = 0; i < p->thread_count; i++) {
+        int not_regular = i < marked && unreadable[i];
+        if (!not_regular && (p->threads[i].present || !p->threads[i].defined || !p->ended)) continue;
+        lost++;
+        if (at < sizeof line)
+            at += (size_t)snprintf(line + at, sizeof line - at, "%sthread \"%s\" (stream %zu): %zu.tts %s",
+                                   lost == 1 ? "" : "; ", p->threads[i].name, i, i,
+                                   not_regular ? "is not a regular file" : "is missing");
+    }
+    if (!lost) return 0;
+    char head[128];
+    snprintf(head, sizeof head, "process %" PRIu64 ": %zu of %zu thread%s lost, their events unread: ", p->pid, lost,
+             p->thread_count, p->thread_count == 1 ? "" : "s");
+    char whole[sizeof head + sizeof line];
+    snprintf(whole, sizeof whole, "%s%s", head, line);
+    return add_problem(t, whole, 1);
+}
+
 /* Reads defs.tts and the stream list of a process: LOAD_OK, LOAD_NOMEM, or
  * LOAD_DAMAGE with l->why when the process cannot be read (*opened says
  * whether cf needs closing). */
@@ -682,7 +733,13 @@ static int load_defs(proc_loader *l, chunk_file *cf, char *what, size_t what_siz
     if (!l->have_process) return damage(l, "no PROCESS record in its definitions");
     if (l->syncs == 0) return damage(l, "no CLOCK_SYNC record in its definitions");
     if ((rc = set_clock(l)) != LOAD_OK) return rc;
-    if ((rc = scan_streams(l)) != LOAD_OK) return rc;
+    uint8_t *unreadable = NULL;
+    size_t marked = 0;
+    if ((rc = scan_streams(l, &unreadable, &marked)) == LOAD_OK &&
+        report_lost_streams(l->t, p, unreadable, marked) != 0)
+        rc = LOAD_NOMEM;
+    free(unreadable);
+    if (rc != LOAD_OK) return rc;
     return add_placeholders(l);
 }
 

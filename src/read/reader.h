@@ -18,7 +18,11 @@
  *    STREAM_END, or what follows its last intact chunk is what a crashed
  *    writer leaves (stale bytes after a PARTIAL chunk; bad bytes at the very
  *    end, where the writer was writing). Bad bytes followed by intact data,
- *    or by more than one chunk's worth, are damage: CORRUPT.
+ *    or by more than one chunk's worth, or a bad chunk that ends exactly
+ *    where its file does, are damage: CORRUPT.
+ *  - A stream file that is no regular file, and the missing file of a thread
+ *    that a process which ended defined, leave that stream out (present = 0)
+ *    with one line per process in tt_trace_problem, counted as damage.
  *  - Times are nanoseconds since the experiment's epoch: the earliest process
  *    start on the real-time clock, so processes share one time axis. Within a
  *    stream they never decrease.
@@ -29,7 +33,8 @@
  *    definitions such an id is damage and ends the stream as corrupt.
  *
  * Layout read: EXPERIMENT/trace/<pid>/defs.tts and <pid>/<n>.tts (format.h).
- * The stream files present define which streams exist. A process directory
+ * The stream files present define which streams exist (and the THREAD
+ * definitions, whose streams' files a process that ended wrote each). A process directory
  * whose definitions lack a PROCESS or CLOCK_SYNC record cannot be placed in
  * time; it is left out and reported by tt_trace_problem.
  */
@@ -62,7 +67,7 @@ typedef struct tt_thread {
     const char *name;       /* the Python thread name, e.g. "MainThread"; "stream <n>" when undefined */
     uint64_t native_tid;    /* the OS thread id */
     int defined;            /* 0: a stream file without a THREAD definition */
-    int present;            /* 0: a THREAD definition without a stream file: no events to read */
+    int present;            /* 0: no events to read: a THREAD definition without a stream file, or one not regular */
     uint64_t open_at_start; /* its first ENTERs that were running before the measurement (format.h) */
     size_t usage_count;     /* its THREAD_USAGE records, in time order */
     tt_thread_usage *usage;
