@@ -1267,7 +1267,12 @@ char *tt_profile_render_text(const tt_profile *p, size_t top)
         sb_printf(&b, "\" (");
         if (proc->mpi_size) sb_printf(&b, "rank %" PRIu64 " of %" PRIu64 ", ", proc->mpi_rank, proc->mpi_size);
         if (has_parent_in_trace(p->trace, proc)) sb_printf(&b, "child of %" PRIu64 ", ", proc->ppid);
-        sb_printf(&b, "%s)\n", proc->ended ? "ended normally" : "did not end normally");
+        sb_printf(&b, "%s", proc->ended ? "ended normally" : "did not end normally");
+        /* A process that ended counted what it recorded: what is not read of it was lost. */
+        const tt_profile_process *pp = &p->processes[i];
+        if (proc->ended && pp->events < proc->events && tt_trace_whole(p->trace))
+            sb_printf(&b, "; %" PRIu64 " of its %" PRIu64 " events lost", proc->events - pp->events, proc->events);
+        sb_printf(&b, ")\n");
         uint64_t open = 0;
         for (size_t s = 0; s < proc->thread_count; s++) open += proc->threads[s].open_at_start;
         if (open)

@@ -311,6 +311,7 @@ struct tt_trace {
     uint64_t from, to;  /* the range kept (tt_trace_keep_range) */
     tt_read_progress *progress;
     int trust_records; /* tt_trace_trust_records */
+    int narrowed;      /* a thread or regions left out (tt_trace_whole) */
 };
 
 /* "a/b" in a malloc'd string, or NULL when memory runs out. */
@@ -928,6 +929,7 @@ size_t tt_trace_keep_thread(tt_trace *t, const char *name)
     for (size_t i = 0; kept && i < t->process_count; i++)
         for (size_t s = 0; s < t->processes[i].thread_count; s++)
             if (!thread_is(&t->processes[i].threads[s], name)) t->processes[i].threads[s].present = 0;
+    if (kept) t->narrowed = 1;
     return kept;
 }
 
@@ -1665,8 +1667,11 @@ long tt_trace_keep_regions(tt_trace *t, const tt_filter *f, tt_error *err)
         }
         left_out += here;
     }
+    if (left_out) t->narrowed = 1;
     return left_out;
 }
+
+int tt_trace_whole(const tt_trace *t) { return !t->narrowed && !tt_trace_keeps_range(t); }
 
 void tt_trace_set_progress(tt_trace *t, tt_read_progress *progress) { t->progress = progress; }
 

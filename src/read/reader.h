@@ -188,6 +188,10 @@ void tt_trace_trust_records(tt_trace *t);
  * left out, or -1 when memory runs out. */
 long tt_trace_keep_regions(tt_trace *t, const tt_filter *f, tt_error *err);
 
+/* 1 while every event recorded is for the cursors to read: no thread, range
+ * or region kept alone or left out (tt_trace_keep_*). */
+int tt_trace_whole(const tt_trace *t);
+
 /* Process directories left out because they cannot be read, one line each;
  * *corrupt (when not NULL) is set to 1 for damage, 0 for a cut. */
 size_t tt_trace_problem_count(const tt_trace *t);

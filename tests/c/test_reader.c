@@ -758,6 +758,56 @@ static void test_damage(void)
     }
 }
 
+/* A stream that cannot be read: its file missing from a process that ended
+ * (every stream of one wrote its file), or no regular file (a FIFO, which
+ * would block its reader). Left out, and said in one line for the process. */
+static void test_lost_streams(void)
+{
+    static rec r;
+    tfile tf;
+    const char *exp = "lost";
+    write_std_defs(exp, 6, 1, TICK_NS);
+    tt_trace *t;
+    tt_error err;
+    if (CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) {
+        int corrupt = -1;
+        CHECK_U64(tt_trace_problem_count(t), 1);
+        CHECK_STR(tt_trace_problem(t, 0, &corrupt),
+                  "process 6: 1 of 1 thread lost, their events unread: thread \"MainThread\" (stream 0): 0.tts is "
+                  "missing");
+        CHECK(corrupt == 1 && !tt_trace_process(t, 0)->threads[0].present);
+        tt_trace_close(t);
+    }
+
+    /* A process that did not end may have died before a thread's first write. */
+    write_std_defs(exp, 6, 0, TICK_NS);
+    if (CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) {
+        CHECK_U64(tt_trace_problem_count(t), 0);
+        tt_trace_close(t);
+    }
+
+    /* A FIFO where stream 1 would be, beside stream 0's file: only stream 1 is lost. */
+    write_std_defs(exp, 6, 1, TICK_NS);
+    tf_open(&tf, exp, 6, "0.tts", TT_FILE_EVENTS);
+    e_tag(&r, TT_EV_STREAM_END, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    char path[512];
+    path_of(path, sizeof path, exp, 6, "1.tts");
+    CHECK(mkfifo(path, 0600) == 0);
+    if (CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) {
+        int corrupt = -1;
+        const tt_process *p = tt_trace_process(t, 0);
+        CHECK_U64(tt_trace_problem_count(t), 1);
+        CHECK_STR(tt_trace_problem(t, 0, &corrupt),
+                  "process 6: 1 of 2 threads lost, their events unread: thread \"stream 1\" (stream 1): 1.tts is not "
+                  "a regular file");
+        CHECK(corrupt == 1 && p->thread_count == 2 && p->threads[0].present && !p->threads[1].present);
+        CHECK(tt_trace_whole(t));
+        tt_trace_close(t);
+    }
+}
+
 static void test_seq_gap(void)
 {
     static rec r;
@@ -2207,6 +2257,7 @@ int main(void)
     test_truncation();
     test_damage();
     test_seq_gap();
+    test_lost_streams();
     test_open_errors();
     test_partial();
     test_bad_records();

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import sys
 import urllib.request
 
@@ -247,6 +248,12 @@ def test_a_lost_stream_file_is_named_and_counted(tmp_path):
         assert completed.returncode == 0 and "Traceback" not in completed.stderr, (command, completed.stderr)
         warnings = [line for line in completed.stderr.splitlines() if line.startswith("tracetop: warning: ")]
         assert len(warnings) == 1 and warnings[0].endswith(f": {lost}"), (command, completed.stderr)
+        if command[0] == "summary":  # and the events lost, which the process counted as it ended
+            read = int(re.search(r" threads, (\d+) events, ", completed.stdout)[1])
+            unread, recorded = map(
+                int, re.search(r"\(ended normally; (\d+) of its (\d+) events lost\)", completed.stdout).groups()
+            )
+            assert unread > 0 and read + unread == recorded
     (tmp_path / "exp" / "view.idx").unlink()  # made by report above, with the same problem: made anew here
     problems, warnings = viewer_problems(tmp_path / "exp")
     assert lost in problems and len(warnings) == 1 and warnings[0].endswith(f": {lost}"), warnings
