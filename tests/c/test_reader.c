@@ -804,6 +804,8 @@ static void test_lost_streams(void)
                   "a regular file");
         CHECK(corrupt == 1 && p->thread_count == 2 && p->threads[0].present && !p->threads[1].present);
         CHECK(tt_trace_whole(t));
+        CHECK_U64(tt_trace_keep_thread(t, "MainThread"), 1);
+        CHECK(!tt_trace_whole(t)); /* what is not read of it is not lost */
         tt_trace_close(t);
     }
 }
