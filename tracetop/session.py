@@ -292,10 +292,17 @@ class Session:
         if continued:
             self._pid = pid
             self._joined = True
+            _tracetop.end_with_last_thread(self._program_ended)
         else:
             _tracetop.release_sigterm()
             _tracetop.fork_leave()
             _measuring = None
+
+    def _program_ended(self):
+        """In a child forked from a thread other than the main one, once the program's last thread has ended: the
+        process ends as it would without tracetop, with status 0, when this has stopped the measurement."""
+        self.exit_status = 0
+        self._stop_at_exit()
 
     def _stop_at_exit(self):
         """stop() at interpreter exit or os._exit(), where nothing could catch a failure: it is reported."""
