@@ -38,7 +38,9 @@ class Session:
     def __init__(self, experiment, configuration, provenance, process):
         self.experiment = experiment
         self.configuration = configuration
-        self.exit_status = None  # how the program ended, where known: recorded in MANIFEST.md
+        # How the program ended, where known, recorded in MANIFEST.md: its exit status, or what it passed to sys.exit()
+        # until the measurement stops (what makes a status of it calls functions a hook would record).
+        self.exit_status = None
         self.stats = None  # from _tracetop.stop()
         self._provenance = provenance
         self._process = process  # what _tracetop.start() and fork_continue() are told about this process
@@ -208,10 +210,13 @@ class Session:
 
     def _stop(self):
         global _measuring
-        if self._stopped or os.getpid() != self._pid:
+        if self._stopped:
             return self.stats
         _tracetop.instrumenter_disable()  # what follows is tracetop's own work, not the program's
+        if os.getpid() != self._pid:  # a forked child that does not measure: its hooks are gone already
+            return self.stats
         self._stopped = True
+        self.exit_status = _exit_status(self.exit_status)
         _measuring = None
         atexit.unregister(self._stop_at_exit)
         if os._exit is self._exit:
@@ -419,6 +424,13 @@ def _note_live_channel():
         ours = False
     if not ours:
         messages.note(f"{usual} is taken by another user: the live channel has a name of its own")
+
+
+def _exit_status(code):
+    """The exit status of the process after sys.exit(code) (an exit status is one already); None when unknown."""
+    if code is None:
+        return None
+    return int(code) if isinstance(code, int) else 1
 
 
 def _exec_stopping(session, real_exec):

@@ -8,6 +8,8 @@ import sys
 import pytest
 
 from helpers import (
+    C_CALL_INSTRUMENTERS,
+    INSTRUMENTERS,
     PROGRAMS,
     WORKLOADS,
     assert_complete,
@@ -15,6 +17,7 @@ from helpers import (
     enters,
     program_stderr,
     python,
+    reader,
     run,
     tracetop,
     tracetop_lines,
@@ -96,6 +99,19 @@ def test_ends_as_under_python(how, status, manifest_says, tmp_path):
     assert recorded["__main__:end"] == 1
     # The program's atexit handlers run measured, where Python runs them.
     assert recorded["__main__:goodbye"] == (0 if how == "os-exit-3" else 1)
+
+
+@pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
+@pytest.mark.parametrize("ending, calls", [("", {}), ("import sys\nsys.exit(0)\n", {"sys:exit": 1})])
+def test_the_profile_holds_the_programs_calls_alone(instrumenter, ending, calls, tmp_path):
+    # What tracetop calls as the program ends (its status made, sys.exit, its stop) is never the program's.
+    source = "def f():\n    return 2\nf()\n" + ending
+    traced = tracetop("--output", "exp", "--instrumenter", instrumenter, "-c", source, cwd=tmp_path)
+    assert traced.returncode == 0, traced.stderr
+    profile = reader.profile(str(tmp_path / "exp"))
+    visits = {region["name"]: region["visits"] for region in profile["regions"]}
+    c_calls = calls if instrumenter in C_CALL_INSTRUMENTERS else {}
+    assert visits == {"__main__:<module>": 1, "__main__:f": 1, **c_calls}
 
 
 def test_a_syntax_error_is_reported_as_by_python(tmp_path):
