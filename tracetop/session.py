@@ -131,6 +131,7 @@ class Session:
         if job:
             attributes["mpi_rank"] = str(job.rank)
         process = {"memory": configuration["memory"], "name": program, "attributes": attributes}
+        messages.keep_stderr()
         session = cls(experiment, configuration, provenance, process)
         session._job = job
         # Caught first: a worker that is sent SIGTERM as it starts must not leave a trace unwritten.

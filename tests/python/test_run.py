@@ -114,6 +114,22 @@ def test_the_profile_holds_the_programs_calls_alone(instrumenter, ending, calls,
     assert visits == {"__main__:<module>": 1, "__main__:f": 1, **c_calls}
 
 
+REDIRECTS_STDERR = """
+import os, sys
+os.dup2(os.open("program.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
+print("the program's error", file=sys.stderr)
+"""
+
+
+def test_tracetops_lines_stay_out_of_the_programs_redirected_stderr(tmp_path):
+    plain = python("-c", REDIRECTS_STDERR, cwd=tmp_path)
+    said = (tmp_path / "program.err").read_text()
+    traced = tracetop("--output", "exp", "-c", REDIRECTS_STDERR, cwd=tmp_path)
+    assert (plain.returncode, plain.stderr, said) == (0, "", "the program's error\n")
+    assert (traced.returncode, (tmp_path / "program.err").read_text()) == (0, said)
+    assert [line for line in tracetop_lines(traced.stderr) if "experiment in exp/" in line]
+
+
 def test_a_syntax_error_is_reported_as_by_python(tmp_path):
     (tmp_path / "broken.py").write_text("print('never')\ndef (:\n")
     plain = python("broken.py", cwd=tmp_path)
