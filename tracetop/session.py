@@ -11,7 +11,15 @@ from _signal import SIGTERM  # signal's C half: signal itself imports enum, star
 import tracetop
 from tracetop import _tracetop, compat, messages
 from tracetop.commands import EXPERIMENT_VIEWS
-from tracetop.experiment import Experiment, Provenance, convert, describe_problems, describe_stats, python_version
+from tracetop.experiment import (
+    Experiment,
+    Provenance,
+    convert,
+    describe_exit,
+    describe_problems,
+    describe_stats,
+    python_version,
+)
 from tracetop.options import from_keywords
 from tracetop.sizes import format_size
 
@@ -228,7 +236,9 @@ class Session:
         if os.environ.get(FOLLOW_VARIABLE) == self.directory:
             del os.environ[FOLLOW_VARIABLE]  # children started from now on are not measured
         try:
-            self.stats = _tracetop.stop()  # None: SIGTERM came before the measurement started
+            # How it ended in the trace's words too, which are MANIFEST.md's (`summary` says them).
+            ended = None if self.exit_status is None else describe_exit(self.exit_status)
+            self.stats = _tracetop.stop(ended=ended)  # None: SIGTERM came before the measurement started
             if self.stats is not None and not self._joined:
                 self._finish()
         finally:

@@ -202,6 +202,7 @@ def test_sigterm_ends_a_measured_process_as_it_would_end_it(tmp_path):
     assert any("experiment in exp/" in line for line in tracetop_lines(traced.stderr))
     assert_complete(tmp_path / "exp")
     assert "killed by SIGTERM" in (tmp_path / "exp" / "MANIFEST.md").read_text()
+    assert "(ended: killed by SIGTERM)" in tracetop("summary", "exp", cwd=tmp_path).stdout
     assert (tmp_path / "exp" / "profile.txt").read_text().startswith("tracetop summary")
     profile = reader.profile(str(tmp_path / "exp"))
     assert {region["name"]: region["visits"] for region in profile["regions"]}["__main__:work"] == 1

@@ -95,6 +95,9 @@ def test_ends_as_under_python(how, status, manifest_says, tmp_path):
     assert len([line for line in tracetop_lines(traced.stderr) if "experiment in exp/" in line]) == 1
     assert_complete(tmp_path / "exp")
     assert manifest_says in (tmp_path / "exp" / "MANIFEST.md").read_text()
+    # summary says how it ended in MANIFEST.md's words.
+    process_line = tracetop("summary", "exp", cwd=tmp_path).stdout.splitlines()[1]
+    assert process_line.endswith("(ended normally)" if status == 0 else f"(ended: {manifest_says})")
     recorded = enters(tmp_path / "exp")
     assert recorded["__main__:end"] == 1
     # The program's atexit handlers run measured, where Python runs them.
