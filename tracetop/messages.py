@@ -1,6 +1,7 @@
 """How tracetop speaks to the user: lines on stderr that start with `tracetop:`, so they never mix with
 what the measured program prints on stdout."""
 
+import os
 import sys
 
 # Whether to say more (`tracetop run -v`, TRACETOP_VERBOSE): details of the measurement, and the
@@ -17,6 +18,23 @@ class CommandError(Exception):
 # Where the lines go instead of stderr when not None (a list): in a process tracetop attached to, whose
 # stderr is the program's, the attaching command says them (tracetop/attach.py).
 kept = None
+
+# Where the lines go once a measured program runs, when not None: fd 2 as it was when the measurement began
+# (a duplicate of it), so that they reach the terminal or the file tracetop's stderr was, never a file the
+# program redirects its own fd 2 to (os.dup2).
+_stderr = None
+
+
+def keep_stderr():
+    """As a measurement begins: the lines go to what fd 2 is now, whatever the program makes of it later."""
+    global _stderr
+    if _stderr is not None:
+        return
+    encoding = getattr(sys.__stderr__, "encoding", None)
+    try:
+        _stderr = open(os.dup(2), "w", encoding=encoding, errors="backslashreplace")
+    except OSError:  # no fd 2: sys.stderr, as before
+        pass
 
 
 # What a POSIX shell reads as part of a word, unquoted: shlex.quote's set. shlex itself imports re (and
@@ -37,7 +55,7 @@ def say(text):
     if kept is not None:
         kept.append(text)
         return
-    print(f"tracetop: {text}", file=sys.stderr, flush=True)
+    print(f"tracetop: {text}", file=_stderr or sys.stderr, flush=True)
 
 
 def note(text):

@@ -18,16 +18,21 @@ from tracetop.session import OWN_CODE, Session, command_line
 
 
 def run(program, configuration):
-    """Runs `program` (a Script, Module or Code of tracetop.program) under measurement; returns what to pass
-    to sys.exit()."""
+    """Runs `program` (a Script, Module or Code of tracetop.program) under measurement; ends with SystemExit as
+    the program would. Once the program has returned, the measurement goes on (for its atexit handlers and its
+    other threads): what this function does then calls no function the hooks record (a C function, sys.exit)."""
     command = command_line()
     interrupted = False
+    uncaught = None  # the exception that ended the program
 
-    def die_like_python():  # registered before the session's stop, so it runs after it
+    def once_measured():  # registered before the session's stop, so it runs after it
+        advice = uncaught is not None and compat.explain(uncaught, installed=configuration["scorep_compat"])
+        if advice:
+            messages.note(advice)
         if interrupted:
             _die_by_sigint()
 
-    atexit.register(die_like_python)
+    atexit.register(once_measured)
     if not getattr(sys.flags, "safe_path", False):  # python -P adds no directory to sys.path
         sys.path[0] = program.search_path()
     try:
@@ -36,7 +41,7 @@ def run(program, configuration):
         raise
     except Exception as failure:  # a syntax error, or a failing parent package of `-m`
         _report_uncaught(failure)
-        return 1
+        raise SystemExit(1) from None
     sys.argv = loaded.argv
     sys.modules["__main__"] = loaded.main
     namespace = vars(loaded.main)  # before measuring: a call of tracetop's, not the program's
@@ -48,17 +53,17 @@ def run(program, configuration):
         _tracetop.run_code(loaded.code, namespace)
     except SystemExit as exit:
         status = exit.code
-    except BaseException as failure:
-        interrupted = isinstance(failure, KeyboardInterrupt)
+    except KeyboardInterrupt as failure:
+        interrupted, uncaught, status = True, failure, 1
         _report_uncaught(failure)
-        advice = compat.explain(failure, installed=configuration["scorep_compat"])
-        if advice:
-            messages.note(advice)
-        status = 1
+    except BaseException as failure:
+        uncaught, status = failure, 1
+        _report_uncaught(failure)
     else:
         status = 0
-    session.exit_status = -SIGINT if interrupted else _exit_status(status)
-    return status
+    # An exit status once the measurement stops (Session.exit_status).
+    session.exit_status = -SIGINT if interrupted else 0 if status is None else status
+    raise SystemExit(status)  # in place of returning to the sys.exit() of tracetop's caller: a call, recorded
 
 
 def _instrumenter_file(path):
@@ -78,20 +83,14 @@ def _instrumenter_file(path):
     return code, {"__name__": "__instrumenter__", "__file__": path, "__builtins__": __builtins__}
 
 
-def _exit_status(code):
-    """The exit status of the process after sys.exit(code)."""
-    if code is None:
-        return 0
-    return int(code) if isinstance(code, int) else 1
-
-
 def _report_uncaught(failure):
     """Reports an exception as Python does when nothing catches it: through sys.excepthook, without the
     frames of tracetop that called the program."""
     frames = failure.__traceback__
     while frames is not None and frames.tb_frame.f_code.co_filename.startswith(OWN_CODE):
         frames = frames.tb_next
-    sys.excepthook(type(failure), failure.with_traceback(frames), frames)
+    failure.__traceback__ = frames
+    sys.excepthook(type(failure), failure, frames)
 
 
 def _die_by_sigint():

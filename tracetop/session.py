@@ -12,7 +12,15 @@ from _signal import SIGTERM
 import tracetop
 from tracetop import _reader, _tracetop, compat, messages
 from tracetop.commands import EXPERIMENT_VIEWS
-from tracetop.experiment import Experiment, Provenance, convert, describe_problems, describe_stats, python_version
+from tracetop.experiment import (
+    Experiment,
+    Provenance,
+    convert,
+    describe_exit,
+    describe_problems,
+    describe_stats,
+    python_version,
+)
 from tracetop.options import from_keywords
 from tracetop.sizes import format_size
 
@@ -39,7 +47,9 @@ class Session:
     def __init__(self, experiment, configuration, provenance, process):
         self.experiment = experiment
         self.configuration = configuration
-        self.exit_status = None  # how the program ended, where known: recorded in MANIFEST.md
+        # How the program ended, where known, recorded in MANIFEST.md: its exit status, or what it passed to sys.exit()
+        # until the measurement stops (what makes a status of it calls functions a hook would record).
+        self.exit_status = None
         self.stats = None  # from _tracetop.stop()
         self._provenance = provenance
         self._process = process  # what _tracetop.start() and fork_continue() are told about this process
@@ -130,6 +140,7 @@ class Session:
         if job:
             attributes["mpi_rank"] = str(job.rank)
         process = {"memory": configuration["memory"], "name": program, "attributes": attributes}
+        messages.keep_stderr()
         session = cls(experiment, configuration, provenance, process)
         session._job = job
         # Caught first: a worker that is sent SIGTERM as it starts must not leave a trace unwritten.
@@ -209,10 +220,13 @@ class Session:
 
     def _stop(self):
         global _measuring
-        if self._stopped or os.getpid() != self._pid:
+        if self._stopped:
             return self.stats
         _tracetop.instrumenter_disable()  # what follows is tracetop's own work, not the program's
+        if os.getpid() != self._pid:  # a forked child that does not measure: its hooks are gone already
+            return self.stats
         self._stopped = True
+        self.exit_status = _exit_status(self.exit_status)
         _measuring = None
         atexit.unregister(self._stop_at_exit)
         if os._exit is self._exit:
@@ -225,7 +239,9 @@ class Session:
         with _CtrlC() as interrupts:
             messages.detail("finishing: the trace's last chunks, profile.txt, MANIFEST.md")
             try:
-                self.stats = _tracetop.stop()  # None: SIGTERM came before the measurement started
+                # How it ended in the trace's words too, which are MANIFEST.md's (`summary` says them).
+                ended = None if self.exit_status is None else describe_exit(self.exit_status)
+                self.stats = _tracetop.stop(ended=ended)  # None: SIGTERM came before the measurement started
                 if self.stats is not None and not self._joined:
                     self._finish(interrupts)
             finally:
@@ -306,10 +322,17 @@ class Session:
         if continued:
             self._pid = pid
             self._joined = True
+            _tracetop.end_with_last_thread(self._program_ended)
         else:
             _tracetop.release_sigterm()
             _tracetop.fork_leave()
             _measuring = None
+
+    def _program_ended(self):
+        """In a child forked from a thread other than the main one, once the program's last thread has ended: the
+        process ends as it would without tracetop, with status 0, when this has stopped the measurement."""
+        self.exit_status = 0
+        self._stop_at_exit()
 
     def _stop_at_exit(self):
         """stop() at interpreter exit or os._exit(), where nothing could catch a failure: it is reported."""
@@ -461,6 +484,13 @@ def _note_live_channel():
         ours = False
     if not ours:
         messages.note(f"{usual} is taken by another user: the live channel has a name of its own")
+
+
+def _exit_status(code):
+    """The exit status of the process after sys.exit(code) (an exit status is one already); None when unknown."""
+    if code is None:
+        return None
+    return int(code) if isinstance(code, int) else 1
 
 
 def _exec_stopping(session, real_exec):

@@ -1241,6 +1241,15 @@ static void render_gc(strbuf *b, const tt_profile *p)
               uncollectable);
 }
 
+/* How the process ended in words (the trace's "ended" attribute: MANIFEST.md's
+ * words), NULL where the trace does not say. */
+static const char *ended_as(const tt_process *proc)
+{
+    for (size_t i = 0; i < proc->attribute_count; i++)
+        if (strcmp(proc->attributes[i].key, "ended") == 0) return proc->attributes[i].value;
+    return NULL;
+}
+
 /* 1 when the process's parent is measured too. */
 static int has_parent_in_trace(const tt_trace *t, const tt_process *proc)
 {
@@ -1267,7 +1276,14 @@ char *tt_profile_render_text(const tt_profile *p, size_t top)
         sb_printf(&b, "\" (");
         if (proc->mpi_size) sb_printf(&b, "rank %" PRIu64 " of %" PRIu64 ", ", proc->mpi_rank, proc->mpi_size);
         if (has_parent_in_trace(p->trace, proc)) sb_printf(&b, "child of %" PRIu64 ", ", proc->ppid);
-        sb_printf(&b, "%s", proc->ended ? "ended normally" : "did not end normally");
+        const char *how = ended_as(proc);
+        if (!proc->ended)
+            sb_printf(&b, "did not end normally");
+        else if (how && strcmp(how, "exit status 0") != 0) {
+            sb_printf(&b, "ended: ");
+            sb_cell(&b, how, 0); /* the trace's, shown as a name is */
+        } else
+            sb_printf(&b, "ended normally");
         /* A process that ended counted what it recorded: what is not read of it was lost. */
         const tt_profile_process *pp = &p->processes[i];
         if (proc->ended && pp->events < proc->events && tt_trace_whole(p->trace))

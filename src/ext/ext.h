@@ -35,6 +35,7 @@ int tt_ext_add_api(PyObject *module);            /* api.c: regions, parameters, 
 int tt_ext_add_inline(PyObject *module);         /* inline.c: the CPU and memory sampler (Jupyter) */
 int tt_ext_add_fork(PyObject *module);           /* fork.c: measuring on in a forked child */
 int tt_ext_add_terminate(PyObject *module);      /* terminate.c: SIGTERM completes the trace */
+int tt_ext_add_last_thread(PyObject *module);    /* lastthread.c: a child forked from a thread ends with it */
 int tt_ext_add_mpi(PyObject *module);            /* mpi.c: MPI calls recorded */
 int tt_ext_add_attach(PyObject *module);         /* attach.c: the end of an attached measurement */
 int tt_ext_add_objects(PyObject *module);        /* objects.c: objects counted */

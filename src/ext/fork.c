@@ -24,17 +24,16 @@
 #include "ext.h"
 
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "fork.h"
+#include "lastthread.h"
 #include "measurement.h"
 #include "objects.h"
 #include "regionfilter.h"
 #include "tasks.h"
 #include "terminate.h"
+#include "thread.h"
 #include "threadstream.h"
 
 /* In a forked child: the session the parent was running (the child's copy
@@ -47,12 +46,18 @@ static tt_session *forked;
 static PyObject *fork_frame;
 static PyObject *resume_callback;
 
-static void before_fork(void) { tt_fork_prepare(); }
+static void before_fork(void)
+{
+    tt_last_thread_before_fork();
+    tt_fork_prepare();
+}
+
 static void in_parent(void) { tt_fork_parent(); }
 
 static void in_child(void)
 {
     tt_fork_child();
+    tt_last_thread_forked();
     tt_terminate_forked();
     tt_objects_forked();
     forked = tt_measurement.session;
@@ -62,26 +67,10 @@ static void in_child(void)
     tt_registry_set_sink(&tt_definitions, NULL, NULL);
 }
 
-/* The threads of the process as the kernel counts them, which is what
- * CPython looks at before it warns; -1 where /proc does not say. */
-static long thread_count(void)
-{
-    char buf[1024];
-    FILE *f = fopen("/proc/self/stat", "r");
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f) fclose(f);
-    buf[n] = '\0';
-    /* pid (comm) state ppid ...: num_threads is field 20, the 18th after
-     * the name, which may itself hold spaces and parentheses. */
-    char *p = strrchr(buf, ')');
-    for (int field = 2; p && field < 20; field++) p = strchr(p + 1, ' ');
-    return p ? strtol(p + 1, NULL, 10) : -1;
-}
-
 static PyObject *fork_prepare(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
-    long before = thread_count(), ended = 0;
+    long before = tt_thread_process_count(NULL), ended = 0;
     Py_XSETREF(fork_frame, Py_XNewRef((PyObject *)PyEval_GetFrame()));
     if (tt_measurement.session && tt_measurement.session->writer.running) {
         tt_session *session = tt_measurement.session;
@@ -93,7 +82,7 @@ static PyObject *fork_prepare(PyObject *self, PyObject *unused)
     ended += tt_terminate_pause();
     /* A joined thread may still be counted for a moment, until the kernel
      * has released it: wait for that, a few milliseconds at most. */
-    for (int i = 0; ended && before > 0 && i < 1000 && thread_count() > before - ended; i++) {
+    for (int i = 0; ended && before > 0 && i < 1000 && tt_thread_process_count(NULL) > before - ended; i++) {
         struct timespec pause = {0, 10000};
         nanosleep(&pause, NULL);
     }

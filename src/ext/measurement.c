@@ -356,10 +356,14 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     Py_RETURN_NONE;
 }
 
-static PyObject *stop(PyObject *self, PyObject *unused)
+static PyObject *stop(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    (void)self, (void)unused;
+    (void)self;
+    static char *kwlist[] = {"ended", NULL};
+    const char *ended = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$z:stop", kwlist, &ended)) return NULL;
     if (!tt_measurement.session) Py_RETURN_NONE;
+    if (ended) tt_session_attribute(tt_measurement.session, "ended", ended);
     tt_objects_end();
     tt_remove_hooks();
     tt_session *session = tt_measurement.session;
@@ -478,7 +482,9 @@ static PyMethodDef measurement_methods[] = {
      "sys.monitoring, as monitoring does, unless other_threads is false or a filter is given. filter: a Score-P\n"
      "filter file. attached: the calls the other threads are in now are recorded as running since an unknown\n"
      "time (tracetop attach)."},
-    {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
+    {"stop", (PyCFunction)(void (*)(void))stop, METH_VARARGS | METH_KEYWORDS,
+     "stop(*, ended=None)\n--\n\nStop measuring; write everything; return statistics (None when not measuring).\n"
+     "ended: how the process ended, in words (\"exit status 0\", \"killed by SIGTERM\"), kept in its trace."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
     {"hook_in_use", hook_in_use, METH_NOARGS,
      "The hook the last measurement started records calls with: 'profile', 'trace', 'monitoring' or 'none'."},

@@ -49,9 +49,9 @@ PyMODINIT_FUNC PyInit__tracetop(void)
     if (!tt_TraceError || tt_module_add(module, "TraceError", tt_TraceError) < 0 ||
         PyModule_AddStringConstant(module, "__version__", TRACETOP_VERSION) < 0 || tt_pyregions_init(module) < 0 ||
         tt_ext_add_hooks(module) < 0 || tt_ext_add_api(module) < 0 || tt_ext_add_inline(module) < 0 ||
-        tt_ext_add_fork(module) < 0 || tt_ext_add_terminate(module) < 0 || tt_ext_add_mpi(module) < 0 ||
-        tt_ext_add_attach(module) < 0 || tt_ext_add_objects(module) < 0 || tt_ext_add_gc(module) < 0 ||
-        tt_ext_add_threadwatch(module) < 0 || tt_ext_add_task_recording(module) < 0) {
+        tt_ext_add_fork(module) < 0 || tt_ext_add_terminate(module) < 0 || tt_ext_add_last_thread(module) < 0 ||
+        tt_ext_add_mpi(module) < 0 || tt_ext_add_attach(module) < 0 || tt_ext_add_objects(module) < 0 ||
+        tt_ext_add_gc(module) < 0 || tt_ext_add_threadwatch(module) < 0 || tt_ext_add_task_recording(module) < 0) {
         Py_DECREF(module);
         return NULL;
     }

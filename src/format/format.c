@@ -28,7 +28,11 @@ int tt_file_header_decode(const uint8_t *in, size_t len, enum tt_file_kind *kind
         return -1;
     }
     uint32_t version = tt_get_u32(in + 8);
-    if (version < TT_FORMAT_VERSION_OLDEST || version > TT_FORMAT_VERSION) {
+    if (version > TT_FORMAT_VERSION) {
+        *why = "written by a newer tracetop, in a trace format this one cannot read: upgrade tracetop to read it";
+        return TT_FILE_NEWER;
+    }
+    if (version < TT_FORMAT_VERSION_OLDEST) {
         *why = "unsupported trace format version";
         return -1;
     }

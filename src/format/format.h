@@ -114,7 +114,8 @@
  *     THREAD      v stream, v name, v native_tid   (again later = renamed)
  *     PROCESS     v pid, v ppid, v name, u8 clock (TT_CLOCK_*), v ticks_per_second
  *     CLOCK_SYNC  v ticks, v monotonic_ns, v realtime_ns
- *     ATTRIBUTE   v key, v value           (strings: command line, versions ...)
+ *     ATTRIBUTE   v key, v value           (strings: command line, versions ...; "ended", as the
+ *                 process stops: how it ended, in MANIFEST.md's words, e.g. "killed by SIGTERM")
  *     PROCESS_END v ticks, v events, v waits, v wait_ns
  *     MPI_RANK    v rank, v size           this process is rank `rank` of MPI_COMM_WORLD
  *     MPI_COMM    v id, u8 kind (TT_COMM_*), v parent + 1 (0: none), v seq, v size,
@@ -389,7 +390,10 @@ struct tt_chunk_header {
 /* Writes a file header of the given kind into out[TT_FILE_HEADER_SIZE]. */
 void tt_file_header_encode(uint8_t *out, enum tt_file_kind kind);
 
-/* Checks a file header: 0 and *kind set, or -1 with a reason in *why. */
+/* Checks a file header: 0 and *kind set, or -1 with a reason in *why:
+ * TT_FILE_NEWER when a newer tracetop wrote it, in a format newer than
+ * this one reads (the file need not be damaged). */
+#define TT_FILE_NEWER (-2)
 int tt_file_header_decode(const uint8_t *in, size_t len, enum tt_file_kind *kind, const char **why);
 
 /* Writes a chunk header for `payload` into out[TT_CHUNK_HEADER_SIZE],

@@ -100,6 +100,7 @@ typedef struct chunk_file {
      * else CUT or CORRUPT with what and where in why/problem_*. */
     int stopped;
     tt_stream_state state;
+    int newer; /* stopped at its header: a newer tracetop wrote it (why says so) */
     char why[WHY_SIZE];
     uint32_t problem_chunk;
     uint64_t problem_offset;
@@ -205,13 +206,15 @@ static int cf_open(chunk_file *cf, const char *path, enum tt_file_kind want, tt_
     uint8_t header[TT_FILE_HEADER_SIZE];
     enum tt_file_kind kind;
     const char *why;
+    int rc;
     size_t n = fread(header, 1, sizeof header, cf->f);
     if (n < sizeof header) {
         if (ferror(cf->f))
             cf_read_error(cf);
         else
             cf_stop(cf, TT_STREAM_CUT, "truncated file header");
-    } else if (tt_file_header_decode(header, n, &kind, &why) != 0) {
+    } else if ((rc = tt_file_header_decode(header, n, &kind, &why)) != 0) {
+        cf->newer = rc == TT_FILE_NEWER;
         cf_stop(cf, TT_STREAM_CORRUPT, why);
     } else if (kind != want) {
         cf_stop(cf, TT_STREAM_CORRUPT, "wrong kind of trace file");
@@ -285,7 +288,9 @@ static int cf_next(chunk_file *cf)
  * (truncated chunk)" or "corrupt: checksum mismatch in chunk 5 at byte 327712". */
 static void cf_describe(const chunk_file *cf, char *buf, size_t size)
 {
-    if (cf->state == TT_STREAM_CUT)
+    if (cf->newer)
+        snprintf(buf, size, "%s", cf->why);
+    else if (cf->state == TT_STREAM_CUT)
         snprintf(buf, size, "cut after %" PRIu32 " chunk%s at byte %" PRIu64 " (%s)", cf->chunks,
                  cf->chunks == 1 ? "" : "s", cf->problem_offset, cf->why);
     else if (cf->problem_offset < TT_FILE_HEADER_SIZE)
@@ -728,6 +733,7 @@ static int load_defs(proc_loader *l, chunk_file *cf, char *what, size_t what_siz
 
     if (read_defs(l, cf) != LOAD_OK) return LOAD_NOMEM;
     p->defs_state = cf->state;
+    if (cf->newer) return damage(l, "%s", cf->why); /* nothing else to say of it */
     if (cf->state != TT_STREAM_COMPLETE) cf_describe(cf, what, what_size);
 
     /* Without PROCESS and a clock the events cannot be placed in time. */
@@ -769,7 +775,7 @@ static int load_process(tt_trace *t, const char *trace_dir, const char *dir_name
     if (rc != LOAD_DAMAGE) return -1;
     /* Left out; say why, and what was wrong with the definitions if anything. */
     snprintf(line, sizeof line, "process %s left out: %s%s%s", dir_name, l.why, *what ? "; definitions " : "", what);
-    return add_problem(t, line, proc.defs_state == TT_STREAM_CORRUPT);
+    return add_problem(t, line, proc.defs_state == TT_STREAM_CORRUPT && !(opened && cf.newer));
 }
 
 typedef struct process_dir {

@@ -118,15 +118,18 @@ static void define_process(tt_session *s)
     *p++ = tt_clock_tsc ? TT_CLOCK_TSC : TT_CLOCK_MONOTONIC; /* enum tt_clock_kind */
     p = tt_put_varint(p, tt_clock_ticks_per_second());
     tt_session_define(s, rec, (size_t)(p - rec));
-    for (size_t i = 0; i < s->config.attribute_count; i++) {
-        uint32_t key = intern(s, s->config.attributes[2 * i]);
-        uint32_t value = intern(s, s->config.attributes[2 * i + 1]);
-        p = rec;
-        *p++ = TT_DEF_ATTRIBUTE;
-        p = tt_put_varint(p, key);
-        p = tt_put_varint(p, value);
-        tt_session_define(s, rec, (size_t)(p - rec));
-    }
+    for (size_t i = 0; i < s->config.attribute_count; i++)
+        tt_session_attribute(s, s->config.attributes[2 * i], s->config.attributes[2 * i + 1]);
+}
+
+void tt_session_attribute(tt_session *s, const char *key, const char *value)
+{
+    uint8_t rec[TT_RECORD_MAX_FIXED], *p = rec;
+    uint32_t k = intern(s, key), v = intern(s, value);
+    *p++ = TT_DEF_ATTRIBUTE;
+    p = tt_put_varint(p, k);
+    p = tt_put_varint(p, v);
+    tt_session_define(s, rec, (size_t)(p - rec));
 }
 
 static void stream_init(tt_session *s, tt_stream *st, enum tt_file_kind kind, tt_chunk *first, uint64_t since)

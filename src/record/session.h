@@ -135,6 +135,10 @@ int tt_session_try_define(tt_session *s, const uint8_t *records, size_t len);
 /* The writer's periodic clock reading; skipped when it would have to wait. */
 void tt_session_clock_sync(tt_session *s);
 
+/* An ATTRIBUTE of the process (format.h), defined now: those of the config
+ * at the start, and how the process ended (key "ended") as it stops. */
+void tt_session_attribute(tt_session *s, const char *key, const char *value);
+
 /* Closes every stream at the stop time (open regions are closed there),
  * records the process's end, writes everything, removes the live channel
  * and frees the session. */

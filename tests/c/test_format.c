@@ -104,6 +104,10 @@ static void test_file_header(void)
     }
     memcpy(bad, h, sizeof h);
     tt_put_u32(bad + 8, TT_FORMAT_VERSION + 1);
+    CHECK(tt_file_header_decode(bad, sizeof bad, &kind, &why) == TT_FILE_NEWER);
+    CHECK(strstr(why, "newer tracetop") != NULL);
+    memcpy(bad, h, sizeof h);
+    tt_put_u32(bad + 8, TT_FORMAT_VERSION_OLDEST - 1);
     CHECK(tt_file_header_decode(bad, sizeof bad, &kind, &why) == -1);
     CHECK_STR(why, "unsupported trace format version");
     memcpy(bad, h, sizeof h);

@@ -174,6 +174,19 @@ def test_summary_of_a_truncated_trace(tmp_path):
     assert_summary_complains(tmp_path)
 
 
+@pytest.mark.parametrize("command", [["summary", "exp"], ["convert", "exp", "--to", "chrome"]])
+def test_a_trace_from_a_newer_tracetop_is_called_so(command, tmp_path):
+    recorded_experiment(tmp_path)
+    # As a later tracetop would write them: the format's version in every file's header (bytes 8-11) one past any.
+    for path in (tmp_path / "exp" / "trace").rglob("*.tts"):
+        data = bytearray(path.read_bytes())
+        data[8:12] = (int.from_bytes(data[8:12], "little") + 1000).to_bytes(4, "little")
+        path.write_bytes(bytes(data))
+    says = assert_one_error_line(tracetop(*command, cwd=tmp_path))
+    assert "written by a newer tracetop" in says and "upgrade tracetop" in says
+    assert "corrupt" not in says and "damaged" not in says
+
+
 @pytest.mark.parametrize("command", [["ctl", "99999999999999999999", "off"], ["top", "4294967297"]])
 def test_process_ids_beyond_pid_t(command, tmp_path):
     completed = tracetop(*command, cwd=tmp_path)

@@ -1,14 +1,19 @@
 """os.fork under measurement: the child measures on into the parent's experiment, as a process of its own
 whose stream continues the forking thread's; SIGTERM completes a trace before it kills."""
 
+import os
 import signal
+import subprocess
+import sys
 
 import pytest
 
 from helpers import (
+    INSTRUMENTERS,
     PROGRAMS,
     assert_complete,
     assert_well_nested,
+    environment,
     program_stderr,
     python,
     reader,
@@ -83,6 +88,84 @@ def test_a_fork_from_a_thread_continues_that_thread(tmp_path):
     assert "__main__:main" not in entered(events(trace, 1))  # the main thread's stream stays the parent's
 
 
+# Long enough for a loaded machine; a child that tracetop keeps alive would never end.
+HANG_TIMEOUT = 120
+
+
+def run_or_hang(*arguments, cwd):
+    """Runs `python ARGUMENTS` in a process group of its own, and fails the test, naming it, when it has not ended
+    after HANG_TIMEOUT: a child kept alive keeps its parent in waitpid. The whole group is killed then."""
+    process = subprocess.Popen(
+        [sys.executable, *map(str, arguments)],
+        cwd=cwd,
+        env=environment(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=HANG_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail(f"{' '.join(map(str, arguments))} hung: still running after {HANG_TIMEOUT} s")
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def fork_from_thread(tmp_path, how, instrumenter):
+    """forking.py HOW plain and under tracetop, which must end as plain, with its output; the experiment's trace."""
+    plain = run_or_hang(PROGRAMS / "forking.py", how, cwd=tmp_path)
+    traced = run_or_hang(
+        "-m",
+        "tracetop",
+        "run",
+        "--output",
+        "exp",
+        "--instrumenter",
+        instrumenter,
+        PROGRAMS / "forking.py",
+        how,
+        cwd=tmp_path,
+    )
+    assert (plain.returncode, plain.stderr) == (0, "")
+    assert plain.stdout.startswith("forker True\n") and "child status 0" in plain.stdout
+    assert (traced.returncode, traced.stdout, program_stderr(traced.stderr)) == (0, plain.stdout, "")
+    assert_complete(tmp_path / "exp")
+    trace = parent_and_child(tmp_path / "exp")
+    assert trace.processes[1]["ended"]
+    summary = tracetop("summary", "exp", cwd=tmp_path)
+    assert summary.returncode == 0, summary.stderr
+    child = trace.processes[1]["pid"]
+    assert f'process {child} "{PROGRAMS / "forking.py"}" (child of {trace.processes[0]["pid"]}, ended normally)' in (
+        summary.stdout
+    )
+    return trace
+
+
+def assert_ran_to_its_end(recorded, function):
+    """A thread's stream records `function` and the return of its Thread.run."""
+    run = region("threading", "Thread.run")
+    assert function in entered(recorded) and ("leave", run) in [event[::2] for event in recorded]
+
+
+@pytest.mark.parametrize("instrumenter", INSTRUMENTERS + ["none"])
+def test_a_child_forked_from_a_thread_ends_with_that_thread(instrumenter, tmp_path):
+    # In the child the forking thread is the only one, its main one; when it returns, the child ends (status 0),
+    # tracetop's own threads there notwithstanding, its trace complete.
+    trace = fork_from_thread(tmp_path, "thread-return", instrumenter)
+    if instrumenter != "none":
+        assert_ran_to_its_end(events(trace, 1, "forker"), "__main__:in_child")
+
+
+@pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
+def test_a_child_forked_from_a_thread_ends_with_its_last_thread(instrumenter, tmp_path):
+    # The thread the child starts runs on once the forking one has ended: the child ends with it, its work recorded.
+    trace = fork_from_thread(tmp_path, "thread-outlived", instrumenter)
+    assert_ran_to_its_end(events(trace, 1, "late"), "__main__:late")
+
+
 def test_no_follow_measures_the_parent_only(tmp_path):
     run_both(tmp_path, "exit", options=["--no-follow"])
     trace = reader.Trace(str(tmp_path / "exp"))
@@ -119,6 +202,7 @@ def test_sigterm_ends_a_measured_process_as_it_would_end_it(tmp_path):
     assert any("experiment in exp/" in line for line in tracetop_lines(traced.stderr))
     assert_complete(tmp_path / "exp")
     assert "killed by SIGTERM" in (tmp_path / "exp" / "MANIFEST.md").read_text()
+    assert "(ended: killed by SIGTERM)" in tracetop("summary", "exp", cwd=tmp_path).stdout
     assert (tmp_path / "exp" / "profile.txt").read_text().startswith("tracetop summary")
     profile = reader.profile(str(tmp_path / "exp"))
     assert {region["name"]: region["visits"] for region in profile["regions"]}["__main__:work"] == 1

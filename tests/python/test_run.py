@@ -8,6 +8,8 @@ import sys
 import pytest
 
 from helpers import (
+    C_CALL_INSTRUMENTERS,
+    INSTRUMENTERS,
     PROGRAMS,
     WORKLOADS,
     assert_complete,
@@ -15,6 +17,7 @@ from helpers import (
     enters,
     program_stderr,
     python,
+    reader,
     run,
     tracetop,
     tracetop_lines,
@@ -92,10 +95,42 @@ def test_ends_as_under_python(how, status, manifest_says, tmp_path):
     assert len([line for line in tracetop_lines(traced.stderr) if "experiment in exp/" in line]) == 1
     assert_complete(tmp_path / "exp")
     assert manifest_says in (tmp_path / "exp" / "MANIFEST.md").read_text()
+    # summary says how it ended in MANIFEST.md's words.
+    process_line = tracetop("summary", "exp", cwd=tmp_path).stdout.splitlines()[1]
+    assert process_line.endswith("(ended normally)" if status == 0 else f"(ended: {manifest_says})")
     recorded = enters(tmp_path / "exp")
     assert recorded["__main__:end"] == 1
     # The program's atexit handlers run measured, where Python runs them.
     assert recorded["__main__:goodbye"] == (0 if how == "os-exit-3" else 1)
+
+
+@pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
+@pytest.mark.parametrize("ending, calls", [("", {}), ("import sys\nsys.exit(0)\n", {"sys:exit": 1})])
+def test_the_profile_holds_the_programs_calls_alone(instrumenter, ending, calls, tmp_path):
+    # What tracetop calls as the program ends (its status made, sys.exit, its stop) is never the program's.
+    source = "def f():\n    return 2\nf()\n" + ending
+    traced = tracetop("--output", "exp", "--instrumenter", instrumenter, "-c", source, cwd=tmp_path)
+    assert traced.returncode == 0, traced.stderr
+    profile = reader.profile(str(tmp_path / "exp"))
+    visits = {region["name"]: region["visits"] for region in profile["regions"]}
+    c_calls = calls if instrumenter in C_CALL_INSTRUMENTERS else {}
+    assert visits == {"__main__:<module>": 1, "__main__:f": 1, **c_calls}
+
+
+REDIRECTS_STDERR = """
+import os, sys
+os.dup2(os.open("program.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
+print("the program's error", file=sys.stderr)
+"""
+
+
+def test_tracetops_lines_stay_out_of_the_programs_redirected_stderr(tmp_path):
+    plain = python("-c", REDIRECTS_STDERR, cwd=tmp_path)
+    said = (tmp_path / "program.err").read_text()
+    traced = tracetop("--output", "exp", "-c", REDIRECTS_STDERR, cwd=tmp_path)
+    assert (plain.returncode, plain.stderr, said) == (0, "", "the program's error\n")
+    assert (traced.returncode, (tmp_path / "program.err").read_text()) == (0, said)
+    assert [line for line in tracetop_lines(traced.stderr) if "experiment in exp/" in line]
 
 
 def test_a_syntax_error_is_reported_as_by_python(tmp_path):

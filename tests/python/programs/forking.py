@@ -2,6 +2,11 @@
   exit       the child ends with os._exit(0)
   return     the child returns and ends as the parent's program would, at the end of the script
   thread     the fork is made from a thread named "forker"; the child ends with os._exit(0)
+  thread-return
+             the fork is made from "forker"; the child says which thread it takes for its main one, and
+             returns: it ends when that thread does
+  thread-outlived
+             as thread-return, and the child starts a thread named "late" that works once the first has ended
   sigterm    the child works, then waits until the parent ends it with SIGTERM
 """
 import os
@@ -20,13 +25,23 @@ def before_fork():
     return square_sum(10)
 
 
+def late():
+    threading.main_thread().join()
+    print("late", square_sum(400), threading.main_thread().is_alive(), flush=True)
+
+
 def in_child(how):
+    if how.startswith("thread-"):
+        main = threading.main_thread()
+        print(main.name, main.ident == threading.current_thread().ident == threading.get_ident(), flush=True)
+    if how == "thread-outlived":
+        threading.Thread(target=late, name="late").start()
     print("child", square_sum(300), flush=True)
     if how == "sigterm":
         os.write(ready_w, b"!")
         while True:
             time.sleep(1)
-    if how != "return":
+    if how in ("exit", "thread"):
         os._exit(0)
 
 
@@ -44,7 +59,7 @@ def fork_here(how):
 
 def main(how):
     before_fork()
-    if how == "thread":
+    if how.startswith("thread"):
         # Python 3.12+ warns of fork() in a process with threads, naming its pid: this one has two of its own.
         warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
         statuses = []
