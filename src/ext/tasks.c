@@ -48,7 +48,7 @@ static uint32_t task_count;  /* ids given this session */
 static live_task *live;      /* as many as were alive at once */
 static uint32_t live_count, live_cap;
 static uint32_t free_entry = TT_NO_ID; /* the first free entry of `live`, TT_NO_ID: none */
-static PyObject *running_loop;     /* _asyncio._get_running_loop ... */
+static PyObject *running_loop;         /* _asyncio._get_running_loop ... */
 static PyCFunction running_loop_c; /* ... its C function, called as the interpreter would, when it takes no argument */
 static PyObject *current_tasks;    /* ... and _current_tasks {loop: task}, once asyncio is imported */
 static PyObject *asyncio_name;     /* "_asyncio" */

@@ -154,10 +154,10 @@ typedef struct tt_calltree {
     uint32_t task_cap;
     tt_calltree_waits *waits; /* by node number, count of them once any */
     uint32_t waits_cap;
-    uint64_t carry;    /* returns since the last ENTER before this chunk (none in it) */
-    int carry_unknown; /* ... not known: a chunk that did not decode */
-    int zero_entered;  /* region 0 has a node: a predictor's last of 0 may be its ENTER */
-    int steps_lost;    /* given up (memory, an unknown count, too many tasks): read back */
+    uint64_t carry;      /* returns since the last ENTER before this chunk (none in it) */
+    int carry_unknown;   /* ... not known: a chunk that did not decode */
+    int zero_entered;    /* region 0 has a node: a predictor's last of 0 may be its ENTER */
+    int steps_lost;      /* given up (memory, an unknown count, too many tasks): read back */
     uint32_t step_nodes; /* nodes made inside steps */
 } tt_calltree;
 
