@@ -1,12 +1,13 @@
-"""What tracetop keeps in the measured process does not grow with the asyncio tasks a program makes: a program
-that makes and awaits one task at a time uses as much memory after 300,000 tasks as after 50,000, and the trace
-still names every task, each with its step."""
+"""What tracetop keeps in the measured process does not grow with the asyncio tasks or the threads a program
+makes, one after another: beyond the memory budget (--memory) it keeps what the tasks and threads alive at once
+need, and the trace still has every task and every thread."""
 
 import pytest
 
-from helpers import PROGRAMS, python, reader, tracetop
+from helpers import PROGRAMS, assert_complete, enters, python, reader, streams, tracetop
 
 PROGRAM = PROGRAMS / "many_tasks.py"
+THREADS = PROGRAMS / "many_threads.py"
 
 
 def peak_kb(completed):
@@ -16,9 +17,9 @@ def peak_kb(completed):
     return int(last[1])
 
 
-def measured(where, count, *options):
-    plain = python(PROGRAM, str(count), cwd=where)
-    completed = tracetop("--output", "exp", *options, PROGRAM, str(count), cwd=where)
+def measured(where, count, *options, program=PROGRAM):
+    plain = python(program, str(count), cwd=where)
+    completed = tracetop("--output", "exp", *options, program, str(count), cwd=where)
     assert completed.returncode == plain.returncode == 0, completed.stderr
     assert completed.stdout.splitlines()[0] == plain.stdout.splitlines()[0] == f"done {count}"
     return peak_kb(completed), where / "exp"
@@ -49,3 +50,17 @@ def test_summary_counts_every_task_s_steps_within_and_past_the_tree_s_limit(tmp_
     assert head[0] == f"{len(lanes)} tasks"
     assert head[1].strip() == f"{sum(lane['steps'] for lane in lanes)} steps"
     assert "__main__:work" in (experiment / "profile.txt").read_text()
+
+
+def test_memory_is_the_same_after_4000_threads_as_after_1000(tmp_path):
+    """A thread's stream is freed once its thread ended and its records are on disk. A small budget, so that
+    the chunks the writer has not yet taken back weigh little beside what each thread used to keep (2 kB)."""
+    (tmp_path / "few").mkdir()
+    (tmp_path / "many").mkdir()
+    few, _ = measured(tmp_path / "few", 1_000, "--memory", "2M", program=THREADS)
+    many, experiment = measured(tmp_path / "many", 4_000, "--memory", "2M", program=THREADS)
+    assert many - few < 3 * 1024, (few, many)
+    names = {thread["name"] for _, thread, *_ in streams(experiment)}
+    assert {f"request-{k}" for k in range(4_000)} <= names
+    assert enters(experiment)["__main__:work"] == 4_000
+    assert_complete(experiment)
