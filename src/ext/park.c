@@ -55,8 +55,11 @@ typedef struct frames {
     uint32_t count;
 } frames;
 
+/* A stream is known by its address and its number: one whose thread ended
+ * meanwhile is freed (session.h), and a new one may take its address. */
 typedef struct parked {
     tt_stream *stream;
+    uint32_t index;
     frames at_park;
     uint32_t depth;  /* the stack entries noted */
     uint32_t *entry; /* their values, to tell them from entries pushed while off */
@@ -66,6 +69,7 @@ typedef struct parked {
 
 typedef struct plan {
     tt_stream *stream;
+    uint32_t index;
     uint32_t close_from; /* entries from here up are closed */
     uint32_t insert_at;  /* then the skips go here */
     uint32_t skips;
@@ -189,7 +193,7 @@ static tt_stream *stream_of(const PyThreadState *tstate)
 /* Notes a stream's entries against its thread's frames, which it takes. */
 static int park_one(parked *p, tt_stream *s, frames *taken)
 {
-    *p = (parked){.stream = s, .at_park = *taken};
+    *p = (parked){.stream = s, .index = s->index, .at_park = *taken};
     *taken = (frames){0};
     p->entry = tt_stream_entries(s, &p->depth);
     uint32_t n = p->depth ? p->depth : 1;
@@ -266,7 +270,7 @@ static int apply_plan(tt_stream *s, const plan *p, int own_stream)
 static const plan *plan_of(const tt_stream *s)
 {
     for (uint32_t i = 0; i < plan_count; i++)
-        if (plans[i].stream == s) return &plans[i];
+        if (plans[i].stream == s && plans[i].index == s->index) return &plans[i];
     return NULL;
 }
 
@@ -311,7 +315,7 @@ void tt_park(void)
 static const parked *parked_stream(const tt_stream *s)
 {
     for (uint32_t i = 0; i < park_count; i++)
-        if (parks[i].stream == s) return &parks[i];
+        if (parks[i].stream == s && parks[i].index == s->index) return &parks[i];
     return NULL;
 }
 
@@ -358,6 +362,7 @@ static void plan_one(plan *out, tt_stream *s, const frames *frames_now, int filt
     uint32_t skips = 0;
     for (uint32_t i = 0; i < now.count - shared; i++) skips += (uint32_t)gets_entry(&now, i, filtered_have_entries);
     *out = (plan){.stream = s,
+                  .index = s->index,
                   .close_from = close_from < kept ? close_from : UINT32_MAX,
                   .insert_at = close_from < kept ? close_from : kept,
                   .skips = skips};

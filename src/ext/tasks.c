@@ -15,12 +15,16 @@
  * A task is known by its object's address while it lives: a weak reference
  * to it, made at its first step, forgets the address when it dies, so that
  * a new task at the same address is a new task. Its name is the one
- * Task.get_name() gives at that first step.
+ * Task.get_name() gives at that first step, written in its TASK_NAMED
+ * definition and kept nowhere else: what is kept of a task is kept while it
+ * lives, so that a program making tasks for days uses no more memory for
+ * them than for the ones alive at once.
  */
 #include "tasks.h"
 
 #include "fastpath.h"
 #include "format.h"
+#include "hash.h"
 #include "measurement.h"
 #include "regionfilter.h"
 
@@ -28,16 +32,23 @@
 uint8_t *tt_tasks_awaiting;
 uint32_t tt_tasks_awaiting_cap;
 
-static tt_ptrmap known;      /* task object -> task id, this session */
+/* A task alive: its id, its name's hash, and whether the name was looked at
+ * again at a later step (the name a task is created with may be set after
+ * its first step: asyncio's eager tasks run one before create_task names
+ * them). A free entry's `id` is the next free entry's index. */
+typedef struct live_task {
+    uint32_t id;
+    uint8_t named;
+    uint64_t name_hash;
+} live_task;
+
+static tt_ptrmap known;      /* task object -> its entry in `live`, this session */
 static PyObject *references; /* {address: weak reference}: keeps the references alive */
 static uint32_t task_count;  /* ids given this session */
-/* By task id: its name's string id, and whether it was looked at again at
- * a later step (the name a task is created with may be set after its
- * first step: asyncio's eager tasks run one before create_task names them). */
-static uint32_t *task_names;
-static uint8_t *task_named;
-static uint32_t task_cap;
-static PyObject *running_loop;     /* _asyncio._get_running_loop ... */
+static live_task *live;      /* as many as were alive at once */
+static uint32_t live_count, live_cap;
+static uint32_t free_entry = TT_NO_ID; /* the first free entry of `live`, TT_NO_ID: none */
+static PyObject *running_loop;         /* _asyncio._get_running_loop ... */
 static PyCFunction running_loop_c; /* ... its C function, called as the interpreter would, when it takes no argument */
 static PyObject *current_tasks;    /* ... and _current_tasks {loop: task}, once asyncio is imported */
 static PyObject *asyncio_name;     /* "_asyncio" */
@@ -77,6 +88,8 @@ void tt_tasks_reset(tt_session *session)
     if (known.slots) tt_ptrmap_clear(&known);
     Py_CLEAR(references); /* their callbacks die with them */
     task_count = 0;
+    live_count = 0;
+    free_entry = TT_NO_ID;
 }
 
 /* The task running now (a new reference), or NULL when none: asyncio not
@@ -114,79 +127,92 @@ static PyObject *running_task(void)
 static PyObject *forget(PyObject *address, PyObject *reference)
 {
     (void)reference;
-    uint32_t id;
-    tt_ptrmap_remove(&known, PyLong_AsVoidPtr(address), &id);
+    uint32_t entry;
+    if (tt_ptrmap_remove(&known, PyLong_AsVoidPtr(address), &entry)) {
+        live[entry].id = free_entry;
+        free_entry = entry;
+    }
     if (references && PyDict_DelItem(references, address) < 0) PyErr_Clear();
     Py_RETURN_NONE;
 }
 
 static PyMethodDef forget_def = {"_task_died", forget, METH_O, NULL};
 
-/* The string id of the task's get_name(), TT_NO_ID when it has none;
- * `known` without a look-up when that is the name's (a task seen before
- * keeps its name: the look-up of a new one would cost more). */
-static uint32_t task_name(PyObject *task, uint32_t known)
+/* format.h: TASK_NAMED, again for a task renamed. */
+static void name_task(uint32_t id, const char *name, size_t len)
 {
-    if (!get_name_name && !(get_name_name = PyUnicode_InternFromString("get_name"))) return TT_NO_ID;
-    PyObject *name = PyObject_CallMethodNoArgs(task, get_name_name);
+    if (len > TT_STRING_MAX) len = TT_STRING_MAX;
+    uint8_t rec[TT_RECORD_MAX_FIXED + TT_STRING_MAX], *p = rec;
+    *p++ = TT_DEF_TASK_NAMED;
+    p = tt_put_varint(p, id);
+    p = tt_put_varint(p, len);
+    memcpy(p, name, len);
+    tt_session_define(tt_measurement.session, rec, (size_t)(p - rec) + len);
+}
+
+/* Defines task l->id (again, unless `first`, when its get_name() is not
+ * the name whose hash l->name_hash holds), named by its get_name(): none
+ * when it has none. */
+static void task_name(PyObject *task, live_task *l, int first)
+{
+    if (!get_name_name) get_name_name = PyUnicode_InternFromString("get_name");
+    PyObject *name = get_name_name ? PyObject_CallMethodNoArgs(task, get_name_name) : NULL;
     Py_ssize_t len = 0;
     const char *utf8 = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8AndSize(name, &len) : NULL;
-    uint32_t name_id = TT_NO_ID;
-    if (utf8 && known != TT_NO_ID && tt_definitions.string_lens[known] == (size_t)len &&
-        memcmp(tt_definitions.strings[known], utf8, (size_t)len) == 0)
-        name_id = known;
-    else if (utf8)
-        name_id = tt_registry_string(&tt_definitions, utf8, (size_t)len);
+    if (utf8 || first) {
+        if (!utf8) utf8 = "", len = 0;
+        uint64_t hash = XXH3_64bits(utf8, (size_t)len);
+        if (first || hash != l->name_hash) name_task(l->id, utf8, (size_t)len);
+        l->name_hash = hash;
+    }
     Py_XDECREF(name);
-    return name_id;
 }
 
-/* format.h: TASK, again for a task renamed. */
-static void name_task(uint32_t id, uint32_t name_id)
+/* A free entry of `live`, TT_NO_ID when memory runs out. */
+static uint32_t live_entry(void)
 {
-    uint8_t rec[TT_RECORD_MAX_FIXED], *p = rec;
-    *p++ = TT_DEF_TASK;
-    p = tt_put_varint(p, id);
-    p = tt_put_varint(p, name_id);
-    tt_session_define(tt_measurement.session, rec, (size_t)(p - rec));
-    task_names[id] = name_id;
+    if (free_entry != TT_NO_ID) {
+        uint32_t entry = free_entry;
+        free_entry = live[entry].id;
+        return entry;
+    }
+    if (live_count == live_cap) {
+        uint32_t cap = live_cap ? 2 * live_cap : 64;
+        live_task *grown = realloc(live, cap * sizeof *grown);
+        if (!grown) return TT_NO_ID;
+        live = grown;
+        live_cap = cap;
+    }
+    return live_count++;
 }
 
-/* Remembers `task` under a new id and defines it, named by its
- * get_name(); TT_NO_ID when it cannot be. */
+/* Remembers `task` under a new id while it lives, and defines it;
+ * TT_NO_ID when it cannot be. */
 static uint32_t define_task(PyObject *task)
 {
     if (!known.slots && tt_ptrmap_init(&known) < 0) return TT_NO_ID;
     if (!references && !(references = PyDict_New())) return TT_NO_ID;
-    if (task_count == task_cap) {
-        uint32_t cap = task_cap ? 2 * task_cap : 64;
-        uint32_t *names = realloc(task_names, cap * sizeof *names);
-        if (names) task_names = names;
-        uint8_t *named = realloc(task_named, cap);
-        if (named) task_named = named;
-        if (!names || !named) return TT_NO_ID;
-        task_cap = cap;
-    }
-    uint32_t name_id = task_name(task, TT_NO_ID);
+    uint32_t entry = live_entry();
+    if (entry == TT_NO_ID) return TT_NO_ID;
     PyObject *address = PyLong_FromVoidPtr(task);
     PyObject *callback = address ? PyCFunction_New(&forget_def, address) : NULL;
     PyObject *reference = callback ? PyWeakref_NewRef(task, callback) : NULL;
     int kept = reference && PyDict_SetItem(references, address, reference) == 0;
+    if (kept && tt_ptrmap_put(&known, task, entry) < 0) {
+        kept = 0;
+        if (PyDict_DelItem(references, address) < 0) PyErr_Clear();
+    }
     Py_XDECREF(reference);
     Py_XDECREF(callback);
     Py_XDECREF(address);
-    if (name_id == TT_NO_ID || !kept || tt_ptrmap_put(&known, task, task_count) < 0) return TT_NO_ID;
-    name_task(task_count, name_id);
-    task_named[task_count] = 0;
+    if (!kept) {
+        live[entry].id = free_entry;
+        free_entry = entry;
+        return TT_NO_ID;
+    }
+    live[entry] = (live_task){.id = task_count};
+    task_name(task, &live[entry], 1);
     return task_count++;
-}
-
-/* At a known task's later step, once: renamed since its first? */
-static void check_name(PyObject *task, uint32_t id)
-{
-    task_named[id] = 1;
-    uint32_t name_id = task_name(task, task_names[id]);
-    if (name_id != TT_NO_ID && name_id != task_names[id]) name_task(id, name_id);
 }
 
 uint32_t tt_task_resume(tt_stream *s, uint32_t region)
@@ -201,11 +227,17 @@ uint32_t tt_task_resume(tt_stream *s, uint32_t region)
     int saved = PyErr_Occurred() != NULL;
     if (saved) PyErr_Fetch(&type, &value, &tb);
     PyObject *task = running_task();
-    uint32_t id = TT_NO_ID;
-    if (task && !(known.slots && tt_ptrmap_get(&known, task, &id)))
+    uint32_t id = TT_NO_ID, entry;
+    if (task && known.slots && tt_ptrmap_get(&known, task, &entry)) {
+        live_task *l = &live[entry];
+        id = l->id;
+        if (!l->named) { /* a later step, the first: renamed since its first? */
+            l->named = 1;
+            task_name(task, l, 0);
+        }
+    } else if (task) {
         id = define_task(task);
-    else if (task && !task_named[id])
-        check_name(task, id);
+    }
     Py_XDECREF(task);
     if (PyErr_Occurred()) PyErr_Clear();
     if (saved) PyErr_Restore(type, value, tb);

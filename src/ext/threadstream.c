@@ -21,14 +21,18 @@ __thread tt_stream *tt_tls_stream __attribute__((tls_model("initial-exec"))) = &
 
 static pthread_key_t stream_key;
 
-/* The thread's tt_tls_fast ends with it: no switch may store there. */
+/* The thread's tt_tls_fast ends with it: no switch may store there. Its
+ * stream is the writer's to free from now on (session.h): nothing of the
+ * thread points to it any more. */
 static void on_thread_exit(void *stream)
 {
     tt_stream *s = stream;
     tt_session_lock_streams();
     s->fast_slot = NULL;
     tt_session_unlock_streams();
-    tt_session_close_stream(s);
+    atomic_store_explicit(&tt_tls_fast, &tt_no_stream, memory_order_relaxed);
+    tt_tls_stream = &tt_no_stream;
+    tt_session_thread_ended(s);
 }
 
 int tt_thread_streams_init(void)

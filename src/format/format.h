@@ -122,6 +122,10 @@
  *                 v listed, listed x v world rank
  *     TASK        v task, v name           an asyncio task (ids dense from 0 per session of the
  *                 process), named by its Task.get_name() at its first step
+ *     TASK_NAMED  v task, string name    the same, its name in place of a string id: no table
+ *                 of names is kept for tasks, whose names are seldom another's (the writer's
+ *                 memory stays the same however many tasks a program makes); tracetop writes
+ *                 this form, readers read both
  *     COROUTINE   v region                 the region is a coroutine's or an async generator's
  *                 code: when a step ends, the regions of this kind its last returns leave are
  *                 the coroutines that await (the other returns were calls finished before)
@@ -328,6 +332,7 @@ enum tt_def_tag {
     TT_DEF_THREAD_USAGE = 10,
     TT_DEF_TASK = 11,
     TT_DEF_COROUTINE = 12,
+    TT_DEF_TASK_NAMED = 13,
     TT_DEF_OPEN_AT_START = 18,
     /* In TREE chunks (above), not in defs.tts. */
     TT_DEF_TREE = 20,

@@ -213,6 +213,10 @@ int tt_records_next_def(tt_records *it, tt_def_record *d, const char **why)
         GET_V(d->task.id);
         GET_V(d->task.name);
         break;
+    case TT_DEF_TASK_NAMED:
+        GET_V(d->task.id);
+        GET_BYTES(d->task.bytes, d->task.len);
+        break;
     case TT_DEF_COROUTINE:
         GET_V(d->coroutine.region);
         break;

@@ -549,17 +549,22 @@ static int apply_def(proc_loader *l, const tt_def_record *d)
     case TT_DEF_MPI_COMM:
         return apply_comm(l, d);
     case TT_DEF_TASK:
+    case TT_DEF_TASK_NAMED: {
         /* dense from 0; an id defined again is the task renamed */
         if (d->task.id > p->task_count || d->task.id >= UINT32_MAX)
             return damage(l, "task %" PRIu64 " defined out of order", d->task.id);
-        if (d->task.name >= p->string_count)
+        if (d->tag == TT_DEF_TASK && d->task.name >= p->string_count)
             return damage(l, "task %" PRIu64 " refers to an undefined string", d->task.id);
+        const char *name = d->tag == TT_DEF_TASK ? p->strings[d->task.name]
+                                                 : arena_strndup(&l->t->arena, d->task.bytes, d->task.len);
+        if (!name) return LOAD_NOMEM;
         if (d->task.id == p->task_count) {
             if (TT_RESERVE(p->task_names, l->task_cap, p->task_count + 1) != 0) return LOAD_NOMEM;
             p->task_count++;
         }
-        p->task_names[d->task.id] = p->strings[d->task.name];
+        p->task_names[d->task.id] = name;
         return LOAD_OK;
+    }
     case TT_DEF_COROUTINE:
         if (d->coroutine.region >= p->region_count)
             return damage(l, "coroutine %" PRIu64 " is no region", d->coroutine.region);

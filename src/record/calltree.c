@@ -132,6 +132,7 @@ tt_calltree_node *tt_calltree_child(tt_calltree *t, uint32_t region)
         return nodes;
     }
     n = t->count++;
+    t->step_nodes += t->open_count != 0;
     t->slots[j] = n;
     t->zero_entered |= region == 0;
     /* In the ring of parent's children after the one entered last, so that
@@ -199,12 +200,22 @@ static void restore_links(tt_calltree *t, uint32_t stop)
     }
 }
 
-/* Steps are followed no further: the stream is read back (reads). */
+/* Steps are followed no further: the stream is read back (reads). What
+ * only following them needs is freed; the nodes made stay, their keys'
+ * regions and tasks with them. */
 static void lose_steps(tt_calltree *t)
 {
     for (; t->open_count; t->open_count--) restore_links(t, enclosing_step(t));
     if (!t->steps_lost) t->reads++;
     t->steps_lost = 1;
+    tt_u64map_free(&t->keys);
+    free(t->open);
+    for (uint32_t i = 0; i < t->task_cap; i++) free(t->tasks[i].chain);
+    free(t->tasks);
+    t->open = NULL;
+    t->open_cap = 0;
+    t->tasks = NULL;
+    t->task_cap = 0;
 }
 
 /* arr grown for at least `need` elements of `size` bytes, the new ones
@@ -331,6 +342,10 @@ tt_calltree_node *tt_calltree_step_find(tt_calltree *t, uint32_t region, uint32_
     if (t->lost) return t->nodes;
     if (t->open_count) settle(t);
     if (t->steps_lost || region >= TT_CALLTREE_STEP) return tt_calltree_find(t, region);
+    if (task >= TT_CALLTREE_TASKS_MAX || t->step_nodes >= TT_CALLTREE_STEP_NODES) {
+        lose_steps(t);
+        return tt_calltree_find(t, region);
+    }
     tt_calltree_task *tk = task_of(t, task);
     uint32_t k = step_key(t, tk, region, task);
     if (!k) {

@@ -64,6 +64,13 @@
  *    is that call, so the links put back are the step's path. The hooks'
  *    paths are unchanged: a step costs its ancestors' links cleared and
  *    put back, and one lookup out of line after it.
+ *  - Memory: a task's nodes stay in the tree after it ends, so the tree
+ *    follows the steps of the first TT_CALLTREE_TASKS_MAX tasks of a session
+ *    alone, and no more once TT_CALLTREE_STEP_NODES nodes were made inside
+ *    steps: from then on a step is a plain call of its path (the profile's
+ *    tree is the same: a reader merges a step's node into its path) and its
+ *    task's times come from the records, read back at the end (`reads`), so
+ *    that a program making tasks for days keeps a tree of bounded size.
  */
 #ifndef TRACETOP_CALLTREE_H
 #define TRACETOP_CALLTREE_H
@@ -78,6 +85,10 @@
 /* The root's region, which no call's is. */
 #define TT_CALLTREE_ROOT UINT32_MAX
 #define TT_CALLTREE_GENERATIONS 3
+/* The tasks whose steps a tree follows, by id, and the nodes it makes
+ * inside steps (above: memory). */
+#define TT_CALLTREE_TASKS_MAX 1024u
+#define TT_CALLTREE_STEP_NODES 65536u
 /* Set in the region field of a step's node (above); calls' regions stay below. */
 #define TT_CALLTREE_STEP 0x80000000u
 /* Set in the root's `skipped` (above); the counts stay below. */
@@ -143,10 +154,11 @@ typedef struct tt_calltree {
     uint32_t task_cap;
     tt_calltree_waits *waits; /* by node number, count of them once any */
     uint32_t waits_cap;
-    uint64_t carry;    /* returns since the last ENTER before this chunk (none in it) */
-    int carry_unknown; /* ... not known: a chunk that did not decode */
-    int zero_entered;  /* region 0 has a node: a predictor's last of 0 may be its ENTER */
-    int steps_lost;    /* given up (memory, an unknown count): read back */
+    uint64_t carry;      /* returns since the last ENTER before this chunk (none in it) */
+    int carry_unknown;   /* ... not known: a chunk that did not decode */
+    int zero_entered;    /* region 0 has a node: a predictor's last of 0 may be its ENTER */
+    int steps_lost;      /* given up (memory, an unknown count, too many tasks): read back */
+    uint32_t step_nodes; /* nodes made inside steps */
 } tt_calltree;
 
 /* A tree with the root alone and room for a chunk's calls: 0, or -1 when

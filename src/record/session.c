@@ -287,10 +287,11 @@ static void close_stream(tt_stream *st, uint64_t now)
     tt_stream_free_skips(st);
 }
 
-void tt_session_close_stream(tt_stream *stream)
+void tt_session_thread_ended(tt_stream *stream)
 {
     pthread_mutex_lock(&lifecycle_lock);
     close_stream(stream, tt_clock_now());
+    stream->ended = stream->session != NULL;
     pthread_mutex_unlock(&lifecycle_lock);
 }
 
@@ -303,6 +304,8 @@ int tt_session_stop(tt_session *s, tt_session_stats *stats, tt_error *err)
     uint64_t now = tt_clock_now();
     memset(stats, 0, sizeof *stats);
     pthread_mutex_lock(&lifecycle_lock);
+    stats->events = s->freed_events;
+    stats->streams = s->freed;
     for (tt_stream *st = s->streams; st; st = st->next) {
         close_stream(st, now);
         stats->events += st->events;
@@ -327,14 +330,17 @@ int tt_session_stop(tt_session *s, tt_session_stats *stats, tt_error *err)
     tt_writer_submit(&s->writer, last);
 
     int rc = tt_writer_stop(&s->writer, err);
+    /* The streams the writer did not free stay allocated (see the header);
+     * their session does not. */
+    pthread_mutex_lock(&lifecycle_lock);
+    for (tt_stream *st = s->streams; st; st = st->next) st->session = NULL;
+    pthread_mutex_unlock(&lifecycle_lock);
     tt_crash_release();
     tt_live_close(s->live);
     stats->bytes = s->writer.bytes;
     stats->chunks = s->writer.chunks;
     stats->waits = s->pool.waits;
     stats->wait_ns = s->pool.wait_ns;
-    /* Streams stay allocated (see the header); their sessions do not. */
-    for (tt_stream *st = s->streams; st; st = st->next) st->session = NULL;
     tt_pool_destroy(&s->pool);
     pthread_mutex_destroy(&s->defs_lock);
     tt_sampler_free(&s->sampler);

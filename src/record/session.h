@@ -10,8 +10,12 @@
  * serialised by the caller (the GIL); the definitions stream has its own
  * lock because the writer thread adds clock readings to it. A stream is
  * closed either by its thread's exit or by tt_session_stop, whichever comes
- * first; stream structs are never freed, so a thread that exits after its
- * session ended never touches freed memory.
+ * first. A stream its thread's exit closed is freed by the writer once all
+ * its chunks are on disk (it leaves the list then, under the streams' lock),
+ * so that a program starting a thread per request for days keeps the
+ * streams of the threads alive alone; one the session's end closed is never
+ * freed, so a thread that exits after its session ended never touches freed
+ * memory.
  */
 #ifndef TRACETOP_SESSION_H
 #define TRACETOP_SESSION_H
@@ -69,8 +73,10 @@ typedef struct tt_session {
     tt_live *live; /* NULL without config.live */
     pthread_mutex_t defs_lock;
     tt_stream defs;
-    tt_stream *streams; /* every event stream of this session */
+    tt_stream *streams; /* every event stream of this session, but those freed */
     uint32_t stream_count;
+    uint64_t freed_events; /* the events of the streams freed, ... */
+    uint32_t freed;        /* ... and how many (under the streams' lock) */
     /* Unique over all sessions and new at each tt_session_suspend: a stream
      * whose epoch is its session's has seen every call since it was last
      * resynchronised. */
@@ -114,8 +120,10 @@ void tt_session_suspend(tt_session *s, uint64_t now);
  * so that returns of frames entered before are dropped, not mismatched. */
 void tt_session_resync(tt_stream *stream);
 
-/* Closes a stream at its thread's exit; no-op when already closed. */
-void tt_session_close_stream(tt_stream *stream);
+/* Closes a stream at its thread's exit (no-op when already closed), and
+ * hands it to the writer to free (see above) while its session runs: the
+ * thread does not touch it again. */
+void tt_session_thread_ended(tt_stream *stream);
 
 /* For the writer's snapshots: the stream list and each stream's open or
  * closed state hold still while this lock is held. The writer only tries,

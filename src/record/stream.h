@@ -75,6 +75,7 @@ typedef struct tt_stream {
     uint32_t index; /* events: the stream number, the file's name */
     uint64_t native_tid;
     struct tt_stream *next; /* in the session's list */
+    int ended;              /* its thread ended: the writer frees it once written (session.h) */
     /* Where the thread that owns the stream keeps the stream its fast
      * path records into (src/ext/fastpath.h: tt_tls_fast), NULL when none
      * or once the thread has ended: set and cleared with the session's

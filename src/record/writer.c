@@ -372,6 +372,29 @@ static void take_snapshot(tt_stream *s, snapshot *snap)
     snap->used = snap->chunk ? atomic_load_explicit(&snap->chunk->used, memory_order_acquire) : 0;
 }
 
+static void close_file(tt_writer *w, tt_stream *s);
+
+/* Frees the streams whose threads ended (session.h) once every chunk they
+ * took is on disk: none of them is queued or in a snapshot any more. */
+static void free_ended(tt_writer *w)
+{
+    if (!tt_session_trylock_streams()) return;
+    for (tt_stream **at = &w->session->streams; *at;) {
+        tt_stream *s = *at;
+        if (!s->ended || atomic_load_explicit(&s->chunk, memory_order_acquire) || s->written_seq != s->next_seq) {
+            at = &s->next;
+            continue;
+        }
+        *at = s->next;
+        w->session->freed_events += s->events;
+        w->session->freed++;
+        close_file(w, s);
+        close_fd(s);
+        free(s);
+    }
+    tt_session_unlock_streams();
+}
+
 /* One pass: everything queued, then what the streams hold. */
 static void pass(tt_writer *w, tt_chunk *queued, snapshot **snaps, size_t *snap_cap)
 {
@@ -412,6 +435,7 @@ static void pass(tt_writer *w, tt_chunk *queued, snapshot **snaps, size_t *snap_
     }
     for (size_t i = 0; i < n; i++)
         if (!w->failed && write_partial(w, &(*snaps)[i]) < 0) fail(w);
+    free_ended(w);
 }
 
 /* How long the writer may sleep: until the next sample or pass is due,

@@ -1752,8 +1752,17 @@ static void d_pair(rec *r, uint8_t tag, uint64_t a, uint64_t b)
     if (tag == TT_DEF_TASK) put_v(r, b);
 }
 
+/* TASK_NAMED: a task and its name in place. */
+static void d_task_named(rec *r, uint64_t id, const char *name)
+{
+    put_u8(r, TT_DEF_TASK_NAMED);
+    put_v(r, id);
+    put_str(r, name);
+}
+
 /* Two asyncio tasks in one stream: alpha resumed twice (its first step
- * ends awaiting sleep inside worker), beta once, renamed gamma: the
+ * ends awaiting sleep inside worker), beta once, renamed gamma (alpha by
+ * a string id, beta and gamma in place: both forms of TASK): the
  * reader's TASK_RESUME events and names, the lanes' steps, suspended time,
  * await time per coroutine, top region, windows and the summary's text. */
 static void test_tasks(void)
@@ -1767,16 +1776,14 @@ static void test_tasks(void)
     d_string(&r, 9, "asyncio.tasks:sleep");
     d_string(&r, 10, "Context.run");
     d_string(&r, 11, "alpha");
-    d_string(&r, 12, "beta");
-    d_string(&r, 13, "gamma");
     d_region(&r, 3, 8, 1, 30, TT_REGION_PYTHON);
     d_region(&r, 4, 9, 1, 40, TT_REGION_PYTHON);
     d_region(&r, 5, 10, 0, 0, TT_REGION_C);
     d_pair(&r, TT_DEF_COROUTINE, 3, 0);
     d_pair(&r, TT_DEF_COROUTINE, 4, 0);
     d_pair(&r, TT_DEF_TASK, 0, 11);
-    d_pair(&r, TT_DEF_TASK, 1, 12);
-    d_pair(&r, TT_DEF_TASK, 1, 13);
+    d_task_named(&r, 1, "beta");
+    d_task_named(&r, 1, "gamma");
     d_end(&r, 2000, 5, 0, 0);
     tf_chunk(&tf, 0, &r, 0);
     tf_close(&tf);

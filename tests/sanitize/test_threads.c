@@ -1,8 +1,8 @@
 /* test_threads.c -- the threads of a measured process at once: several
  * recording threads fill their streams while the session's writer thread
- * drains them, samples them and puts their partial chunks on disk; then the
- * trace is read back whole. Built by `make sanitize` with ThreadSanitizer,
- * which reports any access of theirs that nothing orders.
+ * drains them, samples them, puts their partial chunks on disk and frees
+ * the streams of the threads that ended; then the trace is read back whole. Built by `make sanitize` with
+ * ThreadSanitizer, which reports any access of theirs that nothing orders.
  *
  * As in the extension, one lock stands for the GIL: a recording thread
  * holds it while it records and lets it go every BURST calls, and around
@@ -38,8 +38,9 @@ static void gil_release(void) { pthread_mutex_unlock(&gil); }
 
 static void gil_take(void) { pthread_mutex_lock(&gil); }
 
-/* A recording thread: its stream, closed, or NULL when none was made. The
- * checks are counted by the main thread alone, after the join. */
+/* A recording thread: its stream, ended (the writer frees it once written:
+ * a pointer no longer to follow), or NULL when none was made. The checks
+ * are counted by the main thread alone, after the join. */
 static void *record(void *arg)
 {
     size_t n = (size_t)arg;
@@ -62,7 +63,7 @@ static void *record(void *arg)
             gil_take();
         }
     }
-    tt_session_close_stream(s);
+    tt_session_thread_ended(s);
     gil_release();
     return s;
 }
