@@ -21,20 +21,22 @@ kept = None
 
 # Where the lines go once a measured program runs, when not None: fd 2 as it was when the measurement began
 # (a duplicate of it), so that they reach the terminal or the file tracetop's stderr was, never a file the
-# program redirects its own fd 2 to (os.dup2).
+# program redirects its own fd 2 to (os.dup2). Each line is one os.write, unbuffered: a line said from a signal
+# handler (Ctrl-C while tracetop finishes) may interrupt another being said, which a buffered file refuses.
 _stderr = None
+_stderr_encoding = None
 
 
 def keep_stderr():
     """As a measurement begins: the lines go to what fd 2 is now, whatever the program makes of it later."""
-    global _stderr
+    global _stderr, _stderr_encoding
     if _stderr is not None:
         return
-    encoding = getattr(sys.__stderr__, "encoding", None)
     try:
-        _stderr = open(os.dup(2), "w", encoding=encoding, errors="backslashreplace")
+        _stderr = os.dup(2)
     except OSError:  # no fd 2: sys.stderr, as before
-        pass
+        return
+    _stderr_encoding = getattr(sys.__stderr__, "encoding", None) or "utf-8"
 
 
 # What a POSIX shell reads as part of a word, unquoted: shlex.quote's set. shlex itself imports re (and
@@ -55,7 +57,16 @@ def say(text):
     if kept is not None:
         kept.append(text)
         return
-    print(f"tracetop: {text}", file=_stderr or sys.stderr, flush=True)
+    line = f"tracetop: {text}\n"
+    if _stderr is None:
+        print(line, end="", file=sys.stderr, flush=True)
+        return
+    data = line.encode(_stderr_encoding, "backslashreplace")
+    try:
+        while data:
+            data = data[os.write(_stderr, data) :]
+    except OSError:  # the terminal gone: nothing to say it on
+        pass
 
 
 def note(text):
