@@ -11,7 +11,15 @@ from _signal import SIGTERM  # signal's C half: signal itself imports enum, star
 import tracetop
 from tracetop import _tracetop, compat, messages
 from tracetop.commands import EXPERIMENT_VIEWS
-from tracetop.experiment import Experiment, Provenance, convert, describe_problems, describe_stats, python_version
+from tracetop.experiment import (
+    Experiment,
+    Provenance,
+    convert,
+    describe_loss,
+    describe_problems,
+    describe_stats,
+    python_version,
+)
 from tracetop.options import from_keywords
 from tracetop.sizes import format_size
 
@@ -225,6 +233,8 @@ class Session:
             self.stats = _tracetop.stop()  # None: SIGTERM came before the measurement started
             if self.stats is not None and not self._joined:
                 self._finish()
+            elif self.stats is not None and self.stats["lost"]:
+                messages.warning(f"process {os.getpid()}: trace cut short: {describe_loss(self.stats)}")
         finally:
             # Until here SIGTERM waits for the files to be complete (a pool worker is sent it as it exits).
             _tracetop.release_sigterm()
@@ -246,7 +256,9 @@ class Session:
         finally:
             self.experiment.write_manifest(made)
         self._announce()
-        if problems:
+        if self.stats["lost"]:
+            messages.warning(f"trace cut short: {describe_loss(self.stats)}")
+        elif problems:
             messages.warning(describe_problems(problems, corrupt))
 
     def drop_trace(self):

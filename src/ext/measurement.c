@@ -372,11 +372,14 @@ static PyObject *stop(PyObject *self, PyObject *unused)
     Py_END_ALLOW_THREADS
     tt_region_filter_clear();
     tt_attach_forget();
-    if (rc < 0) return tt_raise(&err);
-    return Py_BuildValue("{sKsKsKsKsKsI}", "events", (unsigned long long)stats.events, "bytes",
+    /* A trace cut short is said with the rest, not raised: the program
+     * ended as it ended, and MANIFEST.md says both. */
+    return Py_BuildValue("{sKsKsKsKsKsIsKsKszszsi}", "events", (unsigned long long)stats.events, "bytes",
                          (unsigned long long)stats.bytes, "chunks", (unsigned long long)stats.chunks, "waits",
                          (unsigned long long)stats.waits, "wait_ns", (unsigned long long)stats.wait_ns, "streams",
-                         stats.streams);
+                         stats.streams, "stalls", (unsigned long long)stats.stalls, "stalled_ns",
+                         (unsigned long long)stats.stalled_ns, "stall", stats.stalls ? stats.stall.message : NULL,
+                         "lost", rc < 0 ? err.message : NULL, "lost_errno", stats.error_errno);
 }
 
 static PyObject *gil_unavailable(PyObject *self, PyObject *unused)
