@@ -272,6 +272,8 @@ def describe_loss(stats):
         why = "the disk was full"
     elif stats["lost_errno"] in (errno.EMFILE, errno.ENFILE):
         why = "no file descriptor was free"
+    elif stats["lost_errno"] in (errno.EEXIST, errno.ELOOP, errno.ESTALE):
+        why = "something not made by tracetop lay where it writes, and is left alone"
     else:
         why = "it could not be written"
     return f"{why} ({stats['lost']}); what the program did after that is not recorded"

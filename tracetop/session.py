@@ -231,10 +231,10 @@ class Session:
             del os.environ[FOLLOW_VARIABLE]  # children started from now on are not measured
         try:
             self.stats = _tracetop.stop()  # None: SIGTERM came before the measurement started
+            if self.stats is not None and self.stats["lost"]:
+                messages.warning(f"trace cut short in process {os.getpid()}: {describe_loss(self.stats)}")
             if self.stats is not None and not self._joined:
                 self._finish()
-            elif self.stats is not None and self.stats["lost"]:
-                messages.warning(f"process {os.getpid()}: trace cut short: {describe_loss(self.stats)}")
         finally:
             # Until here SIGTERM waits for the files to be complete (a pool worker is sent it as it exits).
             _tracetop.release_sigterm()
@@ -256,9 +256,7 @@ class Session:
         finally:
             self.experiment.write_manifest(made)
         self._announce()
-        if self.stats["lost"]:
-            messages.warning(f"trace cut short: {describe_loss(self.stats)}")
-        elif problems:
+        if problems and not self.stats["lost"]:
             messages.warning(describe_problems(problems, corrupt))
 
     def drop_trace(self):
