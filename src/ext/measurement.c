@@ -481,7 +481,11 @@ static PyMethodDef measurement_methods[] = {
      "sys.monitoring, as monitoring does, unless other_threads is false or a filter is given. filter: a Score-P\n"
      "filter file. attached: the calls the other threads are in now are recorded as running since an unknown\n"
      "time (tracetop attach)."},
-    {"stop", stop, METH_NOARGS, "Stop measuring; write everything; return statistics (None when not measuring)."},
+    {"stop", stop, METH_NOARGS,
+     "Stop measuring; write everything; return statistics (None when not measuring): events, streams, bytes,\n"
+     "chunks, waits and wait_ns (for the writer), stalls, stalled_ns and stall (times writing failed for a\n"
+     "while and went on, nothing lost: how long, why the first time), lost and lost_errno (why writing\n"
+     "ended before the end, or None and 0)."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
     {"hook_in_use", hook_in_use, METH_NOARGS,
      "The hook the last measurement started records calls with: 'profile', 'trace', 'monitoring' or 'none'."},
