@@ -66,8 +66,8 @@ typedef struct tt_session_stats {
 } tt_session_stats;
 
 typedef struct tt_session {
-    tt_session_config config; /* strings owned by the caller during start only */
-    char *trace_dir;          /* EXP/trace/<pid> */
+    tt_session_config config;      /* strings owned by the caller during start only */
+    char *trace_dir;               /* EXP/trace/<pid> */
     uint64_t trace_dev, trace_ino; /* of trace_dir as made: the writer opens no other */
     tt_registry *registry;
     tt_pool pool;

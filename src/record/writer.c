@@ -68,10 +68,7 @@ static int same_file(int fd, uint64_t dev, uint64_t ino)
 
 static int held(const tt_stream *s) { return same_file(s->fd, s->file_dev, s->file_ino); }
 
-static int dir_held(const tt_writer *w)
-{
-    return same_file(w->dirfd, w->session->trace_dev, w->session->trace_ino);
-}
+static int dir_held(const tt_writer *w) { return same_file(w->dirfd, w->session->trace_dev, w->session->trace_ino); }
 
 /* The file's name in trace/<pid>/. */
 static void file_name(const tt_stream *s, char *name, size_t cap)
@@ -121,14 +118,14 @@ static int open_dir(tt_writer *w)
         w->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (w->dirfd < 0) return problem(w, "cannot open %s", path);
         struct stat st;
-        if (fstat(w->dirfd, &st) == 0 && ((uint64_t)st.st_dev != w->session->trace_dev ||
-                                          (uint64_t)st.st_ino != w->session->trace_ino)) {
+        if (fstat(w->dirfd, &st) == 0 &&
+            ((uint64_t)st.st_dev != w->session->trace_dev || (uint64_t)st.st_ino != w->session->trace_ino)) {
             close(w->dirfd);
             w->dirfd = -1;
             errno = ESTALE;
             return problem(w, "%s is no longer the directory the measurement made", path);
         }
-        if (tries == RETAKES) return problem(w, "cannot open %s", path);
+        if (tries == RETAKES) return errno = EBADF, problem(w, "cannot open %s", path);
     }
     return 0;
 }
@@ -165,7 +162,7 @@ typedef struct snapshot {
  * make room. The first open creates the file, owner-only, where nothing
  * lay (O_EXCL: never a file or link put there before), and puts its header;
  * a later one opens the same file again or fails (O_NOFOLLOW, and its
- * device and inode are the ones created). */
+ * device and inode are the ones created: s->file_ino, 0 until then). */
 static int open_file(tt_writer *w, tt_stream *s)
 {
     if (held(s)) {
@@ -182,22 +179,22 @@ static int open_file(tt_writer *w, tt_stream *s)
     if (w->open_count == TT_WRITER_OPEN_MAX) close_fd(w, w->open[0]);
     char name[32];
     file_name(s, name, sizeof name);
-    int created = s->file_size != 0;
+    int made = s->file_ino != 0; /* inode numbers start at 1 */
     struct stat st;
     for (int tries = 0;; tries++) {
-        int flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (created ? 0 : O_CREAT | O_EXCL);
+        int flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (made ? 0 : O_CREAT | O_EXCL);
         s->fd = dir_held(w) ? openat(w->dirfd, name, flags, TT_FILE_MODE) : (errno = EBADF, -1);
         if (s->fd >= 0 && fstat(s->fd, &st) == 0) break;
         /* EBADF: the directory's or the file's descriptor closed by the program. */
         if (errno != EBADF || tries == RETAKES || (s->fd < 0 && open_dir(w) < 0)) {
-            problem(w, created ? "cannot open %s/%s" : "cannot create %s/%s", w->session->trace_dir, name);
+            problem(w, made ? "cannot open %s/%s" : "cannot create %s/%s", w->session->trace_dir, name);
             if (s->fd >= 0 && errno != EBADF) close(s->fd);
             s->fd = -1;
             return -1;
         }
         s->fd = -1;
     }
-    if (created && ((uint64_t)st.st_dev != s->file_dev || (uint64_t)st.st_ino != s->file_ino)) {
+    if (made && ((uint64_t)st.st_dev != s->file_dev || (uint64_t)st.st_ino != s->file_ino)) {
         close(s->fd);
         s->fd = -1;
         errno = ESTALE;
@@ -206,7 +203,7 @@ static int open_file(tt_writer *w, tt_stream *s)
     s->file_dev = (uint64_t)st.st_dev;
     s->file_ino = (uint64_t)st.st_ino;
     w->open[w->open_count++] = s;
-    if (created) return 0;
+    if (s->file_size) return 0;
     uint8_t header[TT_FILE_HEADER_SIZE];
     tt_file_header_encode(header, s->kind);
     int rc, tries = 0;
@@ -214,11 +211,11 @@ static int open_file(tt_writer *w, tt_stream *s)
     while (rc < 0 && retake(w, s, &tries));
     if (rc < 0) {
         problem(w, "cannot write %s/%s", w->session->trace_dir, name);
+        close_fd(w, s);
         /* Made again at the next try: the file is ours, and holds nothing. */
         if (dir_held(w)) unlinkat(w->dirfd, name, 0);
-        int cause = errno;
-        close_fd(w, s);
-        errno = cause;
+        s->file_dev = s->file_ino = 0;
+        errno = w->error_errno;
         return -1;
     }
     s->file_end = s->file_size = TT_FILE_HEADER_SIZE;
@@ -236,12 +233,19 @@ static int retake(tt_writer *w, tt_stream *s, int *tries)
     return open_file(w, s) == 0;
 }
 
+/* Writes a at a_at, then b at b_at, in s's file while it is still its own
+ * (held; EBADF when not). */
+static int put_two(const tt_stream *s, const uint8_t *a, size_t a_len, uint64_t a_at, const uint8_t *b, size_t b_len,
+                   uint64_t b_at)
+{
+    if (!held(s)) return errno = EBADF, -1;
+    return pwrite_all(s->fd, a, a_len, a_at) < 0 ? -1 : pwrite_all(s->fd, b, b_len, b_at);
+}
+
 static int write_at(tt_writer *w, tt_stream *s, const uint8_t *header, const uint8_t *payload, uint32_t len)
 {
     int rc, tries = 0;
-    do rc = !held(s)                                                                ? (errno = EBADF, -1)
-            : pwrite_all(s->fd, header, TT_CHUNK_HEADER_SIZE, s->file_end) < 0 ? -1
-                                                                                : pwrite_all(s->fd, payload, len, s->file_end + TT_CHUNK_HEADER_SIZE);
+    do rc = put_two(s, header, TT_CHUNK_HEADER_SIZE, s->file_end, payload, len, s->file_end + TT_CHUNK_HEADER_SIZE);
     while (rc < 0 && retake(w, s, &tries));
     if (rc < 0) {
         char name[32];
@@ -432,9 +436,7 @@ static int put_partial(tt_writer *w, const snapshot *snap)
      * between leaves the previous header, which still matches its bytes. */
     uint64_t data_at = s->file_end + TT_CHUNK_HEADER_SIZE + s->partial_used;
     int rc, tries = 0;
-    do rc = !held(s)                                                  ? (errno = EBADF, -1)
-            : pwrite_all(s->fd, added, added_len, data_at) < 0       ? -1
-                                                                      : pwrite_all(s->fd, header, sizeof header, s->file_end);
+    do rc = put_two(s, added, added_len, data_at, header, sizeof header, s->file_end);
     while (rc < 0 && retake(w, s, &tries));
     if (rc < 0) {
         /* The hash now covers bytes not on disk: the next try puts the

@@ -49,7 +49,7 @@
  * crash may have left a lock the writer needs held. */
 #define TT_WRITER_CRASH_WAIT_MS 2000
 #define TT_WRITER_LIVE_POLL_MS 5 /* with --live: how often a reader's on/off request is looked for */
-#define TT_WRITER_OPEN_MAX 16     /* trace files open at once during a pass */
+#define TT_WRITER_OPEN_MAX 16    /* trace files open at once during a pass */
 #define TT_WRITER_BACKOFF_MAX_MS 1000
 #define TT_WRITER_GIVE_UP_MS 10000
 #define TT_WRITER_STOP_GIVE_UP_MS 1000
@@ -79,17 +79,17 @@ typedef struct tt_writer {
     uint64_t last_sync_ns;
 
     uint64_t bytes, chunks;
-    tt_error error;                      /* why the last write failed */
-    int error_errno;                     /* its errno */
-    int failed;                          /* writing has ended for good (error says why) */
-    int dirfd;                           /* the trace directory, open during a pass, else -1 */
+    tt_error error;                             /* why the last write failed */
+    int error_errno;                            /* its errno */
+    int failed;                                 /* writing has ended for good (error says why) */
+    int dirfd;                                  /* the trace directory, open during a pass, else -1 */
     struct tt_stream *open[TT_WRITER_OPEN_MAX]; /* whose files are open, least recently used first */
     unsigned open_count;
     tt_chunk *pending_head, *pending_tail; /* full chunks taken from the queue, not yet on disk */
-    uint64_t stuck_since_ns;             /* when writing began to fail; 0 while it works */
+    uint64_t stuck_since_ns;               /* when writing began to fail; 0 while it works */
     uint64_t retry_at_ns, backoff_ns;
-    uint64_t stalls, stalled_ns;         /* times writing failed and went on later, and for how long */
-    tt_error stall;                      /* why it failed the first of those times */
+    uint64_t stalls, stalled_ns; /* times writing failed and went on later, and for how long */
+    tt_error stall;              /* why it failed the first of those times */
 } tt_writer;
 
 int tt_writer_start(tt_writer *w, struct tt_session *session, tt_error *err);

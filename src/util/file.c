@@ -12,9 +12,7 @@
 static int checked(int fd, struct stat *st, int devices)
 {
     if (fd < 0) return -1;
-    int failed = fstat(fd, st) != 0                                  ? errno
-                 : !S_ISREG(st->st_mode) && !(devices && S_ISCHR(st->st_mode)) ? EINVAL
-                                                                              : 0;
+    int failed = fstat(fd, st) != 0 ? errno : !S_ISREG(st->st_mode) && !(devices && S_ISCHR(st->st_mode)) ? EINVAL : 0;
     if (failed) {
         close(fd);
         errno = failed;
@@ -47,10 +45,14 @@ int tt_open_output(int dirfd, const char *path, int access)
 const char *tt_output_problem(int e)
 {
     switch (e) {
-    case ELOOP: return "it is a symbolic link, which is not followed";
-    case EPERM: return "it is another user's file, or has another name";
-    case EINVAL: return "it is not a regular file";
-    default: return strerror(e);
+    case ELOOP:
+        return "it is a symbolic link, which is not followed";
+    case EPERM:
+        return "it is another user's file, or has another name";
+    case EINVAL:
+        return "it is not a regular file";
+    default:
+        return strerror(e);
     }
 }
 
