@@ -193,10 +193,24 @@ def _check_private(path, shown):
         raise _tracetop.TraceError(f"cannot use {shown!r} as experiment directory: it is not a directory")
     if info.st_uid != os.geteuid():
         raise _tracetop.TraceError(f"cannot use {shown!r} as experiment directory: it belongs to another user")
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+    if info.st_mode & stat.S_IWOTH or (info.st_mode & stat.S_IWGRP and not _own_group(info.st_gid)):
         raise _tracetop.TraceError(
             f"cannot use {shown!r} as experiment directory: other users may write in it (chmod go-w it first)"
         )
+
+
+def _own_group(gid):
+    """Whether `gid` is this user's own group (a user private group, as a umask of 002 expects: named after the
+    user, no other member), whose write permission lets no one else in."""
+    import grp  # only here: for a directory its group may write in
+    import pwd
+
+    try:
+        group, user = grp.getgrgid(gid), pwd.getpwuid(os.geteuid())
+    except KeyError:
+        return False
+    others = [name for name in group.gr_mem if name != user.pw_name]
+    return group.gr_name == user.pw_name and user.pw_gid == gid and not others
 
 
 # What shows a directory holds an experiment that may be set aside: tracetop's files, or Score-P's.

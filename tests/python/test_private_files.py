@@ -62,11 +62,20 @@ def test_an_experiment_directory_another_user_made_first_is_refused(shared, tmp_
 
 def test_an_experiment_directory_others_may_write_in_is_refused(tmp_path):
     (tmp_path / "exp").mkdir()
-    (tmp_path / "exp").chmod(0o775)
+    (tmp_path / "exp").chmod(0o757)
     run = tracetop("--output", "exp", "-c", "print('ran')", cwd=tmp_path)
     assert_one_error(run, "cannot use 'exp' as experiment directory: other users may write in it (chmod go-w it first)")
     (tmp_path / "exp").chmod(0o755)
     assert tracetop("--output", "exp", "-c", "print('ran')", cwd=tmp_path).stdout == "ran\n"
+
+
+@needs_root
+def test_an_experiment_directory_another_group_may_write_in_is_refused(tmp_path):
+    (tmp_path / "exp").mkdir()
+    os.chown(tmp_path / "exp", 0, OTHER_UID)
+    (tmp_path / "exp").chmod(0o775)
+    run = tracetop("--output", "exp", "-c", "print('ran')", cwd=tmp_path)
+    assert_one_error(run, "cannot use 'exp' as experiment directory: other users may write in it (chmod go-w it first)")
 
 
 @needs_root
