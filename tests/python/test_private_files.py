@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import PROGRAMS, python, tracetop
+from helpers import PROGRAMS, python, reader, tracetop
 
 OTHER_UID = 54321  # no such user needs to exist for a process to take its uid
 
@@ -80,8 +80,9 @@ def test_an_experiment_directory_another_group_may_write_in_is_refused(tmp_path)
 
 @needs_root
 def test_links_planted_in_another_users_experiment_are_not_followed(shared, tmp_path):
-    """`tracetop report`/`convert` on an experiment another user owns: their report.html, trace.json and view.idx
-    may be links to a file of ours. Each is refused or replaced, never written through."""
+    """`tracetop report`/`convert` on an experiment another user owns: their report.html, trace.chrome.json,
+    view.idx and traces.def (OTF2's) may be links to a file of ours. Each is refused or replaced, never written
+    through."""
     assert tracetop("--output", shared / "exp", PROGRAMS / "fib.py", cwd=tmp_path).returncode == 0
     for root, folders, files in os.walk(shared / "exp"):
         for name in folders + files:
@@ -92,7 +93,7 @@ def test_links_planted_in_another_users_experiment_are_not_followed(shared, tmp_
     victim.write_text("precious\n")
 
     def plant():
-        for name in ("report.html", "trace.chrome.json", "view.idx"):
+        for name in ("report.html", "trace.chrome.json", "view.idx", "traces.def"):
             os.symlink(victim, shared / "exp" / name)
 
     as_other_user(plant)
@@ -106,6 +107,12 @@ def test_links_planted_in_another_users_experiment_are_not_followed(shared, tmp_
     assert converted.returncode == 2 and converted.stderr.splitlines()[-1] == (
         f"tracetop: error: cannot write {shared / 'exp' / 'trace.chrome.json'}: it is a symbolic link, which is not followed"
     )
+    if "otf2" in reader.FORMATS:  # libotf2 opens its files by name: their names are looked at first
+        archive = tracetop("convert", shared / "exp", "--to", "otf2", cwd=tmp_path)
+        assert archive.returncode == 2 and archive.stderr.splitlines()[-1] == (
+            f"tracetop: error: cannot write {shared / 'exp' / 'traces.def'}: it is a symbolic link, which is not "
+            "followed"
+        )
     elsewhere = tracetop("report", shared / "exp", "-o", tmp_path / "report.html", cwd=tmp_path)
     assert elsewhere.returncode == 0, elsewhere.stderr
     assert victim.read_text() == "precious\n"
