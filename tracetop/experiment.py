@@ -1,7 +1,9 @@
 """The experiment directory: its name, and the files tracetop writes there beside the trace that the C
 core writes (config.txt, MANIFEST.md, profile.txt)."""
 
+import errno
 import os
+import stat
 import sys
 import time
 from errno import EFBIG, EINVAL
@@ -64,15 +66,14 @@ class Experiment:
         shown = requested or default_name(program)
         path = os.path.abspath(shown)
         try:
-            os.makedirs(path)
+            os.makedirs(path, mode=DIRECTORY_MODE)
             return cls(path, shown, created=True)
         except FileExistsError:
             pass
         except OSError as problem:
             raise _tracetop.TraceError(f"cannot create experiment directory {shown!r}: {problem.strerror}") from None
         try:
-            if not os.path.isdir(path):
-                raise _tracetop.TraceError(f"cannot use {shown!r} as experiment directory: it is not a directory")
+            _check_private(path, shown)
             entries = set(os.listdir(path))
             if not entries - ({"trace"} if shared else set()):
                 return cls(path, shown, created=False)
@@ -81,7 +82,7 @@ class Experiment:
                     f"experiment directory {shown!r} exists and is not empty, and holds no experiment to set aside"
                 )
             set_aside(path, shown, overwrite)
-            os.makedirs(path)
+            os.makedirs(path, mode=DIRECTORY_MODE)
         except OSError as problem:
             raise _tracetop.TraceError(f"cannot use {shown!r} as experiment directory: {problem.strerror}") from None
         return cls(path, shown, created=True)
@@ -90,7 +91,8 @@ class Experiment:
     def join(cls, path):
         """The directory `path`, which another process of the measurement makes (rank 0 of an MPI job)."""
         try:
-            os.makedirs(path, exist_ok=True)
+            os.makedirs(path, mode=DIRECTORY_MODE, exist_ok=True)
+            _check_private(path, path)
         except OSError as problem:
             raise _tracetop.TraceError(f"cannot create experiment directory {path!r}: {problem.strerror}") from None
         return cls(os.path.abspath(path), path, created=False)
@@ -116,7 +118,7 @@ class Experiment:
 
     def write(self, name, text):
         try:
-            with open(os.path.join(self.path, name), "w", encoding="utf-8") as file:
+            with open(_reader.open_output(os.path.join(self.path, name)), "w", encoding="utf-8") as file:
                 file.write(text)
         except OSError as problem:
             raise _tracetop.TraceError(f"cannot write {name} in {self.shown!r}: {problem.strerror}") from None
@@ -150,6 +152,10 @@ class Experiment:
             yield f"- ended: {_when(made.ended)}{status}"
         if made.stats:
             yield f"- recorded: {describe_stats(made.stats)}"
+            if made.stats["lost"]:
+                yield f"{CUT_SHORT} {os.getpid()}: {describe_loss(made.stats)}"
+            elif made.stats["stalls"]:
+                yield f"- writing paused: {describe_stalls(made.stats)}"
         if made.objects:
             yield f"- objects: {made.objects}"
         for unavailable in (_tracetop.gil_unavailable(), _tracetop.tasks_unavailable()):
@@ -174,6 +180,39 @@ class Experiment:
             return
         for command in EXPERIMENT_VIEWS:
             yield f"- `tracetop {command} {messages.shell_quote(self.shown)}`: {COMMANDS[command]}"
+
+
+# An experiment is its user's alone, like the live channel: its files are made owner-only (src/util/file.h), and
+# it is shared by changing its mode (README.md: "The experiment directory").
+DIRECTORY_MODE = 0o700
+
+
+def _check_private(path, shown):
+    """TraceError unless `path` is a directory that only this user may change: in one that another user owns or may
+    write, that user could plant a link where tracetop writes a file, and have it overwrite what the link names."""
+    info = os.stat(path)
+    if not stat.S_ISDIR(info.st_mode):
+        raise _tracetop.TraceError(f"cannot use {shown!r} as experiment directory: it is not a directory")
+    if info.st_uid != os.geteuid():
+        raise _tracetop.TraceError(f"cannot use {shown!r} as experiment directory: it belongs to another user")
+    if info.st_mode & stat.S_IWOTH or (info.st_mode & stat.S_IWGRP and not _own_group(info.st_gid)):
+        raise _tracetop.TraceError(
+            f"cannot use {shown!r} as experiment directory: other users may write in it (chmod go-w it first)"
+        )
+
+
+def _own_group(gid):
+    """Whether `gid` is this user's own group (a user private group, as a umask of 002 expects: named after the
+    user, no other member), whose write permission lets no one else in."""
+    import grp  # only here: for a directory its group may write in
+    import pwd
+
+    try:
+        group, user = grp.getgrgid(gid), pwd.getpwuid(os.geteuid())
+    except KeyError:
+        return False
+    others = [name for name in group.gr_mem if name != user.pw_name]
+    return group.gr_name == user.pw_name and user.pw_gid == gid and not others
 
 
 # What shows a directory holds an experiment that may be set aside: tracetop's files, or Score-P's.
@@ -262,6 +301,31 @@ def describe_stats(stats):
         f"{_count(stats['events'], 'event')} in {_count(stats['streams'], 'stream')}, "
         f"{format_size(stats['bytes'])} in {_count(stats['chunks'], 'chunk')}; the program waited for the "
         f"writer {_count(stats['waits'], 'time')} ({stats['wait_ns'] / 1e6:.1f} ms)"
+    )
+
+
+# MANIFEST.md's line for a process whose writer had to stop before the end: `tracetop summary` reads it.
+CUT_SHORT = "- trace cut short in process"
+
+
+def describe_loss(stats):
+    """Why the writer stopped before the end (the statistics of _tracetop.stop() with `lost`), in words."""
+    if stats["lost_errno"] in (errno.ENOSPC, errno.EDQUOT):
+        why = "the disk was full"
+    elif stats["lost_errno"] in (errno.EMFILE, errno.ENFILE):
+        why = "no file descriptor was free"
+    elif stats["lost_errno"] in (errno.EEXIST, errno.ELOOP, errno.ESTALE):
+        why = "something not made by tracetop lay where it writes, and is left alone"
+    else:
+        why = "it could not be written"
+    return f"{why} ({stats['lost']}); what the program did after that is not recorded"
+
+
+def describe_stalls(stats):
+    """The times the writer could not write for a while and went on, nothing lost, in one line."""
+    return (
+        f"{_count(stats['stalls'], 'time')}, {stats['stalled_ns'] / 1e9:.2f} s in all, nothing lost; "
+        f"the first time: {stats['stall']}"
     )
 
 

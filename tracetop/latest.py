@@ -4,7 +4,7 @@ directory. And whether an experiment is still being measured, so that what it la
 import os
 
 from tracetop import messages
-from tracetop.experiment import describe_problems, read_small_file
+from tracetop.experiment import CUT_SHORT, describe_problems, read_small_file
 from tracetop.messages import CommandError
 
 # What MANIFEST.md says of a run until its end rewrites it (tracetop.experiment).
@@ -94,9 +94,21 @@ def chosen(experiment):
     return experiment
 
 
+def cut_short(experiment):
+    """What MANIFEST.md says of processes whose writer had to stop before their end (a full disk), one line each."""
+    try:
+        with open(os.path.join(experiment, "MANIFEST.md"), encoding="utf-8") as file:
+            return [line[2:].rstrip("\n") for line in file if line.startswith(CUT_SHORT)]
+    except (OSError, ValueError):
+        return []
+
+
 def tell_problems(experiment, problems, corrupt):
     """What a reader found cut or damaged in `experiment`'s trace, said once: a warning, but a note while the
-    experiment is still being measured (its trace ends where its writers have got to: not a crash)."""
+    experiment is still being measured (its trace ends where its writers have got to: not a crash); and why a
+    writer stopped early, as MANIFEST.md says it."""
+    for line in cut_short(experiment):
+        messages.warning(line)
     if not problems:
         return
     if running(experiment):

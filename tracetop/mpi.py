@@ -71,7 +71,7 @@ JOB_FILE = ".mpi-job"
 def made_experiment(directory, this_job):
     """Rank 0: tells the other ranks of the job that the experiment directory is theirs to write into."""
     if this_job.id is not None:
-        with open(os.path.join(directory, JOB_FILE), "w", encoding="utf-8") as file:
+        with open(_reader.open_output(os.path.join(directory, JOB_FILE)), "w", encoding="utf-8") as file:
             file.write(this_job.id)
 
 

@@ -17,6 +17,7 @@ from tracetop.experiment import (
     Provenance,
     convert,
     describe_exit,
+    describe_loss,
     describe_problems,
     describe_stats,
     python_version,
@@ -242,6 +243,8 @@ class Session:
                 # How it ended in the trace's words too, which are MANIFEST.md's (`summary` says them).
                 ended = None if self.exit_status is None else describe_exit(self.exit_status)
                 self.stats = _tracetop.stop(ended=ended)  # None: SIGTERM came before the measurement started
+                if self.stats is not None and self.stats["lost"]:
+                    messages.warning(f"trace cut short in process {os.getpid()}: {describe_loss(self.stats)}")
                 if self.stats is not None and not self._joined:
                     self._finish(interrupts)
             finally:
@@ -276,7 +279,7 @@ class Session:
         if abandoned:
             messages.warning(f"Ctrl-C again: {', '.join(abandoned)} abandoned; MANIFEST.md says how the run ended")
         self._announce()
-        if problems:
+        if problems and not self.stats["lost"]:
             messages.warning(describe_problems(problems, corrupt))
 
     def drop_trace(self):

@@ -45,6 +45,7 @@
 #include <otf2/otf2.h>
 
 #include "converters.h"
+#include "file.h"
 #include "grow.h"
 #include "mpi_comms.h"
 #include "objects_series.h"
@@ -695,6 +696,25 @@ static int remove_old_archive(const char *anchor, const char *dir, const char *n
     return 0;
 }
 
+/* libotf2 opens an archive's files by name, following links: an archive is
+ * written only where none of its names is a link or another user's file
+ * (file.h), which leaves the moment between this look and libotf2's open. */
+static int check_names(const char *anchor, const char *dir, const char *name, tt_error *err)
+{
+    for (size_t i = 0; i <= PARTS; i++) {
+        char path[8192];
+        if (i == PARTS)
+            snprintf(path, sizeof path, "%s", anchor);
+        else
+            snprintf(path, sizeof path, archive_parts[i], dir, name);
+        struct stat st;
+        if (lstat(path, &st) != 0) continue;
+        if (S_ISLNK(st.st_mode) || st.st_uid != geteuid())
+            return tt_fail(err, "cannot write %s: %s", path, tt_output_problem(S_ISLNK(st.st_mode) ? ELOOP : EPERM));
+    }
+    return 0;
+}
+
 /* Splits "DIR/NAME.otf2" into DIR and NAME, malloc'd. */
 static int split_anchor(const char *path, char **dir, char **name, tt_error *err)
 {
@@ -761,6 +781,7 @@ int tt_export_otf2(const tt_trace *t, const char *path, tt_export_result *r, tt_
     if (split_anchor(path, &dir, &name, err) != 0) return -1;
     int status = tt_export_trace_problems(t, r) != 0 ? tt_fail(err, "out of memory") : 0;
     if (status == 0 && access(dir, W_OK) != 0) status = tt_fail_errno(err, "cannot write %s", path);
+    if (status == 0) status = check_names(path, dir, name, err);
     if (status == 0) status = remove_old_archive(path, dir, name, err);
     if (status != 0) {
         free(dir);

@@ -2,11 +2,14 @@
 #include "out.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "file.h"
 
 /* Converters write in small pieces: a large buffer keeps system calls rare. */
 #define OUT_BUFFER_SIZE (1u << 20)
@@ -15,8 +18,10 @@ int tt_out_open(tt_out *o, const char *path, tt_error *err)
 {
     *o = (tt_out){0};
     if (!(o->path = strdup(path))) return tt_fail(err, "out of memory");
-    if (!(o->f = fopen(path, "wb"))) {
-        tt_fail_errno(err, "cannot write %s", path);
+    int fd = tt_open_output(AT_FDCWD, path, O_WRONLY);
+    if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
+        tt_fail(err, "cannot write %s: %s", path, tt_output_problem(errno));
+        if (fd >= 0) close(fd);
         free(o->path);
         return -1;
     }

@@ -376,11 +376,14 @@ static PyObject *stop(PyObject *self, PyObject *args, PyObject *kwargs)
     Py_END_ALLOW_THREADS
     tt_region_filter_clear();
     tt_attach_forget();
-    if (rc < 0) return tt_raise(&err);
-    return Py_BuildValue("{sKsKsKsKsKsI}", "events", (unsigned long long)stats.events, "bytes",
+    /* A trace cut short is said with the rest, not raised: the program
+     * ended as it ended, and MANIFEST.md says both. */
+    return Py_BuildValue("{sKsKsKsKsKsIsKsKszszsi}", "events", (unsigned long long)stats.events, "bytes",
                          (unsigned long long)stats.bytes, "chunks", (unsigned long long)stats.chunks, "waits",
                          (unsigned long long)stats.waits, "wait_ns", (unsigned long long)stats.wait_ns, "streams",
-                         stats.streams);
+                         stats.streams, "stalls", (unsigned long long)stats.stalls, "stalled_ns",
+                         (unsigned long long)stats.stalled_ns, "stall", stats.stalls ? stats.stall.message : NULL,
+                         "lost", rc < 0 ? err.message : NULL, "lost_errno", stats.error_errno);
 }
 
 static PyObject *gil_unavailable(PyObject *self, PyObject *unused)
@@ -483,8 +486,11 @@ static PyMethodDef measurement_methods[] = {
      "filter file. attached: the calls the other threads are in now are recorded as running since an unknown\n"
      "time (tracetop attach)."},
     {"stop", (PyCFunction)(void (*)(void))stop, METH_VARARGS | METH_KEYWORDS,
-     "stop(*, ended=None)\n--\n\nStop measuring; write everything; return statistics (None when not measuring).\n"
-     "ended: how the process ended, in words (\"exit status 0\", \"killed by SIGTERM\"), kept in its trace."},
+     "stop(*, ended=None)\n--\n\nStop measuring; write everything; return statistics (None when not measuring):\n"
+     "events, streams, bytes, chunks, waits and wait_ns (for the writer), stalls, stalled_ns and stall (times\n"
+     "writing failed for a while and went on, nothing lost: how long, why the first time), lost and lost_errno\n"
+     "(why writing ended before the end, or None and 0). ended: how the process ended, in words (\"exit status\n"
+     "0\", \"killed by SIGTERM\"), kept in its trace."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
     {"hook_in_use", hook_in_use, METH_NOARGS,
      "The hook the last measurement started records calls with: 'profile', 'trace', 'monitoring' or 'none'."},

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "grow.h"
 #include "lod_file.h"
 #include "reader.h"
@@ -1247,8 +1248,8 @@ int tt_lod_build_image(const char *experiment_dir, uint64_t signature, uint64_t 
     /* Opened first, so that an experiment that cannot be written is known
      * before the work. Without it the image is built in a temporary file
      * and read into memory. */
-    int fd = path ? open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) : -1;
-    if (path && fd < 0) tt_fail_errno(cache_problem, "cannot write %s", path);
+    int fd = path ? tt_open_output(AT_FDCWD, path, O_RDWR) : -1;
+    if (path && fd < 0) tt_fail(cache_problem, "cannot write %s: %s", path, tt_output_problem(errno));
     FILE *temp = fd < 0 ? tmpfile() : NULL;
     if (fd < 0 && !temp) return tt_fail_errno(err, "cannot make a temporary file for the index of %s", experiment_dir);
     builder b;

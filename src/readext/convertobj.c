@@ -4,9 +4,12 @@
 #include "readext.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "export.h"
+#include "file.h"
 #include "filter.h"
 #include "reader.h"
 #include "score.h"
@@ -129,6 +132,25 @@ static PyObject *default_name(PyObject *module, PyObject *format)
         return NULL;
     }
     return PyUnicode_FromString(name);
+}
+
+static PyObject *open_output(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    PyObject *path;
+    if (!PyUnicode_FSConverter(arg, &path)) return NULL;
+    int fd;
+    Py_BEGIN_ALLOW_THREADS
+    fd = tt_open_output(AT_FDCWD, PyBytes_AS_STRING(path), O_WRONLY);
+    Py_END_ALLOW_THREADS
+    if (fd < 0) {
+        int e = errno;
+        PyObject *error = Py_BuildValue("(isO)", e, tt_output_problem(e), arg);
+        if (error) PyErr_SetObject(PyExc_OSError, error);
+        Py_XDECREF(error);
+    }
+    Py_DECREF(path);
+    return fd < 0 ? NULL : PyLong_FromLong(fd);
 }
 
 /* What score() asks of the core and returns. */
@@ -266,6 +288,11 @@ static PyMethodDef convert_methods[] = {
      "longer than `progress` seconds says how it goes on stderr; returns\n"
      "{events, bytes, problems, corrupt}: what was read and written, and what the\n"
      "reader found cut or damaged."},
+    {"open_output", open_output, METH_O,
+     "open_output(path)\n--\n\n"
+     "A descriptor of the file `path` opened to be written from its start, as tracetop writes\n"
+     "every file (src/util/file.h): never through a symbolic link, never another user's file,\n"
+     "owner-only when made. OSError with what is wrong otherwise."},
     {"default_name", default_name, METH_O,
      "default_name(format)\n--\n\nThe file name of `format` in an experiment directory."},
     {NULL, NULL, 0, NULL},

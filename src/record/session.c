@@ -2,6 +2,7 @@
 #include "session.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "clock.h"
 #include "crash.h"
+#include "file.h"
 
 /* Guards the `closed` handshake between a thread's exit and a session's
  * stop, which may run at the same time on different threads. */
@@ -18,29 +20,58 @@ static pthread_mutex_t lifecycle_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The last epoch given to a session (session.h). */
 static _Atomic uint64_t last_epoch;
 
-static int make_dir(const char *path, tt_error *err)
+/* The directory `name` in `dirfd` opened without following a link; -1
+ * when it is not one only this user may change: another could put links
+ * there where the writer creates its files. */
+static int private_dir(int dirfd, const char *name, const char *path, struct stat *st, tt_error *err)
 {
-    if (mkdir(path, 0777) == 0 || errno == EEXIST) return 0;
-    return tt_fail_errno(err, "cannot create %s", path);
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, st) != 0) {
+        tt_fail_errno(err, "cannot open %s", path);
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    if (!tt_dir_is_private(st)) {
+        close(fd);
+        return tt_fail(err, "cannot use %s: it is not a directory of this user's that only it may change", path);
+    }
+    return fd;
 }
 
 /* EXP/trace/<pid>, or <pid>.1, <pid>.2 ... when a session of this process
- * (or of an earlier process with the same pid) already wrote there. */
-static char *make_trace_dir(const char *experiment, tt_error *err)
+ * (or of an earlier process with the same pid) already wrote there; made
+ * owner-only, and its device and inode noted, which the writer checks each
+ * time it opens it again (writer.c: open_dir). */
+static char *make_trace_dir(tt_session *s, const char *experiment, tt_error *err)
 {
     size_t cap = strlen(experiment) + 64;
     char *path = malloc(cap);
     if (!path) return tt_fail(err, "out of memory"), NULL;
     snprintf(path, cap, "%s/trace", experiment);
-    if (make_dir(path, err) < 0) return free(path), NULL;
+    if (mkdir(path, TT_DIR_MODE) != 0 && errno != EEXIST)
+        return tt_fail_errno(err, "cannot create %s", path), free(path), NULL;
+    struct stat st;
+    int trace = private_dir(AT_FDCWD, path, path, &st, err);
+    if (trace < 0) return free(path), NULL;
     for (unsigned n = 0;; n++) {
+        char name[48];
         if (n == 0)
-            snprintf(path, cap, "%s/trace/%ld", experiment, (long)getpid());
+            snprintf(name, sizeof name, "%ld", (long)getpid());
         else
-            snprintf(path, cap, "%s/trace/%ld.%u", experiment, (long)getpid(), n);
-        if (mkdir(path, 0777) == 0) return path;
+            snprintf(name, sizeof name, "%ld.%u", (long)getpid(), n);
+        snprintf(path, cap, "%s/trace/%s", experiment, name);
+        if (mkdirat(trace, name, TT_DIR_MODE) == 0) {
+            int fd = private_dir(trace, name, path, &st, err);
+            close(trace);
+            if (fd < 0) return free(path), NULL;
+            close(fd);
+            s->trace_dev = (uint64_t)st.st_dev;
+            s->trace_ino = (uint64_t)st.st_ino;
+            return path;
+        }
         if (errno != EEXIST) {
             tt_fail_errno(err, "cannot create %s", path);
+            close(trace);
             free(path);
             return NULL;
         }
@@ -157,7 +188,7 @@ int tt_session_start(const tt_session_config *config, tt_registry *registry, tt_
     s->registry = registry;
     atomic_store_explicit(&s->epoch, atomic_fetch_add(&last_epoch, 1) + 1, memory_order_relaxed);
     if (tt_pool_init(&s->pool, config->memory, err) < 0) goto fail_session;
-    if (!(s->trace_dir = make_trace_dir(config->directory, err))) goto fail_pool;
+    if (!(s->trace_dir = make_trace_dir(s, config->directory, err))) goto fail_pool;
     if (config->live && tt_live_create(config->name, config->directory, &s->live, err) < 0) goto fail_live;
     pthread_mutex_init(&s->defs_lock, NULL);
     stream_init(s, &s->defs, TT_FILE_DEFS, tt_pool_try_get(&s->pool), 0);
@@ -341,6 +372,10 @@ int tt_session_stop(tt_session *s, tt_session_stats *stats, tt_error *err)
     stats->chunks = s->writer.chunks;
     stats->waits = s->pool.waits;
     stats->wait_ns = s->pool.wait_ns;
+    stats->stalls = s->writer.stalls;
+    stats->stalled_ns = s->writer.stalled_ns;
+    stats->stall = s->writer.stall;
+    stats->error_errno = rc < 0 ? s->writer.error_errno : 0;
     tt_pool_destroy(&s->pool);
     pthread_mutex_destroy(&s->defs_lock);
     tt_sampler_free(&s->sampler);

@@ -62,11 +62,17 @@ typedef struct tt_session_config {
 typedef struct tt_session_stats {
     uint64_t events, bytes, chunks, waits, wait_ns;
     uint32_t streams;
+    /* Times writing failed for a while and went on (writer.h), how long
+     * it failed in all, and why the first time. */
+    uint64_t stalls, stalled_ns;
+    tt_error stall;
+    int error_errno; /* tt_session_stop failed: the errno of its error, 0 when none */
 } tt_session_stats;
 
 typedef struct tt_session {
-    tt_session_config config; /* strings owned by the caller during start only */
-    char *trace_dir;          /* EXP/trace/<pid> */
+    tt_session_config config;      /* strings owned by the caller during start only */
+    char *trace_dir;               /* EXP/trace/<pid> */
+    uint64_t trace_dev, trace_ino; /* of trace_dir as made: the writer opens no other */
     tt_registry *registry;
     tt_pool pool;
     tt_writer writer;
@@ -149,7 +155,8 @@ void tt_session_attribute(tt_session *s, const char *key, const char *value);
 
 /* Closes every stream at the stop time (open regions are closed there),
  * records the process's end, writes everything, removes the live channel
- * and frees the session. */
+ * and frees the session. -1 with err when writing ended early (writer.h):
+ * stats are filled either way. */
 int tt_session_stop(tt_session *s, tt_session_stats *stats, tt_error *err);
 
 #endif

@@ -94,7 +94,7 @@ typedef struct tt_stream {
 
     /* Owned by the writer thread. */
     int fd;
-    uint64_t file_dev, file_ino; /* the file fd opened (writer.c: held) */
+    uint64_t file_dev, file_ino; /* the file the writer made (writer.c: open_file), 0 until then */
     uint64_t file_end;           /* offset after the last complete chunk */
     uint64_t file_size;          /* bytes in the file, a partial chunk included */
     uint32_t written_seq;        /* seq of the next chunk to put on disk */

@@ -2,6 +2,7 @@
 #include "writer.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "file.h"
 #include "hash.h"
 #include "session.h"
 #include "thread.h"
@@ -27,27 +29,124 @@ static atomic_uint flush_asked, flush_done;
 static atomic_int writer_running;
 static pthread_t writer_thread;
 
-/* Whether s->fd still opens the stream's file. A program that closes every
- * descriptor (closerange) while the writer has one open, and then opens a
- * file of its own, gets the same number: the writer must neither write into
- * that file nor close it. Checked right before each use, which leaves the
- * window between the check and the call. */
-static int held(const tt_stream *s)
+/* Notes why writing failed, with errno's words, and the errno itself,
+ * which says whether to try again (transient). Returns -1. */
+static int problem(tt_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int problem(tt_writer *w, const char *fmt, ...)
 {
-    struct stat st;
-    return fstat(s->fd, &st) == 0 && (uint64_t)st.st_dev == s->file_dev && (uint64_t)st.st_ino == s->file_ino;
+    int cause = errno;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(w->error.message, sizeof w->error.message, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < sizeof w->error.message)
+        snprintf(w->error.message + n, sizeof w->error.message - (size_t)n, ": %s", strerror(cause));
+    w->error_errno = errno = cause;
+    return -1;
 }
 
-static void close_fd(tt_stream *s)
+/* Whether a failure may pass if the same call is made again a little later:
+ * descriptors the program is short of for a moment (a server at its limit),
+ * space that is freed again, an I/O error a network file system recovers
+ * from. Anything else (a file replaced, a permission taken) does not. */
+static int transient(int e)
 {
+    return e == EMFILE || e == ENFILE || e == ENOSPC || e == EDQUOT || e == EIO || e == ENOMEM || e == EAGAIN ||
+           e == EINTR;
+}
+
+/* Whether `fd` is still the file of `dev` and `ino`. A program that closes
+ * every descriptor (closerange) while the writer has one open, and then
+ * opens a file of its own, gets the same number: the writer must neither
+ * write into that file nor close it. Checked right before each use, which
+ * leaves the window between the check and the call. */
+static int same_file(int fd, uint64_t dev, uint64_t ino)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino;
+}
+
+static int held(const tt_stream *s) { return same_file(s->fd, s->file_dev, s->file_ino); }
+
+static int dir_held(const tt_writer *w) { return same_file(w->dirfd, w->session->trace_dev, w->session->trace_ino); }
+
+/* The file's name in trace/<pid>/. */
+static void file_name(const tt_stream *s, char *name, size_t cap)
+{
+    if (s->kind == TT_FILE_DEFS)
+        snprintf(name, cap, "defs.tts");
+    else
+        snprintf(name, cap, "%u.tts", s->index);
+}
+
+/* Takes s out of the files open (its descriptor closed only when still
+ * its own). */
+static void close_fd(tt_writer *w, tt_stream *s)
+{
+    for (unsigned i = 0; i < w->open_count; i++)
+        if (w->open[i] == s) {
+            memmove(&w->open[i], &w->open[i + 1], (w->open_count - i - 1) * sizeof *w->open);
+            w->open_count--;
+            break;
+        }
     if (held(s)) close(s->fd);
     s->fd = -1;
+}
+
+/* Ends a pass's use of the files: the writer holds no descriptor while it
+ * sleeps, so a program that counts or closes its descriptors (closerange,
+ * a daemon's start, a child's list of inherited ones) finds only its own
+ * between passes. */
+static void close_files(tt_writer *w)
+{
+    while (w->open_count) close_fd(w, w->open[0]);
+    if (dir_held(w)) close(w->dirfd);
+    w->dirfd = -1;
 }
 
 /* How often a call on a trace file is made again after the program took
  * its descriptor away: a program closes all its descriptors once in a while,
  * not in a loop. */
 #define RETAKES 3
+
+/* trace/<pid>/ for this pass, as the session made it: never a directory
+ * put in its place, nor one reached through a link. */
+static int open_dir(tt_writer *w)
+{
+    const char *path = w->session->trace_dir;
+    for (int tries = 0; !dir_held(w); tries++) {
+        w->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (w->dirfd < 0) return problem(w, "cannot open %s", path);
+        struct stat st;
+        if (fstat(w->dirfd, &st) == 0 &&
+            ((uint64_t)st.st_dev != w->session->trace_dev || (uint64_t)st.st_ino != w->session->trace_ino)) {
+            close(w->dirfd);
+            w->dirfd = -1;
+            errno = ESTALE;
+            return problem(w, "%s is no longer the directory the measurement made", path);
+        }
+        if (tries == RETAKES) return errno = EBADF, problem(w, "cannot open %s", path);
+    }
+    return 0;
+}
+
+/* Writes all of p at `at`: a short write is followed by one that fails and
+ * says why (ENOSPC, EDQUOT, EFBIG), so errno always names the cause. */
+static int pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t at)
+{
+    while (len) {
+        ssize_t n = pwrite(fd, p, len, (off_t)at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (n == 0) errno = ENOSPC;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+        at += (uint64_t)n;
+    }
+    return 0;
+}
 
 static int retake(tt_writer *w, tt_stream *s, int *tries);
 
@@ -58,44 +157,65 @@ typedef struct snapshot {
     uint32_t used;
 } snapshot;
 
-/* Opens a stream's file for one write, and the write closes it again:
- * tracetop holds no descriptor while the program runs, so a program that
- * counts or closes its descriptors (closerange, a daemon's start, a child's
- * list of inherited ones) finds only its own, and one that closes them all
- * cannot make the writer write into a file of its own that took the number.
- * The first open creates the file and puts its header. */
+/* Has s's file open for this pass (open_dir, then the file relative to it):
+ * one of the TT_WRITER_OPEN_MAX open, the least recently used closed to
+ * make room. The first open creates the file, owner-only, where nothing
+ * lay (O_EXCL: never a file or link put there before), and puts its header;
+ * a later one opens the same file again or fails (O_NOFOLLOW, and its
+ * device and inode are the ones created: s->file_ino, 0 until then). */
 static int open_file(tt_writer *w, tt_stream *s)
 {
-    char path[4096];
-    if (s->kind == TT_FILE_DEFS)
-        snprintf(path, sizeof path, "%s/defs.tts", w->session->trace_dir);
-    else
-        snprintf(path, sizeof path, "%s/%u.tts", w->session->trace_dir, s->index);
-    int created = s->file_size != 0;
+    if (held(s)) {
+        for (unsigned i = 0; i < w->open_count; i++)
+            if (w->open[i] == s) {
+                memmove(&w->open[i], &w->open[i + 1], (w->open_count - i - 1) * sizeof *w->open);
+                w->open[w->open_count - 1] = s;
+                break;
+            }
+        return 0;
+    }
+    close_fd(w, s);
+    if (open_dir(w) < 0) return -1;
+    if (w->open_count == TT_WRITER_OPEN_MAX) close_fd(w, w->open[0]);
+    char name[32];
+    file_name(s, name, sizeof name);
+    int made = s->file_ino != 0; /* inode numbers start at 1 */
     struct stat st;
     for (int tries = 0;; tries++) {
-        s->fd = open(path, O_WRONLY | O_CLOEXEC | (created ? 0 : O_CREAT | O_TRUNC), 0666);
-        if (s->fd < 0) return tt_fail_errno(&w->error, created ? "cannot open %s" : "cannot create %s", path);
-        if (fstat(s->fd, &st) == 0) break;
-        if (errno != EBADF || tries == RETAKES) { /* EBADF: closed by the program at once */
-            tt_fail_errno(&w->error, "cannot open %s", path);
-            if (errno != EBADF) close(s->fd);
+        int flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (made ? 0 : O_CREAT | O_EXCL);
+        s->fd = dir_held(w) ? openat(w->dirfd, name, flags, TT_FILE_MODE) : (errno = EBADF, -1);
+        if (s->fd >= 0 && fstat(s->fd, &st) == 0) break;
+        /* EBADF: the directory's or the file's descriptor closed by the program. */
+        if (errno != EBADF || tries == RETAKES || (s->fd < 0 && open_dir(w) < 0)) {
+            problem(w, made ? "cannot open %s/%s" : "cannot create %s/%s", w->session->trace_dir, name);
+            if (s->fd >= 0 && errno != EBADF) close(s->fd);
             s->fd = -1;
             return -1;
         }
+        s->fd = -1;
+    }
+    if (made && ((uint64_t)st.st_dev != s->file_dev || (uint64_t)st.st_ino != s->file_ino)) {
+        close(s->fd);
+        s->fd = -1;
+        errno = ESTALE;
+        return problem(w, "%s/%s is no longer the file the measurement made", w->session->trace_dir, name);
     }
     s->file_dev = (uint64_t)st.st_dev;
     s->file_ino = (uint64_t)st.st_ino;
-    if (created) return 0;
+    w->open[w->open_count++] = s;
+    if (s->file_size) return 0;
     uint8_t header[TT_FILE_HEADER_SIZE];
     tt_file_header_encode(header, s->kind);
-    ssize_t n;
-    int tries = 0;
-    do n = held(s) ? pwrite(s->fd, header, sizeof header, 0) : (errno = EBADF, -1);
-    while (n < 0 && retake(w, s, &tries));
-    if (n != (ssize_t)sizeof header) {
-        tt_fail_errno(&w->error, "cannot write %s", path);
-        close_fd(s);
+    int rc, tries = 0;
+    do rc = held(s) ? pwrite_all(s->fd, header, sizeof header, 0) : (errno = EBADF, -1);
+    while (rc < 0 && retake(w, s, &tries));
+    if (rc < 0) {
+        problem(w, "cannot write %s/%s", w->session->trace_dir, name);
+        close_fd(w, s);
+        /* Made again at the next try: the file is ours, and holds nothing. */
+        if (dir_held(w)) unlinkat(w->dirfd, name, 0);
+        s->file_dev = s->file_ino = 0;
+        errno = w->error_errno;
         return -1;
     }
     s->file_end = s->file_size = TT_FILE_HEADER_SIZE;
@@ -109,21 +229,28 @@ static int open_file(tt_writer *w, tt_stream *s)
 static int retake(tt_writer *w, tt_stream *s, int *tries)
 {
     if (errno != EBADF || ++*tries > RETAKES) return 0;
-    s->fd = -1;
+    close_fd(w, s);
     return open_file(w, s) == 0;
+}
+
+/* Writes a at a_at, then b at b_at, in s's file while it is still its own
+ * (held; EBADF when not). */
+static int put_two(const tt_stream *s, const uint8_t *a, size_t a_len, uint64_t a_at, const uint8_t *b, size_t b_len,
+                   uint64_t b_at)
+{
+    if (!held(s)) return errno = EBADF, -1;
+    return pwrite_all(s->fd, a, a_len, a_at) < 0 ? -1 : pwrite_all(s->fd, b, b_len, b_at);
 }
 
 static int write_at(tt_writer *w, tt_stream *s, const uint8_t *header, const uint8_t *payload, uint32_t len)
 {
-    struct iovec iov[2] = {{(void *)header, TT_CHUNK_HEADER_SIZE}, {(void *)payload, len}};
-    ssize_t want = (ssize_t)(TT_CHUNK_HEADER_SIZE + len);
-    ssize_t n;
-    int tries = 0;
-    do n = held(s) ? pwritev(s->fd, iov, 2, (off_t)s->file_end) : (errno = EBADF, -1);
-    while (n < 0 && retake(w, s, &tries));
-    if (n != want) {
-        if (n >= 0) errno = ENOSPC;
-        return tt_fail_errno(&w->error, "cannot write the trace of stream %u", s->index);
+    int rc, tries = 0;
+    do rc = put_two(s, header, TT_CHUNK_HEADER_SIZE, s->file_end, payload, len, s->file_end + TT_CHUNK_HEADER_SIZE);
+    while (rc < 0 && retake(w, s, &tries));
+    if (rc < 0) {
+        char name[32];
+        file_name(s, name, sizeof name);
+        return problem(w, "cannot write %s/%s", w->session->trace_dir, name);
     }
     return 0;
 }
@@ -133,7 +260,12 @@ static int truncate_at_end(tt_writer *w, tt_stream *s)
     int rc, tries = 0;
     do rc = held(s) ? ftruncate(s->fd, (off_t)s->file_end) : (errno = EBADF, -1);
     while (rc < 0 && retake(w, s, &tries));
-    return rc;
+    if (rc < 0) {
+        char name[32];
+        file_name(s, name, sizeof name);
+        return problem(w, "cannot truncate %s/%s", w->session->trace_dir, name);
+    }
+    return 0;
 }
 
 /* The hash of a full chunk's first `used` bytes: what its partial copies
@@ -213,9 +345,11 @@ static void *compressor(tt_writer *w, const tt_chunk *c)
 }
 
 /* A full chunk as it goes on disk: its header in w->scratch, the payload
- * (compressed after the header there, or the chunk's own data) in *payload;
- * the payload's size. */
-static uint32_t encode_chunk(tt_writer *w, tt_chunk *c, const uint8_t **payload)
+ * (compressed after the header there, or the chunk's own data) in *payload,
+ * what compressing events saved in *saved; the payload's size. Made again
+ * for a chunk that could not be written the first time: what it notes of
+ * the stream (account, payload_hash) is the same the second time. */
+static uint32_t encode_chunk(tt_writer *w, tt_chunk *c, const uint8_t **payload, uint32_t *saved)
 {
     uint32_t used = atomic_load_explicit(&c->used, memory_order_acquire);
     struct tt_chunk_header h = {.seq = c->seq, .base_ticks = c->base_ticks, .raw_size = used, .flags = c->flags};
@@ -223,7 +357,7 @@ static uint32_t encode_chunk(tt_writer *w, tt_chunk *c, const uint8_t **payload)
     account(w, c);
     void *zctx = compressor(w, c);
     size_t n = zctx ? tt_compress(zctx, stored, w->scratch_cap - TT_CHUNK_HEADER_SIZE, c->data, used) : 0;
-    if (n && zctx == w->events_zctx) w->saved += used - n;
+    *saved = n && zctx == w->events_zctx ? used - (uint32_t)n : 0;
     if (n) {
         h.codec = TT_CODEC_ZSTD;
         h.stored_size = (uint32_t)n;
@@ -244,12 +378,18 @@ static int append_chunk(tt_writer *w, tt_chunk *c, const uint8_t *payload, uint3
 {
     tt_stream *s = c->stream;
     if (write_at(w, s, w->scratch, payload, stored_size) < 0) return -1;
-    s->file_end += TT_CHUNK_HEADER_SIZE + stored_size;
+    uint64_t end = s->file_end + TT_CHUNK_HEADER_SIZE + stored_size;
     /* A longer partial copy of this chunk may lie beyond: cut it off so a
      * reader after a crash never mistakes it for data. */
-    if (s->file_size > s->file_end && truncate_at_end(w, s) < 0)
-        return tt_fail_errno(&w->error, "cannot truncate the trace of stream %u", s->index);
-    s->file_size = s->file_end;
+    if (s->file_size > end) {
+        uint64_t was = s->file_end;
+        s->file_end = end;
+        if (truncate_at_end(w, s) < 0) {
+            s->file_end = was;
+            return -1;
+        }
+    }
+    s->file_end = s->file_size = end;
     s->written_seq = c->seq + 1;
     s->partial_used = 0;
     w->bytes += TT_CHUNK_HEADER_SIZE + stored_size;
@@ -261,13 +401,12 @@ static int append_chunk(tt_writer *w, tt_chunk *c, const uint8_t *payload, uint3
 
 static int write_chunk(tt_writer *w, tt_chunk *c)
 {
-    /* Compressed first: the file is open for the writes alone. */
     const uint8_t *payload;
-    uint32_t stored_size = encode_chunk(w, c, &payload);
-    if (open_file(w, c->stream) < 0) return -1;
-    int rc = append_chunk(w, c, payload, stored_size);
-    close_fd(c->stream);
-    return rc;
+    uint32_t saved;
+    uint32_t stored_size = encode_chunk(w, c, &payload, &saved);
+    if (open_file(w, c->stream) < 0 || append_chunk(w, c, payload, stored_size) < 0) return -1;
+    w->saved += saved;
+    return 0;
 }
 
 /* Puts the filled part of a chunk still being filled after the end of its
@@ -277,7 +416,10 @@ static int write_chunk(tt_writer *w, tt_chunk *c)
 static int put_partial(tt_writer *w, const snapshot *snap)
 {
     tt_stream *s = snap->stream;
-    if (!s->partial_hash && !(s->partial_hash = XXH3_createState())) return tt_fail(&w->error, "out of memory");
+    if (!s->partial_hash && !(s->partial_hash = XXH3_createState())) {
+        errno = ENOMEM;
+        return problem(w, "cannot hash the trace of stream %u", s->index);
+    }
     if (s->partial_used == 0) XXH3_64bits_reset(s->partial_hash);
     const uint8_t *added = snap->chunk->data + s->partial_used;
     uint32_t added_len = snap->used - s->partial_used;
@@ -293,17 +435,17 @@ static int put_partial(tt_writer *w, const snapshot *snap)
     /* The new bytes first, then the header that covers them: a crash in
      * between leaves the previous header, which still matches its bytes. */
     uint64_t data_at = s->file_end + TT_CHUNK_HEADER_SIZE + s->partial_used;
-    ssize_t data, head;
-    int tries = 0;
-    do data = held(s) ? pwrite(s->fd, added, added_len, (off_t)data_at) : (errno = EBADF, -1);
-    while (data < 0 && retake(w, s, &tries));
-    do
-        head = data != (ssize_t)added_len ? -1
-               : held(s)                  ? pwrite(s->fd, header, sizeof header, (off_t)s->file_end)
-                                          : (errno = EBADF, -1);
-    while (data == (ssize_t)added_len && head < 0 && retake(w, s, &tries));
-    if (data != (ssize_t)added_len || head != (ssize_t)sizeof header)
-        return tt_fail_errno(&w->error, "cannot write the trace of stream %u", s->index);
+    int rc, tries = 0;
+    do rc = put_two(s, added, added_len, data_at, header, sizeof header, s->file_end);
+    while (rc < 0 && retake(w, s, &tries));
+    if (rc < 0) {
+        /* The hash now covers bytes not on disk: the next try puts the
+         * whole chunk so far, hashed anew. */
+        s->partial_used = 0;
+        char name[32];
+        file_name(s, name, sizeof name);
+        return problem(w, "cannot write %s/%s", w->session->trace_dir, name);
+    }
     if (data_at + added_len > s->file_size) s->file_size = data_at + added_len;
     s->partial_used = snap->used;
     return 0;
@@ -313,23 +455,71 @@ static int write_partial(tt_writer *w, const snapshot *snap)
 {
     tt_stream *s = snap->stream;
     if (snap->chunk->seq != s->written_seq || snap->used <= s->partial_used) return 0;
-    if (open_file(w, s) < 0) return -1;
-    int rc = put_partial(w, snap);
-    close_fd(s);
-    return rc;
+    return open_file(w, s) < 0 ? -1 : put_partial(w, snap);
 }
 
-static void fail(tt_writer *w)
+/* Returns every pending chunk to the pool unwritten. */
+static void drop_pending(tt_writer *w)
 {
-    /* From the first error on, chunks are only recycled: the program goes
-     * on, and the trace ends at its last complete chunk. */
+    while (w->pending_head) {
+        tt_chunk *c = w->pending_head;
+        w->pending_head = c->next;
+        tt_pool_put(&w->session->pool, c);
+    }
+    w->pending_tail = NULL;
+}
+
+/* Stops writing for good: from here on chunks are only recycled, the
+ * program goes on, and the trace ends at its last complete chunk;
+ * w->error says why. */
+static void give_up(tt_writer *w)
+{
     w->failed = 1;
+    w->stuck_since_ns = 0;
+    drop_pending(w);
 }
 
-static void put_chunk(tt_writer *w, tt_chunk *c)
+/* After a write failed, with w->error and w->error_errno saying why: the
+ * pass ends there, what it had still to write stays pending, and it is
+ * tried again after a back-off (from TT_WRITER_PERIOD_MS, doubled up to
+ * TT_WRITER_BACKOFF_MAX_MS) while the cause may pass; meanwhile the program
+ * goes on into its memory budget, and waits when that is used up, as for a
+ * slow disk. Gives up when the cause is not transient, or has lasted
+ * TT_WRITER_GIVE_UP_MS (TT_WRITER_STOP_GIVE_UP_MS once the program has
+ * ended: its exit waits for it). */
+static void stuck(tt_writer *w, uint64_t now, int stopping)
 {
-    if (!w->failed && write_chunk(w, c) < 0) fail(w);
-    tt_pool_put(&w->session->pool, c);
+    uint64_t limit_ms = stopping ? TT_WRITER_STOP_GIVE_UP_MS : TT_WRITER_GIVE_UP_MS;
+    if (!w->stuck_since_ns) {
+        w->stuck_since_ns = now;
+        w->backoff_ns = TT_WRITER_PERIOD_MS * 1000000u;
+        if (!w->stalls++) w->stall = w->error;
+    } else if (w->backoff_ns < TT_WRITER_BACKOFF_MAX_MS * 1000000u) {
+        w->backoff_ns *= 2;
+    }
+    w->retry_at_ns = now + w->backoff_ns;
+    if (!transient(w->error_errno) || now - w->stuck_since_ns >= limit_ms * 1000000u) give_up(w);
+}
+
+/* Writes the pending chunks of the definitions (defs) or of the events
+ * (!defs), in order, each returned to the pool once on disk; -1 at the
+ * first that cannot be: it and those after it stay pending. */
+static int write_pending(tt_writer *w, int defs)
+{
+    tt_chunk **link = &w->pending_head, *prev = NULL;
+    while (*link) {
+        tt_chunk *c = *link;
+        if ((c->stream == &w->session->defs) != defs) {
+            prev = c;
+            link = &c->next;
+            continue;
+        }
+        if (write_chunk(w, c) < 0) return -1;
+        *link = c->next;
+        if (w->pending_tail == c) w->pending_tail = prev;
+        tt_pool_put(&w->session->pool, c);
+    }
+    return 0;
 }
 
 /* Hands what this pass puts on disk to the live channel too, definitions
@@ -372,10 +562,12 @@ static void take_snapshot(tt_stream *s, snapshot *snap)
     snap->used = snap->chunk ? atomic_load_explicit(&snap->chunk->used, memory_order_acquire) : 0;
 }
 
-static void close_file(tt_writer *w, tt_stream *s);
+static void finish_file(tt_writer *w, tt_stream *s);
 
 /* Frees the streams whose threads ended (session.h) once every chunk they
- * took is on disk: none of them is queued or in a snapshot any more. */
+ * took is on disk: none of them is pending, queued or in a snapshot any
+ * more. Called in a pass whose writes all succeeded, before it closes its
+ * files. */
 static void free_ended(tt_writer *w)
 {
     if (!tt_session_trylock_streams()) return;
@@ -388,15 +580,16 @@ static void free_ended(tt_writer *w)
         *at = s->next;
         w->session->freed_events += s->events;
         w->session->freed++;
-        close_file(w, s);
-        close_fd(s);
+        finish_file(w, s);
+        close_fd(w, s);
         free(s);
     }
     tt_session_unlock_streams();
 }
 
-/* One pass: everything queued, then what the streams hold. */
-static void pass(tt_writer *w, tt_chunk *queued, snapshot **snaps, size_t *snap_cap)
+/* One pass: everything pending, then what the streams hold; `queued` (what
+ * was submitted since the last pass) joins the pending chunks. */
+static void pass(tt_writer *w, tt_chunk *queued, snapshot **snaps, size_t *snap_cap, uint64_t now, int stopping)
 {
     tt_session *session = w->session;
     size_t n = 0;
@@ -415,27 +608,37 @@ static void pass(tt_writer *w, tt_chunk *queued, snapshot **snaps, size_t *snap_
         }
         tt_session_unlock_streams();
     }
-    /* ... then write the definitions, which by now include every id those
-     * events use, ... */
-    for (tt_chunk *c = queued; c; c = c->next)
-        if (c->stream == &session->defs && !w->failed && write_chunk(w, c) < 0) fail(w);
     snapshot defs;
     take_snapshot(&session->defs, &defs);
     w->defs_pending = defs.used / DEFS_SHRINK;
-    if (defs.chunk && !w->failed && write_partial(w, &defs) < 0) fail(w);
     if (session->live) publish_live(w, queued, &defs, *snaps, n);
-    /* ... then the events. */
-    while (queued) {
-        tt_chunk *c = queued;
-        queued = c->next;
-        if (c->stream == &session->defs)
-            tt_pool_put(&session->pool, c);
+    if (queued) {
+        if (w->pending_tail)
+            w->pending_tail->next = queued;
         else
-            put_chunk(w, c);
+            w->pending_head = queued;
+        while (queued->next) queued = queued->next;
+        w->pending_tail = queued;
     }
-    for (size_t i = 0; i < n; i++)
-        if (!w->failed && write_partial(w, &(*snaps)[i]) < 0) fail(w);
-    free_ended(w);
+    if (w->failed) {
+        drop_pending(w);
+        return;
+    }
+    if (w->stuck_since_ns && now < w->retry_at_ns) return;
+    /* ... then write the definitions, which by now include every id those
+     * events use, then the events; the first failure ends the pass. */
+    int rc = write_pending(w, 1);
+    if (rc == 0 && defs.chunk) rc = write_partial(w, &defs);
+    if (rc == 0) rc = write_pending(w, 0);
+    for (size_t i = 0; rc == 0 && i < n; i++) rc = write_partial(w, &(*snaps)[i]);
+    if (rc == 0) free_ended(w);
+    close_files(w);
+    if (rc < 0) {
+        stuck(w, now, stopping);
+    } else if (w->stuck_since_ns) {
+        w->stalled_ns += now - w->stuck_since_ns;
+        w->stuck_since_ns = 0;
+    }
 }
 
 /* How long the writer may sleep: until the next sample or pass is due,
@@ -446,6 +649,14 @@ static uint64_t sleep_ns(const tt_writer *w, uint64_t due_ns)
 {
     const uint64_t poll_ns = TT_WRITER_LIVE_POLL_MS * 1000000u;
     return w->session->live && due_ns > poll_ns ? poll_ns : due_ns;
+}
+
+static void sleep_until(uint64_t when_ns)
+{
+    uint64_t now = tt_monotonic_ns();
+    if (when_ns <= now) return;
+    struct timespec t = {(time_t)((when_ns - now) / 1000000000u), (long)((when_ns - now) % 1000000000u)};
+    nanosleep(&t, NULL);
 }
 
 static void *writer_main(void *arg)
@@ -485,15 +696,17 @@ static void *writer_main(void *arg)
         next_pass = now + TT_WRITER_PERIOD_MS * 1000000u;
         wait_ns = sleep_ns(w, to_sample < TT_WRITER_PERIOD_MS * 1000000u ? to_sample : TT_WRITER_PERIOD_MS * 1000000u);
 
-        pass(w, queued, &snaps, &snap_cap);
+        pass(w, queued, &snaps, &snap_cap, now, stopping);
         atomic_store(&flush_done, asked);
         if (stopping) {
             /* tt_session_stop submitted the last chunks before asking us to
-             * stop; one more look catches a late thread exit. */
+             * stop; one more look catches a late thread exit. Chunks still
+             * pending wait for their next try (stuck). */
             pthread_mutex_lock(&w->lock);
             int done = !w->queue_head;
             pthread_mutex_unlock(&w->lock);
-            if (done) break;
+            if (done && !w->pending_head) break;
+            if (done) sleep_until(w->retry_at_ns);
             continue;
         }
         if (pausing) break;
@@ -554,6 +767,7 @@ void tt_writer_flush_on_crash(void)
 int tt_writer_start(tt_writer *w, struct tt_session *session, tt_error *err)
 {
     memset(w, 0, sizeof *w);
+    w->dirfd = -1;
     w->session = session;
     w->scratch_cap = TT_CHUNK_HEADER_SIZE + tt_compress_bound(TT_CHUNK_PAYLOAD_SIZE);
     w->scratch = malloc(w->scratch_cap);
@@ -612,18 +826,14 @@ void tt_writer_submit(tt_writer *w, tt_chunk *c)
     pthread_mutex_unlock(&w->lock);
 }
 
-static void close_file(tt_writer *w, tt_stream *s)
+/* Cuts off a stream's partial chunk after its last full one, whose full
+ * form never came (its thread's last chunk is always submitted full). */
+static void finish_file(tt_writer *w, tt_stream *s)
 {
     XXH3_freeState(s->partial_hash);
     s->partial_hash = NULL;
     if (w->failed || s->file_size <= s->file_end) return;
-    if (open_file(w, s) < 0) {
-        fail(w);
-        return;
-    }
-    if (truncate_at_end(w, s) < 0)
-        tt_fail_errno(&w->error, "cannot truncate the trace of stream %u", s->index), fail(w);
-    close_fd(s);
+    if (open_file(w, s) < 0 || truncate_at_end(w, s) < 0) give_up(w);
 }
 
 int tt_writer_stop(tt_writer *w, tt_error *err)
@@ -637,8 +847,9 @@ int tt_writer_stop(tt_writer *w, tt_error *err)
     else
         writer_main(w); /* paused, and its thread could not start again */
 
-    close_file(w, &w->session->defs);
-    for (tt_stream *s = w->session->streams; s; s = s->next) close_file(w, s);
+    finish_file(w, &w->session->defs);
+    for (tt_stream *s = w->session->streams; s; s = s->next) finish_file(w, s);
+    close_files(w);
     tt_compress_ctx_free(w->zctx);
     tt_compress_ctx_free(w->defs_zctx);
     tt_compress_ctx_free(w->events_zctx);

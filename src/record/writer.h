@@ -16,8 +16,19 @@
  * Between passes it samples the measured threads (sampler.h), every
  * TT_SAMPLE_PERIOD_MS.
  *
- * A write error (a full disk) stops the writing, not the program: chunks are
- * then returned unwritten and the error is reported at the end.
+ * Files are opened relative to the trace directory the session made, never
+ * through a link, and created where nothing lay (writer.c: open_file); a
+ * pass keeps the files it writes open, TT_WRITER_OPEN_MAX at most, and
+ * closes them all at its end, so that between passes tracetop holds no
+ * descriptor of the program's.
+ *
+ * A write error stops the writing, never the program. One that may pass (no
+ * descriptor free, a full disk, an I/O error: writer.c's transient) is tried
+ * again with a back-off while chunks wait in the memory budget (the program
+ * waits once that is used up, as for a slow disk); one that lasts
+ * TT_WRITER_GIVE_UP_MS, or any other, ends the writing: chunks are then
+ * returned unwritten, the trace ends at its last complete chunk, and the
+ * error is reported at the end, with the pauses writing made (stalls).
  *
  * A pass can be asked for and waited on (tt_writer_flush): at a session's
  * start, so that its definitions and file headers are on disk before the
@@ -38,6 +49,10 @@
  * crash may have left a lock the writer needs held. */
 #define TT_WRITER_CRASH_WAIT_MS 2000
 #define TT_WRITER_LIVE_POLL_MS 5 /* with --live: how often a reader's on/off request is looked for */
+#define TT_WRITER_OPEN_MAX 16    /* trace files open at once during a pass */
+#define TT_WRITER_BACKOFF_MAX_MS 1000
+#define TT_WRITER_GIVE_UP_MS 10000
+#define TT_WRITER_STOP_GIVE_UP_MS 1000
 
 struct tt_session;
 
@@ -64,8 +79,17 @@ typedef struct tt_writer {
     uint64_t last_sync_ns;
 
     uint64_t bytes, chunks;
-    tt_error error; /* set once when writing failed */
-    int failed;
+    tt_error error;                             /* why the last write failed */
+    int error_errno;                            /* its errno */
+    int failed;                                 /* writing has ended for good (error says why) */
+    int dirfd;                                  /* the trace directory, open during a pass, else -1 */
+    struct tt_stream *open[TT_WRITER_OPEN_MAX]; /* whose files are open, least recently used first */
+    unsigned open_count;
+    tt_chunk *pending_head, *pending_tail; /* full chunks taken from the queue, not yet on disk */
+    uint64_t stuck_since_ns;               /* when writing began to fail; 0 while it works */
+    uint64_t retry_at_ns, backoff_ns;
+    uint64_t stalls, stalled_ns; /* times writing failed and went on later, and for how long */
+    tt_error stall;              /* why it failed the first of those times */
 } tt_writer;
 
 int tt_writer_start(tt_writer *w, struct tt_session *session, tt_error *err);

@@ -91,7 +91,19 @@ def test_start_with_options(tmp_path):
     completed = python(PROGRAMS / "session_options.py", "exp", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     said = json.loads(completed.stdout)
-    assert said["stats"] == ["bytes", "chunks", "events", "streams", "wait_ns", "waits"]
+    assert said["stats"] == [
+        "bytes",
+        "chunks",
+        "events",
+        "lost",
+        "lost_errno",
+        "stall",
+        "stalled_ns",
+        "stalls",
+        "streams",
+        "wait_ns",
+        "waits",
+    ]
     assert said["again"] is True
     assert "already" in said["second"]
     config = (tmp_path / "exp" / "config.txt").read_text().splitlines()

@@ -74,7 +74,7 @@ def test_output_that_cannot_be_made(tmp_path):
 
 
 def test_output_that_is_not_empty(tmp_path):
-    (tmp_path / "exp").mkdir()
+    (tmp_path / "exp").mkdir(mode=0o700)
     (tmp_path / "exp" / "keep.txt").write_text("mine")
     completed = tracetop("--output", "exp", "-c", "print('ran')", cwd=tmp_path)
     assert "exists and is not empty" in assert_one_error_line(completed)
@@ -82,7 +82,7 @@ def test_output_that_is_not_empty(tmp_path):
 
 
 def test_output_that_is_empty_is_used(tmp_path):
-    (tmp_path / "exp").mkdir()
+    (tmp_path / "exp").mkdir(mode=0o700)
     assert tracetop("--output", "exp", "-c", "print('ran')", cwd=tmp_path).stdout == "ran\n"
     assert (tmp_path / "exp" / "MANIFEST.md").exists()
 

@@ -1,6 +1,6 @@
-"""The program's file descriptors are its own: tracetop holds none while the program runs (the writer opens a
-trace file for each write, and closes it after), so a program that lists its descriptors sees what it sees
-plain (a descriptor open at every one of several listings; the writer's, open for the moment of one write,
+"""The program's file descriptors are its own: tracetop holds none between the writer's passes (a pass opens
+the trace files it writes, and closes them at its end), so a program that lists its descriptors sees what it
+sees plain (a descriptor open at every one of several listings; the writer's, open for the moment of one pass,
 is not held), and one that closes them all and opens files of its own gets its files, not tracetop's writes
 (CPython's test_subprocess.test_pass_fds_redirected: a child lists the descriptors it inherited)."""
 

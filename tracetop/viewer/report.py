@@ -173,6 +173,10 @@ def _page(data):
 
 def write(experiment, index, output):
     text = render(experiment, index)
-    with open(output, "w", encoding="utf-8") as file:
+    try:
+        fd = _reader.open_output(output)
+    except OSError as problem:
+        raise _reader.TraceError(f"cannot write {output}: {problem.strerror}") from None
+    with open(fd, "w", encoding="utf-8") as file:
         file.write(text)
     return len(text.encode())

@@ -2,7 +2,7 @@
 
     descriptors.py list        prints the descriptors open, asked of each number: those
                                open at each of five listings, 50 ms apart (tracetop's writer has a trace
-                               file open for the moment of a write, which a listing may catch; it holds none)
+                               file open for the moment of a pass, which a listing may catch; it holds none)
     descriptors.py closerange  closes every descriptor past stderr, as a daemon does, then writes a file of
                                its own for a while and prints whether it holds what was written
 """
