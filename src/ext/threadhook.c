@@ -15,7 +15,7 @@
 #include "profilehook.h"
 #include "threadwatch.h"
 
-static PyObject *thread_hook;          /* _thread_hook, given to threading */
+PyObject *tt_thread_hook;
 static PyObject *saved_threading_hook; /* what threading had before _thread_hook, while that is there */
 
 /* What threading.setprofile / settrace do, for threads started from now
@@ -34,7 +34,7 @@ int tt_threadhook_on(void)
     if (saved_threading_hook) return 0;
     PyObject *threading = tt_imported_threading();
     if (!threading) return 0; /* tt_hooks_threading_imported comes back */
-    saved_threading_hook = set_threading_hook(threading, thread_hook);
+    saved_threading_hook = set_threading_hook(threading, tt_thread_hook);
     Py_DECREF(threading);
     return saved_threading_hook ? 0 : -1;
 }
@@ -59,17 +59,18 @@ void tt_hooks_threading_imported(void)
         tt_threadhook_on();
 }
 
-/* _thread_hook(frame, event, arg): threading's bootstrap calls it as the
- * new thread's first profile (or trace) event; it puts the C hook in its
- * place and hands it that first event. */
+/* _thread_hook(frame, event, arg): where sys.setprofile (settrace) is not
+ * ownprofile.c's wrapper (the program replaced it), threading's bootstrap
+ * makes it the new thread's profile (trace) function, and it is called
+ * with the thread's first event: it puts the C hook in its place, set as
+ * tt_slot_set does (no audit event on 3.11), and hands it that event. */
 static PyObject *thread_hook_impl(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     if (nargs != 3 || !PyFrame_Check(args[0]) || !PyUnicode_Check(args[1])) Py_RETURN_NONE;
-    Py_tracefunc hook = tt_measurement.hook;
-    Py_tracefunc func = tt_measurement.session ? hook : NULL;
-    tt_profile_hook_set(func, 0);
-    if (!func) Py_RETURN_NONE;
+    Py_tracefunc hook = tt_measurement.session ? tt_measurement.hook : NULL;
+    if (tt_slot_set(PyThreadState_Get(), tt_measurement.hook_kind == TT_HOOK_TRACE, hook, NULL) < 0) return NULL;
+    if (!hook) Py_RETURN_NONE;
     static const char *const events[] = {"call", "exception", "line", "return", "c_call", "c_exception", "c_return"};
     static const int whats[] = {PyTrace_CALL,   PyTrace_EXCEPTION,   PyTrace_LINE,    PyTrace_RETURN,
                                 PyTrace_C_CALL, PyTrace_C_EXCEPTION, PyTrace_C_RETURN};
@@ -86,7 +87,7 @@ static PyMethodDef thread_hook_def = {"_thread_hook", (PyCFunction)(void (*)(voi
 
 int tt_threadhook_init(PyObject *module)
 {
-    thread_hook = PyCFunction_NewEx(&thread_hook_def, module, NULL);
-    if (!thread_hook || tt_module_add(module, "_thread_hook", thread_hook) < 0) return -1;
+    tt_thread_hook = PyCFunction_NewEx(&thread_hook_def, module, NULL);
+    if (!tt_thread_hook || tt_module_add(module, "_thread_hook", tt_thread_hook) < 0) return -1;
     return 0;
 }
