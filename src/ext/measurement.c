@@ -64,6 +64,7 @@ static int install_hooks(void)
         return 0;
     case TT_HOOK_PROFILE:
     case TT_HOOK_TRACE:
+        tt_own_profile_watch();
         if (tt_own_profile_wrap() < 0) return -1;
         if (tt_threadhook_on() < 0) {
             tt_own_profile_unwrap();

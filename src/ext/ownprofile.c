@@ -29,6 +29,15 @@
  * before. Trace functions get no C events; nor does anything wait for
  * sys._setprofileallthreads (3.12+): the new function gets that call's
  * C_RETURN without tracetop too.
+ *
+ * Another tool's C function set with PyEval_SetProfile (SetTrace) replaces
+ * tracetop's hook without a wrapper: cProfile before 3.12, coverage's
+ * tracer. The setter's audit event tells (audit, below): the C call running
+ * then ends unseen, so it is closed at once, and on the main thread, which
+ * runs the interpreter's pending calls, a pending call right after that C
+ * call puts tracetop's hook back in front of the tool's function, which the
+ * hook then calls as the program's (`foreign`), or in place of none. Other
+ * threads stay unrecorded from there while the tool's function is set.
  */
 #include "ownprofile.h"
 
@@ -36,12 +45,25 @@
 #include "measurement.h"
 #include "profilehook.h"
 #include "threadhook.h"
+#include "threadstream.h"
 
 __thread PyObject *tt_pending_setter __attribute__((tls_model("initial-exec")));
 static __thread PyObject *pending_arg;
 
 static const char *const wrapped[] = {"setprofile", "settrace"}; /* indexed by trace */
 #define WRAPPED (sizeof wrapped / sizeof *wrapped)
+
+/* Another tool's C function behind tracetop's hook in the slot of
+ * foreign_thread, the main thread (audit). */
+static Py_tracefunc foreign;
+static PyThreadState *foreign_thread;
+
+/* Set while tracetop itself, or a function the hook calls, sets a slot: its
+ * audit event is no other tool's. */
+static __thread int own_setting;
+
+void tt_own_setting_begin(void) { own_setting++; }
+void tt_own_setting_end(void) { own_setting--; }
 
 static PyMethodDef wrapper_defs[WRAPPED];
 /* sys's own functions, kept for good: a wrapper the program holds on to
@@ -50,7 +72,10 @@ static PyObject *originals[WRAPPED];
 /* CPython's trampolines, as the real setters put them in the slots. */
 static Py_tracefunc trampolines[WRAPPED];
 
-Py_tracefunc tt_own_trampoline(int trace) { return trampolines[trace]; }
+Py_tracefunc tt_own_function(PyThreadState *t, int trace)
+{
+    return foreign && t == foreign_thread ? foreign : trampolines[trace];
+}
 
 /* Whether tracetop's hook holds this slot kind (on some thread). */
 static int hook_holds(int trace)
@@ -65,13 +90,20 @@ static int set_own(int trace, PyObject *arg)
 {
     PyThreadState *t = PyThreadState_Get();
     if (arg == Py_None) {
-        if (PySys_Audit(trace ? "sys.settrace" : "sys.setprofile", NULL) < 0) return -1;
+        own_setting++;
+        int refused = PySys_Audit(trace ? "sys.settrace" : "sys.setprofile", NULL) < 0;
+        own_setting--;
+        if (refused) return -1;
+        if (t == foreign_thread) foreign = NULL;
         tt_slot_clear_object(t, trace);
         return 0;
     }
+    own_setting++;
     PyObject *r = PyObject_CallOneArg(originals[trace], arg);
+    own_setting--;
     if (!r) return -1;
     Py_DECREF(r);
+    if (t == foreign_thread) foreign = NULL;
     Py_tracefunc now = tt_slot_func(t, trace);
     if (now && !tt_profile_hook_is_ours(now)) {
         trampolines[trace] = now;
@@ -144,9 +176,12 @@ int tt_own_forward(Py_tracefunc hook, PyObject *obj, PyFrameObject *frame, int w
     if (hook(NULL, frame, what, arg) < 0) return -1;
     PyThreadState *t = PyThreadState_Get();
     PyObject *own = tt_slot_object(t, trace);
-    if (!own || !trampolines[trace]) return 0;
+    Py_tracefunc function = tt_own_function(t, trace);
+    if (!own || !function) return 0;
     Py_INCREF(own);
-    int rc = trampolines[trace](own, frame, what, arg);
+    own_setting++;
+    int rc = function(own, frame, what, arg);
+    own_setting--;
     Py_DECREF(own);
     /* The trampoline took its function away with an exception, and so the
      * hook: the hook goes back, as the only function of the slot. */
@@ -157,6 +192,45 @@ int tt_own_forward(Py_tracefunc hook, PyObject *obj, PyFrameObject *frame, int w
         PyErr_Restore(type, value, tb);
     }
     return rc;
+}
+
+/* On the main thread, right after the C call whose setter took tracetop's
+ * hook away (audit): the hook back in the slot, in front of what the setter
+ * put there. */
+static int regain(void *displaced)
+{
+    int trace = tt_measurement.hook_kind == TT_HOOK_TRACE;
+    PyThreadState *t = PyThreadState_Get();
+    if (t != displaced || !hook_holds(trace)) return 0;
+    Py_tracefunc now = tt_slot_func(t, trace);
+    if (tt_profile_hook_is_ours(now)) return 0;
+    foreign = now && now != trampolines[trace] ? now : NULL;
+    foreign_thread = t;
+    if (tt_profile_hook_install_here() < 0) PyErr_Clear(); /* refused by an audit hook (3.12+): unmeasured */
+    return 0;
+}
+
+/* An audit hook of tracetop's, in C: a setter about to replace tracetop's
+ * hook in the calling thread's slot, for another tool. */
+static int audit(const char *event, PyObject *args, void *unused)
+{
+    (void)args, (void)unused;
+    int trace = strcmp(event, "sys.settrace") == 0;
+    if ((!trace && strcmp(event, "sys.setprofile") != 0) || own_setting || !hook_holds(trace)) return 0;
+    PyThreadState *t = PyThreadState_Get();
+    if (!tt_profile_hook_is_ours(tt_slot_func(t, trace)) || !tt_measurement.session) return 0;
+    /* The hook will not see the C_RETURN of the C call that sets. */
+    tt_stream *s = !trace && tt_measurement.record_c_calls ? tt_thread_stream() : NULL;
+    if (s) tt_stream_leave(s, tt_clock_now());
+    if (Py_AddPendingCall(regain, t) < 0) PyErr_Clear();
+    return 0;
+}
+
+void tt_own_profile_watch(void)
+{
+    static int added;
+    if (!added && PySys_AddAuditHook(audit, NULL) < 0) PyErr_Clear(); /* refused: other tools' setters unseen */
+    added = 1;
 }
 
 int tt_own_profile_wrap(void)

@@ -14,15 +14,26 @@
 extern __thread PyObject *tt_pending_setter __attribute__((tls_model("initial-exec")));
 int tt_own_profile_apply(void);
 
+/* Around tracetop's own setting of a slot. */
+void tt_own_setting_begin(void);
+void tt_own_setting_end(void);
+
 /* sys.setprofile and sys.settrace stood in for while the hook is in place;
  * unwrap puts them back. */
 int tt_own_profile_wrap(void);
 void tt_own_profile_unwrap(void);
 
-/* CPython's trampoline of the profile slot (trace 0) or the trace slot
- * (trace 1), which calls a function set by sys.setprofile (settrace); NULL
- * until the program has set one while tracetop's hook held the slot. */
-Py_tracefunc tt_own_trampoline(int trace);
+/* The function tracetop's hook calls, in thread t's profile slot (trace 0)
+ * or trace slot (trace 1), with the slot's object: CPython's trampoline,
+ * which calls a function set by sys.setprofile (settrace), or another
+ * tool's C function. NULL until the program has set one while tracetop's
+ * hook held the slot. */
+Py_tracefunc tt_own_function(PyThreadState *t, int trace);
+
+/* Once per process, with the hook's first start: tracetop's audit hook,
+ * which sees other tools' C functions take the hook's slot (none where an
+ * audit hook of the program refuses it). */
+void tt_own_profile_watch(void);
 
 /* A profile (trace) event where the program's function is in the slot of
  * tracetop's hook `hook` (obj, the slot's object): hook records it, then

@@ -232,7 +232,7 @@ static int install_on(PyThreadState *t)
     Py_tracefunc now = tt_slot_func(t, trace), hook = tt_measurement.hook;
     if (now == hook) return 0;
     if (!now) return tt_slot_set(t, trace, hook, NULL);
-    if (tt_profile_hook_is_ours(now) || now == tt_own_trampoline(trace)) tt_slot_swap(t, trace, hook);
+    if (tt_profile_hook_is_ours(now) || now == tt_own_function(t, trace)) tt_slot_swap(t, trace, hook);
     return 0;
 }
 
@@ -268,11 +268,13 @@ static int remove_from(PyThreadState *t, PyThreadState *self)
     int trace = trace_slot();
     if (!tt_profile_hook_is_ours(tt_slot_func(t, trace))) return 0;
     if (tt_slot_object(t, trace)) {
-        tt_slot_swap(t, trace, tt_own_trampoline(trace));
+        tt_slot_swap(t, trace, tt_own_function(t, trace));
         return 0;
     }
     if (!TT_PYTHON_SETS_ANY_SLOT && trace && t != self) return 1;
+    tt_own_setting_begin();
     if (tt_slot_set(t, trace, NULL, NULL) < 0) PyErr_Clear();
+    tt_own_setting_end();
     return 0;
 }
 
@@ -286,6 +288,8 @@ void tt_profile_hook_remove(void)
         others += tt_slot_func(t, trace_slot()) != NULL;
     }
     /* 3.13's trace slot, where no thread holds a function but tracetop's. */
+    tt_own_setting_begin();
     if (left && others == left) tt_set_trace_every_thread(NULL);
+    tt_own_setting_end();
     PyErr_Clear();
 }

@@ -16,37 +16,97 @@
 #include "threadwatch.h"
 
 PyObject *tt_thread_hook;
-static PyObject *saved_threading_hook; /* what threading had before _thread_hook, while that is there */
 
-/* What threading.setprofile / settrace do, for threads started from now
- * on, without a call the hook would see; returns the previous hook (new
- * reference), or NULL on error. */
-static PyObject *set_threading_hook(PyObject *threading, PyObject *fn)
+/* threading's names for the hook's slot (trace 0: the profile slot, 1: the
+ * trace slot): the global its bootstrap reads, its setter and its getter. */
+static const char *const names[2][3] = {{"_profile_hook", "setprofile", "getprofile"},
+                                        {"_trace_hook", "settrace", "gettrace"}};
+static PyObject *threading_module; /* while tracetop's hook is in threading */
+static int slot;                   /* its slot, then */
+static PyMethodDef stand_in_defs[2];
+static PyObject *replaced[2]; /* threading's setter and getter, while stood in for */
+
+/* threading.setprofile (settrace) while tracetop's hook is in threading:
+ * None puts tt_thread_hook back, so that the threads started from then on
+ * are measured still; a function of the program's goes there, and
+ * ownprofile.c's sys.setprofile puts tracetop's hook in front of it. */
+static PyObject *stand_in_set(PyObject *self, PyObject *func)
 {
-    const char *attr = tt_measurement.hook_kind == TT_HOOK_PROFILE ? "_profile_hook" : "_trace_hook";
-    PyObject *previous = PyObject_GetAttrString(threading, attr);
-    if (previous && PyObject_SetAttrString(threading, attr, fn) < 0) Py_CLEAR(previous);
-    return previous;
+    (void)self;
+    if (PyObject_SetAttrString(threading_module, names[slot][0], func == Py_None ? tt_thread_hook : func) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* threading.getprofile (gettrace): what the program set, None for tracetop's. */
+static PyObject *stand_in_get(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    PyObject *hook = PyObject_GetAttrString(threading_module, names[slot][0]);
+    if (hook == tt_thread_hook) Py_SETREF(hook, Py_NewRef(Py_None));
+    return hook;
+}
+
+static const PyCFunction stand_ins[2] = {stand_in_set, stand_in_get};
+static const int stand_in_flags[2] = {METH_O, METH_NOARGS};
+
+/* Puts back what tt_threadhook_on replaced, where it is still in place. */
+static void put_back(void)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    for (int i = 0; i < 2; i++) {
+        if (!replaced[i]) continue;
+        PyObject *now = PyObject_GetAttrString(threading_module, names[slot][i + 1]);
+        if (now && PyCFunction_Check(now) && ((PyCFunctionObject *)now)->m_ml == &stand_in_defs[i])
+            PyObject_SetAttrString(threading_module, names[slot][i + 1], replaced[i]);
+        Py_XDECREF(now);
+        Py_CLEAR(replaced[i]);
+    }
+    PyObject *hook = PyObject_GetAttrString(threading_module, names[slot][0]);
+    if (hook == tt_thread_hook) PyObject_SetAttrString(threading_module, names[slot][0], Py_None);
+    Py_XDECREF(hook);
+    Py_CLEAR(threading_module);
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
 }
 
 int tt_threadhook_on(void)
 {
-    if (saved_threading_hook) return 0;
-    PyObject *threading = tt_imported_threading();
-    if (!threading) return 0; /* tt_hooks_threading_imported comes back */
-    saved_threading_hook = set_threading_hook(threading, tt_thread_hook);
-    Py_DECREF(threading);
-    return saved_threading_hook ? 0 : -1;
+    if (threading_module) return 0;
+    threading_module = tt_imported_threading();
+    if (!threading_module) return 0; /* tt_hooks_threading_imported comes back */
+    slot = tt_measurement.hook_kind == TT_HOOK_TRACE;
+    PyObject *module = PyUnicode_FromString("threading");
+    for (int i = 0; module && i < 2; i++) {
+        PyObject *real = PyObject_GetAttrString(threading_module, names[slot][i + 1]);
+        PyObject *fn = NULL;
+        if (real) {
+            stand_in_defs[i] = (PyMethodDef){names[slot][i + 1], stand_ins[i], stand_in_flags[i], NULL};
+            fn = PyCFunction_NewEx(&stand_in_defs[i], NULL, module);
+        }
+        if (!fn || PyObject_SetAttrString(threading_module, names[slot][i + 1], fn) < 0) {
+            Py_XDECREF(fn);
+            Py_XDECREF(real);
+            Py_DECREF(module);
+            put_back();
+            return -1;
+        }
+        Py_DECREF(fn);
+        replaced[i] = real;
+    }
+    Py_XDECREF(module);
+    /* The program's function, set before, stays: the threads get the hook in front of it. */
+    PyObject *hook = PyObject_GetAttrString(threading_module, names[slot][0]);
+    int rc = !hook ? -1 : hook == Py_None ? PyObject_SetAttrString(threading_module, names[slot][0], tt_thread_hook) : 0;
+    Py_XDECREF(hook);
+    if (rc < 0) put_back();
+    return rc;
 }
 
 void tt_threadhook_off(void)
 {
-    if (!saved_threading_hook) return;
-    PyObject *threading = tt_imported_threading();
-    if (threading) Py_XDECREF(set_threading_hook(threading, saved_threading_hook));
-    Py_XDECREF(threading);
-    Py_CLEAR(saved_threading_hook);
-    PyErr_Clear();
+    if (threading_module) put_back();
 }
 
 void tt_hooks_threading_imported(void)

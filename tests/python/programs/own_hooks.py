@@ -64,11 +64,19 @@ def profile_function_fails():
 
 
 def in_threads():
-    threading.setprofile(profiler)
-    threads = [threading.Thread(target=work, args=(4,), name=f"worker{i}") for i in range(3)]
-    for t in threads:
+    def start(name):
+        t = threading.Thread(target=work, args=(4,), name=name)
         t.start()
         t.join()
+
+    print("threading.getprofile before:", threading.getprofile())
+    threading.setprofile(profiler)
+    print("threading.getprofile is the program's:", threading.getprofile() is profiler)
+    start("worker0")
+    threading.setprofile(None)
+    print("threading.getprofile after:", threading.getprofile())
+    start("worker1")
+    start("worker2")
 
 
 for case in (profiled, traced, profile_function_fails, in_threads):
