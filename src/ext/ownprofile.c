@@ -119,8 +119,8 @@ static PyObject *own_setter(int trace, PyObject *arg)
         if (trace || !tt_hook_sees_c_return()) return PyObject_CallOneArg(real, arg);
     } else {
         PyThreadState *t = PyThreadState_Get();
-        int sees_c_return = !trace && tt_hook_sees_c_return();
-        if (!tt_profile_hook_is_ours(tt_slot_func(t, trace))) {
+        int reached = tt_profile_hook_is_ours(tt_slot_func(t, trace));
+        if (!reached) {
             /* A thread the hook has not reached: threading starting it (with
              * tt_thread_hook, or the program's threading.setprofile function),
              * or one whose slot another tool took, which keeps it. */
@@ -128,6 +128,11 @@ static PyObject *own_setter(int trace, PyObject *arg)
             if (tt_profile_hook_install_here() < 0) return NULL;
         }
         if (arg == tt_thread_hook) Py_RETURN_NONE;
+        /* Before 3.12 a C call's end goes to the profile function in place
+         * as it began; from 3.12 on to the one in place as it ends, once
+         * sys.monitoring reports the calls, as a profile function on any
+         * thread makes it do. */
+        int sees_c_return = !trace && (reached || TT_PYTHON_HAS_MONITORING);
         if (!sees_c_return) return set_own(trace, arg) < 0 ? NULL : Py_NewRef(Py_None);
     }
     if (!tt_pending_setter) tt_fast_pending_setter(1);

@@ -38,9 +38,12 @@ def test_own_functions_and_tracetop_both_record(tmp_path, instrumenter, filter_t
     assert program_stderr(traced.stderr) == ""
     assert traced.stdout.splitlines() == plain.stdout.splitlines()
     assert_complete(tmp_path / "exp")
-    # One call more than the program counts: the one whose "call" event the failing function raised at,
-    # entered and left before its first line.
-    assert enters(tmp_path / "exp")["__main__:work"] == calls + 1
+    # The call whose "call" event the program's function failed at ran no line of its body. The profile and
+    # trace hooks have recorded it before they call that function; sys.monitoring calls the program's
+    # function (a legacy profile function, tool 6) before tracetop's callbacks (tool 3 or 4), and leaves
+    # them out when it fails.
+    monitoring = instrumenter == "monitoring" or (instrumenter == "profile" and not filter_text and sys.version_info >= (3, 12))
+    assert enters(tmp_path / "exp")["__main__:work"] == calls + (not monitoring)
     for worker in ("worker0", "worker1", "worker2"):
         assert enters(tmp_path / "exp", worker)["__main__:work"] == 9
 
