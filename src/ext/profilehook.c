@@ -238,7 +238,9 @@ static int install_on(PyThreadState *t)
 
 int tt_profile_hook_install_here(void) { return install_on(PyThreadState_Get()); }
 
-void tt_profile_hook_install(int every_thread)
+/* Every thread's slot, or the calling thread's alone, as tracetop's own
+ * setting: its audit events (3.12+) are no other tool's (ownprofile.c). */
+static void install_everywhere(int every_thread)
 {
     PyThreadState *self = PyThreadState_Get();
     if (!every_thread) {
@@ -260,6 +262,13 @@ void tt_profile_hook_install(int every_thread)
     if (bare && !held) tt_set_trace_every_thread(tt_measurement.hook);
 }
 
+void tt_profile_hook_install(int every_thread)
+{
+    tt_own_setting_begin();
+    install_everywhere(every_thread);
+    tt_own_setting_end();
+}
+
 /* Takes tracetop's hook out of t's slot: the program's own function back
  * to CPython's trampoline, none else. Returns 1 where that is not possible
  * here (TT_PYTHON_SETS_ANY_SLOT): the hook stays, recording nothing. */
@@ -272,9 +281,7 @@ static int remove_from(PyThreadState *t, PyThreadState *self)
         return 0;
     }
     if (!TT_PYTHON_SETS_ANY_SLOT && trace && t != self) return 1;
-    tt_own_setting_begin();
     if (tt_slot_set(t, trace, NULL, NULL) < 0) PyErr_Clear();
-    tt_own_setting_end();
     return 0;
 }
 
@@ -283,12 +290,12 @@ void tt_profile_hook_remove(void)
     PyThreadState *self = PyThreadState_Get();
     PyInterpreterState *interp = PyThreadState_GetInterpreter(self);
     int left = 0, others = 0;
+    tt_own_setting_begin();
     for (PyThreadState *t = PyInterpreterState_ThreadHead(interp); t; t = PyThreadState_Next(t)) {
         left += remove_from(t, self);
         others += tt_slot_func(t, trace_slot()) != NULL;
     }
     /* 3.13's trace slot, where no thread holds a function but tracetop's. */
-    tt_own_setting_begin();
     if (left && others == left) tt_set_trace_every_thread(NULL);
     tt_own_setting_end();
     PyErr_Clear();

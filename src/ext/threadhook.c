@@ -98,7 +98,9 @@ int tt_threadhook_on(void)
     Py_XDECREF(module);
     /* The program's function, set before, stays: the threads get the hook in front of it. */
     PyObject *hook = PyObject_GetAttrString(threading_module, names[slot][0]);
-    int rc = !hook ? -1 : hook == Py_None ? PyObject_SetAttrString(threading_module, names[slot][0], tt_thread_hook) : 0;
+    int rc = !hook             ? -1
+             : hook == Py_None ? PyObject_SetAttrString(threading_module, names[slot][0], tt_thread_hook)
+                               : 0;
     Py_XDECREF(hook);
     if (rc < 0) put_back();
     return rc;

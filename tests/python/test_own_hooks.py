@@ -42,7 +42,9 @@ def test_own_functions_and_tracetop_both_record(tmp_path, instrumenter, filter_t
     # trace hooks have recorded it before they call that function; sys.monitoring calls the program's
     # function (a legacy profile function, tool 6) before tracetop's callbacks (tool 3 or 4), and leaves
     # them out when it fails.
-    monitoring = instrumenter == "monitoring" or (instrumenter == "profile" and not filter_text and sys.version_info >= (3, 12))
+    monitoring = instrumenter == "monitoring" or (
+        instrumenter == "profile" and not filter_text and sys.version_info >= (3, 12)
+    )
     assert enters(tmp_path / "exp")["__main__:work"] == calls + (not monitoring)
     for worker in ("worker0", "worker1", "worker2"):
         assert enters(tmp_path / "exp", worker)["__main__:work"] == 9
