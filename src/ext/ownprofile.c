@@ -62,6 +62,11 @@ static PyThreadState *foreign_thread;
  * audit event is no other tool's. */
 static __thread int own_setting;
 
+/* Set from the audit event that took the calling thread's slot from
+ * tracetop's hook to its return there: one setter may raise several
+ * (sys._setprofileallthreads, one per thread). */
+static __thread int displaced;
+
 void tt_own_setting_begin(void) { own_setting++; }
 void tt_own_setting_end(void) { own_setting--; }
 
@@ -126,6 +131,7 @@ static PyObject *own_setter(int trace, PyObject *arg)
              * or one whose slot another tool took, which keeps it. */
             if (tt_slot_func(t, trace)) return PyObject_CallOneArg(real, arg);
             if (tt_profile_hook_install_here() < 0) return NULL;
+            displaced = 0;
         }
         if (arg == tt_thread_hook) Py_RETURN_NONE;
         /* Before 3.12 a C call's end goes to the profile function in place
@@ -202,11 +208,13 @@ int tt_own_forward(Py_tracefunc hook, PyObject *obj, PyFrameObject *frame, int w
 /* On the main thread, right after the C call whose setter took tracetop's
  * hook away (audit): the hook back in the slot, in front of what the setter
  * put there. */
-static int regain(void *displaced)
+static int regain(void *thread)
 {
     int trace = tt_measurement.hook_kind == TT_HOOK_TRACE;
     PyThreadState *t = PyThreadState_Get();
-    if (t != displaced || !hook_holds(trace)) return 0;
+    if (t != thread) return 0;
+    displaced = 0;
+    if (!hook_holds(trace)) return 0;
     Py_tracefunc now = tt_slot_func(t, trace);
     if (tt_profile_hook_is_ours(now)) return 0;
     foreign = now && now != trampolines[trace] ? now : NULL;
@@ -223,7 +231,8 @@ static int audit(const char *event, PyObject *args, void *unused)
     int trace = strcmp(event, "sys.settrace") == 0;
     if ((!trace && strcmp(event, "sys.setprofile") != 0) || own_setting || !hook_holds(trace)) return 0;
     PyThreadState *t = PyThreadState_Get();
-    if (!tt_profile_hook_is_ours(tt_slot_func(t, trace)) || !tt_measurement.session) return 0;
+    if (!tt_profile_hook_is_ours(tt_slot_func(t, trace)) || !tt_measurement.session || displaced) return 0;
+    displaced = 1;
     /* The hook will not see the C_RETURN of the C call that sets. */
     tt_stream *s = !trace && tt_measurement.record_c_calls ? tt_thread_stream() : NULL;
     if (s) tt_stream_leave(s, tt_clock_now());
