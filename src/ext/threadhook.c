@@ -23,32 +23,59 @@ static const char *const names[2][3] = {{"_profile_hook", "setprofile", "getprof
                                         {"_trace_hook", "settrace", "gettrace"}};
 static PyObject *threading_module; /* while tracetop's hook is in threading */
 static int slot;                   /* its slot, then */
-static PyMethodDef stand_in_defs[2];
-static PyObject *replaced[2]; /* threading's setter and getter, while stood in for */
+static PyObject *replaced[2];      /* threading's setter and getter, while stood in for */
 
-/* threading.setprofile (settrace) while tracetop's hook is in threading:
- * None puts tt_thread_hook back, so that the threads started from then on
- * are measured still; a function of the program's goes there, and
- * ownprofile.c's sys.setprofile puts tracetop's hook in front of it. */
-static PyObject *stand_in_set(PyObject *self, PyObject *func)
+/* threading.setprofile and getprofile (settrace and gettrace) while
+ * tracetop's hook is in threading, Python functions in threading's globals
+ * as threading's own are, so that a profile function of the program sees
+ * their calls as it sees those: None puts tt_thread_hook back, so that the
+ * threads started from then on are measured still; a function of the
+ * program's goes there, and ownprofile.c's sys.setprofile puts tracetop's
+ * hook in front of it; the getter answers what the program set. Compiled
+ * once, made functions of threading, `hook` tt_thread_hook, when it is in.
+ * The outer function never runs. */
+static const char stand_ins_source[] = "def stand_ins(hook):\n"
+                                       "    def setprofile(func):\n"
+                                       "        global _profile_hook\n"
+                                       "        _profile_hook = hook if func is None else func\n"
+                                       "    def getprofile():\n"
+                                       "        return None if _profile_hook is hook else _profile_hook\n"
+                                       "    def settrace(func):\n"
+                                       "        global _trace_hook\n"
+                                       "        _trace_hook = hook if func is None else func\n"
+                                       "    def gettrace():\n"
+                                       "        return None if _trace_hook is hook else _trace_hook\n";
+static PyObject *stand_in_code[2][2]; /* [slot][setter, getter] */
+
+/* The code object named `name` among code's constants, borrowed, or NULL. */
+static PyObject *inner_code(PyObject *code, const char *name)
 {
-    (void)self;
-    if (PyObject_SetAttrString(threading_module, names[slot][0], func == Py_None ? tt_thread_hook : func) < 0)
-        return NULL;
-    Py_RETURN_NONE;
+    PyObject *consts = PyObject_GetAttrString(code, "co_consts"), *found = NULL;
+    for (Py_ssize_t i = 0; consts && i < PyTuple_GET_SIZE(consts); i++) {
+        PyObject *c = PyTuple_GET_ITEM(consts, i);
+        if (PyCode_Check(c) && PyUnicode_CompareWithASCIIString(((PyCodeObject *)c)->co_name, name) == 0) found = c;
+    }
+    Py_XDECREF(consts);
+    return found;
 }
 
-/* threading.getprofile (gettrace): what the program set, None for tracetop's. */
-static PyObject *stand_in_get(PyObject *self, PyObject *unused)
+/* A stand-in as a function of threading, its docstring threading's own. */
+static PyObject *stand_in(int i, PyObject *real)
 {
-    (void)self, (void)unused;
-    PyObject *hook = PyObject_GetAttrString(threading_module, names[slot][0]);
-    if (hook == tt_thread_hook) Py_SETREF(hook, Py_NewRef(Py_None));
-    return hook;
+    PyObject *code = stand_in_code[slot][i];
+    PyObject *fn = PyFunction_NewWithQualName(code, PyModule_GetDict(threading_module),
+                                              ((PyCodeObject *)code)->co_name);
+    PyObject *cell = PyCell_New(tt_thread_hook);
+    PyObject *closure = cell ? PyTuple_Pack(1, cell) : NULL;
+    PyObject *doc = PyObject_GetAttrString(real, "__doc__");
+    if (!fn || !closure || !doc || PyFunction_SetClosure(fn, closure) < 0 ||
+        PyObject_SetAttrString(fn, "__doc__", doc) < 0)
+        Py_CLEAR(fn);
+    Py_XDECREF(cell);
+    Py_XDECREF(closure);
+    Py_XDECREF(doc);
+    return fn;
 }
-
-static const PyCFunction stand_ins[2] = {stand_in_set, stand_in_get};
-static const int stand_in_flags[2] = {METH_O, METH_NOARGS};
 
 /* Puts back what tt_threadhook_on replaced, where it is still in place. */
 static void put_back(void)
@@ -58,7 +85,7 @@ static void put_back(void)
     for (int i = 0; i < 2; i++) {
         if (!replaced[i]) continue;
         PyObject *now = PyObject_GetAttrString(threading_module, names[slot][i + 1]);
-        if (now && PyCFunction_Check(now) && ((PyCFunctionObject *)now)->m_ml == &stand_in_defs[i])
+        if (now && PyFunction_Check(now) && PyFunction_GET_CODE(now) == stand_in_code[slot][i])
             PyObject_SetAttrString(threading_module, names[slot][i + 1], replaced[i]);
         Py_XDECREF(now);
         Py_CLEAR(replaced[i]);
@@ -77,25 +104,18 @@ int tt_threadhook_on(void)
     threading_module = tt_imported_threading();
     if (!threading_module) return 0; /* tt_hooks_threading_imported comes back */
     slot = tt_measurement.hook_kind == TT_HOOK_TRACE;
-    PyObject *module = PyUnicode_FromString("threading");
-    for (int i = 0; module && i < 2; i++) {
+    for (int i = 0; i < 2; i++) {
         PyObject *real = PyObject_GetAttrString(threading_module, names[slot][i + 1]);
-        PyObject *fn = NULL;
-        if (real) {
-            stand_in_defs[i] = (PyMethodDef){names[slot][i + 1], stand_ins[i], stand_in_flags[i], NULL};
-            fn = PyCFunction_NewEx(&stand_in_defs[i], NULL, module);
-        }
+        PyObject *fn = real ? stand_in(i, real) : NULL;
         if (!fn || PyObject_SetAttrString(threading_module, names[slot][i + 1], fn) < 0) {
             Py_XDECREF(fn);
             Py_XDECREF(real);
-            Py_DECREF(module);
             put_back();
             return -1;
         }
         Py_DECREF(fn);
         replaced[i] = real;
     }
-    Py_XDECREF(module);
     /* The program's function, set before, stays: the threads get the hook in front of it. */
     PyObject *hook = PyObject_GetAttrString(threading_module, names[slot][0]);
     int rc = !hook             ? -1
@@ -151,5 +171,14 @@ int tt_threadhook_init(PyObject *module)
 {
     tt_thread_hook = PyCFunction_NewEx(&thread_hook_def, module, NULL);
     if (!tt_thread_hook || tt_module_add(module, "_thread_hook", tt_thread_hook) < 0) return -1;
+    PyObject *code = Py_CompileString(stand_ins_source, "<tracetop>", Py_file_input);
+    PyObject *outer = code ? inner_code(code, "stand_ins") : NULL;
+    for (int trace = 0; outer && trace < 2; trace++)
+        for (int i = 0; i < 2; i++) stand_in_code[trace][i] = Py_XNewRef(inner_code(outer, names[trace][i + 1]));
+    Py_XDECREF(code);
+    if (!stand_in_code[1][1]) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "tracetop: threading's stand-ins did not compile");
+        return -1;
+    }
     return 0;
 }
