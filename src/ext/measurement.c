@@ -64,12 +64,13 @@ static int install_hooks(void)
         return 0;
     case TT_HOOK_PROFILE:
     case TT_HOOK_TRACE:
-        if (tt_measurement.hook_kind == TT_HOOK_PROFILE && tt_own_profile_wrap() < 0) return -1;
+        tt_own_profile_watch();
+        if (tt_own_profile_wrap() < 0) return -1;
         if (tt_threadhook_on() < 0) {
             tt_own_profile_unwrap();
             return -1;
         }
-        tt_profile_hook_set(tt_measurement.hook, tt_measurement.other_threads);
+        tt_profile_hook_install(tt_measurement.other_threads);
         return 0;
     }
     return 0;
@@ -87,7 +88,7 @@ static void remove_hooks(void)
     case TT_HOOK_PROFILE:
     case TT_HOOK_TRACE:
         tt_own_profile_unwrap();
-        tt_profile_hook_set(NULL, 1);
+        tt_profile_hook_remove();
         tt_threadhook_off();
         return;
     }

@@ -29,7 +29,7 @@ static int __attribute__((noinline, noclone)) hook_general(void *unused, PyFrame
 {
     (void)unused;
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return -1;
-    if (tt_unlikely(!tt_measurement.session)) return 0;
+    if (tt_unlikely(!tt_measurement.session || !tt_measurement.hook_installed)) return 0;
     tt_stream *s = tt_thread_stream();
     if (tt_unlikely(!s)) return 0;
     uint32_t region;
@@ -171,27 +171,29 @@ static inline __attribute__((always_inline)) int hook_event(PyFrameObject *frame
     return hook_general(NULL, frame, what, arg);
 }
 
+/* obj is the program's own profile (trace) function when it set one, which
+ * the hook calls after recording (ownprofile.c); NULL else: one test. */
 static int hook_c(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
-    (void)obj; /* none: tracetop sets none */
+    if (tt_unlikely(obj != NULL)) return tt_own_forward(hook_c, obj, frame, what, arg);
     return hook_event(frame, what, arg, 1, 0);
 }
 
 static int hook_c_filtered(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
-    (void)obj;
+    if (tt_unlikely(obj != NULL)) return tt_own_forward(hook_c_filtered, obj, frame, what, arg);
     return hook_event(frame, what, arg, 1, 1);
 }
 
 static int hook_python(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
-    (void)obj;
+    if (tt_unlikely(obj != NULL)) return tt_own_forward(hook_python, obj, frame, what, arg);
     return hook_event(frame, what, arg, 0, 0);
 }
 
 static int hook_python_filtered(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
-    (void)obj;
+    if (tt_unlikely(obj != NULL)) return tt_own_forward(hook_python_filtered, obj, frame, what, arg);
     return hook_event(frame, what, arg, 0, 1);
 }
 
@@ -211,18 +213,90 @@ int tt_hook_sees_c_return(void)
     return m->hook_kind == TT_HOOK_PROFILE && PyThreadState_Get()->c_profilefunc == m->hook;
 }
 
-void tt_profile_hook_set(Py_tracefunc func, int every_thread)
+int tt_profile_hook_is_ours(Py_tracefunc func)
 {
-    int trace = tt_measurement.hook_kind == TT_HOOK_TRACE;
-    if (every_thread) {
-        if (trace)
-            tt_set_trace_all_threads(func);
-        else
-            tt_set_profile_all_threads(func);
-        PyErr_Clear(); /* an audit hook refusing it leaves that thread unmeasured */
-    } else if (trace) {
-        PyEval_SetTrace(func, NULL);
-    } else {
-        PyEval_SetProfile(func, NULL);
+    return func == hook_c || func == hook_c_filtered || func == hook_python || func == hook_python_filtered;
+}
+
+/* The slot of tt_measurement.hook_kind: the trace slot, or the profile one. */
+static int trace_slot(void) { return tt_measurement.hook_kind == TT_HOOK_TRACE; }
+
+/* Puts the session's hook in t's slot: in place of none, of an earlier
+ * session's, or of the program's own function set by sys.setprofile
+ * (settrace), which the hook then calls (ownprofile.c). Another tool's C
+ * function (cProfile's before 3.12) is left in place: the thread is not
+ * recorded while it is there. 0, or -1 with an exception. */
+static int install_on(PyThreadState *t)
+{
+    int trace = trace_slot();
+    Py_tracefunc now = tt_slot_func(t, trace), hook = tt_measurement.hook;
+    if (now == hook) return 0;
+    if (!now) return tt_slot_set(t, trace, hook, NULL);
+    if (tt_profile_hook_is_ours(now) || now == tt_own_function(t, trace)) tt_slot_swap(t, trace, hook);
+    return 0;
+}
+
+int tt_profile_hook_install_here(void) { return install_on(PyThreadState_Get()); }
+
+/* Every thread's slot, or the calling thread's alone, as tracetop's own
+ * setting: its audit events (3.12+) are no other tool's (ownprofile.c). */
+static void install_everywhere(int every_thread)
+{
+    PyThreadState *self = PyThreadState_Get();
+    if (!every_thread) {
+        if (install_on(self) < 0) PyErr_Clear(); /* an audit hook refused it (3.12+): unmeasured */
+        return;
     }
+    PyInterpreterState *interp = PyThreadState_GetInterpreter(self);
+    int trace = trace_slot(), bare = 0, held = 0;
+    for (PyThreadState *t = PyInterpreterState_ThreadHead(interp); t; t = PyThreadState_Next(t)) {
+        if (TT_PYTHON_SETS_ANY_SLOT || !trace || t == self || tt_slot_func(t, trace)) {
+            held += t != self && tt_slot_func(t, trace);
+            if (install_on(t) < 0) PyErr_Clear();
+        } else {
+            bare++;
+        }
+    }
+    /* 3.13's trace slot, which only the calling thread's setter or that of
+     * every thread reaches: the latter where it replaces nothing. */
+    if (bare && !held) tt_set_trace_every_thread(tt_measurement.hook);
+}
+
+void tt_profile_hook_install(int every_thread)
+{
+    tt_own_setting_begin();
+    install_everywhere(every_thread);
+    tt_own_setting_end();
+}
+
+/* Takes tracetop's hook out of t's slot: the program's own function back
+ * to CPython's trampoline, none else. Returns 1 where that is not possible
+ * here (TT_PYTHON_SETS_ANY_SLOT): the hook stays, recording nothing. */
+static int remove_from(PyThreadState *t, PyThreadState *self)
+{
+    int trace = trace_slot();
+    if (!tt_profile_hook_is_ours(tt_slot_func(t, trace))) return 0;
+    if (tt_slot_object(t, trace)) {
+        tt_slot_swap(t, trace, tt_own_function(t, trace));
+        return 0;
+    }
+    if (!TT_PYTHON_SETS_ANY_SLOT && trace && t != self) return 1;
+    if (tt_slot_set(t, trace, NULL, NULL) < 0) PyErr_Clear();
+    return 0;
+}
+
+void tt_profile_hook_remove(void)
+{
+    PyThreadState *self = PyThreadState_Get();
+    PyInterpreterState *interp = PyThreadState_GetInterpreter(self);
+    int left = 0, others = 0;
+    tt_own_setting_begin();
+    for (PyThreadState *t = PyInterpreterState_ThreadHead(interp); t; t = PyThreadState_Next(t)) {
+        left += remove_from(t, self);
+        others += tt_slot_func(t, trace_slot()) != NULL;
+    }
+    /* 3.13's trace slot, where no thread holds a function but tracetop's. */
+    if (left && others == left) tt_set_trace_every_thread(NULL);
+    tt_own_setting_end();
+    PyErr_Clear();
 }

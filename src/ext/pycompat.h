@@ -108,28 +108,90 @@ static inline int tt_code_set_extra(PyObject *code, Py_ssize_t index, void *extr
 
 /* ---- the profile and trace hooks ---- */
 
-/* Sets func (or NULL) as the profile function, or the trace function, of
- * every thread of the calling thread's interpreter. An audit hook may
- * refuse it for a thread, leaving an exception set. */
-static inline void tt_set_profile_all_threads(Py_tracefunc func)
+#if PY_VERSION_HEX >= 0x030D0000
+/* Exported by libpython 3.13, declared in an internal header. */
+PyAPI_FUNC(int) _PyEval_SetProfile(PyThreadState *tstate, Py_tracefunc func, PyObject *arg);
+#endif
+
+/* A thread's profile slot (trace 0: c_profilefunc and c_profileobj) or
+ * trace slot (trace 1: c_tracefunc and c_traceobj). The object is what
+ * sys.getprofile (sys.gettrace) returns, borrowed. */
+static inline Py_tracefunc tt_slot_func(PyThreadState *t, int trace)
 {
-#if PY_VERSION_HEX >= 0x030C0000
-    PyEval_SetProfileAllThreads(func, NULL);
+    return trace ? t->c_tracefunc : t->c_profilefunc;
+}
+
+static inline PyObject *tt_slot_object(PyThreadState *t, int trace) { return trace ? t->c_traceobj : t->c_profileobj; }
+
+/* Replaces the function of a slot that holds one by another, its object
+ * kept: what the interpreter counts (threads with a profile function,
+ * 3.12 on) stays true, so no audit event, no bookkeeping. */
+static inline void tt_slot_swap(PyThreadState *t, int trace, Py_tracefunc func)
+{
+    assert(func && tt_slot_func(t, trace));
+    if (trace)
+        t->c_tracefunc = func;
+    else
+        t->c_profilefunc = func;
+}
+
+/* Clears the object of a slot whose function stays (tracetop's, which
+ * takes a NULL object as none). */
+static inline void tt_slot_clear_object(PyThreadState *t, int trace)
+{
+    if (trace)
+        Py_CLEAR(t->c_traceobj);
+    else
+        Py_CLEAR(t->c_profileobj);
+}
+
+/* Whether tt_slot_set reaches threads other than the calling one. */
+#define TT_PYTHON_SETS_ANY_SLOT (PY_VERSION_HEX < 0x030D0000)
+
+/* Sets func (NULL: none) and obj in a slot of t, a thread of the calling
+ * thread's interpreter: 0, or -1 with an exception. 3.11 guards its
+ * setters with a flag of the whole process, raised across the audit event
+ * they raise: a second thread setting meanwhile (an audit hook of Python
+ * code lets the GIL go) fails with RuntimeError. So tracetop writes the
+ * fields itself there, as _PyEval_SetProfile does less the audit; from
+ * 3.12 on the setter keeps counts of its own and has no such flag. On 3.13
+ * only the calling thread's trace slot can be set (_PyEval_SetTrace is not
+ * exported): TT_PYTHON_SETS_ANY_SLOT. */
+static inline int tt_slot_set(PyThreadState *t, int trace, Py_tracefunc func, PyObject *obj)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    Py_tracefunc *funcp = trace ? &t->c_tracefunc : &t->c_profilefunc;
+    PyObject **objp = trace ? &t->c_traceobj : &t->c_profileobj;
+    PyObject *old = *objp;
+    /* Cleared first, tracing off, so that the old object's finalizer runs untraced. */
+    *funcp = NULL;
+    *objp = NULL;
+    t->cframe->use_tracing = !t->tracing && (t->c_tracefunc || t->c_profilefunc) ? 255 : 0;
+    Py_XINCREF(obj);
+    Py_XDECREF(old);
+    *objp = obj;
+    *funcp = func;
+    t->cframe->use_tracing = !t->tracing && (t->c_tracefunc || t->c_profilefunc) ? 255 : 0;
+    return 0;
+#elif PY_VERSION_HEX < 0x030D0000
+    return trace ? _PyEval_SetTrace(t, func, obj) : _PyEval_SetProfile(t, func, obj);
 #else
-    PyInterpreterState *interp = PyThreadState_GetInterpreter(PyThreadState_Get());
-    for (PyThreadState *t = PyInterpreterState_ThreadHead(interp); t; t = PyThreadState_Next(t))
-        _PyEval_SetProfile(t, func, NULL);
+    if (!trace) return _PyEval_SetProfile(t, func, obj);
+    assert(t == PyThreadState_Get());
+    PyEval_SetTrace(func, obj); /* an audit hook's refusal goes to sys.unraisablehook */
+    return 0;
 #endif
 }
 
-static inline void tt_set_trace_all_threads(Py_tracefunc func)
+/* Sets func (NULL: none) as the trace function of every thread: where
+ * tt_slot_set cannot reach each (!TT_PYTHON_SETS_ANY_SLOT). */
+static inline void tt_set_trace_every_thread(Py_tracefunc func)
 {
 #if PY_VERSION_HEX >= 0x030C0000
     PyEval_SetTraceAllThreads(func, NULL);
 #else
-    PyInterpreterState *interp = PyThreadState_GetInterpreter(PyThreadState_Get());
-    for (PyThreadState *t = PyInterpreterState_ThreadHead(interp); t; t = PyThreadState_Next(t))
-        _PyEval_SetTrace(t, func, NULL);
+    (void)func;
+    assert(!"tt_slot_set reaches every thread");
 #endif
 }
 

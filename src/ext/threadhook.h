@@ -9,6 +9,10 @@
 
 #pragma GCC visibility push(hidden)
 
+/* _thread_hook, which threading's bootstrap hands sys.setprofile (settrace):
+ * ownprofile.c's wrapper puts the hook in place for it at once. */
+extern PyObject *tt_thread_hook;
+
 /* Once, as the module is made: _thread_hook, a function of `module`.
  * 0, or -1 with an exception. */
 int tt_threadhook_init(PyObject *module);

@@ -41,6 +41,10 @@ MODULES = [
     "test_subprocess",
     "test_asyncio",
     "test_monitoring",
+    "test_threading",
+    "test_functools",
+    "test_weakref",
+    "test_gc",
 ]
 # A run of one module may take this long (test_subprocess under the trace hook on a loaded machine: minutes).
 TIMEOUT = 900

@@ -138,6 +138,25 @@ def test_measured_cell_shows_timeline_usage_and_top_regions(kernel):
     assert_complete(experiment)
 
 
+def test_measured_cell_profiling_itself(kernel):
+    """A cell that runs cProfile is measured to its end: cProfile gets every event it gets in a plain
+    cell (its counts), tracetop records every call, before, under and after cProfile."""
+    code = (
+        "import cProfile\ndef fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n"
+        "fib(5)\ncProfile.run('fib(10)', sort='ncalls')\nfib(8)\n"
+    )
+    plain = kernel.stdout(code)
+    status, outputs = kernel.run("%%trace\n" + code)
+    assert status == "ok", outputs
+    measured = "".join(text for kind, text in outputs if kind == "stdout")
+    assert "177/1" in plain and [line.split()[:1] for line in measured.splitlines() if "fib" in line] == [
+        line.split()[:1] for line in plain.splitlines() if "fib" in line
+    ]
+    experiment = kernel.cwd / experiment_of(displayed(outputs)[0])
+    assert enters(experiment)["__main__:fib"] == 15 + 177 + 67
+    assert_complete(experiment)
+
+
 def _outermost(events, name):
     """Whether each call at the outermost level is `name`, for each one."""
     depth = 0

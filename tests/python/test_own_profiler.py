@@ -1,6 +1,8 @@
 """A program's own profile and trace functions (sys.setprofile, sys.settrace, threading.setprofile and
 setprofile_all_threads) receive under tracetop exactly the events they receive without it."""
 
+import sys
+
 import pytest
 
 from helpers import INSTRUMENTERS, PROGRAMS, program_stderr, python, tracetop
@@ -14,6 +16,21 @@ def test_own_profiler_sees_what_it_sees_plain(tmp_path, instrumenter, c_calls):
     assert "('c_call', 'setprofile')" in plain.stdout  # the program's profiler did record
     traced = tracetop(
         "run", "--output", "exp", f"--instrumenter={instrumenter}", c_calls, PROGRAMS / "own_profiler.py", cwd=tmp_path
+    )
+    assert traced.returncode == 0, traced.stderr
+    assert program_stderr(traced.stderr) == ""
+    assert traced.stdout.splitlines() == plain.stdout.splitlines()
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="before 3.12 the profile instrumenter is the profile hook")
+def test_own_profiler_beside_the_profile_hook(tmp_path):
+    """From 3.12 `profile` records through the profile hook with a filter (here one that excludes nothing)."""
+    (tmp_path / "nothing.filter").write_text(
+        "SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE nothing:here\nSCOREP_REGION_NAMES_END\n"
+    )
+    plain = python(PROGRAMS / "own_profiler.py", cwd=tmp_path)
+    traced = tracetop(
+        "run", "--output", "exp", "--filter", "nothing.filter", PROGRAMS / "own_profiler.py", cwd=tmp_path
     )
     assert traced.returncode == 0, traced.stderr
     assert program_stderr(traced.stderr) == ""

@@ -1,6 +1,8 @@
 """A plain HTTP server on 127.0.0.1, started without tracetop, for `tracetop attach` tests. It prints its
 port; GET /work?n=N computes and answers, GET /hooks says whether a profile hook is set anywhere: this
-thread's and threading's, then the names of the sys.monitoring tools in use (3.12+), none when none is."""
+thread's and the one threading's bootstrap hands new threads (its global, which tracetop's hook for them is
+in, though threading.getprofile() answers what the program set), then the names of the sys.monitoring tools
+in use (3.12+), none when none is."""
 
 import http.server
 import sys
@@ -22,8 +24,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         else:
             monitoring = getattr(sys, "monitoring", None)
             tools = [monitoring.get_tool(tool) for tool in range(6)] if monitoring else []
-            body = repr((sys.getprofile(), threading.getprofile() if hasattr(threading, "getprofile")
-                         else threading._profile_hook, *filter(None, tools))).encode()
+            body = repr((sys.getprofile(), threading._profile_hook, *filter(None, tools))).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
