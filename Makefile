@@ -61,10 +61,10 @@ test-c: $(VENV)/.installed
 # The Python tests in two runs: those that may share the machine, PYTEST_JOBS at once (pytest-xdist; most of
 # a test's time is spent waiting on the programs it runs, so more than the cores), each module on one worker
 # so that its module-scoped experiments are made once; then those marked serial (they load every core, or wait
-# on a deadline of the product's), alone. A venv made before pytest-xdist was in .created gets it here.
+# on a deadline of the product's), alone. A venv made before pytest-xdist and gevent were in .created gets them here.
 PYTEST_JOBS ?= 3
 test-python: $(VENV)/.installed $(VENV)/.jupyter $(VENV)/.formats
-	$(VPY) -c "import xdist" 2>/dev/null || $(VPY) -m pip install -q pytest-xdist
+	$(VPY) -c "import xdist, gevent" 2>/dev/null || $(VPY) -m pip install -q pytest-xdist gevent
 	$(VENV)/bin/pytest -q -n $(PYTEST_JOBS) --dist loadscope -m "not serial" tests/python
 	$(VENV)/bin/pytest -q -m serial tests/python
 
@@ -178,7 +178,7 @@ deps:
 $(VENV)/.created: | deps
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q meson-python meson ninja pytest pytest-xdist mpi4py
+	$(VPY) -m pip install -q meson-python meson ninja pytest pytest-xdist mpi4py gevent
 	touch $@
 
 # The Jupyter kernel's packages, and the clients its tests drive it with.

@@ -158,9 +158,8 @@ class Experiment:
                 yield f"- writing paused: {describe_stalls(made.stats)}"
         if made.objects:
             yield f"- objects: {made.objects}"
-        for unavailable in (_tracetop.gil_unavailable(), _tracetop.tasks_unavailable()):
-            if unavailable:
-                yield f"- not recorded: {unavailable}"
+        for line in not_recorded():
+            yield f"- not recorded: {line}"
         yield "- configuration:"
         yield ""
         yield "  ```"
@@ -185,6 +184,22 @@ class Experiment:
 # An experiment is its user's alone, like the live channel: its files are made owner-only (src/util/file.h), and
 # it is shared by changing its mode (README.md: "The experiment directory").
 DIRECTORY_MODE = 0o700
+
+
+# greenlet (gevent, eventlet) switches a thread between stacks of calls, which tracetop does not follow.
+GREENLETS_NOT_FOLLOWED = (
+    "greenlet switches are not followed: a greenlet's calls show inside those of the greenlet that ran before it, "
+    "and the time it was switched out in the calls it had open"
+)
+
+
+def not_recorded():
+    """What this process's measurement does not record, one line each: said as the measurement starts and ends,
+    in MANIFEST.md, and kept in the trace, where `summary` says it."""
+    lines = [line for line in (_tracetop.gil_unavailable(), _tracetop.tasks_unavailable()) if line]
+    if "greenlet" in sys.modules:
+        lines.append(GREENLETS_NOT_FOLLOWED)
+    return lines
 
 
 def _check_private(path, shown):

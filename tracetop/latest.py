@@ -97,10 +97,10 @@ def chosen(experiment):
 def cut_short(experiment):
     """What MANIFEST.md says of processes whose writer had to stop before their end (a full disk), one line each."""
     try:
-        with open(os.path.join(experiment, "MANIFEST.md"), encoding="utf-8") as file:
-            return [line[2:].rstrip("\n") for line in file if line.startswith(CUT_SHORT)]
-    except (OSError, ValueError):
+        manifest = read_small_file(os.path.join(experiment, "MANIFEST.md"))
+    except (OSError, ValueError):  # said once already by running(), which every command asks first
         return []
+    return [line[2:] for line in manifest.splitlines() if line.startswith(CUT_SHORT)]
 
 
 def tell_problems(experiment, problems, corrupt):

@@ -19,12 +19,15 @@ class CommandError(Exception):
 # stderr is the program's, the attaching command says them (tracetop/attach.py).
 kept = None
 
-# Where the lines go once a measured program runs, when not None: fd 2 as it was when the measurement began
-# (a duplicate of it), so that they reach the terminal or the file tracetop's stderr was, never a file the
-# program redirects its own fd 2 to (os.dup2). Each line is one os.write, unbuffered: a line said from a signal
-# handler (Ctrl-C while tracetop finishes) may interrupt another being said, which a buffered file refuses.
+# Where the lines go once a measured program runs, when not None: what fd 2 was when the measurement began
+# (device, inode, path), so that they reach the terminal or the file tracetop's stderr was, never a file the
+# program redirects its own fd 2 to (os.dup2). No descriptor is held for it: the program's descriptors are its
+# own (a program that lists them sees what it sees plain). When fd 2 is another file by then, the first one is
+# opened again by its path for the line; one that has none (a pipe, a socket) is not said to. Each line is one
+# os.write, unbuffered: a line said from a signal handler (Ctrl-C while tracetop finishes) may interrupt another
+# being said, which a buffered file refuses.
 _stderr = None
-_stderr_encoding = None
+_stderr_encoding = "utf-8"
 
 
 def keep_stderr():
@@ -33,10 +36,40 @@ def keep_stderr():
     if _stderr is not None:
         return
     try:
-        _stderr = os.dup(2)
-    except OSError:  # no fd 2: sys.stderr, as before
+        first = os.fstat(2)
+        path = os.readlink("/proc/self/fd/2")
+    except OSError:  # no fd 2, or no /proc: sys.stderr, as before
         return
+    _stderr = (first.st_dev, first.st_ino, path)
     _stderr_encoding = getattr(sys.__stderr__, "encoding", None) or "utf-8"
+
+
+def _is_first_stderr(fd):
+    try:
+        now = os.fstat(fd)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == _stderr[:2]
+
+
+def _write_to_first_stderr(data):
+    fd = 2
+    if not _is_first_stderr(2):
+        try:
+            fd = os.open(_stderr[2], os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | os.O_CLOEXEC)
+        except OSError:  # no path to it: a pipe, a socket, a file since removed
+            return
+        if not _is_first_stderr(fd):
+            os.close(fd)
+            return
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    except OSError:  # the terminal gone: nothing to say it on
+        pass
+    finally:
+        if fd != 2:
+            os.close(fd)
 
 
 # What a POSIX shell reads as part of a word, unquoted: shlex.quote's set. shlex itself imports re (and
@@ -60,13 +93,8 @@ def say(text):
     line = f"tracetop: {text}\n"
     if _stderr is None:
         print(line, end="", file=sys.stderr, flush=True)
-        return
-    data = line.encode(_stderr_encoding, "backslashreplace")
-    try:
-        while data:
-            data = data[os.write(_stderr, data) :]
-    except OSError:  # the terminal gone: nothing to say it on
-        pass
+    else:
+        _write_to_first_stderr(line.encode(_stderr_encoding, "backslashreplace"))
 
 
 def note(text):

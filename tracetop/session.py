@@ -20,6 +20,7 @@ from tracetop.experiment import (
     describe_loss,
     describe_problems,
     describe_stats,
+    not_recorded,
     python_version,
 )
 from tracetop.options import from_keywords
@@ -58,6 +59,7 @@ class Session:
         self._joined = False  # measured into an experiment another process made (a parent, MPI rank 0)
         self._job = None  # the MPI job of an MPI rank (mpi.Job)
         self._stopped = False
+        self._not_recorded = []  # what the measurement said at its start that it does not record
         self._stopping = _thread.allocate_lock()
         self._real_exit = os._exit
         self._exit = _exit_stopping(self, self._real_exit)
@@ -166,9 +168,9 @@ class Session:
             _tracetop.mpi_attach(_mpi().LIBRARY)
         if configuration["objects"]:
             session._count_objects()
-        for unavailable in (_tracetop.gil_unavailable(), _tracetop.tasks_unavailable()):
-            if unavailable:
-                messages.note(unavailable)
+        session._not_recorded = not_recorded()
+        for line in session._not_recorded:
+            messages.note(line)
         if configuration["live"]:
             _note_live_channel()
         session._measure_on_exit()
@@ -242,7 +244,12 @@ class Session:
             try:
                 # How it ended in the trace's words too, which are MANIFEST.md's (`summary` says them).
                 ended = None if self.exit_status is None else describe_exit(self.exit_status)
-                self.stats = _tracetop.stop(ended=ended)  # None: SIGTERM came before the measurement started
+                limits = not_recorded() if _tracetop.active() else []
+                for line in limits:
+                    if line not in self._not_recorded:  # what the program took up since the start (greenlet)
+                        messages.note(line)
+                # None: SIGTERM came before the measurement started
+                self.stats = _tracetop.stop(ended=ended, not_recorded=limits)
                 if self.stats is not None and self.stats["lost"]:
                     messages.warning(f"trace cut short in process {os.getpid()}: {describe_loss(self.stats)}")
                 if self.stats is not None and not self._joined:

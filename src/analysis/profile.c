@@ -1296,6 +1296,12 @@ char *tt_profile_render_text(const tt_profile *p, size_t top)
                       "  %" PRIu64 " call%s already running when the measurement began (tracetop attach): "
                       "their start is unknown, their time counts from there\n",
                       open, open == 1 ? " was" : "s were");
+        for (size_t a = 0; a < proc->attribute_count; a++)
+            if (strcmp(proc->attributes[a].key, "not recorded") == 0) {
+                sb_printf(&b, "  not recorded: ");
+                sb_cell(&b, proc->attributes[a].value, 0);
+                sb_printf(&b, "\n");
+            }
     }
 
     const tt_profile_region **regions = malloc((p->region_count ? p->region_count : 1) * sizeof *regions);

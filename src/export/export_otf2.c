@@ -696,21 +696,44 @@ static int remove_old_archive(const char *anchor, const char *dir, const char *n
     return 0;
 }
 
+/* Whether folder `path` holds an experiment (its MANIFEST.md or trace/):
+ * `convert EXP -o EXP.otf2` names the archive's folder of locations EXP. */
+static int holds_experiment(const char *path)
+{
+    static const char *const marks[] = {"MANIFEST.md", "trace"};
+    for (size_t i = 0; i < sizeof marks / sizeof *marks; i++) {
+        char inside[8192 + 16];
+        struct stat st;
+        if ((size_t)snprintf(inside, sizeof inside, "%s/%s", path, marks[i]) < sizeof inside && lstat(inside, &st) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* libotf2 opens an archive's files by name, following links: an archive is
  * written only where none of its names is a link or another user's file
- * (file.h), which leaves the moment between this look and libotf2's open. */
+ * (file.h), which leaves the moment between this look and libotf2's open.
+ * Nor is it written over what is not an earlier archive of the same name
+ * (its parts there without its anchor, or an experiment as its folder):
+ * replacing an archive removes its parts, which would remove those. */
 static int check_names(const char *anchor, const char *dir, const char *name, tt_error *err)
 {
+    struct stat st;
+    int earlier_archive = lstat(anchor, &st) == 0;
     for (size_t i = 0; i <= PARTS; i++) {
         char path[8192];
         if (i == PARTS)
             snprintf(path, sizeof path, "%s", anchor);
         else
             snprintf(path, sizeof path, archive_parts[i], dir, name);
-        struct stat st;
         if (lstat(path, &st) != 0) continue;
         if (S_ISLNK(st.st_mode) || st.st_uid != geteuid())
             return tt_fail(err, "cannot write %s: %s", path, tt_output_problem(S_ISLNK(st.st_mode) ? ELOOP : EPERM));
+        if (i < PARTS && (!earlier_archive || (S_ISDIR(st.st_mode) && holds_experiment(path))))
+            return tt_fail(err,
+                           "cannot write %s: the archive's %s is there already and is not an earlier archive's; "
+                           "give -o another name",
+                           anchor, path);
     }
     return 0;
 }

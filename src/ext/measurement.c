@@ -360,11 +360,25 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
 static PyObject *stop(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *kwlist[] = {"ended", NULL};
+    static char *kwlist[] = {"ended", "not_recorded", NULL};
     const char *ended = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$z:stop", kwlist, &ended)) return NULL;
-    if (!tt_measurement.session) Py_RETURN_NONE;
+    PyObject *not_recorded = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$zO:stop", kwlist, &ended, &not_recorded)) return NULL;
+    PyObject *limits = not_recorded ? PySequence_Fast(not_recorded, "not_recorded: a sequence of str") : NULL;
+    if (not_recorded && !limits) return NULL;
+    if (!tt_measurement.session) {
+        Py_XDECREF(limits);
+        Py_RETURN_NONE;
+    }
     if (ended) tt_session_attribute(tt_measurement.session, "ended", ended);
+    for (Py_ssize_t i = 0; limits && i < PySequence_Fast_GET_SIZE(limits); i++) {
+        const char *line = PyUnicode_Check(PySequence_Fast_GET_ITEM(limits, i))
+                               ? PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(limits, i))
+                               : NULL;
+        if (line) tt_session_attribute(tt_measurement.session, "not recorded", line);
+        PyErr_Clear();
+    }
+    Py_XDECREF(limits);
     tt_objects_end();
     tt_remove_hooks();
     tt_session *session = tt_measurement.session;
@@ -491,7 +505,8 @@ static PyMethodDef measurement_methods[] = {
      "events, streams, bytes, chunks, waits and wait_ns (for the writer), stalls, stalled_ns and stall (times\n"
      "writing failed for a while and went on, nothing lost: how long, why the first time), lost and lost_errno\n"
      "(why writing ended before the end, or None and 0). ended: how the process ended, in words (\"exit status\n"
-     "0\", \"killed by SIGTERM\"), kept in its trace."},
+     "0\", \"killed by SIGTERM\"), kept in its trace; not_recorded: what the measurement did not record, a line\n"
+     "each, kept in its trace too (`summary` says them)."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
     {"hook_in_use", hook_in_use, METH_NOARGS,
      "The hook the last measurement started records calls with: 'profile', 'trace', 'monitoring' or 'none'."},

@@ -1450,7 +1450,8 @@ static int read_event(tt_cursor *c, tt_event *ev)
         if (tt_records_more(&c->records)) return stop_damaged(c, "data after the end-of-stream record");
         uint32_t end_chunk = c->cf.chunks - 1;
         uint64_t end_at = c->cf.chunk_offset;
-        if (!c->cf.after_partial && !only_tree_follows(&c->cf))
+        /* Damage in what follows (a tree's chunk) is said as itself. */
+        if (!c->cf.after_partial && !only_tree_follows(&c->cf) && c->cf.state != TT_STREAM_CORRUPT)
             cf_stop_at(&c->cf, TT_STREAM_CORRUPT, end_chunk, end_at, "data after the end-of-stream record");
         return stop_reading(c);
     default: /* RECORDING_OFF, RECORDING_ON, MPI_COLLECTIVE_BEGIN: the time only */

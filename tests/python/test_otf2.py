@@ -103,6 +103,26 @@ def test_bad_output(experiment, output, message):
     assert completed.stderr == f"tracetop: error: {message}\n"
 
 
+@pytest.mark.parametrize("earlier_anchor", [False, True])
+def test_an_archive_named_after_the_experiment_never_touches_it(experiment, tmp_path, earlier_anchor):
+    """`convert EXP -o EXP.otf2` would make EXP the archive's folder of locations: one line, exit 2, and the
+    experiment as it was, whether or not an anchor of that name is there already (which replacing an earlier
+    archive would have removed its parts for)."""
+    copy = tmp_path / "bx"
+    shutil.copytree(experiment, copy)
+    before = sorted(str(path.relative_to(copy)) for path in copy.rglob("*"))
+    if earlier_anchor:
+        (tmp_path / "bx.otf2").write_text("")
+    completed = tracetop("convert", "bx", "--to", "otf2", "-o", "bx.otf2", cwd=tmp_path)
+    assert completed.returncode == 2, completed.stderr
+    assert completed.stderr == (
+        "tracetop: error: cannot write bx.otf2: the archive's ./bx is there already and is not an earlier "
+        "archive's; give -o another name\n"
+    )
+    assert sorted(str(path.relative_to(copy)) for path in copy.rglob("*")) == before
+    assert tracetop("summary", "bx", cwd=tmp_path).returncode == 0
+
+
 def test_large_location_is_flushed_as_it_is_written(tmp_path):
     """Past a few MiB of events libotf2 must flush a location's buffer (the converter's memory callbacks make it):
     400,000 events in one location still read back whole."""

@@ -3,6 +3,7 @@
 import json
 import shutil
 import signal
+import subprocess
 import sys
 
 import pytest
@@ -15,6 +16,7 @@ from helpers import (
     assert_complete,
     console_script,
     enters,
+    environment,
     program_stderr,
     python,
     reader,
@@ -125,12 +127,26 @@ print("the program's error", file=sys.stderr)
 
 
 def test_tracetops_lines_stay_out_of_the_programs_redirected_stderr(tmp_path):
+    """A program that points its fd 2 at a file of its own gets only its lines there; tracetop's go to the stderr
+    the run began with (a file here, opened again by its path: tracetop holds no descriptor of the program's), or,
+    where that has no path (a pipe), nowhere."""
     plain = python("-c", REDIRECTS_STDERR, cwd=tmp_path)
     said = (tmp_path / "program.err").read_text()
-    traced = tracetop("--output", "exp", "-c", REDIRECTS_STDERR, cwd=tmp_path)
     assert (plain.returncode, plain.stderr, said) == (0, "", "the program's error\n")
+    with open(tmp_path / "tracetop.err", "w") as stderr:
+        traced = subprocess.run(
+            [sys.executable, "-m", "tracetop", "--output", "exp", "-c", REDIRECTS_STDERR],
+            cwd=tmp_path,
+            env=environment(),
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            timeout=300,
+        )
     assert (traced.returncode, (tmp_path / "program.err").read_text()) == (0, said)
-    assert [line for line in tracetop_lines(traced.stderr) if "experiment in exp/" in line]
+    assert [line for line in tracetop_lines((tmp_path / "tracetop.err").read_text()) if "experiment in exp/" in line]
+    piped = tracetop("--output", "exp2", "-c", REDIRECTS_STDERR, cwd=tmp_path)
+    assert (piped.returncode, (tmp_path / "program.err").read_text()) == (0, said)
 
 
 def test_a_syntax_error_is_reported_as_by_python(tmp_path):

@@ -13,10 +13,8 @@ SETPROFILE = sys.setprofile  # sys's own: the hook is away at the start
 
 
 def threading_hooks():
-    """threading's hooks for new threads: threading.getprofile() and gettrace() came in 3.10, before them
-    threading's globals that these return."""
-    if sys.version_info >= (3, 10):
-        return threading.getprofile(), threading.gettrace()
+    """threading's hooks for new threads: its globals, which tracetop's hook is in (threading.getprofile() and
+    gettrace() answer what the program set)."""
     return threading._profile_hook, threading._trace_hook
 
 

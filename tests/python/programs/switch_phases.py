@@ -33,8 +33,10 @@ def work(step=None):
 
 
 def hooked():
+    # threading's global, which tracetop's hook for new threads is in: threading.getprofile() answers what the
+    # program set.
     monitoring = getattr(sys, "monitoring", None)
-    return (getattr(threading, "getprofile", lambda: threading._profile_hook)() is not None or
+    return (threading._profile_hook is not None or
             monitoring is not None and any(monitoring.get_tool(tool) for tool in range(6)))
 
 
