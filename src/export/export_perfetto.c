@@ -404,7 +404,7 @@ static void stream(perfetto *c, size_t index, const tt_process *p, size_t s, tt_
         case TT_EV_RECORDING_OFF:
         case TT_EV_RECORDING_ON:
             begin_event(c, INSTANT, track);
-            pb_string(&c->event, EVENT_NAME, ev.kind == TT_EV_RECORDING_ON ? "recording on" : "recording off");
+            pb_string(&c->event, EVENT_NAME, ev.kind == TT_EV_RECORDING_ON ? "measurement on" : "measurement off");
             finish_event(c, ev.time);
             break;
         default: /* STREAM_END */

@@ -338,6 +338,7 @@ static PyObject *event_tuple(const tt_event *ev, name_cache *regions, name_cache
     case TT_EV_ENTER:
     case TT_EV_LEAVE:
         items[n++] = cached_name(regions, ev->region);
+        if (ev->resumed) items[n++] = Py_NewRef(Py_True); /* a call going on after a gap (reader.h) */
         break;
     case TT_EV_OBJECTS:
         items[n++] = ev->region == UINT32_MAX ? Py_NewRef(Py_None) : cached_name(regions, ev->region);
@@ -422,7 +423,7 @@ static PyObject *Trace_count_enters(TraceObject *self, PyObject *args)
     tt_event ev;
     Py_BEGIN_ALLOW_THREADS
     while (tt_cursor_next(c, &ev))
-        if (ev.kind == TT_EV_ENTER) enters[ev.region]++;
+        if (ev.kind == TT_EV_ENTER && !ev.resumed) enters[ev.region]++;
     Py_END_ALLOW_THREADS
     tt_cursor_close(c);
 
@@ -463,11 +464,12 @@ static PyMethodDef Trace_methods[] = {
      "read_stream(process_index, stream)\n--\n\n"
      "All events of one stream as tuples, with the stream's state and problem:\n"
      "(events, 'complete'|'cut'|'corrupt', problem or None). Times are ns since the\n"
-     "experiment's epoch."},
+     "experiment's epoch. A call open across a gap in the measurement is left at its\n"
+     "start and entered again at its end: ('enter', time, name, True)."},
     {"count_enters", (PyCFunction)Trace_count_enters, METH_VARARGS,
      "count_enters(process_index, stream)\n--\n\n"
-     "{region name: number of ENTER events} of one stream, read without building\n"
-     "a list of events."},
+     "{region name: number of calls entered} of one stream, read without building\n"
+     "a list of events (the ENTERs that resume a call after a gap not counted)."},
     {"record_bytes", (PyCFunction)Trace_record_bytes, METH_VARARGS,
      "record_bytes(process_index, stream, from=0, until=2**64-1)\n--\n\n"
      "The bytes of one stream's records made in [from, until) (ns since the\n"
