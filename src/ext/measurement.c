@@ -150,8 +150,7 @@ static int set_hook(int on, uint64_t off_since)
             return -1;
         }
         /* Out of memory, the threads close what they had open instead. */
-        if (kind != TT_HOOK_NONE && tt_unpark(tt_clock_now(), off_since, kind != TT_HOOK_MONITORING) < 0)
-            PyErr_Clear();
+        if (kind != TT_HOOK_NONE && tt_unpark(tt_clock_now(), off_since, kind != TT_HOOK_MONITORING) < 0) PyErr_Clear();
     } else {
         tt_gc_stop();
         remove_hooks();
@@ -203,8 +202,8 @@ static int measurement_on(void)
 
 /* The live channel's request, on the writer thread: the recording switch
  * (off: the measurement is off, a gap). On also switches the instrumenter
- * on: a program started with --noinstrumenter is then measured. Objects are switched alone (objects.c). Detach wakes the thread
- * that attached (attach.c).
+ * on: a program started with --noinstrumenter is then measured. Objects are switched alone (objects.c). Detach wakes
+ * the thread that attached (attach.c).
  *
  * Off stops the recording of calls at once, before the GIL is taken: a busy
  * program's thread may hold the GIL for a switch interval, or for as long

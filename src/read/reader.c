@@ -565,7 +565,8 @@ static int apply_def(proc_loader *l, const tt_def_record *d)
     case TT_DEF_THREAD_USAGE:
         return apply_usage(l, d);
     case TT_DEF_MEASUREMENT_OFF:
-        if (d->measurement_off.to < d->measurement_off.from) return damage(l, "a measurement gap that ends before it begins");
+        if (d->measurement_off.to < d->measurement_off.from)
+            return damage(l, "a measurement gap that ends before it begins");
         if (TT_RESERVE(p->gaps, l->gap_cap, p->gap_count + 1) != 0) return LOAD_NOMEM;
         p->gaps[p->gap_count++] = (struct tt_gap){d->measurement_off.from, d->measurement_off.to};
         return LOAD_OK;
@@ -1301,8 +1302,9 @@ static void allow_fast(tt_cursor *c)
 {
     uint64_t ticks = c->records.ticks;
     size_t left = (size_t)(c->records.end - c->records.pos);
-    int ok = left > TT_RECORD_MAX_FIXED && !c->suspended && c->gap == NO_GAP && ticks >= c->clock.lo && ticks <= c->clock.hi &&
-             c->clock.hi - ticks >= (left / 2 + 1) * FAST_DT_LIMIT && clock_time(&c->clock, ticks) >= c->last_time &&
+    int ok = left > TT_RECORD_MAX_FIXED && !c->suspended && c->gap == NO_GAP && ticks >= c->clock.lo &&
+             ticks <= c->clock.hi && c->clock.hi - ticks >= (left / 2 + 1) * FAST_DT_LIMIT &&
+             clock_time(&c->clock, ticks) >= c->last_time &&
              TT_RESERVE(c->stack, c->stack_cap, c->depth + left / 2) == 0;
     c->fast_end = ok ? c->records.end - TT_RECORD_MAX_FIXED : c->records.pos;
 }

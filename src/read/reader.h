@@ -120,7 +120,7 @@ typedef struct tt_process {
     size_t gap_count;
     struct tt_gap {
         uint64_t from, to;
-    } *gaps;
+    } * gaps;
 
     /* From PROCESS_END; ended == 0 when the process did not end normally. */
     int ended;

@@ -2209,16 +2209,16 @@ static void test_gaps(void)
     tf_close(&tf);
 
     tf_open(&tf, exp, 9, "0.tts", TT_FILE_EVENTS);
-    e_enter(&r, 0, 0);                  /* a 0 */
-    e_enter(&r, 10, 1);                 /* b 10 */
-    e_leave(&r, 10);                    /* 20 */
-    e_enter(&r, 10, 1);                 /* b 30 */
-    e_enter(&r, 5, 2);                  /* len 35 */
-    e_tag(&r, TT_EV_RECORDING_OFF, 5);  /* 40 */
-    e_leave(&r, 20);                    /* len returned inside the gap, 60 */
-    e_tag(&r, TT_EV_RECORDING_ON, 40);  /* 100 */
-    e_leave(&r, 10);                    /* b 110 */
-    e_leave(&r, 10);                    /* a 120 */
+    e_enter(&r, 0, 0);                 /* a 0 */
+    e_enter(&r, 10, 1);                /* b 10 */
+    e_leave(&r, 10);                   /* 20 */
+    e_enter(&r, 10, 1);                /* b 30 */
+    e_enter(&r, 5, 2);                 /* len 35 */
+    e_tag(&r, TT_EV_RECORDING_OFF, 5); /* 40 */
+    e_leave(&r, 20);                   /* len returned inside the gap, 60 */
+    e_tag(&r, TT_EV_RECORDING_ON, 40); /* 100 */
+    e_leave(&r, 10);                   /* b 110 */
+    e_leave(&r, 10);                   /* a 120 */
     e_tag(&r, TT_EV_STREAM_END, 0);
     tf_chunk(&tf, 0, &r, 0);
     tf_close(&tf);
