@@ -1,10 +1,9 @@
 """Switching the measurement off and on is a gap, not time: the calls open across `tracetop ctl PID off`, then
 `on`, keep only their measured parts, in the profile and the summary, the exports and the viewer's index.
 
-programs/off_gap.py: four threads loop on worker(), which sleeps 10 ms itself and calls batch() each turn
-(--no-c-calls: the sleeps are the functions' own time, the same per turn however loaded the machine). It runs
-once switched off for OFF_SECONDS in the middle, once left on (the baseline); worker()'s own time per turn must
-be the same in both."""
+programs/off_gap.py: four threads loop on worker(), which sleeps 50 ms itself and calls batch() each turn
+(--no-c-calls: the sleeps are the functions' own time). It runs twice at once, one switched off for OFF_SECONDS
+in the middle, the other left on (the baseline); worker()'s own time per turn must be the same in both."""
 
 import json
 import re
@@ -19,6 +18,7 @@ from helpers import PROGRAMS, assert_complete, environment, reader, streams, tra
 from index_helpers import all_lanes, decode_tree, raw_spans
 
 OFF_SECONDS = 2
+ON_SECONDS = 3  # before the switch and after: some 60 turns a thread, each worker() cut at most once by either end
 THREADS = 5  # the main thread and four workers, all running across the gap
 WORKER, BATCH = "__main__:worker", "__main__:batch"
 
@@ -28,8 +28,7 @@ def ctl(pid, state, directory):
     assert completed.returncode == 0, completed.stderr
 
 
-def run(directory, switch):
-    """The program measured 1.5 s, then OFF_SECONDS switched off (or left on), then 1.5 s on; its experiment."""
+def start(directory):
     process = subprocess.Popen(
         [sys.executable, "-m", "tracetop", "--live", "--no-c-calls", "--output", "exp", PROGRAMS / "off_gap.py"],
         cwd=directory,
@@ -40,14 +39,10 @@ def run(directory, switch):
         text=True,
     )
     assert process.stdout.readline() == "ready\n"
-    time.sleep(1.5)
-    if switch:
-        ctl(process.pid, "off", directory)
-        time.sleep(OFF_SECONDS)
-        ctl(process.pid, "on", directory)
-    else:
-        time.sleep(OFF_SECONDS)
-    time.sleep(1.5)
+    return process
+
+
+def end(process, directory):
     _, stderr = process.communicate("\n", timeout=120)
     assert process.returncode == 0, stderr
     experiment = directory / "exp"
@@ -56,13 +51,27 @@ def run(directory, switch):
 
 
 @pytest.fixture(scope="module")
-def switched(tmp_path_factory):
-    return run(tmp_path_factory.mktemp("switched"), switch=True)
+def runs(tmp_path_factory):
+    """The program twice at once, so that the machine's load weighs on both alike: measured ON_SECONDS, then one
+    of them switched off for OFF_SECONDS (the other left on), then ON_SECONDS on. Their experiments."""
+    directories = tmp_path_factory.mktemp("switched"), tmp_path_factory.mktemp("baseline")
+    processes = [start(directory) for directory in directories]
+    time.sleep(ON_SECONDS)
+    ctl(processes[0].pid, "off", directories[0])
+    time.sleep(OFF_SECONDS)
+    ctl(processes[0].pid, "on", directories[0])
+    time.sleep(ON_SECONDS)
+    return [end(process, directory) for process, directory in zip(processes, directories)]
 
 
 @pytest.fixture(scope="module")
-def baseline(tmp_path_factory):
-    return run(tmp_path_factory.mktemp("baseline"), switch=False)
+def switched(runs):
+    return runs[0]
+
+
+@pytest.fixture(scope="module")
+def baseline(runs):
+    return runs[1]
 
 
 def regions(experiment):

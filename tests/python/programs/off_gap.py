@@ -1,5 +1,5 @@
-"""Four threads loop on worker() until a line on stdin ends them: each turn it sleeps 10 ms itself, then calls
-batch(), which sleeps 10 ms. Measured with --no-c-calls, the sleeps are the functions' own time, the same each
+"""Four threads loop on worker() until a line on stdin ends them: each turn it sleeps 50 ms itself, then calls
+batch(), which sleeps 50 ms. Measured with --no-c-calls, the sleeps are the functions' own time, the same each
 turn however loaded the machine. Prints "ready" once they loop."""
 import sys
 import threading
@@ -9,12 +9,12 @@ running = True
 
 
 def batch():
-    time.sleep(0.01)
+    time.sleep(0.05)
 
 
 def worker():
     while running:
-        time.sleep(0.01)
+        time.sleep(0.05)
         batch()
 
 
