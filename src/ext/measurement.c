@@ -129,8 +129,8 @@ static void show_state(void)
  * calls that returned meanwhile) and what returns to drop (of the calls made
  * meanwhile).
  *
- * off_since: the measurement was off from then to now (0: it was not), a
- * gap the calls kept open leave out (park.h).
+ * off_since: the measurement was off from then to `now`, the switch's time
+ * (0: it was not), a gap the calls kept open leave out (park.h).
  *
  * Whatever may run Python code comes before the hook goes on (gc.callbacks,
  * whose `import gc` runs importlib's Python code in a program that has not
@@ -138,7 +138,7 @@ static void show_state(void)
  * may let the GIL go, and an attach (start) notes the other threads' calls
  * as the hook found them, which they must not have left, nor made their
  * streams, before. */
-static int set_hook(int on, uint64_t off_since)
+static int set_hook(int on, uint64_t off_since, uint64_t now)
 {
     enum tt_hook_kind kind = tt_measurement.hook_kind;
     assert(tt_measurement.session);
@@ -150,7 +150,7 @@ static int set_hook(int on, uint64_t off_since)
             return -1;
         }
         /* Out of memory, the threads close what they had open instead. */
-        if (kind != TT_HOOK_NONE && tt_unpark(tt_clock_now(), off_since, kind != TT_HOOK_MONITORING) < 0) PyErr_Clear();
+        if (kind != TT_HOOK_NONE && tt_unpark(now, off_since, kind != TT_HOOK_MONITORING) < 0) PyErr_Clear();
     } else {
         tt_gc_stop();
         remove_hooks();
@@ -162,14 +162,14 @@ static int set_hook(int on, uint64_t off_since)
 }
 
 /* The hook in place exactly while calls are recorded: measuring, recording
- * on, the instrumenter enabled. The recording on ends the gap that began
- * as it went off. */
-static int follow_switches(void)
+ * on, the instrumenter enabled; switched at `now`. The recording on ends
+ * the gap that began as it went off. */
+static int follow_switches(uint64_t now)
 {
     uint64_t off_since = tt_measurement.recording ? tt_measurement.off_since : 0;
     if (tt_measurement.recording) tt_measurement.off_since = 0;
     update_switches();
-    return tt_measurement.session ? set_hook(tt_measurement.record_calls, off_since) : 0;
+    return tt_measurement.session ? set_hook(tt_measurement.record_calls, off_since, now) : 0;
 }
 
 /* The measurement goes off (the recording switch) at `now`. */
@@ -177,7 +177,7 @@ static int measurement_off(uint64_t now)
 {
     if (tt_measurement.recording) tt_measurement.off_since = now ? now : 1;
     tt_measurement.recording = 0;
-    return follow_switches();
+    return follow_switches(now);
 }
 
 /* ... and on: the gap defined for the process (MEASUREMENT_OFF), and
@@ -187,12 +187,11 @@ static int measurement_off(uint64_t now)
  * whose user regions it was in. */
 static int measurement_on(void)
 {
-    uint64_t off_since = tt_measurement.off_since;
+    uint64_t off_since = tt_measurement.off_since, now = tt_clock_now();
     tt_measurement.recording = 1;
-    if (follow_switches() < 0) return -1;
+    if (follow_switches(now) < 0) return -1;
     tt_session *session = tt_measurement.session;
     if (!off_since || !session) return 0;
-    uint64_t now = tt_clock_now();
     tt_session_define_gap(session, off_since, now);
     int marked = tt_measurement.hook_installed && tt_measurement.hook_kind != TT_HOOK_NONE;
     tt_stream *s = marked ? NULL : tt_thread_stream();
@@ -379,7 +378,7 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
      * gc.callbacks would run Python code. */
     tt_park_forget();
     int collecting = attached && PyGC_Disable();
-    int failed = ((enabled || attached) && set_hook(1, 0) < 0) || (attached && tt_attach_capture() < 0);
+    int failed = ((enabled || attached) && set_hook(1, 0, tt_clock_now()) < 0) || (attached && tt_attach_capture() < 0);
     if (collecting) PyGC_Enable();
     if (failed) {
         tt_session_stats stats;
@@ -482,7 +481,7 @@ static PyObject *instrumenter_enable(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     tt_measurement.instrumenter_enabled = 1;
-    if (follow_switches() < 0) return NULL;
+    if (follow_switches(tt_clock_now()) < 0) return NULL;
     show_state();
     Py_RETURN_NONE;
 }
@@ -491,7 +490,7 @@ static PyObject *instrumenter_disable(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     tt_measurement.instrumenter_enabled = 0;
-    if (follow_switches() < 0) return NULL;
+    if (follow_switches(tt_clock_now()) < 0) return NULL;
     show_state();
     Py_RETURN_NONE;
 }

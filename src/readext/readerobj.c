@@ -174,17 +174,32 @@ static PyObject *task_list(const tt_process *p)
     return list;
 }
 
+/* [(from, to)] in ns since the epoch: when the measurement was off. */
+static PyObject *gap_list(const tt_process *p)
+{
+    PyObject *list = PyList_New((Py_ssize_t)p->gap_count);
+    for (size_t i = 0; list && i < p->gap_count; i++) {
+        PyObject *gap = Py_BuildValue("(KK)", (unsigned long long)tt_process_time(p, p->gaps[i].from),
+                                      (unsigned long long)tt_process_time(p, p->gaps[i].to));
+        if (!gap)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, gap);
+    }
+    return list;
+}
+
 static PyObject *process_dict(const tt_process *p)
 {
     PyObject *end_time = p->ended ? PyLong_FromUnsignedLongLong(p->end_time) : text_or_none(NULL);
     PyObject *rank = p->mpi_size ? PyLong_FromUnsignedLongLong(p->mpi_rank) : Py_NewRef(Py_None);
     return Py_BuildValue(
-        "{s:K,s:K,s:N,s:N,s:K,s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:K,s:N,s:N}", "pid", (unsigned long long)p->pid, "ppid",
-        (unsigned long long)p->ppid, "name", tt_readext_text(p->name), "ended", PyBool_FromLong(p->ended), "events",
-        (unsigned long long)p->events, "waits", (unsigned long long)p->waits, "wait_ns", (unsigned long long)p->wait_ns,
-        "defs_cut", text_or_none(p->defs_cut), "end_time", end_time, "threads", thread_list(p), "regions",
-        region_list(p), "attributes", attribute_dict(p), "mpi_rank", rank, "mpi_size", (unsigned long long)p->mpi_size,
-        "comms", comm_list(p), "tasks", task_list(p));
+        "{s:K,s:K,s:N,s:N,s:K,s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:K,s:N,s:N,s:N}", "pid", (unsigned long long)p->pid,
+        "ppid", (unsigned long long)p->ppid, "name", tt_readext_text(p->name), "ended", PyBool_FromLong(p->ended),
+        "events", (unsigned long long)p->events, "waits", (unsigned long long)p->waits, "wait_ns",
+        (unsigned long long)p->wait_ns, "defs_cut", text_or_none(p->defs_cut), "end_time", end_time, "threads",
+        thread_list(p), "regions", region_list(p), "attributes", attribute_dict(p), "mpi_rank", rank, "mpi_size",
+        (unsigned long long)p->mpi_size, "comms", comm_list(p), "tasks", task_list(p), "gaps", gap_list(p));
 }
 
 static PyObject *Trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)

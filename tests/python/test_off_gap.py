@@ -97,9 +97,13 @@ def test_the_gap_is_no_calls_time(switched, baseline):
     expected = own_per_turn(baseline)
     assert own_per_turn(switched) == pytest.approx(expected, rel=0.05)
     profile = reader.profile(str(switched))
-    # "measured" leaves the gap out of every thread's span; the calls' own times add up to it.
+    # The process's gap, at least as long as the switch was off, which each thread's marks; "measured" leaves it
+    # out of every thread's span, and the calls' own times add up to it.
+    ((begin, end),) = reader.Trace(str(switched)).processes[0]["gaps"]
+    assert end - begin >= OFF_SECONDS * 1e9
+    assert all(begin <= off and on == end for off, on in gaps(switched).values())
     spans = sum(thread["end_ns"] - thread["begin_ns"] for thread in profile["threads"])
-    assert profile["total_ns"] < spans - THREADS * 0.9 * OFF_SECONDS * 1e9
+    assert profile["total_ns"] == spans - THREADS * (end - begin)
     own = sum(region["exclusive_ns"] for region in profile["regions"])
     assert own == pytest.approx(profile["total_ns"], rel=0.01)
     # Each worker's calls open across the gap are entered once: a visit is a call, not a part of one.
