@@ -145,6 +145,24 @@ def test_chrome_draws_the_parts(switched, baseline, tmp_path):
     assert own * 1000 / len(batches) == pytest.approx(own_per_turn(baseline), rel=0.05)
 
 
+def test_perfetto_draws_the_parts(switched, tmp_path):
+    pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2")
+    from test_perfetto import replay
+
+    completed = tracetop("convert", switched, "--to", "perfetto", "-o", tmp_path / "gap.pftrace", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    slices, _counters, _marks, threads = replay(tmp_path / "gap.pftrace")
+    names = {tid: name for _pid, tid, name in threads.values()}
+    found = gaps(switched)
+    workers = []
+    for _pid, tid, name, begin, end, args in slices:
+        off, on = found[names[tid]]
+        assert not (begin < off and end > on), (name, begin, end)
+        if name == WORKER:
+            workers.append(args.get("resumed"))
+    assert sorted(workers, key=bool) == [None] * 4 + [1] * 4
+
+
 @pytest.mark.skipif(shutil.which("otf2-print") is None, reason="otf2-print (otf2-tools) is missing")
 def test_otf2_regions_do_not_span_the_gap(switched, tmp_path):
     completed = tracetop("convert", switched, "--to", "otf2", "-o", tmp_path / "gap.otf2", cwd=tmp_path)
