@@ -201,8 +201,9 @@ static int measurement_on(void)
 
 /* The live channel's request, on the writer thread: the recording switch
  * (off: the measurement is off, a gap). On also switches the instrumenter
- * on: a program started with --noinstrumenter is then measured. Objects are switched alone (objects.c). Detach wakes
- * the thread that attached (attach.c).
+ * on: a program started with --noinstrumenter is then measured. Objects
+ * are switched alone (objects.c). Detach wakes the thread that attached
+ * (attach.c).
  *
  * Off stops the recording of calls at once, before the GIL is taken: a busy
  * program's thread may hold the GIL for a switch interval, or for as long

@@ -68,7 +68,7 @@ typedef struct tt_measurement_state {
     int recording;
     uint64_t off_since;
     /* The instrumenter switch (tracetop.instrumenter, --noinstrumenter,
-     * `tracetop ctl`). */
+     * `tracetop ctl PID on`). */
     int instrumenter_enabled;
     /* What the hooks record: calls at all (recording and
      * instrumenter_enabled, both), and calls of C functions (not
