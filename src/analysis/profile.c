@@ -391,6 +391,7 @@ static inline __attribute__((always_inline)) int read_events_with(builder *b, tt
     uint64_t time = 0;
     for (;;) {
         size_t n = tt_cursor_next_calls(c, calls, CALLS);
+        ev.resumed = 0;
         if (!n) {
             if (!tt_cursor_next(c, &ev)) break;
             time = ev.time;
@@ -453,6 +454,8 @@ static inline __attribute__((always_inline)) int read_events_with(builder *b, tt
                 }
             }
         }
+        /* A call going on after a gap (reader.h) is no new visit. */
+        if (ev.resumed) visits[cur]--;
     }
     th->end_ns = time;
     return 0;
@@ -626,7 +629,7 @@ static int finish_thread(builder *b, const tt_process *p)
         b->gc_ticks[g] = b->gc_longest[g] = 0;
     }
     prof->events += th->events;
-    prof->total_ns += th->end_ns - th->begin_ns;
+    prof->total_ns += th->end_ns - th->begin_ns - tt_process_off_ns(p, th->begin_ns, th->end_ns);
     return 0;
 }
 

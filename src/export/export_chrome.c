@@ -26,6 +26,7 @@
 typedef struct frame {
     uint64_t start;
     size_t args; /* offset of its args in the args buffer */
+    int resumed; /* the part of a call after a gap in the measurement (reader.h) */
 } frame;
 
 typedef struct chrome {
@@ -128,7 +129,7 @@ static void stream(chrome *c, const tt_process *p, size_t s, tt_cursor *cur)
                 c->failed = 1;
                 break;
             }
-            c->stack[c->depth++] = (frame){ev.time, c->args_len};
+            c->stack[c->depth++] = (frame){ev.time, c->args_len, ev.resumed};
             break;
         case TT_EV_LEAVE: {
             frame *f = &c->stack[--c->depth];
@@ -139,8 +140,9 @@ static void stream(chrome *c, const tt_process *p, size_t s, tt_cursor *cur)
             const char *kind = tt_region_kind_name(r->kind);
             tt_out_printf(&c->out, ",\"cat\":\"%s\"", kind ? kind : "undefined");
             name_field(c, r->name);
-            if (c->args_len > f->args) {
+            if (c->args_len > f->args || f->resumed) {
                 tt_out_str(&c->out, ",\"args\":{");
+                if (f->resumed) tt_out_str(&c->out, c->args_len > f->args ? "\"resumed\":true," : "\"resumed\":true");
                 tt_out_write(&c->out, c->args + f->args, c->args_len - f->args);
                 tt_out_byte(&c->out, '}');
                 c->args_len = f->args;
@@ -177,7 +179,7 @@ static void stream(chrome *c, const tt_process *p, size_t s, tt_cursor *cur)
         case TT_EV_RECORDING_OFF:
         case TT_EV_RECORDING_ON:
             begin_event(c, "i", p->pid, tid, ev.time);
-            tt_out_printf(&c->out, ",\"s\":\"t\",\"cat\":\"tracetop\",\"name\":\"recording %s\"}",
+            tt_out_printf(&c->out, ",\"s\":\"t\",\"cat\":\"tracetop\",\"name\":\"measurement %s\"}",
                           ev.kind == TT_EV_RECORDING_ON ? "on" : "off");
             break;
         default: /* STREAM_END */

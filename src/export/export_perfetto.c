@@ -331,6 +331,7 @@ static void stream(perfetto *c, size_t index, const tt_process *p, size_t s, tt_
                 break;
             }
             c->open_args[c->depth++] = c->annotations.len;
+            if (ev.resumed) annotation(c, "resumed", 1); /* the part of a call after a gap (reader.h) */
             if (ev.region + 1 < c->announced_cap && c->announced[ev.region + 1]) {
                 call_packet(c, ev.time, SLICE_BEGIN, track, (uint64_t)ev.region + 1);
                 break;
@@ -404,7 +405,7 @@ static void stream(perfetto *c, size_t index, const tt_process *p, size_t s, tt_
         case TT_EV_RECORDING_OFF:
         case TT_EV_RECORDING_ON:
             begin_event(c, INSTANT, track);
-            pb_string(&c->event, EVENT_NAME, ev.kind == TT_EV_RECORDING_ON ? "recording on" : "recording off");
+            pb_string(&c->event, EVENT_NAME, ev.kind == TT_EV_RECORDING_ON ? "measurement on" : "measurement off");
             finish_event(c, ev.time);
             break;
         default: /* STREAM_END */

@@ -103,7 +103,7 @@ static int read_stream(builder *b, const tt_process *p, tt_cursor *c, uint64_t *
             uint32_t r = merged(b, p, ev.region);
             if (r == NONE || TT_RESERVE(b->stack, b->stack_cap, depth + 1) != 0) return -1;
             b->stack[depth++] = (open_call){r, ev.time, 0};
-            s->regions[r].visits++;
+            s->regions[r].visits += !ev.resumed;
             s->regions[r].bytes += size;
             s->regions[r].otf2_bytes += b->otf2.enter;
         } else if (ev.kind == TT_EV_LEAVE) {

@@ -4,11 +4,13 @@
  * written beside it (measurement.h).
  *
  * Off takes the hook away from every thread, so that the program runs at
- * its own speed (user regions are still recorded), on puts it back: the
- * instrumenter switch (tracetop.instrumenter, --noinstrumenter), the
- * recording switch, and with a live channel `tracetop ctl` and `tracetop
- * top` from outside, whose request arrives on the writer thread, which
- * takes the GIL to do it. park.c keeps each thread's open calls across.
+ * its own speed, on puts it back: the instrumenter switch
+ * (tracetop.instrumenter, --noinstrumenter: user regions are still
+ * recorded), the recording switch (nothing is: the measurement is off),
+ * and with a live channel `tracetop ctl` and `tracetop top` from outside,
+ * whose request arrives on the writer thread, which takes the GIL to do
+ * it, and which switches the recording off, and both on. park.c keeps each
+ * thread's open calls across, and leaves a measurement's gap out of them.
  */
 #include "measurement.h"
 
@@ -128,13 +130,16 @@ static void show_state(void)
  * calls that returned meanwhile) and what returns to drop (of the calls made
  * meanwhile).
  *
+ * off_since: the measurement was off from then to `now`, the switch's time
+ * (0: it was not), a gap the calls kept open leave out (park.h).
+ *
  * Whatever may run Python code comes before the hook goes on (gc.callbacks,
  * whose `import gc` runs importlib's Python code in a program that has not
  * imported gc; install_hooks runs its own first): Python code on this thread
  * may let the GIL go, and an attach (start) notes the other threads' calls
  * as the hook found them, which they must not have left, nor made their
  * streams, before. */
-static int set_hook(int on)
+static int set_hook(int on, uint64_t off_since, uint64_t now)
 {
     enum tt_hook_kind kind = tt_measurement.hook_kind;
     assert(tt_measurement.session);
@@ -146,7 +151,7 @@ static int set_hook(int on)
             return -1;
         }
         /* Out of memory, the threads close what they had open instead. */
-        if (kind != TT_HOOK_NONE && tt_unpark(tt_clock_now(), kind != TT_HOOK_MONITORING) < 0) PyErr_Clear();
+        if (kind != TT_HOOK_NONE && tt_unpark(now, off_since, kind != TT_HOOK_MONITORING) < 0) PyErr_Clear();
     } else {
         tt_gc_stop();
         remove_hooks();
@@ -158,17 +163,48 @@ static int set_hook(int on)
 }
 
 /* The hook in place exactly while calls are recorded: measuring, recording
- * on, the instrumenter enabled. */
-static int follow_switches(void)
+ * on, the instrumenter enabled; switched at `now`. The recording on ends
+ * the gap that began as it went off. */
+static int follow_switches(uint64_t now)
 {
+    uint64_t off_since = tt_measurement.recording ? tt_measurement.off_since : 0;
+    if (tt_measurement.recording) tt_measurement.off_since = 0;
     update_switches();
-    return tt_measurement.session ? set_hook(tt_measurement.record_calls) : 0;
+    return tt_measurement.session ? set_hook(tt_measurement.record_calls, off_since, now) : 0;
 }
 
-/* The live channel's request, on the writer thread. On also switches the
- * instrumenter on: a program started with --noinstrumenter is then
- * measured. Objects are switched alone (objects.c). Detach wakes the thread
- * that attached (attach.c).
+/* The measurement goes off (the recording switch) at `now`. */
+static int measurement_off(uint64_t now)
+{
+    if (tt_measurement.recording) tt_measurement.off_since = now ? now : 1;
+    tt_measurement.recording = 0;
+    return follow_switches(now);
+}
+
+/* ... and on: the gap defined for the process (MEASUREMENT_OFF), and
+ * marked in each stream as the hook comes back (park.c). One the hook's
+ * return did not mark (it was away for the instrumenter switch, or there
+ * is none: --instrumenter=none) is marked in the calling thread's stream,
+ * whose user regions it was in. */
+static int measurement_on(void)
+{
+    uint64_t off_since = tt_measurement.off_since, now = tt_clock_now();
+    tt_measurement.recording = 1;
+    if (follow_switches(now) < 0) return -1;
+    tt_session *session = tt_measurement.session;
+    if (!off_since || !session) return 0;
+    tt_session_define_gap(session, off_since, now);
+    int marked = tt_measurement.hook_installed && tt_measurement.hook_kind != TT_HOOK_NONE;
+    tt_stream *s = marked ? NULL : tt_thread_stream();
+    if (s) tt_stream_gap(s, off_since, now);
+    return 0;
+}
+
+/* The live channel's request, on the writer thread: the recording switch
+ * (off: the measurement is off, a gap). On also switches the instrumenter
+ * on: a program started with --noinstrumenter is then measured. Objects
+ * are switched alone (objects.c). Detach wakes the thread that attached
+ * (attach.c).
  *
  * Off stops the recording of calls at once, before the GIL is taken: a busy
  * program's thread may hold the GIL for a switch interval, or for as long
@@ -183,6 +219,7 @@ static void control(int request, uint64_t ticket)
         return;
     }
     int on = request & TT_LIVE_ON;
+    uint64_t asked = tt_clock_now();
     if (!on && !(request & TT_LIVE_OBJECTS) && tt_measurement.session && tt_measurement.session->live) {
         tt_fast_close();
         tt_measurement.record_calls = 0;
@@ -197,8 +234,9 @@ static void control(int request, uint64_t ticket)
         if (request & TT_LIVE_OBJECTS) {
             if (on ? tt_objects_start() : (tt_objects_stop(), 0)) PyErr_Clear(); /* it stays off */
         } else {
-            tt_measurement.instrumenter_enabled = on;
-            if (follow_switches() < 0) PyErr_Clear(); /* e.g. sys.monitoring taken meanwhile: it stays off */
+            if (on) tt_measurement.instrumenter_enabled = 1;
+            /* e.g. sys.monitoring taken meanwhile: it stays off */
+            if ((on ? measurement_on() : measurement_off(asked)) < 0) PyErr_Clear();
         }
         show_state();
         PyErr_Restore(type, value, tb);
@@ -329,6 +367,7 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
     tt_measurement.hook = tt_profile_hook_choose();
     tt_measurement.instrumenter_enabled = enabled;
     tt_measurement.recording = 1;
+    tt_measurement.off_since = 0;
     update_switches();
     tt_measurement_set_session(session);
     tt_measurement.other_threads = other_threads;
@@ -341,7 +380,7 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
      * gc.callbacks would run Python code. */
     tt_park_forget();
     int collecting = attached && PyGC_Disable();
-    int failed = ((enabled || attached) && set_hook(1) < 0) || (attached && tt_attach_capture() < 0);
+    int failed = ((enabled || attached) && set_hook(1, 0, tt_clock_now()) < 0) || (attached && tt_attach_capture() < 0);
     if (collecting) PyGC_Enable();
     if (failed) {
         tt_session_stats stats;
@@ -382,6 +421,12 @@ static PyObject *stop(PyObject *self, PyObject *args, PyObject *kwargs)
     tt_objects_end();
     tt_remove_hooks();
     tt_session *session = tt_measurement.session;
+    if (tt_measurement.off_since) {
+        /* Stopped while off: the calls open close where it went off. */
+        tt_session_define_gap(session, tt_measurement.off_since, tt_clock_now());
+        tt_session_suspend(session, tt_measurement.off_since);
+        tt_measurement.off_since = 0;
+    }
     tt_measurement_set_session(NULL);
     tt_session_stats stats;
     tt_error err;
@@ -426,19 +471,11 @@ static PyObject *hook_in_use(PyObject *self, PyObject *unused)
 
 /* ---- switches ---- */
 
-static void record_switch(uint8_t tag)
-{
-    tt_stream *s = tt_measurement.session ? tt_thread_stream() : NULL;
-    if (s) tt_stream_plain(s, tt_clock_now(), tag);
-}
-
 static PyObject *enable_recording(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     if (!tt_measurement.recording) {
-        tt_measurement.recording = 1;
-        if (follow_switches() < 0) return NULL;
-        record_switch(TT_EV_RECORDING_ON);
+        if (measurement_on() < 0) return NULL;
         show_state();
     }
     Py_RETURN_NONE;
@@ -448,9 +485,7 @@ static PyObject *disable_recording(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     if (tt_measurement.recording) {
-        record_switch(TT_EV_RECORDING_OFF);
-        tt_measurement.recording = 0;
-        if (follow_switches() < 0) return NULL;
+        if (measurement_off(tt_clock_now()) < 0) return NULL;
         show_state();
     }
     Py_RETURN_NONE;
@@ -469,7 +504,7 @@ static PyObject *instrumenter_enable(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     tt_measurement.instrumenter_enabled = 1;
-    if (follow_switches() < 0) return NULL;
+    if (follow_switches(tt_clock_now()) < 0) return NULL;
     show_state();
     Py_RETURN_NONE;
 }
@@ -478,7 +513,7 @@ static PyObject *instrumenter_disable(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
     tt_measurement.instrumenter_enabled = 0;
-    if (follow_switches() < 0) return NULL;
+    if (follow_switches(tt_clock_now()) < 0) return NULL;
     show_state();
     Py_RETURN_NONE;
 }

@@ -25,7 +25,12 @@
  *                     instrumenter_disable, and control() for the live
  *                     channel. control() first clears record_calls from
  *                     the writer thread (tt_fast_close), so that the hook
- *                     records no call until the GIL comes to it.
+ *                     records no call until the GIL comes to it. The
+ *                     recording switch (and control(), which is one) turns
+ *                     the measurement off: from off_since to the switch on
+ *                     is a gap, which the calls open across leave out
+ *                     (park.h); the instrumenter switch alone only stops
+ *                     the recording of calls.
  *   ON/OFF -> IDLE    stop, start's failure, fork.c's fork_resume failing:
  *                     tt_remove_hooks, then tt_measurement_set_session(NULL).
  *   ON/OFF -> FORKED  fork.c's in_child: tt_measurement_set_session(NULL).
@@ -58,10 +63,12 @@ typedef struct tt_measurement_state {
     /* The session being recorded, NULL when none: every entry point tests
      * it first, so outside a measurement each is a no-op. */
     tt_session *session;
-    /* The user's switch (enable_recording / disable_recording). */
+    /* The user's switch (enable_recording / disable_recording), and
+     * `tracetop ctl`'s; when it went off (ticks), 0 while it is on. */
     int recording;
+    uint64_t off_since;
     /* The instrumenter switch (tracetop.instrumenter, --noinstrumenter,
-     * `tracetop ctl`). */
+     * `tracetop ctl PID on`). */
     int instrumenter_enabled;
     /* What the hooks record: calls at all (recording and
      * instrumenter_enabled, both), and calls of C functions (not
@@ -100,6 +107,7 @@ static inline void tt_measurement_check(void)
     const tt_measurement_state *m = &tt_measurement;
     uint64_t fast_epoch = atomic_load_explicit(&m->fast_epoch, memory_order_relaxed);
     assert(m->pending_setters >= 0);
+    assert(!m->off_since || !m->recording);
     assert(!m->record_calls || (m->recording && m->instrumenter_enabled));
     assert(!m->record_c_calls || m->hook_kind == TT_HOOK_PROFILE || m->hook_kind == TT_HOOK_MONITORING);
     assert(!fast_epoch || (m->session && m->record_calls && !m->pending_setters &&

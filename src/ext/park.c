@@ -23,6 +23,12 @@
  *   while off, so that their returns are dropped, not matched. The plan is
  *   carried out by the thread itself at its next record (tt_park_resync),
  *   since only a stream's thread writes to it.
+ * - When the measurement itself was off (recording off, `tracetop ctl
+ *   off`), not the instrumenter alone, that time was not measured at all:
+ *   the calls that returned meanwhile close where it went off, and the
+ *   stream marks the gap (tt_stream_gap), which the calls still open leave
+ *   out. With the instrumenter off alone, the time is measured, and stays
+ *   with the calls open around it, as Score-P's instrumenter switch does.
  *
  * A thread that has not recorded since the last switch on when the hook
  * leaves again (blocked in a C call) has its plan carried out then, by the
@@ -80,6 +86,7 @@ static uint32_t park_count;
 static plan *plans;
 static uint32_t plan_count;
 static uint64_t plan_time;
+static uint64_t plan_off_since; /* the measurement off since then up to plan_time; 0: it was on */
 
 static void frames_free(frames *f)
 {
@@ -243,16 +250,17 @@ void tt_park_forget(void)
     plan_count = 0;
 }
 
-/* Carries out a plan: what returned closed at plan_time, skips inserted.
- * Another thread's stream only when closing writes nothing or fits in its
- * chunk, so that no chunk is handed on (which may wait, letting the GIL
- * go): 0 when it was not done. */
+/* Carries out a plan: what returned closed at plan_time (where the
+ * measurement went off, when it did), the gap marked, skips inserted.
+ * Another thread's stream only when what it writes fits in its chunk, so
+ * that no chunk is handed on (which may wait, letting the GIL go): 0 when
+ * it was not done. */
 static int apply_plan(tt_stream *s, const plan *p, int own_stream)
 {
     uint32_t depth;
     uint32_t *entries = tt_stream_entries(s, &depth);
     if (!entries) return 0;
-    uint32_t records = 0;
+    uint32_t records = plan_off_since ? 2 : 0;
     if (p->close_from != UINT32_MAX)
         for (uint32_t i = p->close_from; i < depth; i++) records += entries[i] < TT_STACK_OWN;
     free(entries);
@@ -261,7 +269,9 @@ static int apply_plan(tt_stream *s, const plan *p, int own_stream)
         uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
         if (used + (uint64_t)records * TT_RECORD_MAX_FIXED + TT_RECORD_MAX_FIXED > TT_CHUNK_PAYLOAD_SIZE) return 0;
     }
-    for (; p->close_from != UINT32_MAX && depth > p->close_from; depth--) tt_stream_leave(s, plan_time);
+    uint64_t closed_at = plan_off_since ? plan_off_since : plan_time;
+    for (; p->close_from != UINT32_MAX && depth > p->close_from; depth--) tt_stream_leave(s, closed_at);
+    if (plan_off_since) tt_stream_gap(s, plan_off_since, plan_time);
     tt_stream_insert_skips(s, p->insert_at < depth ? p->insert_at : depth, p->skips);
     s->epoch = atomic_load_explicit(&tt_measurement.session->epoch, memory_order_acquire);
     return 1;
@@ -368,7 +378,7 @@ static void plan_one(plan *out, tt_stream *s, const frames *frames_now, int filt
                   .skips = skips};
 }
 
-int tt_unpark(uint64_t now, int filtered_have_entries)
+int tt_unpark(uint64_t now, uint64_t off_since, int filtered_have_entries)
 {
     free(plans);
     plans = NULL;
@@ -387,9 +397,11 @@ int tt_unpark(uint64_t now, int filtered_have_entries)
     if (t) threads_free(t, threads);
     parks_free();
     plan_time = now;
+    plan_off_since = off_since < now ? off_since : 0;
     /* Each stream carries out its plan at its thread's next record; one
-     * without (its thread gone, or no memory) closes everything then. */
-    tt_session_suspend(tt_measurement.session, now);
+     * without (its thread gone, or no memory) closes everything then, where
+     * the measurement went off when it did. */
+    tt_session_suspend(tt_measurement.session, plan_off_since ? plan_off_since : now);
     tt_fast_update(); /* the new epoch */
     return plans ? 0 : -1;
 }

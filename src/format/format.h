@@ -46,8 +46,8 @@
  *     PARAM_STRING   dt, v name, string value
  *     COUNTER        dt, v name, f64 value
  *     MARK           dt, v name
- *     RECORDING_OFF  dt                     user switched recording off ...
- *     RECORDING_ON   dt                     ... and on again
+ *     RECORDING_OFF  dt                     the measurement went off (a gap begins) ...
+ *     RECORDING_ON   dt                     ... and on again (it ends)
  *     STREAM_END     dt                     the thread ended; the stream is complete
  *     OBJECTS        dt, v region + 1 (0: none), v type, v size, v created, v destroyed
  *                    objects counted since this place's previous OBJECTS record
@@ -78,6 +78,18 @@
  * A writer writes one when the slot holds the region (and dt fits).
  * A writer guarantees well nesting: every LEAVE closes an ENTER of the same
  * stream, and a complete stream has closed every region before STREAM_END.
+ *
+ * A gap: the time from RECORDING_OFF to the next RECORDING_ON, when the
+ * measurement was off (recording off, `tracetop ctl off`; the process's
+ * MEASUREMENT_OFF says when, for all its threads), is no call's: the calls
+ * open at RECORDING_OFF are measured up to it and from RECORDING_ON on, as
+ * if left there and entered again (the reader gives them so), and those
+ * whose LEAVE comes inside the gap ended somewhere in it. tracetop's writer
+ * puts both records of a gap in one chunk, with no record between them, and
+ * the calls that ended inside it LEAVE just before its RECORDING_OFF (the
+ * call tree's inclusive ticks, below, leave the gap out the same way).
+ * The instrumenter switched off alone makes no gap: its time is measured,
+ * with the calls open around it.
  *
  * MPI events, inside the region of the MPI call that makes them (peer: a
  * rank in the communicator; comm: an MPI_COMM definition; bytes: of the
@@ -132,6 +144,9 @@
  *     OPEN_AT_START v stream, v count      the first `count` ENTER records of the stream are calls
  *                 that were already running when the measurement began (tracetop attach): they
  *                 stand at the measurement's start, their true start is unknown
+ *     MEASUREMENT_OFF v from, v to         the measurement of the process was off from ticks
+ *                 `from` to `to` (recording off, `tracetop ctl off`): no time of its threads
+ *                 was measured then (below: RECORDING_OFF)
  * A process whose defs lack PROCESS_END did not end normally.
  *
  * The call tree of a stream: a writer may put, behind a stream's
@@ -225,8 +240,9 @@
 #include <stdint.h>
 
 /* Version 2 added ENTER_PREDICTED and LEAVE_MEDIUM, version 3 ENTER_MEDIUM
- * and ENTER_PREDICTED_MEDIUM; readers read versions 1 and 2 too. */
-#define TT_FORMAT_VERSION 3u
+ * and ENTER_PREDICTED_MEDIUM, version 4 the definitions TASK_NAMED and
+ * MEASUREMENT_OFF; readers read every version from 1. */
+#define TT_FORMAT_VERSION 4u
 #define TT_FORMAT_VERSION_OLDEST 1u
 #define TT_FILE_MAGIC "TRACETOP"
 #define TT_FILE_HEADER_SIZE 16u
@@ -333,6 +349,7 @@ enum tt_def_tag {
     TT_DEF_TASK = 11,
     TT_DEF_COROUTINE = 12,
     TT_DEF_TASK_NAMED = 13,
+    TT_DEF_MEASUREMENT_OFF = 14,
     TT_DEF_OPEN_AT_START = 18,
     /* In TREE chunks (above), not in defs.tts. */
     TT_DEF_TREE = 20,

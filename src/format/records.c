@@ -224,6 +224,10 @@ int tt_records_next_def(tt_records *it, tt_def_record *d, const char **why)
         GET_V(d->open_at_start.stream);
         GET_V(d->open_at_start.count);
         break;
+    case TT_DEF_MEASUREMENT_OFF:
+        GET_V(d->measurement_off.from);
+        GET_V(d->measurement_off.to);
+        break;
     case TT_DEF_THREAD_USAGE:
         GET_V(d->thread_usage.stream);
         GET_V(d->thread_usage.ticks);

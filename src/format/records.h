@@ -98,6 +98,9 @@ typedef struct tt_def_record {
             uint64_t stream, count;
         } open_at_start;
         struct {
+            uint64_t from, to;
+        } measurement_off;
+        struct {
             uint64_t id, name;    /* TASK: name is a string id */
             const uint8_t *bytes; /* TASK_NAMED: the name, in the payload, not NUL-terminated */
             size_t len;

@@ -89,6 +89,7 @@ typedef struct frame {
     uint32_t region;
     uint32_t node;  /* in its lane's tree */
     uint32_t chunk; /* where its ENTER was read: its lane's chunk */
+    int resumed;    /* the part of a call after a gap (reader.h): no new visit */
 } frame;
 
 /* An OBJECTS record as read, until its track is known. */
@@ -553,14 +554,14 @@ static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *
             if (region == NONE || TT_RESERVE(b->stack, b->stack_cap, depth + 1) != 0) return -1;
             uint32_t node = lod_tree_node_of(&l->tree, depth ? b->stack[depth - 1].node : NONE, region);
             if (node == NONE) return -1;
-            b->stack[depth++] = (frame){ev.time, region, node, (uint32_t)l->rec.chunk_count - 1};
+            b->stack[depth++] = (frame){ev.time, region, node, (uint32_t)l->rec.chunk_count - 1, ev.resumed};
             break;
         }
         case TT_EV_LEAVE: {
             frame f = b->stack[--depth]; /* the reader guarantees well nesting */
             double took = (double)(ev.time - f.start);
             lod_tree_node *node = &l->tree.nodes[f.node];
-            node->visits += 1;
+            node->visits += !f.resumed;
             node->inclusive += took;
             node->exclusive += took;
             if (depth) l->tree.nodes[b->stack[depth - 1].node].exclusive -= took;
@@ -569,10 +570,11 @@ static int read_lane(builder *b, const tt_process *p, uint32_t lane, tt_cursor *
                 memset(l->depths + l->rec.depths, 0, (depth + 1 - l->rec.depths) * sizeof *l->depths);
                 l->rec.depths = (uint32_t)depth + 1;
             }
-            /* A call the chunk holds whole is the trace's; any other the index keeps. */
+            /* A call the chunk holds whole is the trace's; any other the index
+             * keeps, a part cut by a gap too (lod_trace.c reads none of those). */
             tt_lod_span span = {f.start, ev.time, f.region, 1};
             lod_chunk_rec *ch = &l->chunks[l->rec.chunk_count - 1];
-            int whole = !ev.synthesized && f.chunk == l->rec.chunk_count - 1;
+            int whole = !ev.synthesized && !f.resumed && f.chunk == l->rec.chunk_count - 1;
             if (whole) {
                 if (depth >= b->depth_sum_cap) {
                     size_t had = b->depth_sum_cap;

@@ -142,8 +142,12 @@ typedef struct placed_call {
 
 typedef struct open_call {
     uint64_t start;
-    uint32_t region;
+    uint32_t region; /* CUT_CALL: the part of a call after a gap */
 } open_call;
+
+/* The region of an open call cut by a gap (reader.h), whose span the index
+ * keeps itself (lod_build.c), as it does the parts before a gap. */
+#define CUT_CALL UINT32_MAX
 
 /* Reads chunk `chunk` of `lane` into k: 0, or -1 (k empty) when it is not
  * as the index found it (said) or memory runs out. */
@@ -187,7 +191,18 @@ static int decode(const tt_lod *x, lod_trace *r, size_t lane, size_t chunk, kept
         tt_event ev;
         size_t got = tt_cursor_next_calls(c, bulk, sizeof bulk / sizeof bulk[0]);
         if (got == 0) {
-            if (!tt_cursor_next(c, &ev) || ev.synthesized || ev.kind == TT_EV_STREAM_END) break;
+            if (!tt_cursor_next(c, &ev) || ev.kind == TT_EV_STREAM_END) break;
+            if (ev.synthesized && ev.kind == TT_EV_ENTER) {
+                if (TT_RESERVE(stack, stack_cap, top + 1) != 0) {
+                    rc = -1;
+                    break;
+                }
+                stack[top++] = (open_call){ev.time, CUT_CALL};
+            }
+            if (ev.synthesized) { /* a gap's edge; or the stream's end, where nothing follows */
+                if (ev.kind == TT_EV_LEAVE && top) top--;
+                continue;
+            }
             const tt_chunk_start *now = tt_cursor_chunk(c);
             if (now->seq != ch->seq || (events == 0 && now->crc != ch->crc)) break;
             bulk[0] = (tt_call){.time = ev.time, .region = ev.region, .depth = ev.depth, .kind = ev.kind};
@@ -205,6 +220,8 @@ static int decode(const tt_lod *x, lod_trace *r, size_t lane, size_t chunk, kept
                     break;
                 }
                 stack[top++] = (open_call){e->time, region};
+            } else if (e->kind == TT_EV_LEAVE && top && stack[top - 1].region == CUT_CALL) {
+                top--;
             } else if (e->kind == TT_EV_LEAVE && top) { /* (else a call begun before the chunk: not its) */
                 if (TT_RESERVE(calls, cap, count + 1) != 0) {
                     rc = -1;

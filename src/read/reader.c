@@ -375,6 +375,7 @@ static void process_free(tt_process *p)
     free(p->threads);
     free(p->attributes);
     free(p->task_names);
+    free(p->gaps);
 }
 
 /* ---- definitions: defs.tts -> tt_process ---- */
@@ -388,7 +389,7 @@ typedef struct clock_sync {
 typedef struct proc_loader {
     tt_trace *t;
     tt_process *p;
-    size_t string_cap, region_cap, thread_cap, attribute_cap, comm_cap, task_cap;
+    size_t string_cap, region_cap, thread_cap, attribute_cap, comm_cap, task_cap, gap_cap;
     int have_process;
     unsigned syncs;
     clock_sync first_sync, last_sync;
@@ -580,6 +581,12 @@ static int apply_def(proc_loader *l, const tt_def_record *d)
     }
     case TT_DEF_THREAD_USAGE:
         return apply_usage(l, d);
+    case TT_DEF_MEASUREMENT_OFF:
+        if (d->measurement_off.to < d->measurement_off.from)
+            return damage(l, "a measurement gap that ends before it begins");
+        if (TT_RESERVE(p->gaps, l->gap_cap, p->gap_count + 1) != 0) return LOAD_NOMEM;
+        p->gaps[p->gap_count++] = (struct tt_gap){d->measurement_off.from, d->measurement_off.to};
+        return LOAD_OK;
     }
     return damage(l, "unknown definition record"); /* records.c yields known tags only */
 }
@@ -1030,6 +1037,18 @@ uint64_t tt_process_time(const tt_process *p, uint64_t ticks)
     return unscale_time(scaled_time(p, k, (int64_t)(ticks - p->sync_ticks)), k.shift);
 }
 
+uint64_t tt_process_off_ns(const tt_process *p, uint64_t from, uint64_t to)
+{
+    uint64_t off = 0;
+    for (size_t i = 0; i < p->gap_count; i++) {
+        uint64_t begin = tt_process_time(p, p->gaps[i].from), end = tt_process_time(p, p->gaps[i].to);
+        if (begin < from) begin = from;
+        if (end > to) end = to;
+        if (end > begin) off += end - begin;
+    }
+    return off;
+}
+
 /* The deltas a cursor's fast path takes are below this: varints of at most
  * 4 bytes (tt_short_varint). */
 #define FAST_DT_LIMIT ((uint64_t)1 << 28)
@@ -1129,6 +1148,14 @@ enum window_phase {
     AFTER,
 };
 
+/* Where a cursor stands at the edge of a gap in the measurement (format.h:
+ * RECORDING_OFF, RECORDING_ON). */
+enum gap_phase {
+    NO_GAP,
+    GAP_CLOSING, /* closing, where it begins, the frames open there; then `gap_held` */
+    GAP_OPENING, /* opening again, where it ends, the frames closed at its start; then `gap_held` */
+};
+
 enum cursor_phase {
     READING, /* yielding the data's events */
     CLOSING, /* the data ended: closing open regions, then STREAM_END if read */
@@ -1171,6 +1198,13 @@ struct tt_cursor {
     /* The regions left out (tt_trace_keep_regions), and how many of them are open. */
     const uint8_t *left_out;
     size_t left_out_open;
+
+    /* A gap in the measurement: the frames stack[0 .. suspended) were open
+     * where it began and are closed there, until it ends; gap_edge counts
+     * those closed (down from the top) or opened again so far. */
+    size_t suspended, gap_edge;
+    enum gap_phase gap;
+    tt_event gap_held;
 
     /* The range kept (tt_trace_keep_range), when the trace keeps one. */
     int windowed;
@@ -1338,8 +1372,9 @@ static void allow_fast(tt_cursor *c)
 {
     uint64_t ticks = c->records.ticks;
     size_t left = (size_t)(c->records.end - c->records.pos);
-    int ok = left > TT_RECORD_MAX_FIXED && ticks >= c->clock.lo && ticks <= c->clock.hi &&
-             c->clock.hi - ticks >= (left / 2 + 1) * FAST_DT_LIMIT && clock_time(&c->clock, ticks) >= c->last_time &&
+    int ok = left > TT_RECORD_MAX_FIXED && !c->suspended && c->gap == NO_GAP && ticks >= c->clock.lo &&
+             ticks <= c->clock.hi && c->clock.hi - ticks >= (left / 2 + 1) * FAST_DT_LIMIT &&
+             clock_time(&c->clock, ticks) >= c->last_time &&
              TT_RESERVE(c->stack, c->stack_cap, c->depth + left / 2) == 0;
     c->fast_end = ok ? c->records.end - TT_RECORD_MAX_FIXED : c->records.pos;
 }
@@ -1355,8 +1390,10 @@ static int only_tree_follows(chunk_file *cf)
     return cf->state != TT_STREAM_CORRUPT;
 }
 
-/* Reads the next event from the data: 1 with *ev set, or 0 when the data
- * ends (c->phase is then CLOSING and the state set). */
+/* Reads the next event from the data: 1 with *ev set, 2 when the record
+ * read gives no event (the return of a call closed at a gap's start), or 0
+ * when the data ends (c->phase is then CLOSING and the state set). A
+ * record that begins or ends a gap sets c->gap: its edge comes first. */
 static int read_event(tt_cursor *c, tt_event *ev)
 {
     tt_event_record r;
@@ -1401,10 +1438,27 @@ static int read_event(tt_cursor *c, tt_event *ev)
             return stop_reading(c);
         }
         c->stack[c->depth++] = ev->region;
+        /* A call made inside a gap (no writer of tracetop's makes one): the
+         * gap ends there, so that the calls stay well nested. */
+        if (c->suspended) c->gap = GAP_OPENING, c->gap_edge = 0;
         break;
     case TT_EV_LEAVE:
         if (c->depth == 0) return stop_damaged(c, "LEAVE without an open region");
         ev->region = c->stack[--c->depth];
+        if (c->depth < c->suspended) {
+            /* Closed where the gap began: it returned inside it. */
+            c->suspended = c->depth;
+            c->last_time = time;
+            c->last_ticks = ticks;
+            c->events++;
+            return 2;
+        }
+        break;
+    case TT_EV_RECORDING_OFF:
+        if (!c->suspended && c->depth) c->suspended = c->gap_edge = c->depth, c->gap = GAP_CLOSING;
+        break;
+    case TT_EV_RECORDING_ON:
+        if (c->suspended) c->gap = GAP_OPENING, c->gap_edge = 0;
         break;
     case TT_EV_PARAM_INT:
     case TT_EV_PARAM_UINT:
@@ -1454,10 +1508,10 @@ static int read_event(tt_cursor *c, tt_event *ev)
         if (!c->cf.after_partial && !only_tree_follows(&c->cf) && c->cf.state != TT_STREAM_CORRUPT)
             cf_stop_at(&c->cf, TT_STREAM_CORRUPT, end_chunk, end_at, "data after the end-of-stream record");
         return stop_reading(c);
-    default: /* RECORDING_OFF, RECORDING_ON, MPI_COLLECTIVE_BEGIN: the time only */
+    default: /* MPI_COLLECTIVE_BEGIN: the time only */
         break;
     }
-    ev->depth = (uint32_t)c->depth;
+    ev->depth = (uint32_t)(c->depth - c->suspended);
     c->last_time = time;
     c->last_ticks = ticks;
     c->events++;
@@ -1465,18 +1519,63 @@ static int read_event(tt_cursor *c, tt_event *ev)
     return 1;
 }
 
+/* The edge of a gap: the frames open closed where it begins, innermost
+ * first, or those opened again where it ends, outermost first (resumed),
+ * at the time of the record that begins or ends it; then that record's
+ * event. */
+static int gap_event(tt_cursor *c, tt_event *ev)
+{
+    const tt_event *held = &c->gap_held;
+    if (c->gap == GAP_CLOSING && c->gap_edge > 0) {
+        c->gap_edge--;
+        *ev = (tt_event){.kind = TT_EV_LEAVE,
+                         .time = held->time,
+                         .ticks = held->ticks,
+                         .region = c->stack[c->gap_edge],
+                         .depth = (uint32_t)c->gap_edge,
+                         .synthesized = 1};
+        return 1;
+    }
+    if (c->gap == GAP_OPENING && c->gap_edge < c->suspended) {
+        *ev = (tt_event){.kind = TT_EV_ENTER,
+                         .time = held->time,
+                         .ticks = held->ticks,
+                         .region = c->stack[c->gap_edge],
+                         .depth = (uint32_t)++c->gap_edge,
+                         .synthesized = 1,
+                         .resumed = 1};
+        return 1;
+    }
+    if (c->gap == GAP_OPENING) c->suspended = 0;
+    c->gap = NO_GAP;
+    *ev = *held;
+    ev->depth = (uint32_t)(c->depth - c->suspended);
+    allow_fast(c);
+    return 1;
+}
+
 /* Everything but the fast path's records. */
 static int __attribute__((noinline)) next_slow(tt_cursor *c, tt_event *ev)
 {
-    if (c->phase == READING && read_event(c, ev)) return 1;
+    if (c->gap != NO_GAP) return gap_event(c, ev);
+    while (c->phase == READING) {
+        int read = read_event(c, ev);
+        if (read == 1 && c->gap == NO_GAP) return 1;
+        if (read == 1) {
+            c->gap_held = *ev;
+            return gap_event(c, ev);
+        }
+        if (read == 0) break;
+    }
     if (c->phase != CLOSING) return 0;
-    if (c->depth > 0) {
+    /* Frames closed where a gap began are not closed again. */
+    if (c->depth > c->suspended) {
         c->depth--;
         *ev = (tt_event){.kind = TT_EV_LEAVE,
                          .time = c->last_time,
                          .ticks = c->last_ticks,
                          .region = c->stack[c->depth],
-                         .depth = (uint32_t)c->depth,
+                         .depth = (uint32_t)(c->depth - c->suspended),
                          .synthesized = 1};
         return 1;
     }
@@ -1570,15 +1669,17 @@ static inline int next_event(tt_cursor *c, tt_event *ev)
     ev->region = call.region;
     ev->depth = call.depth;
     ev->synthesized = 0;
+    ev->resumed = 0;
     ev->time = call.time;
     ev->ticks = call.ticks;
     return 1;
 }
 
-/* The frames open before event ev, which the cursor has just read: ev's own region is on c->stack too. */
-static size_t frames_before(const tt_cursor *c, const tt_event *ev)
+/* The frames open before event ev, which the cursor has just read: c->stack[0 .. that), ev's own region above
+ * them for an ENTER (a gap's frames, closed, are open in no event's depth). */
+static size_t frames_before(const tt_event *ev)
 {
-    return ev->kind == TT_EV_ENTER ? c->depth - 1 : ev->kind == TT_EV_LEAVE ? c->depth + 1 : c->depth;
+    return ev->kind == TT_EV_ENTER ? ev->depth - 1u : ev->kind == TT_EV_LEAVE ? ev->depth + 1u : ev->depth;
 }
 
 static int edge_event(tt_cursor *c, tt_event *ev, int enter)
@@ -1609,7 +1710,7 @@ static int next_in_window(tt_cursor *c, tt_event *ev)
             if (ev->time < c->from) break;
             c->held = *ev;
             c->edge = 0;
-            c->edge_count = frames_before(c, ev);
+            c->edge_count = frames_before(ev);
             c->window = OPENING;
             break;
         case OPENING:
@@ -1626,7 +1727,7 @@ static int next_in_window(tt_cursor *c, tt_event *ev)
             if (!next_event(c, ev)) return 0;
             if (ev->time <= c->to) return 1;
             c->edge = 0;
-            c->edge_count = frames_before(c, ev);
+            c->edge_count = frames_before(ev);
             c->window = CUTTING;
             break;
         case CUTTING:

@@ -11,6 +11,13 @@
  *    innermost open ENTER (the reader fills in its region), and regions still
  *    open where a stream ends are closed there by synthesized LEAVE events at
  *    the stream's last time.
+ *  - A gap in the measurement (format.h: RECORDING_OFF to RECORDING_ON, the
+ *    measurement switched off) is no call's time: the calls open where it
+ *    begins are closed there (synthesized LEAVEs, then RECORDING_OFF), and
+ *    those still running where it ends are entered again there (synthesized
+ *    ENTERs, `resumed`, then RECORDING_ON), so that every consumer takes
+ *    their measured parts alone; the return of one that ended inside the gap
+ *    gives no event.
  *  - A trace cut short (crash, SIGKILL, os._exit, full disk) or damaged is
  *    read up to its last intact chunk. Nothing is thrown away silently: the
  *    cursor and the process say what was cut, in one line each. A file is
@@ -113,6 +120,12 @@ typedef struct tt_process {
     tt_attribute *attributes;
     size_t task_count;
     const char **task_names; /* asyncio tasks by id (TASK); [task_count] is "<undefined>" */
+    /* The times the measurement was off (MEASUREMENT_OFF), in ticks, as the
+     * definitions give them (tt_process_off_ns sums them). */
+    size_t gap_count;
+    struct tt_gap {
+        uint64_t from, to;
+    } * gaps;
 
     /* From PROCESS_END; ended == 0 when the process did not end normally. */
     int ended;
@@ -200,6 +213,10 @@ const char *tt_trace_problem(const tt_trace *t, size_t index, int *corrupt);
 /* ns since the epoch for ticks of process p. */
 uint64_t tt_process_time(const tt_process *p, uint64_t ticks);
 
+/* The ns of [from, to] (ns since the epoch) when the measurement of p was
+ * off (its gaps): no time of its threads was measured then. */
+uint64_t tt_process_off_ns(const tt_process *p, uint64_t from, uint64_t to);
+
 /* ns for a duration of `ticks` of process p's clock, rounded half up (the
  * same scale as tt_process_time): what a sum of ticks is converted with
  * once, so that a profile's times do not depend on how many events were
@@ -222,7 +239,9 @@ typedef struct tt_event {
     uint32_t name;       /* PARAM_*, COUNTER, MARK: a string id */
     uint32_t depth;      /* open regions after this event */
     int synthesized;     /* 1: a LEAVE the reader added to close a region left open, or an ENTER or LEAVE
-                            at the edge of the range kept (tt_trace_keep_range) */
+                            at the edge of the range kept (tt_trace_keep_range) or of a gap (below) */
+    int resumed;         /* 1: an ENTER at a gap's end, of a call open across it: the same call going on,
+                            not a new one (not a visit) */
     int64_t int_value;   /* PARAM_INT */
     uint64_t uint_value; /* PARAM_UINT */
     double double_value; /* COUNTER */

@@ -174,17 +174,32 @@ static PyObject *task_list(const tt_process *p)
     return list;
 }
 
+/* [(from, to)] in ns since the epoch: when the measurement was off. */
+static PyObject *gap_list(const tt_process *p)
+{
+    PyObject *list = PyList_New((Py_ssize_t)p->gap_count);
+    for (size_t i = 0; list && i < p->gap_count; i++) {
+        PyObject *gap = Py_BuildValue("(KK)", (unsigned long long)tt_process_time(p, p->gaps[i].from),
+                                      (unsigned long long)tt_process_time(p, p->gaps[i].to));
+        if (!gap)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, gap);
+    }
+    return list;
+}
+
 static PyObject *process_dict(const tt_process *p)
 {
     PyObject *end_time = p->ended ? PyLong_FromUnsignedLongLong(p->end_time) : text_or_none(NULL);
     PyObject *rank = p->mpi_size ? PyLong_FromUnsignedLongLong(p->mpi_rank) : Py_NewRef(Py_None);
     return Py_BuildValue(
-        "{s:K,s:K,s:N,s:N,s:K,s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:K,s:N,s:N}", "pid", (unsigned long long)p->pid, "ppid",
-        (unsigned long long)p->ppid, "name", tt_readext_text(p->name), "ended", PyBool_FromLong(p->ended), "events",
-        (unsigned long long)p->events, "waits", (unsigned long long)p->waits, "wait_ns", (unsigned long long)p->wait_ns,
-        "defs_cut", text_or_none(p->defs_cut), "end_time", end_time, "threads", thread_list(p), "regions",
-        region_list(p), "attributes", attribute_dict(p), "mpi_rank", rank, "mpi_size", (unsigned long long)p->mpi_size,
-        "comms", comm_list(p), "tasks", task_list(p));
+        "{s:K,s:K,s:N,s:N,s:K,s:K,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:K,s:N,s:N,s:N}", "pid", (unsigned long long)p->pid,
+        "ppid", (unsigned long long)p->ppid, "name", tt_readext_text(p->name), "ended", PyBool_FromLong(p->ended),
+        "events", (unsigned long long)p->events, "waits", (unsigned long long)p->waits, "wait_ns",
+        (unsigned long long)p->wait_ns, "defs_cut", text_or_none(p->defs_cut), "end_time", end_time, "threads",
+        thread_list(p), "regions", region_list(p), "attributes", attribute_dict(p), "mpi_rank", rank, "mpi_size",
+        (unsigned long long)p->mpi_size, "comms", comm_list(p), "tasks", task_list(p), "gaps", gap_list(p));
 }
 
 static PyObject *Trace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -338,6 +353,7 @@ static PyObject *event_tuple(const tt_event *ev, name_cache *regions, name_cache
     case TT_EV_ENTER:
     case TT_EV_LEAVE:
         items[n++] = cached_name(regions, ev->region);
+        if (ev->resumed) items[n++] = Py_NewRef(Py_True); /* a call going on after a gap (reader.h) */
         break;
     case TT_EV_OBJECTS:
         items[n++] = ev->region == UINT32_MAX ? Py_NewRef(Py_None) : cached_name(regions, ev->region);
@@ -422,7 +438,7 @@ static PyObject *Trace_count_enters(TraceObject *self, PyObject *args)
     tt_event ev;
     Py_BEGIN_ALLOW_THREADS
     while (tt_cursor_next(c, &ev))
-        if (ev.kind == TT_EV_ENTER) enters[ev.region]++;
+        if (ev.kind == TT_EV_ENTER && !ev.resumed) enters[ev.region]++;
     Py_END_ALLOW_THREADS
     tt_cursor_close(c);
 
@@ -463,11 +479,12 @@ static PyMethodDef Trace_methods[] = {
      "read_stream(process_index, stream)\n--\n\n"
      "All events of one stream as tuples, with the stream's state and problem:\n"
      "(events, 'complete'|'cut'|'corrupt', problem or None). Times are ns since the\n"
-     "experiment's epoch."},
+     "experiment's epoch. A call open across a gap in the measurement is left at its\n"
+     "start and entered again at its end: ('enter', time, name, True)."},
     {"count_enters", (PyCFunction)Trace_count_enters, METH_VARARGS,
      "count_enters(process_index, stream)\n--\n\n"
-     "{region name: number of ENTER events} of one stream, read without building\n"
-     "a list of events."},
+     "{region name: number of calls entered} of one stream, read without building\n"
+     "a list of events (the ENTERs that resume a call after a gap not counted)."},
     {"record_bytes", (PyCFunction)Trace_record_bytes, METH_VARARGS,
      "record_bytes(process_index, stream, from=0, until=2**64-1)\n--\n\n"
      "The bytes of one stream's records made in [from, until) (ns since the\n"

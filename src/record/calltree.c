@@ -395,6 +395,15 @@ void tt_calltree_step_enter(tt_calltree *t, tt_calltree_node *node, uint32_t tas
     }
 }
 
+void tt_calltree_gap(tt_calltree *t, uint64_t ticks)
+{
+    if (t->lost) return;
+    for (tt_calltree_node *n = t->cur; n != t->nodes; n = tt_calltree_at(t, n->parent)) n->inclusive -= ticks;
+    /* A step's end is its node's inclusive less `before` plus its begin:
+     * the same gap taken from `before` keeps that end where it is. */
+    for (size_t i = 0; i < t->open_count; i++) t->open[i].before -= ticks;
+}
+
 void tt_calltree_gc_done(tt_calltree *t, unsigned generation, uint64_t ticks, uint64_t collected,
                          uint64_t uncollectable)
 {

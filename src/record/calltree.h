@@ -243,6 +243,12 @@ static inline void tt_calltree_leave(tt_calltree *t, tt_calltree_node *n, uint64
     t->cur = tt_calltree_at(t, n->parent);
 }
 
+/* The measurement was off for `ticks` while the calls open now were open
+ * (format.h: RECORDING_OFF, RECORDING_ON): their inclusive time leaves
+ * those ticks out, as a reader's does, which closes them at the switch off
+ * and opens them again at the switch on. */
+void tt_calltree_gap(tt_calltree *t, uint64_t ticks);
+
 /* A collection of `generation` that lasted `ticks`, with its counts. */
 void tt_calltree_gc_done(tt_calltree *t, unsigned generation, uint64_t ticks, uint64_t collected,
                          uint64_t uncollectable);

@@ -122,6 +122,15 @@ static void define_clock_sync(tt_session *s)
     tt_session_define(s, rec, (size_t)(p - rec));
 }
 
+void tt_session_define_gap(tt_session *s, uint64_t from, uint64_t to)
+{
+    uint8_t rec[TT_RECORD_MAX_FIXED], *p = rec;
+    *p++ = TT_DEF_MEASUREMENT_OFF;
+    p = tt_put_varint(p, from);
+    p = tt_put_varint(p, to);
+    tt_session_define(s, rec, (size_t)(p - rec));
+}
+
 void tt_session_clock_sync(tt_session *s)
 {
     /* The writer must never wait for a lock whose holder may be waiting
@@ -291,10 +300,10 @@ tt_stream *tt_session_new_stream_open(tt_session *s, uint64_t native_tid, const 
     return st;
 }
 
-void tt_session_suspend(tt_session *s, uint64_t now)
+void tt_session_suspend(tt_session *s, uint64_t at)
 {
     /* The time first: whoever sees the new epoch sees it too. */
-    atomic_store_explicit(&s->suspended_at, now, memory_order_relaxed);
+    atomic_store_explicit(&s->suspended_at, at, memory_order_relaxed);
     atomic_store_explicit(&s->epoch, atomic_fetch_add(&last_epoch, 1) + 1, memory_order_release);
 }
 

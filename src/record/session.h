@@ -87,7 +87,7 @@ typedef struct tt_session {
      * whose epoch is its session's has seen every call since it was last
      * resynchronised. */
     _Atomic uint64_t epoch;
-    _Atomic uint64_t suspended_at; /* ticks of the last suspension */
+    _Atomic uint64_t suspended_at; /* ticks the calls open at the last suspension close at */
     tt_sampler sampler;            /* the writer's */
 } tt_session;
 
@@ -115,11 +115,12 @@ typedef struct tt_open_calls {
 tt_stream *tt_session_new_stream_open(tt_session *s, uint64_t native_tid, const char *name, size_t name_len,
                                       const tt_open_calls *open);
 
-/* Calls stop being seen from `now` on: the caller took its hook away. The
- * regions each thread has open are closed at `now`, lazily, when the
- * thread records again (tt_session_resync) or its stream is closed, so no
- * thread is touched but the caller's. Serialised with recording (the GIL). */
-void tt_session_suspend(tt_session *s, uint64_t now);
+/* Calls stop being seen: the caller took its hook away. The regions each
+ * thread has open are closed at `at` (the switch, or when the measurement
+ * went off before it: park.h), lazily, when the thread records again
+ * (tt_session_resync) or its stream is closed, so no thread is touched but
+ * the caller's. Serialised with recording (the GIL). */
+void tt_session_suspend(tt_session *s, uint64_t at);
 
 /* For a stream whose epoch is behind its session's, by its own thread:
  * closes its open regions at the last suspension and brings it up to date,
@@ -138,6 +139,10 @@ int tt_session_trylock_streams(void);
 void tt_session_unlock_streams(void);
 /* The same lock, waited for: held across fork() (fork.h). */
 void tt_session_lock_streams(void);
+
+/* The measurement of the process was off from `from` to `to` (ticks): the
+ * MEASUREMENT_OFF definition (format.h). */
+void tt_session_define_gap(tt_session *s, uint64_t from, uint64_t to);
 
 /* The registry's sink: appends one definition record to defs.tts. */
 void tt_session_define(void *session, const uint8_t *record, size_t len);

@@ -214,6 +214,17 @@ int tt_stream_objects(tt_stream *s, uint64_t now, const tt_stream_objects_counts
 
 void tt_stream_plain(tt_stream *s, uint64_t now, uint8_t tag) { tt_record_commit(s, tt_record_begin(s, tag, now, 0)); }
 
+void tt_stream_gap(tt_stream *s, uint64_t from, uint64_t to)
+{
+    /* Room for both records, so that no chunk begins inside the gap: a
+     * reader starting at a chunk (tt_cursor_seek) knows no gap before it. */
+    tt_record_reserve(s, TT_RECORD_MAX_FIXED);
+    tt_stream_plain(s, from, TT_EV_RECORDING_OFF);
+    from = s->last_ticks;
+    tt_stream_plain(s, to, TT_EV_RECORDING_ON);
+    tt_calltree_gap(&s->tree, s->last_ticks - from);
+}
+
 void tt_stream_gc(tt_stream *s, uint64_t now, uint64_t start, uint8_t generation, uint64_t collected,
                   uint64_t uncollectable)
 {

@@ -402,7 +402,12 @@ void tt_stream_param_int(tt_stream *s, uint64_t now, uint32_t name, int64_t valu
 void tt_stream_param_uint(tt_stream *s, uint64_t now, uint32_t name, uint64_t value);
 void tt_stream_param_string(tt_stream *s, uint64_t now, uint32_t name, const char *value, size_t len);
 void tt_stream_counter(tt_stream *s, uint64_t now, uint32_t name, double value);
-void tt_stream_plain(tt_stream *s, uint64_t now, uint8_t tag); /* RECORDING_ON/OFF */
+void tt_stream_plain(tt_stream *s, uint64_t now, uint8_t tag); /* STREAM_END */
+/* The measurement was off from `from` to `to` (format.h: RECORDING_OFF
+ * and RECORDING_ON, in one chunk): the calls open keep only their time
+ * outside it, in the records and the call tree alike. From the last
+ * record's time when that is later than `from`. */
+void tt_stream_gap(tt_stream *s, uint64_t from, uint64_t to);
 /* The result of a garbage collection that began at `start` (format.h: GC). */
 void tt_stream_gc(tt_stream *s, uint64_t now, uint64_t start, uint8_t generation, uint64_t collected,
                   uint64_t uncollectable);

@@ -314,6 +314,14 @@ static inline void leave(tt_agg_process *p, tt_agg_thread *th, uint64_t now)
     if (th->depth) th->stack[th->depth - 1].child += spent;
 }
 
+/* The gap begun at th->off_at ends `now` (see agg.h). */
+static void end_gap(tt_agg_thread *th, uint64_t now)
+{
+    uint64_t gap = now > th->off_at ? now - th->off_at : 0;
+    for (uint32_t d = 0; d < th->depth; d++) th->stack[d].enter += gap;
+    th->off_at = 0;
+}
+
 static void close_open_calls(tt_agg_process *p, tt_agg_thread *th)
 {
     while (th->depth) leave(p, th, th->ticks);
@@ -333,6 +341,7 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
         /* The first slice of this thread, or a new start after a loss. */
         if (th->seen) {
             close_open_calls(p, th);
+            th->off_at = 0; /* a gap's end may be in what was lost */
             p->resyncs++;
         } else {
             th->since = s->base_ticks;
@@ -385,6 +394,10 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
             keep_sample(p, th, &r, (double)r.uint_value);
         } else if (r.tag == TT_EV_OBJECTS) {
             if ((failed = count_objects(p, &r)) < 0) goto fail;
+        } else if (r.tag == TT_EV_RECORDING_OFF) {
+            if (!th->off_at) th->off_at = ticks ? ticks : 1;
+        } else if (r.tag == TT_EV_RECORDING_ON) {
+            if (th->off_at) end_gap(th, ticks);
         } else if (r.tag == TT_EV_STREAM_END) {
             th->ticks = ticks;
             close_open_calls(p, th);

@@ -11,6 +11,10 @@
  * recursive function is not counted twice). A LEAVE with nothing open
  * closes a call entered before top saw the thread: it is dropped.
  *
+ * A gap in the measurement (format.h: RECORDING_OFF to RECORDING_ON) is
+ * no call's time: as it ends, the calls open have their start moved on by
+ * its length, so that each counts its measured parts alone.
+ *
  * A thread's slices continue one another (same chunk, next offset; or the
  * next chunk after the last slice of one). When the channel lost a chunk
  * (live.h), the thread starts over at the next chunk, whose time is known
@@ -110,6 +114,7 @@ typedef struct tt_agg_thread {
     uint64_t events;
     tt_agg_frame *stack;
     uint32_t depth, stack_cap;
+    uint64_t off_at;    /* where a gap began (RECORDING_OFF), 0 outside one */
     tt_agg_stat *stats; /* by region id */
     uint32_t stat_cap;
 } tt_agg_thread;

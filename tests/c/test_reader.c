@@ -502,7 +502,7 @@ static void test_round_trip(void)
             }
             n++;
         }
-        CHECK_U64(n, 14);
+        CHECK_U64(n, 16);
         CHECK(tt_cursor_state(c) == TT_STREAM_COMPLETE);
         CHECK(tt_cursor_problem(c) == NULL);
         CHECK_U64(tt_cursor_events_read(c), 14);
@@ -512,14 +512,17 @@ static void test_round_trip(void)
         CHECK(e[3].kind == TT_EV_PARAM_STRING && e[3].name == 7);
         CHECK(e[4].kind == TT_EV_COUNTER && e[4].name == 13 && e[4].double_value == -2.5);
         CHECK(e[5].kind == TT_EV_MARK && e[5].name == 7 && e[5].time == 1010);
-        CHECK(e[6].kind == TT_EV_RECORDING_OFF && e[6].time == 1011);
-        CHECK(e[7].kind == TT_EV_RECORDING_ON && e[7].time == 1111);
-        CHECK(e[8].kind == TT_EV_ENTER && e[8].region == 3 && e[8].depth == 2);
-        CHECK(e[9].kind == TT_EV_ENTER && e[9].region == 2 && e[9].depth == 3);
-        CHECK(e[10].kind == TT_EV_LEAVE && e[10].region == 2 && e[10].time == 1123 && e[10].depth == 2);
-        CHECK(e[11].kind == TT_EV_LEAVE && e[11].region == 3 && !e[11].synthesized);
-        CHECK(e[12].kind == TT_EV_LEAVE && e[12].region == 0 && e[12].depth == 0);
-        CHECK(e[13].kind == TT_EV_STREAM_END && e[13].time == 1125);
+        /* The gap: region 0, open across it, left where it begins and entered again where it ends. */
+        CHECK(e[6].kind == TT_EV_LEAVE && e[6].region == 0 && e[6].time == 1011 && e[6].depth == 0 && e[6].synthesized);
+        CHECK(e[7].kind == TT_EV_RECORDING_OFF && e[7].time == 1011 && e[7].depth == 0);
+        CHECK(e[8].kind == TT_EV_ENTER && e[8].region == 0 && e[8].time == 1111 && e[8].depth == 1 && e[8].resumed);
+        CHECK(e[9].kind == TT_EV_RECORDING_ON && e[9].time == 1111 && e[9].depth == 1);
+        CHECK(e[10].kind == TT_EV_ENTER && e[10].region == 3 && e[10].depth == 2 && !e[10].resumed);
+        CHECK(e[11].kind == TT_EV_ENTER && e[11].region == 2 && e[11].depth == 3);
+        CHECK(e[12].kind == TT_EV_LEAVE && e[12].region == 2 && e[12].time == 1123 && e[12].depth == 2);
+        CHECK(e[13].kind == TT_EV_LEAVE && e[13].region == 3 && !e[13].synthesized);
+        CHECK(e[14].kind == TT_EV_LEAVE && e[14].region == 0 && e[14].depth == 0);
+        CHECK(e[15].kind == TT_EV_STREAM_END && e[15].time == 1125);
         tt_cursor_close(c);
     }
     if (CHECK(tt_cursor_open(t, p, 1, &c, &err) == 0)) {
@@ -2254,6 +2257,125 @@ static void test_counted_chunks(void)
     free(c);
 }
 
+/* Gaps in the measurement (format.h: RECORDING_OFF to RECORDING_ON): the
+ * calls open across one are left where it begins and entered again
+ * (resumed) where it ends; a return inside it gives nothing; a call made
+ * inside it ends it; a stream that ends inside it closes nothing again.
+ * The profile counts the parts, not the gap, once per call; "measured"
+ * leaves the process's MEASUREMENT_OFF out; a range kept inside a gap
+ * begins where it ends. Ticks are us. */
+static void test_gaps(void)
+{
+    enum { US = 1000 };
+    static rec r;
+    tfile tf;
+    const char *exp = "gaps";
+    tf_open(&tf, exp, 9, "defs.tts", TT_FILE_DEFS);
+    std_defs(&r, 9, 1000000000000, TICK_US);
+    put_u8(&r, TT_DEF_MEASUREMENT_OFF);
+    put_v(&r, 40);
+    put_v(&r, 100);
+    d_end(&r, 1000, 10, 0, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+
+    tf_open(&tf, exp, 9, "0.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);                 /* a 0 */
+    e_enter(&r, 10, 1);                /* b 10 */
+    e_leave(&r, 10);                   /* 20 */
+    e_enter(&r, 10, 1);                /* b 30 */
+    e_enter(&r, 5, 2);                 /* len 35 */
+    e_tag(&r, TT_EV_RECORDING_OFF, 5); /* 40 */
+    e_leave(&r, 20);                   /* len returned inside the gap, 60 */
+    e_tag(&r, TT_EV_RECORDING_ON, 40); /* 100 */
+    e_leave(&r, 10);                   /* b 110 */
+    e_leave(&r, 10);                   /* a 120 */
+    e_tag(&r, TT_EV_STREAM_END, 0);
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+    tf_open(&tf, exp, 9, "1.tts", TT_FILE_EVENTS);
+    e_enter(&r, 0, 0);                  /* a 0 */
+    e_tag(&r, TT_EV_RECORDING_OFF, 10); /* 10 */
+    e_enter(&r, 10, 1);                 /* b 20: ends the gap */
+    e_leave(&r, 10);                    /* 30 */
+    e_tag(&r, TT_EV_RECORDING_OFF, 10); /* 40 */
+    e_tag(&r, TT_EV_STREAM_END, 10);    /* 50, inside the gap */
+    tf_chunk(&tf, 0, &r, 0);
+    tf_close(&tf);
+
+    static stream_read s;
+    if (read_stream(exp, 0, 0, &s) == 0) {
+        CHECK(s.state == TT_STREAM_COMPLETE);
+        CHECK_U64(s.n, 15);
+        CHECK_U64(s.events_read, 11);
+        CHECK(well_nested(&s));
+        const tt_event *e = s.ev;
+        CHECK(e[4].kind == TT_EV_ENTER && e[4].region == 2 && e[4].time == 35 * US && e[4].depth == 3);
+        CHECK(e[5].kind == TT_EV_LEAVE && e[5].region == 2 && e[5].time == 40 * US && e[5].synthesized);
+        CHECK(e[6].kind == TT_EV_LEAVE && e[6].region == 1 && e[6].time == 40 * US && e[6].depth == 1);
+        CHECK(e[7].kind == TT_EV_LEAVE && e[7].region == 0 && e[7].time == 40 * US && e[7].depth == 0);
+        CHECK(e[8].kind == TT_EV_RECORDING_OFF && e[8].time == 40 * US && e[8].depth == 0);
+        CHECK(e[9].kind == TT_EV_ENTER && e[9].region == 0 && e[9].time == 100 * US && e[9].resumed);
+        CHECK(e[10].kind == TT_EV_ENTER && e[10].region == 1 && e[10].depth == 2 && e[10].resumed);
+        CHECK(e[11].kind == TT_EV_RECORDING_ON && e[11].time == 100 * US && e[11].depth == 2);
+        CHECK(e[12].kind == TT_EV_LEAVE && e[12].region == 1 && e[12].time == 110 * US && !e[12].synthesized);
+        CHECK(e[13].kind == TT_EV_LEAVE && e[13].region == 0 && e[13].time == 120 * US && e[13].depth == 0);
+        CHECK(e[14].kind == TT_EV_STREAM_END);
+    }
+    if (read_stream(exp, 0, 1, &s) == 0) {
+        CHECK(s.state == TT_STREAM_COMPLETE);
+        CHECK_U64(s.n, 9);
+        CHECK(well_nested(&s));
+        const tt_event *e = s.ev;
+        CHECK(e[1].kind == TT_EV_LEAVE && e[1].region == 0 && e[1].time == 10 * US && e[1].synthesized);
+        CHECK(e[2].kind == TT_EV_RECORDING_OFF && e[2].time == 10 * US);
+        CHECK(e[3].kind == TT_EV_ENTER && e[3].region == 0 && e[3].time == 20 * US && e[3].resumed);
+        CHECK(e[4].kind == TT_EV_ENTER && e[4].region == 1 && e[4].depth == 2 && !e[4].resumed);
+        CHECK(e[6].kind == TT_EV_LEAVE && e[6].region == 0 && e[6].time == 40 * US && e[6].synthesized);
+        CHECK(e[7].kind == TT_EV_RECORDING_OFF && e[8].kind == TT_EV_STREAM_END && e[8].time == 50 * US);
+    }
+
+    tt_trace *t;
+    tt_profile *p;
+    tt_error err;
+    if (!CHECK(tt_trace_open(exp_path(exp), &t, &err) == 0)) return;
+    const tt_process *proc = tt_trace_process(t, 0);
+    CHECK_U64(proc->gap_count, 1);
+    CHECK_U64(tt_process_off_ns(proc, 0, 50 * US), 10 * US);
+    if (CHECK(tt_profile_build(t, &p, &err) == 0)) {
+        /* Spans 120 and 50, less the gap: 60 and 40. */
+        CHECK_U64(p->total_ns, 100 * US);
+        const tt_profile_region *a = find_region(p, "__main__:a"), *b = find_region(p, "__main__:b"),
+                                *len = find_region(p, "builtins:len");
+        if (CHECK(a && b && len)) {
+            CHECK_U64(a->visits, 2);
+            CHECK_U64(a->inclusive_ns, (40 + 20 + 10 + 20) * US);
+            CHECK_U64(a->exclusive_ns, (30 + 20) * US);
+            CHECK_U64(b->visits, 3);
+            CHECK_U64(b->inclusive_ns, (10 + 10 + 10 + 10) * US);
+            CHECK_U64(b->exclusive_ns, 35 * US);
+            CHECK_U64(len->visits, 1);
+            CHECK_U64(len->inclusive_ns, 5 * US);
+        }
+        tt_profile_free(p);
+    }
+    tt_trace_keep_range(t, 50 * US, 115 * US);
+    tt_cursor *c;
+    if (CHECK(tt_cursor_open(t, proc, 0, &c, &err) == 0)) {
+        tt_event e[16];
+        size_t n = 0;
+        while (n < 16 && tt_cursor_next(c, &e[n])) n++;
+        CHECK_U64(n, 5);
+        CHECK(e[0].kind == TT_EV_ENTER && e[0].region == 0 && e[0].time == 100 * US && e[0].depth == 1);
+        CHECK(e[1].kind == TT_EV_ENTER && e[1].region == 1 && e[1].depth == 2);
+        CHECK(e[2].kind == TT_EV_RECORDING_ON);
+        CHECK(e[3].kind == TT_EV_LEAVE && e[3].region == 1 && e[3].time == 110 * US);
+        CHECK(e[4].kind == TT_EV_LEAVE && e[4].region == 0 && e[4].time == 115 * US && e[4].synthesized);
+        tt_cursor_close(c);
+    }
+    tt_trace_close(t);
+}
+
 int main(void)
 {
     if (!mkdtemp(root)) {
@@ -2279,6 +2401,7 @@ int main(void)
     test_tasks_model();
     test_tree_chunks();
     test_counted_chunks();
+    test_gaps();
     scratch_remove(root);
     return check_report();
 }

@@ -6,7 +6,8 @@
  * stack of open calls, folded into the call tree: calls not
  * recorded among recorded ones, skips inserted beneath others, and a
  * stream whose tree is lost, which closes what is open and records no
- * call from then on. */
+ * call from then on. And a gap in the measurement, which the calls open
+ * across it leave out. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <unistd.h>
@@ -266,6 +267,68 @@ static void test_clock_back(void)
     tt_trace_close(t);
 }
 
+/* A gap (tt_stream_gap): the calls open across it leave it out, in the
+ * call tree as the stream keeps it and in what the reader gives (their
+ * parts, the second resumed), and its two records lie in one chunk. */
+static void test_gap(void)
+{
+    char experiment[128];
+    snprintf(experiment, sizeof experiment, "%s/gap", root);
+    mkdir(experiment, 0777);
+    uint32_t a = region("gap_a"), b = region("gap_b");
+    tt_session_config config = {.directory = experiment, .memory = 4u << 20, .name = "test"};
+    tt_session *session;
+    tt_error err;
+    if (!CHECK(tt_session_start(&config, &registry, &session, &err) == 0)) return;
+    tt_stream *s = tt_session_new_stream(session, 1, "MainThread", 10);
+    uint64_t start = s->last_ticks + 1000;
+    tt_stream_enter(s, start, a);
+    tt_stream_enter(s, start + 10, b);
+    tt_stream_gap(s, start + 20, start + 1020);
+    tt_stream_leave(s, start + 1030);
+    tt_stream_leave(s, start + 1040);
+
+    const tt_calltree_node *node_a = root_child(s, a);
+    if (CHECK(node_a)) {
+        CHECK_U64(node_a->inclusive, 40);
+        CHECK_U64(node_a->visits, 1);
+    }
+    tt_session_stats stats;
+    CHECK(tt_session_stop(session, &stats, &err) == 0);
+
+    tt_trace *t;
+    if (!CHECK(tt_trace_open(experiment, &t, &err) == 0)) return;
+    tt_cursor *cursor;
+    static const struct {
+        uint8_t kind;
+        uint64_t offset;
+        int resumed;
+    } expected[] = {{TT_EV_ENTER, 0, 0},    {TT_EV_ENTER, 10, 0},          {TT_EV_LEAVE, 20, 0},
+                    {TT_EV_LEAVE, 20, 0},   {TT_EV_RECORDING_OFF, 20, 0},  {TT_EV_ENTER, 1020, 1},
+                    {TT_EV_ENTER, 1020, 1}, {TT_EV_RECORDING_ON, 1020, 0}, {TT_EV_LEAVE, 1030, 0},
+                    {TT_EV_LEAVE, 1040, 0}};
+    enum { EXPECTED = sizeof expected / sizeof *expected };
+    if (CHECK(tt_cursor_open(t, tt_trace_process(t, 0), 0, &cursor, &err) == 0)) {
+        tt_event ev;
+        size_t read = 0;
+        uint32_t gap_chunk = 0;
+        while (tt_cursor_next(cursor, &ev) && ev.kind != TT_EV_STREAM_END) {
+            if (read < EXPECTED) {
+                CHECK_U64(ev.kind, expected[read].kind);
+                CHECK_U64(ev.ticks, start + expected[read].offset);
+                CHECK_U64(ev.resumed, expected[read].resumed);
+            }
+            if (ev.kind == TT_EV_RECORDING_OFF) gap_chunk = tt_cursor_chunk(cursor)->seq;
+            if (ev.kind == TT_EV_RECORDING_ON) CHECK_U64(tt_cursor_chunk(cursor)->seq, gap_chunk);
+            read++;
+        }
+        CHECK_U64(read, EXPECTED);
+        CHECK(tt_cursor_state(cursor) == TT_STREAM_COMPLETE);
+        tt_cursor_close(cursor);
+    }
+    tt_trace_close(t);
+}
+
 int main(void)
 {
     if (!mkdtemp(root) || tt_registry_init(&registry) != 0) {
@@ -275,6 +338,7 @@ int main(void)
     test_forms();
     test_stack();
     test_clock_back();
+    test_gap();
     scratch_remove(root);
     return check_report();
 }

@@ -668,10 +668,45 @@ static void test_objects(void)
     tt_live_close(p.live);
 }
 
+/* A gap in the measurement (RECORDING_OFF to RECORDING_ON) is no call's
+ * time: main and work, open across one of 1000 ticks, count 10 + 10 and
+ * 5 + 5 of their 1020 and 1010. */
+static void test_gap(void)
+{
+    static producer p;
+    memset(&p, 0, sizeof p);
+    define_program(&p);
+    tt_functions functions = {0};
+    tt_agg_process a;
+    tt_agg_init(&a, &functions);
+    const char *why = NULL;
+    CHECK(tt_agg_defs(&a, p.defs, p.defs_len, &why) == 0);
+    chunk *c = &p.streams[0];
+    start(c, 0, 0);
+    enter(c, 10, 0);
+    enter(c, 15, 1);
+    ev(c, TT_EV_RECORDING_OFF, 20, 0);
+    ev(c, TT_EV_RECORDING_ON, 1020, 0);
+    leave(c, 1025);
+    leave(c, 1030);
+    tt_live_slice all = slice_of(c, 0, 0, 0);
+    CHECK(tt_agg_slice(&a, &all, &why) == 0);
+    tt_agg_thread *th = a.threads[0];
+    CHECK(th && th->depth == 0 && th->off_at == 0);
+    CHECK_U64(th->stats[0].calls, 1);
+    CHECK_U64(th->stats[0].inclusive, 20);
+    CHECK_U64(th->stats[0].exclusive, 10);
+    CHECK_U64(th->stats[1].calls, 1);
+    CHECK_U64(th->stats[1].exclusive, 10);
+    tt_agg_free(&a);
+    tt_functions_free(&functions);
+}
+
 int main(void)
 {
     test_objects();
     test_calls_and_times();
+    test_gap();
     test_sink();
     test_watch_and_view();
     test_bad_channels_are_named_and_skipped();

@@ -16,7 +16,8 @@ def main(arguments, prog):
         prog=prog,
         usage="%(prog)s [--timeout SECONDS] PID {on,off,detach} | PID objects {on,off}",
         description=f"{COMMANDS['ctl']}. Off takes tracetop's hook away from every thread of the "
-        "process, which then runs at its own speed; on puts it back. Detach ends the "
+        "process, which then runs at its own speed, and records nothing: the time off is a gap, which "
+        "the calls open across it leave out; on puts it back. Detach ends the "
         "measurement of a process `tracetop attach` measures: its experiment is "
         "completed and the process goes on unmeasured. `objects on|off` switches "
         "the counting of objects (as --objects) instead.",
