@@ -60,7 +60,9 @@ def test_processes_workload(tmp_path):
     # The summary (profile.txt) has every process, merged and one by one; and the profile of each alone.
     profile = (tmp_path / "exp" / "profile.txt").read_text()
     assert profile.startswith("tracetop summary \N{EM DASH} 5 processes")
-    assert profile.count(f"(child of {parent['pid']}, ended normally)") == 4
+    # A pool worker still waiting for work when the pool ends is terminated (SIGTERM), the others exit.
+    ends = re.findall(rf"\(child of {parent['pid']}, (ended normally|ended: killed by SIGTERM)\)", profile)
+    assert len(ends) == 4 and ends.count("ended: killed by SIGTERM") <= 2, ends
     table = profile.split("\nProcesses\n")[1].splitlines()[1:6]
     assert sorted(int(row.split()[0]) for row in table) == sorted(
         process["pid"] for process, _ in processes(tmp_path / "exp")
