@@ -62,10 +62,15 @@ test-c: $(VENV)/.installed
 # a test's time is spent waiting on the programs it runs, so more than the cores), each module on one worker
 # so that its module-scoped experiments are made once; then those marked serial (they load every core, or wait
 # on a deadline of the product's), alone. A venv made before pytest-xdist and gevent were in .created gets them here.
+# A test that failed in the parallel run is run once more, alone, as CPython's own suite does (regrtest --rerun):
+# one that passes then is a test that fails on a loaded machine, a defect of the test that the run names, not of
+# the product; one that fails again fails the run.
 PYTEST_JOBS ?= 3
 test-python: $(VENV)/.installed $(VENV)/.jupyter $(VENV)/.formats
 	$(VPY) -c "import xdist, gevent" 2>/dev/null || $(VPY) -m pip install -q pytest-xdist gevent
-	$(VENV)/bin/pytest -q -n $(PYTEST_JOBS) --dist loadscope -m "not serial" tests/python
+	$(VENV)/bin/pytest -q -n $(PYTEST_JOBS) --dist loadscope -m "not serial" tests/python || { \
+		echo "== the tests that failed beside others, run again alone (one that passes now fails on a loaded machine: fix it)"; \
+		$(VENV)/bin/pytest -q -rfEp --last-failed --last-failed-no-failures none -m "not serial" tests/python; }
 	$(VENV)/bin/pytest -q -m serial tests/python
 
 # libFuzzer harnesses (tests/fuzz), built with clang, ASan and UBSan in build/fuzz, each run for FUZZ_SECONDS

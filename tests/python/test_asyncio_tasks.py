@@ -68,11 +68,11 @@ def test_named_tasks_are_lanes_with_their_suspended_time(tmp_path, instrumenter)
     # wait_for ran slow() as a task of its own before 3.12 (cancelled at the timeout), in the caller's since.
     slow = [lane for lane in every if lane["coroutine"] == "__main__:slow"]
     assert len(slow) == (sys.version_info < (3, 12))
-    # Suspended from the end of its first step to the timeout, 0.2 s after wait_for began: a loaded machine may
+    # Suspended from the end of its first step to the timeout, 0.5 s after wait_for began: a loaded machine may
     # start that step late, but not by half of it.
-    assert all(lane["suspended_ns"] >= 0.1e9 for lane in slow), slow
-    # it slept until main's 100 ms sleep ended and cancelled it: a late first step shortens that, not by half
-    assert lanes["doomed"]["suspended_ns"] >= 0.05e9
+    assert all(lane["suspended_ns"] >= 0.25e9 for lane in slow), slow
+    # it slept until main, which waited for it to begin, had slept 100 ms and cancelled it
+    assert lanes["doomed"]["suspended_ns"] >= 0.1e9
     for name in NAMES:
         lane = lanes[name]
         assert lane["coroutine"] == "__main__:worker" and lane["thread"] == "MainThread"
@@ -102,7 +102,7 @@ def test_summary_has_a_row_per_task_and_await_time_per_coroutine(experiment):
     # every worker, and its nap, waited ~100 ms twice over: its own and the gathered ones
     assert waited["__main__:nap"] >= 0.09 * 1000 * (WORKERS + 2)
     assert waited["asyncio.tasks:sleep"] >= waited["__main__:nap"]
-    assert waited["__main__:doomed"] >= 50  # sleeping until cancelled, 100 ms after it was made
+    assert waited["__main__:doomed"] >= 100  # sleeping until cancelled, 100 ms after it began to
 
 
 def test_tasks_of_a_program_without_asyncio_are_none(tmp_path):

@@ -40,13 +40,18 @@ class Kernel:
 
     def run(self, code):
         """Executes a cell: (status, outputs); outputs are (kind, content) with kind stdout, stderr, display
-        (the data dict), result (the data dict) or error (ename, evalue, traceback text)."""
+        (the data dict), result (the data dict) or error (ename, evalue, traceback text). A stream's messages in
+        a row are one output, as a notebook shows them: the kernel may send one print's text and its newline
+        apart."""
         outputs = []
 
         def take(message):
             kind, content = message["msg_type"], message["content"]
             if kind == "stream":
-                outputs.append((content["name"], content["text"]))
+                if outputs and outputs[-1][0] == content["name"]:
+                    outputs[-1] = (content["name"], outputs[-1][1] + content["text"])
+                else:
+                    outputs.append((content["name"], content["text"]))
             elif kind == "display_data":
                 outputs.append(("display", content["data"]))
             elif kind == "execute_result":

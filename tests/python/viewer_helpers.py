@@ -24,6 +24,9 @@ def view_server(experiment, *options):
         url = process.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:"), process.stderr.read() if process.poll() is not None else url
         yield url, process
+        # The server serves until it is stopped: one that ended on its own is a failure of the test, whatever it
+        # answered.
+        assert process.poll() is None, f"the server ended by itself ({process.returncode}): {process.stderr.read()}"
     finally:
         process.send_signal(signal.SIGINT)
         try:

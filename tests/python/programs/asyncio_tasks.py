@@ -1,6 +1,6 @@
 """Named asyncio tasks for tracetop's task lanes: N workers that sleep
 0.1 s, a gather, a TaskGroup (3.11+), wait_for with a timeout and a
-cancelled task. Prints what it did, so a run under tracetop can be compared
+cancelled task (0.1 s after it began to wait). Prints what it did, so a run under tracetop can be compared
 with a plain one."""
 import asyncio
 import sys
@@ -32,7 +32,8 @@ async def slow():
     await asyncio.sleep(10)
 
 
-async def doomed():
+async def doomed(started):
+    started.set()
     try:
         await asyncio.sleep(10)
     except asyncio.CancelledError:
@@ -49,10 +50,13 @@ async def main():
             grouped = [group.create_task(worker(20 + k), name=f"grouped-{k}") for k in range(2)]
         print("group", [t.result() for t in grouped])
     try:
-        await asyncio.wait_for(slow(), timeout=0.2)
+        await asyncio.wait_for(slow(), timeout=0.5)
     except asyncio.TimeoutError:
         print("wait_for timed out")
-    victim = asyncio.create_task(doomed(), name="doomed")
+    # The victim is cancelled 0.1 s after it began to wait, however late a loaded machine let it start.
+    started = asyncio.Event()
+    victim = asyncio.create_task(doomed(started), name="doomed")
+    await started.wait()
     await asyncio.sleep(0.1)
     victim.cancel()
     try:

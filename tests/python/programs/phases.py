@@ -3,7 +3,7 @@ import time
 
 
 def inner():
-    time.sleep(0.04)
+    time.sleep(0.2)
 
 
 def first():
