@@ -128,6 +128,7 @@ def test_os_exit_leaves_a_complete_trace(tmp_path):
     assert (tmp_path / "exp" / "profile.txt").read_text() == summary.stdout
 
 
+@pytest.mark.serial  # the writer's deadline (TT_WRITER_PERIOD_MS) is kept where the machine lets its thread run
 @pytest.mark.parametrize("how, killed_by", [("sigkill", signal.SIGKILL), ("sigsegv", signal.SIGSEGV)])
 def test_a_killed_program_leaves_a_readable_trace(how, killed_by, tmp_path):
     completed = tracetop("--output", "exp", PROGRAMS / "ending.py", how, "0.4", cwd=tmp_path)
