@@ -77,8 +77,6 @@ class Session:
         if _tracetop.active():
             raise _tracetop.TraceError("a measurement is already running in this process")
         messages.verbose = configuration["verbose"]
-        if configuration["scorep_compat"]:
-            compat.install()
         job = _mpi().job(os.environ) if configuration["mpp"] == "mpi" else None
         requested = configuration["output"] or (job and _mpi().default_directory(job))
         if job and job.rank > 0:  # rank 0 makes the experiment, and says what there is to say about it
@@ -133,6 +131,10 @@ class Session:
     def _start(cls, experiment, configuration, provenance, program, command, job=None):
         if job:
             _mpi().check()
+        # In every measured process, children and ranks too: a spawned worker imports the program's main module,
+        # `import scorep` and all, before it runs a task.
+        if configuration["scorep_compat"]:
+            compat.install()
         # host: the node of the system tree in OTF2 and CUBE.
         attributes = {
             "command": command,

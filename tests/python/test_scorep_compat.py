@@ -278,3 +278,14 @@ def test_no_trace_keeps_an_exact_profile_alone(tmp_path, how):
     assert tracetop_lines(completed.stderr)[-1].endswith("see: exp/profile.txt")
     assert "the trace was not kept" in (experiment / "MANIFEST.md").read_text()
     assert config(experiment)["TRACETOP_ENABLE_TRACING"] == "false"
+
+
+@real_scorep_installed
+@pytest.mark.parametrize("start_method", ["spawn", "forkserver"])
+def test_import_scorep_in_spawned_workers(tmp_path, start_method):
+    """A pool's workers import the main module again: its `import scorep` is found there too (else each worker
+    dies at once, and the pool starts another, for ever), and their regions are recorded."""
+    completed = tracetop("--output", "exp", PROGRAMS / "scorep_pool.py", start_method, cwd=tmp_path, timeout=120)
+    assert (completed.returncode, completed.stdout) == (0, "328350\n"), completed.stderr
+    assert "ModuleNotFoundError" not in completed.stderr
+    assert enters(tmp_path / "exp")["user:square"] == 100
