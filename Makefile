@@ -8,7 +8,7 @@ VPY := $(VENV)/bin/python
 # The C tests' build, one per virtual environment (each may be another Python's).
 CBUILD := build/c$(patsubst .venv%,%,$(notdir $(VENV)))
 APT_PACKAGES := gcc pkg-config libxxhash-dev libzstd-dev zstd libotf2-trace-dev otf2-tools chromium nodejs libncurses-dev tmux openmpi-bin libopenmpi-dev gdb
-SOURCES := $(shell git ls-files -co --exclude-standard -- src tracetop tracetop-follow.pth meson.build meson.options pyproject.toml 2>/dev/null)
+SOURCES := $(shell git ls-files -co --exclude-standard -- src tracetop tracetop-follow.pth _tracetop_compat.py meson.build meson.options pyproject.toml 2>/dev/null)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test test-all-pythons test-c test-python bench fuzz oracle lint format sanitize deps clean

@@ -4,7 +4,7 @@ from: a subprocess running python, and multiprocessing's spawn and forkserver wo
 While a measurement follows child processes (the default; `--no-follow` turns it off), the environment variable
 session.FOLLOW_VARIABLE names its experiment directory, and every child process inherits it. Forked children
 measure on by themselves (session.py, src/ext/fork.c). Those that start a new interpreter come here: tracetop
-installs tracetop-follow.pth beside the package, whose one line every interpreter of that environment runs as it
+installs tracetop-follow.pth beside the package, whose last line every interpreter of that environment runs as it
 starts, and which imports this module only when the variable is set. start() then measures the process into that
 experiment, with that experiment's configuration (its config.txt), before the program runs. The program sees
 nothing of it in its argv, sys.path, __main__ or sitecustomize.

@@ -135,6 +135,8 @@ class Session:
         # `import scorep` and all, before it runs a task.
         if configuration["scorep_compat"]:
             compat.install()
+        else:
+            compat.uninstall()
         # host: the node of the system tree in OTF2 and CUBE.
         attributes = {
             "command": command,

@@ -1,17 +1,27 @@
 """Score-P users switching with zero edits: scripts with `import scorep`, the Score-P bindings' flags, the
 SCOREP_ variables for the experiment directory and what it holds, typed as a Score-P user types them."""
 
-import importlib.util
 import re
 import shutil
 import subprocess
 
 import pytest
+from tracetop.compat import real_scorep
 
-from helpers import PROGRAMS, assert_complete, console_script, enters, environment, run, tracetop, tracetop_lines
+from helpers import (
+    PROGRAMS,
+    assert_complete,
+    console_script,
+    enters,
+    environment,
+    python,
+    run,
+    tracetop,
+    tracetop_lines,
+)
 
 real_scorep_installed = pytest.mark.skipif(
-    importlib.util.find_spec("scorep") is not None,
+    real_scorep() is not None,
     reason="the real scorep package is installed: it is the one imported",
 )
 
@@ -289,3 +299,27 @@ def test_import_scorep_in_spawned_workers(tmp_path, start_method):
     assert (completed.returncode, completed.stdout) == (0, "328350\n"), completed.stderr
     assert "ModuleNotFoundError" not in completed.stderr
     assert enters(tmp_path / "exp")["user:square"] == 100
+
+
+@real_scorep_installed
+def test_import_scorep_in_a_plain_run(tmp_path):
+    """An annotated script runs plain where tracetop is installed: its annotations do nothing, as tracetop's own
+    API outside a measurement; TRACETOP_SCOREP_COMPAT=false leaves the finder out from the start."""
+    plain = python(PROGRAMS / "scorep_annotated.py", cwd=tmp_path)
+    assert (plain.returncode, plain.stdout, plain.stderr) == (0, "done\n", "")
+    assert not list(tmp_path.iterdir())  # nothing measured, nothing written
+    switched_off = python(
+        PROGRAMS / "scorep_annotated.py", cwd=tmp_path, env={**environment(), "TRACETOP_SCOREP_COMPAT": "false"}
+    )
+    assert switched_off.returncode == 1 and "No module named 'scorep'" in switched_off.stderr
+
+
+@real_scorep_installed
+def test_python_m_scorep_measures_the_program(tmp_path):
+    """`python -m scorep app.py`, a Score-P job script's line, measures as `python -m tracetop` does."""
+    completed = python("-m", "scorep", "--output", "exp", PROGRAMS / "scorep_annotated.py", cwd=tmp_path)
+    assert (completed.returncode, completed.stdout) == (0, "done\n"), completed.stderr
+    check_annotations(tmp_path / "exp")
+    pool = python("-m", "scorep", "--output", "pool", PROGRAMS / "scorep_pool.py", "spawn", cwd=tmp_path, timeout=120)
+    assert (pool.returncode, pool.stdout) == (0, "328350\n"), pool.stderr
+    assert enters(tmp_path / "pool")["user:square"] == 100

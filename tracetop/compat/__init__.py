@@ -1,35 +1,14 @@
 """Compatibility modules that programs written for other tools import by those tools' names.
 
-install() makes them importable without touching sys.path, which the program sees as python gives it:
-a finder at the end of sys.meta_path, asked only once the usual ones found nothing, so that a real package
-of the same name, where installed, is found first and wins. `tracetop run` (unless
---no-scorep-compat), tracetop.start() and the Jupyter magics call it."""
+Found through _tracetop_compat's finder, which every interpreter of tracetop's environment installs as it starts
+(tracetop-follow.pth): at the end of sys.meta_path, asked only once the usual ones found nothing, so that a real
+package of the same name, where installed, is found first and wins. A measurement installs it too (an
+interpreter started with -S reads no .pth) unless --no-scorep-compat, which takes it out, as
+TRACETOP_SCOREP_COMPAT=false does at the start."""
 
 import os
-import sys
-from _frozen_importlib_external import PathFinder  # importlib.machinery's; importlib's __init__ is start-up
 
-DIRECTORY = os.path.dirname(os.path.abspath(__file__))
-NAMES = ("scorep",)  # the top-level modules here
-
-
-class _Finder:
-    """A meta path finder (importlib.abc.MetaPathFinder's protocol; importlib.abc itself imports
-    importlib.resources, more start-up than the rest of tracetop)."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name in NAMES:
-            return PathFinder.find_spec(name, [DIRECTORY], target)
-        return None  # submodules are found by the usual finders, in their package's __path__
-
-
-_FINDER = _Finder()
-
-
-def install():
-    """Makes `import scorep` find tracetop's compatibility module unless the real scorep is installed."""
-    if _FINDER not in sys.meta_path:
-        sys.meta_path.append(_FINDER)
+from _tracetop_compat import DIRECTORY, install, uninstall  # noqa: F401 (tracetop.compat.install, .uninstall)
 
 
 def explain(failure, installed):
