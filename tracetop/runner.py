@@ -84,13 +84,13 @@ def _instrumenter_file(path):
 
 
 def _report_uncaught(failure):
-    """Reports an exception as Python does when nothing catches it: through sys.excepthook, without the
-    frames of tracetop that called the program."""
+    """Reports an exception as Python does when nothing catches it: through sys.excepthook, called as the
+    interpreter calls it (no event of its own), without the frames of tracetop that called the program."""
     frames = failure.__traceback__
     while frames is not None and frames.tb_frame.f_code.co_filename.startswith(OWN_CODE):
         frames = frames.tb_next
     failure.__traceback__ = frames
-    sys.excepthook(type(failure), failure, frames)
+    _tracetop.report_uncaught(type(failure), failure, frames)
 
 
 def _die_by_sigint():

@@ -1,8 +1,9 @@
 /* program.c -- the measured program's code compiled and run:
- * compile_program and run_code, which tracetop/program.py and
- * tracetop/runner.py use in place of compile() and exec(), so that
- * starting the program costs what `python script.py` costs, and run_code
- * adds no event of its own.
+ * compile_program, run_code and report_uncaught, which tracetop/program.py
+ * and tracetop/runner.py use in place of compile(), exec() and
+ * sys.excepthook(), so that starting the program costs what `python
+ * script.py` costs, and running it and reporting how it failed add no
+ * event of their own.
  */
 #include "ext.h"
 
@@ -45,8 +46,42 @@ static PyObject *compile_program(PyObject *self, PyObject *args)
     return Py_CompileStringObject(text, filename, Py_file_input, &flags, -1);
 }
 
+/* report_uncaught(type, value, traceback): what the interpreter does with an exception that ended the
+ * program (pythonrun.c's _PyErr_PrintEx): sys.excepthook called from C, so that the call is no event, as it is
+ * none without tracetop; a hook of the program's own, a Python function, is recorded as the call it is. */
+static PyObject *report_uncaught(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *type, *value, *traceback;
+    if (!PyArg_ParseTuple(args, "OOO:report_uncaught", &type, &value, &traceback)) return NULL;
+    PyObject *hook = PySys_GetObject("excepthook"); /* borrowed */
+    if (!hook || hook == Py_None) {
+        PySys_WriteStderr("sys.excepthook is missing\n");
+        PyErr_Display(type, value, traceback);
+        Py_RETURN_NONE;
+    }
+    PyObject *result = PyObject_CallFunctionObjArgs(hook, type, value, traceback, NULL);
+    if (!result) {
+        PyObject *failed_type, *failure, *failure_traceback;
+        PyErr_Fetch(&failed_type, &failure, &failure_traceback);
+        PyErr_NormalizeException(&failed_type, &failure, &failure_traceback);
+        PySys_WriteStderr("Error in sys.excepthook:\n");
+        PyErr_Display(failed_type, failure, failure_traceback);
+        PySys_WriteStderr("\nOriginal exception was:\n");
+        PyErr_Display(type, value, traceback);
+        Py_XDECREF(failed_type);
+        Py_XDECREF(failure);
+        Py_XDECREF(failure_traceback);
+    }
+    Py_XDECREF(result);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef program_methods[] = {
     {"run_code", run_code, METH_VARARGS, "run_code(code, globals)\n--\n\nexec() without an event of its own."},
+    {"report_uncaught", report_uncaught, METH_VARARGS,
+     "report_uncaught(type, value, traceback)\n--\n\nsys.excepthook(type, value, traceback) as the interpreter "
+     "calls it, without an event of its own."},
     {"compile_program", compile_program, METH_VARARGS,
      "compile_program(source, filename)\n--\n\ncompile(source, filename, 'exec', dont_inherit=True), lighter at "
      "start-up."},

@@ -119,6 +119,22 @@ def test_the_profile_holds_the_programs_calls_alone(instrumenter, ending, calls,
     assert visits == {"__main__:<module>": 1, "__main__:f": 1, **c_calls}
 
 
+@pytest.mark.parametrize("instrumenter", INSTRUMENTERS)
+@pytest.mark.parametrize(
+    "hook", ["", "import sys\ndef hook(*failure):\n    print('hooked', failure[0].__name__)\nsys.excepthook = hook\n"]
+)
+def test_an_uncaught_exception_is_reported_as_python_reports_it(instrumenter, hook, tmp_path):
+    """Python calls sys.excepthook from C, no call of the program's: the profile holds no sys:excepthook, but a
+    hook of the program's own, which runs its code, is recorded as the call it is."""
+    source = hook + "def f():\n    raise ValueError('x')\nf()\n"
+    plain = python("-c", source, cwd=tmp_path)
+    traced = tracetop("--output", "exp", "--instrumenter", instrumenter, "-c", source, cwd=tmp_path)
+    assert (traced.returncode, traced.stdout, program_stderr(traced.stderr)) == (1, plain.stdout, plain.stderr)
+    visits = {region["name"]: region["visits"] for region in reader.profile(str(tmp_path / "exp"))["regions"]}
+    assert "sys:excepthook" not in visits
+    assert visits["__main__:f"] == 1 and visits.get("__main__:hook", 0) == (1 if hook else 0)
+
+
 REDIRECTS_STDERR = """
 import os, sys
 os.dup2(os.open("program.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
