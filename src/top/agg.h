@@ -1,19 +1,43 @@
 /* agg.h -- what `tracetop top` computes from one live process: per thread
- * and function, calls, exclusive and inclusive time, as the events arrive.
+ * and function, calls, exclusive, inclusive and CPU time, as the events
+ * arrive, since top attached and second by second.
  *
  * The measured process only hands its chunks over (live.h); all of this
  * runs in top's own process. Definitions come from the channel's log and
  * events from its slices, both decoded with records.h, the one decoder.
  *
- * Per thread the open calls are a stack; ENTER pushes, LEAVE pops and adds
- * the call's time to its function: exclusive is its time minus that of the
- * calls it made, inclusive is counted once per outermost activation (a
- * recursive function is not counted twice). A LEAVE with nothing open
- * closes a call entered before top saw the thread: it is dropped.
+ * Per thread the open calls are a stack; ENTER pushes, LEAVE pops. The
+ * time between two events of a thread is exclusive time of the call on top
+ * of its stack, kept in its frame until the call returns, a second ends or
+ * a CPU sample is taken, then added to its function's counts; inclusive
+ * time is counted once per outermost activation (a recursive function is
+ * not counted twice), as it passes: at each LEAVE and at each second's end
+ * for the calls still open. A LEAVE with nothing open closes a call
+ * entered before top saw the thread: it is dropped.
+ *
+ * Seconds: a thread's counts are kept for its current second (of the
+ * process's clock, whole seconds of ticks, the same for every thread), and
+ * each second that ends is kept, as the functions it touched, in a ring of
+ * the last TT_AGG_WINDOW_MAX: the view sums the seconds it wants (the last
+ * N: what runs now) without a pass over every function.
+ *
+ * CPU time: the process's writer reads each thread's CPU clock about every
+ * 0.1 s, and looks every 5 ms which thread holds the GIL (THREAD_USAGE
+ * definitions, format.h). The CPU time a thread used between two samples
+ * is shared among the functions that ran in it by the time each held the
+ * GIL there, which a function that waits (sleep, lock.acquire, poll, I/O)
+ * does not: Python functions, user regions and collections hold it all
+ * their own time, as they run the interpreter or the collector; the rest
+ * of the time the thread held it goes to C and MPI functions, in
+ * proportion to their own time. Without GIL samples (a Python that cannot
+ * tell, or none taken in the span) the CPU time itself goes to the code
+ * first, up to its own time, the rest to C and MPI functions. Time the
+ * system gave the thread no CPU lowers every function's share alike. A
+ * sample may arrive before the events it covers: it waits (a few are
+ * kept; older ones merge) until the thread's events reach its time.
  *
  * A gap in the measurement (format.h: RECORDING_OFF to RECORDING_ON) is
- * no call's time: as it ends, the calls open have their start moved on by
- * its length, so that each counts its measured parts alone.
+ * no call's time: neither exclusive nor inclusive time passes in it.
  *
  * A thread's slices continue one another (same chunk, next offset; or the
  * next chunk after the last slice of one). When the channel lost a chunk
@@ -89,17 +113,57 @@ void tt_agg_sink_free(tt_agg_sink *k);
 
 /* ---- one process ---- */
 
-typedef struct tt_agg_stat {
+/* The most seconds a view can sum besides the current one. */
+#define TT_AGG_WINDOW_MAX 60
+/* A time no event reaches: what is counted up to it counts no more. */
+#define TT_AGG_NEVER UINT64_MAX
+/* THREAD_USAGE samples kept while the events they cover have not come. */
+#define TT_AGG_USAGE_PENDING 8
+
+/* One function's counts in one thread, over some time. */
+typedef struct tt_agg_counts {
     uint64_t calls;
-    uint64_t exclusive, inclusive; /* ticks, of calls that returned */
-    uint32_t active;               /* open activations */
+    uint64_t exclusive, inclusive; /* ticks */
+    uint64_t cpu;                  /* ticks of CPU time, shared out (above) */
+} tt_agg_counts;
+
+/* A thread's CPU sample (format.h: THREAD_USAGE): at `ticks`, CPU time,
+ * and how often the GIL was looked at and the thread held it, since its
+ * stream began. */
+typedef struct tt_agg_usage {
+    uint64_t ticks, cpu_ns, samples, gil_samples;
+} tt_agg_usage;
+
+typedef struct tt_agg_stat {
+    tt_agg_counts done;   /* in the seconds that ended since top attached (or the last reset) */
+    tt_agg_counts second; /* in the thread's current second */
+    uint64_t usage_from;  /* its exclusive ticks (done + second) as the thread's CPU sample span began */
+    uint32_t active;      /* open activations */
+    /* Marks: the function is on the thread's list of those touched in the
+     * current second (CPU sample span) when second_mark (usage_mark) is the
+     * thread's generation of it; on both when mark is the thread's epoch. */
+    uint32_t second_mark, usage_mark, mark;
 } tt_agg_stat;
 
 typedef struct tt_agg_frame {
     uint32_t region;
-    uint64_t enter; /* ticks */
-    uint64_t child; /* ticks spent in calls it made that returned */
+    uint32_t outer;   /* the outermost activation of its region: counts inclusive time */
+    uint64_t enter;   /* ticks */
+    uint64_t counted; /* its inclusive time is counted up to here; TT_AGG_NEVER in a gap */
+    uint64_t own;     /* exclusive ticks in the current second not yet in its region's counts */
 } tt_agg_frame;
+
+/* A second that ended: the counts of the functions it touched. */
+typedef struct tt_agg_entry {
+    uint32_t region;
+    tt_agg_counts counts;
+} tt_agg_entry;
+
+typedef struct tt_agg_second {
+    uint64_t start; /* ticks */
+    tt_agg_entry *entries;
+    uint32_t count, cap;
+} tt_agg_second;
 
 typedef struct tt_agg_thread {
     uint32_t stream;
@@ -115,14 +179,53 @@ typedef struct tt_agg_thread {
     tt_agg_frame *stack;
     uint32_t depth, stack_cap;
     uint64_t off_at;    /* where a gap began (RECORDING_OFF), 0 outside one */
+    uint64_t accrued;   /* exclusive time is counted up to here; TT_AGG_NEVER in a gap */
     tt_agg_stat *stats; /* by region id */
     uint32_t stat_cap;
+
+    /* The current second, [second_start, second_start + ticks_per_second),
+     * and the functions it touched; the seconds that ended, newest at
+     * ring[(ring_head + TT_AGG_WINDOW_MAX - 1) % TT_AGG_WINDOW_MAX]. */
+    uint64_t second_start;
+    uint32_t *second_touched;
+    size_t second_count, second_cap;
+    uint32_t second_generation;
+    tt_agg_second *ring; /* TT_AGG_WINDOW_MAX of them, made as the first second ends */
+    uint32_t ring_head, ring_count;
+
+    /* CPU samples: the last one taken (usage_known), those waiting for the
+     * events up to their time, and the functions run since the last. */
+    int usage_known;
+    tt_agg_usage usage;
+    tt_agg_usage pending[TT_AGG_USAGE_PENDING];
+    uint32_t pending_count;
+    uint32_t *usage_touched;
+    size_t usage_count, usage_cap;
+    uint32_t usage_generation;
+    uint32_t epoch; /* changes as either list starts again */
+
+    /* The next time at which a second ends or a CPU sample is due: events
+     * before it take the fast path. */
+    uint64_t boundary;
 } tt_agg_thread;
 
+/* A thread's counts of region r since top attached (or the last reset):
+ * those of the calls open, up to the end of the last second or CPU sample
+ * (the rest is in their frames). */
+static inline tt_agg_counts tt_agg_total(const tt_agg_thread *th, uint32_t r)
+{
+    const tt_agg_stat *st = &th->stats[r];
+    return (tt_agg_counts){st->done.calls + st->second.calls, st->done.exclusive + st->second.exclusive,
+                           st->done.inclusive + st->second.inclusive, st->done.cpu + st->second.cpu};
+}
+
 /* Objects of one type (--objects, format.h: OBJECTS), whatever region
- * made them: counted since top attached (or was reset), and alive, the
- * made less the destroyed since top attached, which a reset keeps (an
- * object made before top attached and destroyed after makes it less). */
+ * made them: counted since top attached (or was reset), and alive, those
+ * made since top attached still alive, at least, which a reset keeps: the
+ * made less the destroyed, but never below none, as an object made before
+ * top attached and destroyed since is one top never saw made (at each
+ * record the count is the made less the destroyed, less the lowest that
+ * difference has been: a lower bound of those alive). */
 typedef struct tt_agg_objtype {
     uint64_t created, destroyed;
     int64_t alive;
@@ -130,6 +233,7 @@ typedef struct tt_agg_objtype {
 
 typedef struct tt_agg_region {
     uint32_t function; /* in the shared table */
+    uint8_t code;      /* a Python function, user region or collection: holds the GIL all its own time */
 } tt_agg_region;
 
 typedef struct tt_agg_process {
@@ -177,8 +281,8 @@ int tt_agg_defs(tt_agg_process *p, const uint8_t *log, size_t len, const char **
  * published by the time the slice was (the producer defines first). */
 int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why);
 
-/* Forgets every count and time, as if top had just attached; calls still
- * open count from the time of their thread's last record. */
+/* Forgets every count, time and second, as if top had just attached;
+ * calls still open count from the time of their thread's last record. */
 void tt_agg_reset(tt_agg_process *p);
 
 /* The name of string id `id`, "" when unknown. */

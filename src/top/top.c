@@ -2,16 +2,24 @@
  *
  * The `tracetop top` command checks its arguments and runs this program:
  *
- *     tracetop-top [--pid PID] [--interval SECONDS]   the screen (ncurses)
+ *     tracetop-top [--pid PID] [--interval SECONDS] [--window SECONDS]   the screen (ncurses)
  *     tracetop-top --list                             this user's live processes
  *     tracetop-top --drain [--pid PID]                no screen: read until the processes end,
  *                                                     then say what was read (for benchmarks)
  *
  * One loop reads the channels (watch.h) every few milliseconds, so that
  * they never fill, and redraws the screen every interval (0.1 s: ten times
- * a second) from the rows of the view (view.h). Keys: q quit, s sort, p
- * pause, r reset, t thread, / filter, m measurement on/off, o objects (the
- * types of objects instead of the functions), ? help.
+ * a second) from the rows of the view (view.h): by default those of the
+ * last few seconds (--window; 0: since top started). Keys: q quit, s sort,
+ * c sort by CPU, w the window or since the start, + and - a longer or
+ * shorter window, p pause, r reset, t thread, / filter, m measurement
+ * on/off, o objects (the types of objects instead of the functions), ?
+ * help.
+ *
+ * The screen is legible from 80x24 on: the numbers take fixed columns,
+ * the function and FILE:LINE share the rest, and what does not fit is cut
+ * in the middle, so that names which differ at their end stay apart and
+ * the line number stays.
  */
 #define _GNU_SOURCE
 #define NCURSES_WIDECHAR 1
@@ -35,6 +43,7 @@
 #define POLL_MS 5              /* the longest the loop waits for a key */
 #define READ_BUDGET (8u << 20) /* bytes read from one channel before looking at the keys again */
 #define HEADER_LINES 4
+#define DEFAULT_WINDOW 5 /* seconds */
 
 static volatile sig_atomic_t stop_requested;
 
@@ -90,14 +99,58 @@ static void format_count(char *buf, size_t cap, double v)
         snprintf(buf, cap, "%.1fG", v / 1e9);
 }
 
+/* Seconds in at most 6 columns, four digits where they fit: 1.234, 12.34,
+ * 123.4, 12345. */
 static void format_seconds(char *buf, size_t cap, double s)
 {
-    if (s < 1000)
+    if (s < 9.9995)
         snprintf(buf, cap, "%.3f", s);
-    else if (s < 1e6)
+    else if (s < 99.995)
+        snprintf(buf, cap, "%.2f", s);
+    else if (s < 999.95)
         snprintf(buf, cap, "%.1f", s);
-    else
+    else if (s < 999999.5)
         snprintf(buf, cap, "%.0f", s);
+    else
+        snprintf(buf, cap, "%.0fk", s / 1e3);
+}
+
+/* A percentage in 5 columns: 12.3, 100.0, 1234. */
+static void format_percent(char *buf, size_t cap, double p) { snprintf(buf, cap, p < 999.95 ? "%.1f" : "%.0f", p); }
+
+/* Calls in 6 columns: exact below a million, then 1.2M, 3.4G. */
+static void format_calls(char *buf, size_t cap, uint64_t calls)
+{
+    if (calls < 1000000)
+        snprintf(buf, cap, "%llu", (unsigned long long)calls);
+    else
+        format_count(buf, cap, (double)calls);
+}
+
+/* The bytes of the character at s (one for a byte that is none) and, in
+ * *w, the columns it takes. */
+static size_t next_char(const char *s, size_t len, mbstate_t *state, int *w)
+{
+    wchar_t wc;
+    size_t n = mbrtowc(&wc, s, len, state);
+    if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+        memset(state, 0, sizeof *state);
+        n = 1, wc = L'?';
+    }
+    *w = wcwidth(wc);
+    if (*w < 0) *w = 1;
+    return n;
+}
+
+/* The columns s takes on screen. */
+static int text_width(const char *s)
+{
+    mbstate_t state;
+    memset(&state, 0, sizeof state);
+    int used = 0, w;
+    for (size_t bytes = 0, len = strlen(s); bytes < len; used += w)
+        bytes += next_char(s + bytes, len - bytes, &state, &w);
+    return used;
 }
 
 /* Writes at most `width` columns of s at (y, x); multibyte characters are
@@ -106,20 +159,43 @@ static int put(int y, int x, int width, const char *s)
 {
     mbstate_t state;
     memset(&state, 0, sizeof state);
-    int used = 0;
+    int used = 0, w;
     size_t bytes = 0, len = strlen(s);
     while (bytes < len) {
-        wchar_t wc;
-        size_t n = mbrtowc(&wc, s + bytes, len - bytes, &state);
-        if (n == (size_t)-1 || n == (size_t)-2 || n == 0) n = 1, wc = L'?';
-        int w = wcwidth(wc);
-        if (w < 0) w = 1;
+        size_t n = next_char(s + bytes, len - bytes, &state, &w);
         if (used + w > width) break;
         used += w;
         bytes += n;
     }
     mvaddnstr(y, x, s, (int)bytes);
     return used;
+}
+
+/* Writes s in at most `width` columns at (y, x), cut in the middle when it
+ * does not fit: its start, an ellipsis, its end, of at least `tail` columns
+ * (a FILE:LINE keeps its line). */
+static void put_middle(int y, int x, int width, const char *s, int tail)
+{
+    int total = text_width(s);
+    if (total <= width) {
+        put(y, x, width, s);
+        return;
+    }
+    if (width <= 0) return;
+    int keep = width - 1, back = keep / 2 > tail ? keep / 2 : tail;
+    if (back > keep) back = keep;
+    int front = put(y, x, keep - back, s);
+    front += put(y, x + front, 1, MB_CUR_MAX > 1 ? "\u2026" : "~");
+    /* Skip characters until what is left takes at most `back` columns. */
+    mbstate_t state;
+    memset(&state, 0, sizeof state);
+    size_t bytes = 0, len = strlen(s);
+    int w;
+    while (bytes < len && total > back) {
+        bytes += next_char(s + bytes, len - bytes, &state, &w);
+        total -= w;
+    }
+    put(y, x + front, width - front, s + bytes);
 }
 
 static int putf(int y, int x, int width, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -141,7 +217,8 @@ typedef struct screen {
     tt_view view;
     tt_objview objects;
     uint64_t interval_ns;
-    int paused, help, prompting, showing_objects;
+    unsigned window; /* seconds of the window, kept while the view shows everything */
+    int paused, help, prompting, showing_objects, was_reset;
     char input[sizeof((tt_view *)0)->filter];
     size_t input_len;
     uint64_t rate_time, rate_events; /* events per second: counted from here */
@@ -201,7 +278,7 @@ static void draw_header(screen *s)
         }
         dropped += tt_watched_dropped_events(p);
     }
-    char rate[32], drops[32], state[64], view[160];
+    char rate[32], drops[32], state[64];
     format_count(rate, sizeof rate, s->rate);
     format_count(drops, sizeof drops, (double)dropped);
     if (tt_watch_pending(w))
@@ -210,105 +287,142 @@ static void draw_header(screen *s)
         snprintf(state, sizeof state, "on %zu/%zu", measuring, running);
     else
         snprintf(state, sizeof state, "%s", measuring ? "on" : "off");
-    if (v->thread < 0) {
-        snprintf(view, sizeof view, "all threads");
-    } else {
-        /* The pid only where several processes could have the thread. */
-        tt_view_thread t = tt_view_thread_at(w, (size_t)v->thread);
-        const char *name = t.thread ? tt_agg_string(&t.process->agg, t.thread->name) : "?";
-        int n = snprintf(view, sizeof view, "thread %s", name);
-        if (w->count > 1 && t.process && n > 0 && (size_t)n < sizeof view)
-            snprintf(view + n, sizeof view - (size_t)n, " (%ld)", (long)t.process->pid);
-    }
     if (s->showing_objects)
         putf(1, 0, COLS, "threads %zu  events/s %s  drops %s%s  measurement %s  objects by alive", threads, rate,
              dropped ? "~" : "", drops, state);
     else
-        putf(1, 0, COLS, "threads %zu  events/s %s  drops %s%s  measurement %s  sort %s  %s", threads, rate,
-             dropped ? "~" : "", drops, state, tt_sort_name(v->sort), view);
+        putf(1, 0, COLS, "threads %zu  events/s %s  drops %s%s  measurement %s  sort %s", threads, rate,
+             dropped ? "~" : "", drops, state, tt_sort_name(v->sort));
 
     if (s->prompting) {
         x = put(2, 0, COLS, "filter: ");
         put(2, x, COLS - x, s->input);
         curs_set(1);
-    } else {
-        curs_set(0);
-        char line[512] = "";
-        size_t n = 0;
-        if (s->paused) n += (size_t)snprintf(line + n, sizeof line - n, "PAUSED  ");
-        if (v->filter[0]) n += (size_t)snprintf(line + n, sizeof line - n, "filter \"%s\"  ", v->filter);
-        for (size_t i = 0; i < w->count && n < sizeof line; i++)
-            if (w->procs[i]->problem)
-                n += (size_t)snprintf(line + n, sizeof line - n, "pid %ld: %s  ", (long)w->procs[i]->pid,
-                                      w->procs[i]->problem);
-        if (w->notice[0] && n < sizeof line) snprintf(line + n, sizeof line - n, "%s", w->notice);
-        if (s->paused) attron(A_BOLD);
-        put(2, 0, COLS, line);
-        if (s->paused) attroff(A_BOLD);
+        return;
     }
+    curs_set(0);
+    /* What the rows are of: over what time, which threads; then what the
+     * user should know. */
+    char line[512] = "";
+    size_t n = 0;
+    if (s->paused) n += (size_t)snprintf(line + n, sizeof line - n, "PAUSED  ");
+    if (!s->showing_objects) {
+        if (v->window)
+            n += (size_t)snprintf(line + n, sizeof line - n, "last %u s  ", v->window);
+        else
+            n += (size_t)snprintf(line + n, sizeof line - n, "since %s  ", s->was_reset ? "reset" : "start");
+        tt_view_thread t = tt_view_scope_thread(v, w);
+        if (!t.thread) {
+            n += (size_t)snprintf(line + n, sizeof line - n, "all threads  ");
+        } else {
+            n += (size_t)snprintf(line + n, sizeof line - n, "thread %s",
+                                  tt_agg_string(&t.process->agg, t.thread->name));
+            /* The pid only where several processes could have the thread. */
+            if (w->count > 1 && n < sizeof line)
+                n += (size_t)snprintf(line + n, sizeof line - n, " (%ld)", (long)t.process->pid);
+            if (!tt_view_thread_live(t.process, t.thread) && n < sizeof line)
+                n += (size_t)snprintf(line + n, sizeof line - n, " (ended)");
+            if (n < sizeof line) n += (size_t)snprintf(line + n, sizeof line - n, "  ");
+        }
+        if (v->filter[0] && n < sizeof line)
+            n += (size_t)snprintf(line + n, sizeof line - n, "filter \"%s\"  ", v->filter);
+    }
+    for (size_t i = 0; i < w->count && n < sizeof line; i++)
+        if (w->procs[i]->problem)
+            n += (size_t)snprintf(line + n, sizeof line - n, "pid %ld: %s  ", (long)w->procs[i]->pid,
+                                  w->procs[i]->problem);
+    if (w->notice[0] && n < sizeof line) snprintf(line + n, sizeof line - n, "%s", w->notice);
+    if (s->paused) attron(A_BOLD);
+    put(2, 0, COLS, line);
+    if (s->paused) attroff(A_BOLD);
 }
 
-/* Column widths for the screen width. */
-typedef struct layout {
-    int name, location;
-} layout;
+/* The numbers' columns: title, width, the sort they show. */
+static const struct column {
+    const char *title;
+    int width;
+    enum tt_sort sort;
+} numbers[] = {
+    {"%OWN", 5, TT_SORT_COUNT},    {"OWN s", 6, TT_SORT_OWN},         {"%CPU", 5, TT_SORT_CPU},
+    {"TOTAL s", 7, TT_SORT_TOTAL}, {"%DESC", 5, TT_SORT_DESCENDANTS}, {"CALLS", 6, TT_SORT_CALLS},
+};
+#define NUMBERS (sizeof numbers / sizeof *numbers)
+#define FIXED_COLUMNS 41 /* the numbers, a space after each, and one more */
 
-/* "  %OWN     OWN s   TOTAL s  %DESC      CALLS  ", as a row's "%6.1f %9s %9s %6.1f %10s  " */
-#define FIXED_COLUMNS 46
-
-static layout columns(void)
+static void location_of(const tt_function *f, char *buf, size_t cap)
 {
-    int rest = COLS - FIXED_COLUMNS;
-    layout l;
-    l.location = rest >= 70 ? 28 : rest / 3;
-    l.name = rest - l.location - 1;
-    return l;
+    if (f->file[0])
+        snprintf(buf, cap, "%s:%u", base_name(f->file), f->line);
+    else
+        snprintf(buf, cap, "-");
 }
 
 static void draw_rows(screen *s)
 {
     tt_watch *w = &s->watch;
     tt_view *v = &s->view;
-    layout l = columns();
-    static const char *const titles[] = {"  %OWN", "    OWN s", "  TOTAL s", " %DESC", "     CALLS"};
-    static const enum tt_sort sorts[] = {TT_SORT_OWN, TT_SORT_OWN, TT_SORT_TOTAL, TT_SORT_DESCENDANTS, TT_SORT_CALLS};
+    int shown = LINES - HEADER_LINES < (int)v->row_count ? LINES - HEADER_LINES : (int)v->row_count;
+
+    /* FUNCTION and FILE:LINE share what the numbers leave: FUNCTION as wide
+     * as its widest on screen when both fit (FILE:LINE then has the rest),
+     * else FILE:LINE a third at most. */
+    int rest = COLS - FIXED_COLUMNS, name_width = 8, location_width = 9;
+    char location[512];
+    for (int i = 0; i < shown; i++) {
+        const tt_function *f = &w->functions.items[v->rows[i].function];
+        int n = text_width(f->name);
+        location_of(f, location, sizeof location);
+        int l = text_width(location);
+        if (n > name_width) name_width = n;
+        if (l > location_width) location_width = l;
+    }
+    int loc = rest - 1 - name_width;
+    if (loc < location_width) {
+        loc = rest / 3 < location_width ? rest / 3 : location_width;
+        if (rest - 1 - loc > name_width) loc = rest - 1 - name_width;
+    }
+    int name = rest - 1 - loc;
+
     int y = HEADER_LINES - 1, x = 0;
     attron(A_REVERSE);
     mvhline(y, 0, ' ', COLS);
-    for (size_t i = 0; i < sizeof titles / sizeof *titles; i++) {
-        if (sorts[i] == v->sort && i > 0) attron(A_BOLD | A_UNDERLINE);
-        x += put(y, x, COLS - x, titles[i]);
+    for (size_t i = 0; i < NUMBERS; i++) {
+        if (numbers[i].sort == v->sort) attron(A_BOLD | A_UNDERLINE);
+        putf(y, x, numbers[i].width, "%*s", numbers[i].width, numbers[i].title);
         attroff(A_BOLD | A_UNDERLINE);
-        x += put(y, x, 1, " ");
+        x += numbers[i].width + 1;
     }
-    put(y, FIXED_COLUMNS, l.name, "FUNCTION");
-    put(y, FIXED_COLUMNS + l.name + 1, l.location, "FILE:LINE");
+    put(y, FIXED_COLUMNS, name, "FUNCTION");
+    put(y, FIXED_COLUMNS + name + 1, loc, "FILE:LINE");
     attroff(A_REVERSE);
 
-    for (size_t i = 0; i < v->row_count && HEADER_LINES + (int)i < LINES; i++) {
+    for (int i = 0; i < shown; i++) {
         const tt_row *r = &v->rows[i];
         const tt_function *f = &w->functions.items[r->function];
-        char own[32], total[32], calls[32], location[512];
+        char own_percent[16], own[16], cpu_percent[16], total[16], desc_percent[16], calls[32];
+        format_percent(own_percent, sizeof own_percent, r->own_percent);
         format_seconds(own, sizeof own, r->own);
+        format_percent(cpu_percent, sizeof cpu_percent, r->cpu_percent);
         format_seconds(total, sizeof total, r->total);
-        if (r->calls < 10000000000ull)
-            snprintf(calls, sizeof calls, "%llu", (unsigned long long)r->calls);
-        else
-            format_count(calls, sizeof calls, (double)r->calls);
-        if (f->file[0])
-            snprintf(location, sizeof location, "%s:%u", base_name(f->file), f->line);
-        else
-            snprintf(location, sizeof location, "-");
-        y = HEADER_LINES + (int)i;
-        putf(y, 0, FIXED_COLUMNS, "%6.1f %9s %9s %6.1f %10s  ", r->own_percent, own, total, r->desc_percent, calls);
-        put(y, FIXED_COLUMNS, l.name, f->name);
-        put(y, FIXED_COLUMNS + l.name + 1, l.location, location);
+        format_percent(desc_percent, sizeof desc_percent, r->desc_percent);
+        format_calls(calls, sizeof calls, r->calls);
+        location_of(f, location, sizeof location);
+        y = HEADER_LINES + i;
+        putf(y, 0, FIXED_COLUMNS, "%5s %6s %5s %7s %5s %6s  ", own_percent, own, cpu_percent, total, desc_percent,
+             calls);
+        put_middle(y, FIXED_COLUMNS, name, f->name, 0);
+        const char *colon = strrchr(location, ':');
+        put_middle(y, FIXED_COLUMNS + name + 1, loc, location, colon ? text_width(colon) : 0);
     }
-    if (!v->row_count)
+    if (!v->row_count) {
+        char none[64];
+        snprintf(none, sizeof none, "no calls in the last %u s", v->window);
         put(HEADER_LINES, 2, COLS - 2,
             !w->count      ? "no live process yet"
             : v->filter[0] ? "no function matches the filter"
+            : v->window    ? none
                            : "no calls seen yet");
+    }
 }
 
 #define OBJECT_COLUMNS 35 /* " CREATED/s DESTROYED/s      ALIVE  ", as a row's "%10s %11s %10s  " */
@@ -341,12 +455,10 @@ static void draw_objects(screen *s)
         char created[32], destroyed[32], alive[32];
         format_count(created, sizeof created, r->created_rate);
         format_count(destroyed, sizeof destroyed, r->destroyed_rate);
-        /* Fewer than none: more were destroyed than made since top attached. */
-        format_count(alive + (r->alive < 0), sizeof alive - 1, r->alive < 0 ? -(double)r->alive : (double)r->alive);
-        if (r->alive < 0) alive[0] = '-';
+        format_count(alive, sizeof alive, (double)r->alive);
         y = HEADER_LINES + (int)i * lines;
         putf(y, 0, OBJECT_COLUMNS, "%10s %11s %10s  ", created, destroyed, alive);
-        put(y, OBJECT_COLUMNS, name, r->type);
+        put_middle(y, OBJECT_COLUMNS, name, r->type, 0);
         const struct {
             char mark;
             double value, most;
@@ -368,33 +480,33 @@ static void draw_help(void)
 {
     static const char *const lines[] = {
         "tracetop top: keys",
+        "  q    quit                      p    pause the screen (reading goes on)",
+        "  s    sort: own, cpu, total,    r    reset: count from now",
+        "       calls, %desc              t    next live thread, then all merged",
+        "  c    sort by CPU (again: own)  /    filter functions by name",
+        "  w    the last N s, or all      m    measurement on or off",
+        "       since the start (or r)    o    objects (--objects): created/s,",
+        "  + -  a longer, shorter window       destroyed/s, alive; again: functions",
+        "  ?    this help",
         "",
-        "  q   quit",
-        "  s   sort by the next column: own, total, calls, %desc",
-        "  p   pause the screen (reading goes on)",
-        "  r   reset: count from now",
-        "  t   next thread: all threads merged, then each",
-        "  /   filter functions by name (Enter applies, Esc cancels)",
-        "  m   switch measurement on or off in the watched processes",
-        "  o   objects (--objects): per type created/s, destroyed/s,",
-        "      alive; again for the functions",
-        "  ?   this help",
-        "",
-        "%OWN   own time, as a share of the time covered",
-        "       (the threads' spans, summed)",
-        "OWN    time in the function itself, seconds",
-        "TOTAL  time in it and what it called, seconds",
+        "%OWN   own time, as a share of the time covered (the threads' spans, summed)",
+        "OWN s  time in the function itself, seconds",
+        "%CPU   its CPU time, as a share of the time covered (100: one CPU busy):",
+        "       each thread's CPU time, sampled every 0.1 s, shared among its",
+        "       functions by the time each held the GIL: Python code all its",
+        "       own time, C functions the rest (sleep, locks and I/O release it)",
+        "TOTAL s  time in it and what it called, seconds",
         "%DESC  share of TOTAL spent in what it called",
         "",
         "any key closes this help",
     };
-    int n = (int)(sizeof lines / sizeof *lines), width = 64;
-    if (width > COLS - 2) width = COLS - 2;
+    int n = (int)(sizeof lines / sizeof *lines), width = 80;
+    if (width > COLS) width = COLS;
     int top = (LINES - n - 2) / 2, left = (COLS - width) / 2;
     if (top < 0) top = 0;
     for (int i = 0; i < n + 2 && top + i < LINES; i++) {
         mvhline(top + i, left, ' ', width);
-        if (i > 0 && i <= n) put(top + i, left + 2, width - 4, lines[i - 1]);
+        if (i > 0 && i <= n) put(top + i, left + 2, width - 3, lines[i - 1]);
     }
 }
 
@@ -440,6 +552,21 @@ static void prompt_key(screen *s, int key)
     }
 }
 
+/* The windows + and - step through. */
+static unsigned next_window(unsigned window, int longer)
+{
+    static const unsigned steps[] = {1, 2, 5, 10, 20, 30, TT_AGG_WINDOW_MAX};
+    size_t n = sizeof steps / sizeof *steps;
+    if (longer) {
+        for (size_t i = 0; i < n; i++)
+            if (steps[i] > window) return steps[i];
+        return steps[n - 1];
+    }
+    for (size_t i = n; i-- > 0;)
+        if (steps[i] < window) return steps[i];
+    return steps[0];
+}
+
 /* Returns 0 to quit. */
 static int on_key(screen *s, int key)
 {
@@ -459,21 +586,31 @@ static int on_key(screen *s, int key)
     case 's':
         tt_view_set_sort(&s->view, (enum tt_sort)((s->view.sort + 1) % TT_SORT_COUNT));
         break;
+    case 'c':
+        tt_view_set_sort(&s->view, s->view.sort == TT_SORT_CPU ? TT_SORT_OWN : TT_SORT_CPU);
+        break;
+    case 'w':
+        tt_view_set_window(&s->view, s->view.window ? 0 : s->window);
+        break;
+    case '+':
+    case '-':
+        s->window = next_window(s->window, key == '+');
+        tt_view_set_window(&s->view, s->window);
+        break;
     case 'p':
         s->paused = !s->paused;
         break;
     case 'r':
         tt_watch_reset(&s->watch);
         tt_view_set_sort(&s->view, s->view.sort);
+        s->was_reset = 1;
         s->rate = 0;
         s->rate_time = tt_monotonic_ns();
         s->rate_events = events_read(&s->watch);
         break;
-    case 't': {
-        long threads = (long)tt_view_thread_count(&s->watch);
-        tt_view_set_thread(&s->view, s->view.thread + 1 < threads ? s->view.thread + 1 : -1);
+    case 't':
+        tt_view_next_thread(&s->view, &s->watch);
         break;
-    }
     case '/':
         s->prompting = 1;
         snprintf(s->input, sizeof s->input, "%s", s->view.filter);
@@ -514,11 +651,13 @@ static int still_to_come(pid_t only, const tt_watch *w, tt_error *err)
     return 0;
 }
 
-static int run_screen(pid_t only, double interval)
+static int run_screen(pid_t only, double interval, unsigned window)
 {
     static screen s;
     if (tt_watch_init(&s.watch, &only, only ? 1 : 0) < 0) return fail(1, "out of memory");
     tt_view_init(&s.view);
+    tt_view_set_window(&s.view, window);
+    s.window = window ? window : DEFAULT_WINDOW;
     s.interval_ns = (uint64_t)(interval * 1e9);
     tt_error err;
     if (tt_watch_scan(&s.watch, &err) < 0) return fail(1, "%s", err.message);
@@ -643,6 +782,7 @@ int main(int argc, char **argv)
 {
     pid_t only = 0;
     double interval = 0.1;
+    unsigned window = DEFAULT_WINDOW;
     int list = 0, drain = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--pid") == 0 && i + 1 < argc) {
@@ -654,6 +794,12 @@ int main(int argc, char **argv)
             char *end;
             interval = strtod(argv[++i], &end);
             if (*end || !(interval > 0 && interval <= 10)) return fail(2, "not an interval in seconds: %s", argv[i]);
+        } else if (strcmp(argv[i], "--window") == 0 && i + 1 < argc) {
+            char *end;
+            long seconds = strtol(argv[++i], &end, 10);
+            if (*end || seconds < 0 || seconds > TT_AGG_WINDOW_MAX)
+                return fail(2, "not a window in seconds (0 to %d): %s", TT_AGG_WINDOW_MAX, argv[i]);
+            window = (unsigned)seconds;
         } else if (strcmp(argv[i], "--list") == 0) {
             list = 1;
         } else if (strcmp(argv[i], "--drain") == 0) {
@@ -664,5 +810,5 @@ int main(int argc, char **argv)
     }
     if (list) return run_list();
     if (drain) return run_drain(only);
-    return run_screen(only, interval);
+    return run_screen(only, interval, window);
 }

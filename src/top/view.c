@@ -16,7 +16,6 @@
 void tt_view_init(tt_view *v)
 {
     memset(v, 0, sizeof *v);
-    v->thread = -1;
     v->stream = -1;
 }
 
@@ -26,7 +25,6 @@ void tt_view_free(tt_view *v)
     free(v->rank);
     free(v->acc);
     free(v->touched);
-    free(v->seen);
     memset(v, 0, sizeof *v);
 }
 
@@ -36,9 +34,9 @@ void tt_view_set_sort(tt_view *v, enum tt_sort sort)
     v->steady = 0;
 }
 
-void tt_view_set_thread(tt_view *v, long thread)
+void tt_view_set_window(tt_view *v, unsigned window)
 {
-    v->thread = thread;
+    v->window = window < TT_AGG_WINDOW_MAX ? window : TT_AGG_WINDOW_MAX;
     v->steady = 0;
 }
 
@@ -57,7 +55,7 @@ void tt_view_set_filter(tt_view *v, const char *filter)
 
 const char *tt_sort_name(enum tt_sort sort)
 {
-    static const char *const names[TT_SORT_COUNT] = {"own", "total", "calls", "%desc"};
+    static const char *const names[TT_SORT_COUNT] = {"own", "cpu", "total", "calls", "%desc"};
     return sort < TT_SORT_COUNT ? names[sort] : "?";
 }
 
@@ -65,20 +63,41 @@ const char *tt_sort_name(enum tt_sort sort)
 
 static int shown(const tt_agg_thread *th) { return th && th->seen; }
 
-size_t tt_view_thread_count(const tt_watch *w)
+int tt_view_thread_live(const tt_watched *p, const tt_agg_thread *th)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < w->count; i++)
-        for (uint32_t s = 0; s < w->procs[i]->agg.thread_cap; s++) n += shown(w->procs[i]->agg.threads[s]);
-    return n;
+    return shown(th) && !th->ended && tt_watched_running(p);
 }
 
-tt_view_thread tt_view_thread_at(const tt_watch *w, size_t index)
+/* 1 when thread (pid, stream) comes after the scope's in `t`'s order. */
+static int after_scope(const tt_view *v, const tt_watch *w, size_t process, uint32_t stream)
 {
     for (size_t i = 0; i < w->count; i++)
-        for (uint32_t s = 0; s < w->procs[i]->agg.thread_cap; s++)
-            if (shown(w->procs[i]->agg.threads[s]) && index-- == 0)
-                return (tt_view_thread){w->procs[i], w->procs[i]->agg.threads[s]};
+        if (w->procs[i]->pid == v->pid) return process > i || (process == i && stream > (uint64_t)v->stream);
+    return 1; /* the scope's process is gone: start again */
+}
+
+void tt_view_next_thread(tt_view *v, const tt_watch *w)
+{
+    int from_all = v->pid == 0 || v->stream < 0;
+    for (size_t i = 0; i < w->count; i++) {
+        const tt_watched *p = w->procs[i];
+        for (uint32_t s = 0; s < p->agg.thread_cap; s++)
+            if (tt_view_thread_live(p, p->agg.threads[s]) && (from_all || after_scope(v, w, i, s))) {
+                tt_view_set_scope(v, p->pid, s);
+                return;
+            }
+    }
+    tt_view_set_scope(v, 0, -1);
+}
+
+tt_view_thread tt_view_scope_thread(const tt_view *v, const tt_watch *w)
+{
+    if (v->pid && v->stream >= 0)
+        for (size_t i = 0; i < w->count; i++) {
+            const tt_agg_process *a = &w->procs[i]->agg;
+            if (w->procs[i]->pid == v->pid && (uint64_t)v->stream < a->thread_cap && shown(a->threads[v->stream]))
+                return (tt_view_thread){w->procs[i], a->threads[v->stream]};
+        }
     return (tt_view_thread){NULL, NULL};
 }
 
@@ -95,49 +114,96 @@ static int touch(tt_view *v, uint32_t function)
     return 0;
 }
 
-/* Adds one thread's counts, its running calls up to `now`. */
-static int add_thread(tt_view *v, const tt_watched *p, const tt_agg_thread *th)
+/* Adds counts of region r of process a to its function's row. */
+static int add_counts(tt_view *v, const tt_agg_process *a, uint32_t r, const tt_agg_counts *c, double tick)
+{
+    if (r >= a->region_count || a->regions[r].function == NONE) return 0;
+    if (!c->calls && !c->exclusive && !c->inclusive && !c->cpu) return 0;
+    uint32_t f = a->regions[r].function;
+    if (touch(v, f) < 0) return -1;
+    tt_row *row = &v->acc[f];
+    row->calls += c->calls;
+    row->own += (double)c->exclusive * tick;
+    row->total += (double)c->inclusive * tick;
+    row->cpu += (double)c->cpu * tick;
+    return 0;
+}
+
+/* Adds one thread's counts from `from` (ticks: the window's start, a
+ * second's) on, its running calls up to `now`. */
+static int add_thread(tt_view *v, const tt_watched *p, const tt_agg_thread *th, uint64_t from, uint64_t now)
 {
     const tt_agg_process *a = &p->agg;
-    if (!a->ticks_per_second) return 0;
     double tick = 1.0 / (double)a->ticks_per_second;
-    uint64_t now = th->ticks;
-    if (!th->ended && tt_watched_running(p) && p->measuring) {
-        uint64_t clock = tt_watched_now(p);
-        if (clock > now) now = clock;
-    }
-    v->seconds += (double)(now - th->since) * tick;
-    v->thread_count++;
-
-    uint32_t regions = th->stat_cap < a->region_count ? th->stat_cap : a->region_count;
-    for (uint32_t r = 0; r < regions; r++) {
-        const tt_agg_stat *st = &th->stats[r];
-        uint32_t f = a->regions[r].function;
-        if ((!st->calls && !st->active) || f == NONE) continue;
-        if (touch(v, f) < 0) return -1;
-        tt_row *row = &v->acc[f];
-        row->calls += st->calls;
-        row->own += (double)st->exclusive * tick;
-        row->total += (double)st->inclusive * tick;
+    uint64_t begin = th->since > from ? th->since : from;
+    if (now > begin) {
+        double covered = (double)(now - begin) * tick;
+        v->seconds += covered;
+        if (covered > v->wall) v->wall = covered;
+        v->thread_count++;
     }
 
-    /* Running calls: each owns its time but that of its running callee;
-     * the outermost running call of a function adds to its total. */
-    if (TT_RESERVE(v->seen, v->seen_cap, a->region_count) < 0) return -1;
-    uint64_t generation = ++v->generation;
+    if (!v->window) {
+        uint32_t regions = th->stat_cap < a->region_count ? th->stat_cap : a->region_count;
+        for (uint32_t r = 0; r < regions; r++) {
+            tt_agg_counts c = tt_agg_total(th, r);
+            if (add_counts(v, a, r, &c, tick) < 0) return -1;
+        }
+    } else {
+        /* The seconds that ended within the window, newest first; then the
+         * current one. One that began before the window's start holds
+         * nothing after it (agg.h: a second ends at the first event past
+         * it), so running calls count from the window's start. */
+        for (uint32_t k = 0; k < th->ring_count; k++) {
+            const tt_agg_second *second = &th->ring[(th->ring_head + TT_AGG_WINDOW_MAX - 1 - k) % TT_AGG_WINDOW_MAX];
+            if (second->start < from) break;
+            for (uint32_t e = 0; e < second->count; e++)
+                if (add_counts(v, a, second->entries[e].region, &second->entries[e].counts, tick) < 0) return -1;
+        }
+        if (th->second_start >= from)
+            for (size_t i = 0; i < th->second_count; i++)
+                if (add_counts(v, a, th->second_touched[i], &th->stats[th->second_touched[i]].second, tick) < 0)
+                    return -1;
+    }
+
+    /* Calls open: each holds the own time of the current second not yet in
+     * its counts (agg.h); the one on top owns the time since its thread's
+     * last event too, and the outermost activation of each function adds
+     * to its total. Nothing runs in a gap (agg.h: TT_AGG_NEVER). */
+    int current = th->second_start >= from;
     for (uint32_t d = 0; d < th->depth; d++) {
         const tt_agg_frame *frame = &th->stack[d];
-        if (frame->region >= a->region_count || a->regions[frame->region].function == NONE) continue;
-        uint64_t elapsed = now > frame->enter ? now - frame->enter : 0;
-        uint64_t callee = 0;
-        if (d + 1 < th->depth && now > th->stack[d + 1].enter) callee = now - th->stack[d + 1].enter;
-        uint64_t own = elapsed > frame->child + callee ? elapsed - frame->child - callee : 0;
-        tt_row *row = &v->acc[a->regions[frame->region].function];
-        row->own += (double)own * tick;
-        if (v->seen[frame->region] != generation) {
-            v->seen[frame->region] = generation;
-            row->total += (double)elapsed * tick;
-        }
+        uint64_t own = current ? frame->own : 0;
+        uint64_t own_from = th->accrued > from ? th->accrued : from;
+        if (d + 1 == th->depth && now > own_from) own += now - own_from;
+        uint64_t total_from = frame->counted > from ? frame->counted : from;
+        tt_agg_counts c = {0, own, frame->outer && now > total_from ? now - total_from : 0, 0};
+        if (add_counts(v, a, frame->region, &c, tick) < 0) return -1;
+    }
+    return 0;
+}
+
+/* Adds the threads of one process the scope takes. */
+static int add_process(tt_view *v, const tt_watched *p)
+{
+    const tt_agg_process *a = &p->agg;
+    if (!a->ticks_per_second || (v->pid && p->pid != v->pid)) return 0;
+    int running = tt_watched_running(p);
+    /* The process's now: the clock's while it runs, else its last event. */
+    uint64_t clock = running ? tt_watched_now(p) : 0;
+    for (uint32_t s = 0; !running && s < a->thread_cap; s++)
+        if (shown(a->threads[s]) && a->threads[s]->ticks > clock) clock = a->threads[s]->ticks;
+    uint64_t from = 0, span = (uint64_t)v->window * a->ticks_per_second;
+    if (v->window) {
+        uint64_t second = clock - clock % a->ticks_per_second;
+        from = second > span ? second - span : 0;
+    }
+    for (uint32_t s = 0; s < a->thread_cap; s++) {
+        const tt_agg_thread *th = a->threads[s];
+        if (!shown(th) || (v->stream >= 0 && th->stream != (uint64_t)v->stream)) continue;
+        uint64_t now = th->ticks;
+        if (!th->ended && running && p->measuring && clock > now) now = clock;
+        if (add_thread(v, p, th, from, now) < 0) return -1;
     }
     return 0;
 }
@@ -156,6 +222,8 @@ static int contains(const char *text, const char *part)
 static double key(const tt_row *r, enum tt_sort sort)
 {
     switch (sort) {
+    case TT_SORT_CPU:
+        return r->cpu;
     case TT_SORT_TOTAL:
         return r->total;
     case TT_SORT_CALLS:
@@ -227,17 +295,10 @@ int tt_view_build(tt_view *v, const tt_watch *w)
     /* Forget the last build's sums; its order stays in rank. */
     for (size_t i = 0; i < v->touched_count; i++) v->acc[v->touched[i]].function = NONE;
     v->touched_count = 0;
-    v->seconds = 0;
+    v->seconds = v->wall = 0;
     v->thread_count = 0;
-
-    size_t threads = tt_view_thread_count(w);
-    if (v->thread >= (long)threads) tt_view_set_thread(v, -1);
-    for (size_t i = 0; i < threads; i++) {
-        if (v->thread >= 0 && (size_t)v->thread != i) continue;
-        tt_view_thread t = tt_view_thread_at(w, i);
-        if (v->pid && (t.process->pid != v->pid || (v->stream >= 0 && t.thread->stream != v->stream))) continue;
-        if (add_thread(v, t.process, t.thread) < 0) return -1;
-    }
+    for (size_t i = 0; i < w->count; i++)
+        if (add_process(v, w->procs[i]) < 0) return -1;
 
     if (TT_RESERVE(v->rows, v->row_cap, v->touched_count) < 0) return -1;
     v->row_count = 0;
@@ -245,6 +306,7 @@ int tt_view_build(tt_view *v, const tt_watch *w)
         tt_row *r = &v->acc[v->touched[i]];
         if (!contains(w->functions.items[r->function].name, v->filter)) continue;
         r->own_percent = v->seconds > 0 ? 100.0 * r->own / v->seconds : 0;
+        r->cpu_percent = v->wall > 0 ? 100.0 * r->cpu / v->wall : 0;
         r->desc_percent = r->total > r->own ? 100.0 * (r->total - r->own) / r->total : 0;
         v->rows[v->row_count++] = *r;
     }

@@ -3,20 +3,28 @@
  *
  * Columns (PRODUCT.md): total (inclusive) time, exclusive ("own") time, %
  * (own time as a share of the time covered: the threads' spans summed, as
- * `tracetop summary` computes its "excl %"), % in descendants (the share
- * of the function's total time spent in the calls it made), calls, and the
+ * `tracetop summary` computes its "excl %"), CPU time (agg.h: the threads'
+ * sampled CPU time shared out), % in descendants (the share of the
+ * function's total time spent in the calls it made), calls, and the
  * function's file and line.
+ *
+ * Over what time: the window, the last `window` whole seconds of each
+ * process's clock and the current one (agg.h: its seconds), so that what
+ * runs now leads; or, with window 0, everything since top attached (or was
+ * reset). A process that runs has its window end now, measured or not: a
+ * process switched off shows nothing after a window; one that ended, at
+ * its last event.
  *
  * Calls still running count up to now: their time is added as the rows
  * are built, so a function that has not returned yet (main, a long sleep)
  * shows its time as it grows. A thread that ended, or whose process does
  * not measure, counts up to its last event.
  *
- * Steady rows: the counts are totals since top attached (or was reset),
- * and a row moves above the one before it only when its sort key leads by
- * more than TT_VIEW_STEADY (a relative margin), so that two functions
- * running neck and neck do not swap places at every refresh. The first
- * build after a change of sort, thread or filter sorts exactly.
+ * Steady rows: a row moves above the one before it only when its sort key
+ * leads by more than TT_VIEW_STEADY (a relative margin), so that two
+ * functions running neck and neck do not swap places at every refresh.
+ * The first build after a change of sort, window, thread or filter sorts
+ * exactly.
  */
 #ifndef TRACETOP_TOP_VIEW_H
 #define TRACETOP_TOP_VIEW_H
@@ -28,17 +36,18 @@
 
 #define TT_VIEW_STEADY 0.03
 
-enum tt_sort { TT_SORT_OWN, TT_SORT_TOTAL, TT_SORT_CALLS, TT_SORT_DESCENDANTS, TT_SORT_COUNT };
+enum tt_sort { TT_SORT_OWN, TT_SORT_CPU, TT_SORT_TOTAL, TT_SORT_CALLS, TT_SORT_DESCENDANTS, TT_SORT_COUNT };
 
 typedef struct tt_row {
     uint32_t function; /* in the watch's table */
     uint64_t calls;
-    double own, total;   /* seconds */
-    double own_percent;  /* of the time covered */
-    double desc_percent; /* of its total */
+    double own, total, cpu; /* seconds */
+    double own_percent;     /* of the time covered */
+    double cpu_percent;     /* of the longest span of a thread covered: 100 is one CPU busy, as `top` says */
+    double desc_percent;    /* of its total */
 } tt_row;
 
-/* A thread of the watch, as `t` steps through them. */
+/* A thread of the watch. */
 typedef struct tt_view_thread {
     const tt_watched *process;
     const tt_agg_thread *thread;
@@ -47,16 +56,17 @@ typedef struct tt_view_thread {
 typedef struct tt_view {
     /* What to show; change them through the setters below. */
     enum tt_sort sort;
-    long thread;      /* -1: all threads merged; else the index of tt_view_thread_at */
-    long pid;         /* 0: every process; else only this one's threads (the live page) */
+    unsigned window;  /* seconds before the current one; 0: since top attached (or was reset) */
+    long pid;         /* 0: every process; else only this one's threads */
     long stream;      /* -1: every thread of pid; else only this stream of it */
     char filter[128]; /* rows whose function name contains it (any case); "" for all */
 
     /* The last build. */
     tt_row *rows;
     size_t row_count;
-    double seconds;      /* the time covered */
-    size_t thread_count; /* threads in view */
+    double seconds;      /* the time covered: the threads' spans, summed */
+    double wall;         /* the longest span of a thread covered */
+    size_t thread_count; /* threads in view that cover some time */
 
     /* Between builds. */
     int steady;     /* 0: the next build sorts exactly */
@@ -66,26 +76,31 @@ typedef struct tt_view {
     size_t acc_cap;
     uint32_t *touched; /* functions summed in acc */
     size_t touched_count, touched_cap;
-    uint64_t *seen; /* by region: the last generation that saw it open */
-    size_t seen_cap;
-    uint64_t generation;
 } tt_view;
 
-void tt_view_init(tt_view *v);
+void tt_view_init(tt_view *v); /* all threads, since top attached, by own time */
 void tt_view_free(tt_view *v);
 
 void tt_view_set_sort(tt_view *v, enum tt_sort sort);
-void tt_view_set_thread(tt_view *v, long thread);
 void tt_view_set_filter(tt_view *v, const char *filter);
+/* At most TT_AGG_WINDOW_MAX. */
+void tt_view_set_window(tt_view *v, unsigned window);
 /* The threads summed, named rather than by index, so that the choice holds
- * while processes come and go: one process (pid, stream -1), one thread of
- * it, or every thread (pid 0). Applies with the thread index. */
+ * while processes and threads come and go: one process (pid, stream -1),
+ * one thread of it, or every thread (pid 0). */
 void tt_view_set_scope(tt_view *v, long pid, long stream);
 
-/* The threads of the watch in order (process by process, stream by
- * stream): how many, and the one at `index`. */
-size_t tt_view_thread_count(const tt_watch *w);
-tt_view_thread tt_view_thread_at(const tt_watch *w, size_t index);
+/* 1 while the thread runs: seen, not ended, its process running. */
+int tt_view_thread_live(const tt_watched *p, const tt_agg_thread *th);
+
+/* `t`: from every thread to the first live thread, from a thread to the
+ * next live one (processes in the watch's order, threads by stream), from
+ * the last back to every thread. */
+void tt_view_next_thread(tt_view *v, const tt_watch *w);
+
+/* The thread of the scope; none (NULL) when the scope is not one thread
+ * or the watch no longer has it. */
+tt_view_thread tt_view_scope_thread(const tt_view *v, const tt_watch *w);
 
 /* Builds the rows from the watch as it is now. 0, or -1 when memory runs
  * out (the last rows stay). */

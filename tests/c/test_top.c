@@ -47,7 +47,7 @@ static void def_string(producer *p, uint32_t id, const char *s)
     put_def(p, rec, (size_t)(q - rec) + strlen(s));
 }
 
-static void def_region(producer *p, uint32_t id, uint32_t name, uint32_t file, uint32_t line)
+static void def_region_of(producer *p, uint32_t id, uint32_t name, uint32_t file, uint32_t line, uint8_t kind)
 {
     uint8_t rec[64], *q = rec;
     *q++ = TT_DEF_REGION;
@@ -55,7 +55,26 @@ static void def_region(producer *p, uint32_t id, uint32_t name, uint32_t file, u
     q = tt_put_varint(q, name);
     q = tt_put_varint(q, file);
     q = tt_put_varint(q, line);
-    *q++ = TT_REGION_PYTHON;
+    *q++ = kind;
+    put_def(p, rec, (size_t)(q - rec));
+}
+
+static void def_region(producer *p, uint32_t id, uint32_t name, uint32_t file, uint32_t line)
+{
+    def_region_of(p, id, name, file, line, TT_REGION_PYTHON);
+}
+
+/* Stream `stream` had used cpu_ns of CPU time at `ticks`, and held the
+ * GIL `gil` of the `samples` times it was looked at. */
+static void def_usage(producer *p, uint32_t stream, uint64_t ticks, uint64_t cpu_ns, uint64_t samples, uint64_t gil)
+{
+    uint8_t rec[64], *q = rec;
+    *q++ = TT_DEF_THREAD_USAGE;
+    q = tt_put_varint(q, stream);
+    q = tt_put_varint(q, ticks);
+    q = tt_put_varint(q, cpu_ns);
+    q = tt_put_varint(q, samples);
+    q = tt_put_varint(q, gil);
     put_def(p, rec, (size_t)(q - rec));
 }
 
@@ -169,12 +188,12 @@ static void test_calls_and_times(void)
     CHECK(tt_agg_slice(&a, &second, &why) == 0);
     tt_agg_thread *th = a.threads[0];
     CHECK(th && th->seen && th->depth == 0);
-    CHECK_U64(th->stats[0].calls, 1);
-    CHECK_U64(th->stats[0].inclusive, 120);
-    CHECK_U64(th->stats[0].exclusive, 50);
-    CHECK_U64(th->stats[1].calls, 3);
-    CHECK_U64(th->stats[1].inclusive, 70); /* the recursive call not twice */
-    CHECK_U64(th->stats[1].exclusive, 70);
+    CHECK_U64(tt_agg_total(th, 0).calls, 1);
+    CHECK_U64(tt_agg_total(th, 0).inclusive, 120);
+    CHECK_U64(tt_agg_total(th, 0).exclusive, 50);
+    CHECK_U64(tt_agg_total(th, 1).calls, 3);
+    CHECK_U64(tt_agg_total(th, 1).inclusive, 70); /* the recursive call not twice */
+    CHECK_U64(tt_agg_total(th, 1).exclusive, 70);
     CHECK_U64(a.events, 9);
 
     /* The same slice again does not count twice; one beyond a gap in its
@@ -183,7 +202,7 @@ static void test_calls_and_times(void)
     tt_live_slice ahead = slice_of(c, 0, cut, 0);
     ahead.offset = c->len + 10;
     CHECK(tt_agg_slice(&a, &ahead, &why) == 0);
-    CHECK_U64(th->stats[1].calls, 3);
+    CHECK_U64(tt_agg_total(th, 1).calls, 3);
 
     /* A chunk lost: the next starts over; calls open then close at the
      * last time seen. */
@@ -203,9 +222,9 @@ static void test_calls_and_times(void)
     tt_live_slice after = slice_of(c, 0, 0, 1);
     CHECK(tt_agg_slice(&a, &after, &why) == 0);
     CHECK_U64(a.resyncs, 1);
-    CHECK_U64(th->stats[2].calls, 2);
-    CHECK_U64(th->stats[2].exclusive, 10);
-    CHECK_U64(th->stats[0].inclusive, 120 + 10);
+    CHECK_U64(tt_agg_total(th, 2).calls, 2);
+    CHECK_U64(tt_agg_total(th, 2).exclusive, 10);
+    CHECK_U64(tt_agg_total(th, 0).inclusive, 120 + 10);
     CHECK(th->ended);
 
     /* Damaged records are reported. */
@@ -215,8 +234,8 @@ static void test_calls_and_times(void)
     CHECK_STR(why, "unknown event record");
 
     tt_agg_reset(&a);
-    CHECK_U64(th->stats[0].calls, 0);
-    CHECK_U64(th->stats[2].exclusive, 0);
+    CHECK_U64(tt_agg_total(th, 0).calls, 0);
+    CHECK_U64(tt_agg_total(th, 2).exclusive, 0);
     tt_agg_free(&a);
     tt_functions_free(&functions);
 }
@@ -302,14 +321,15 @@ static void test_watch_and_view(void)
     leave(worker, 2000);
     publish(&p, 1, 0);
     tt_watch_consume(&w, SIZE_MAX);
-    CHECK_U64(tt_view_thread_count(&w), 2);
-    tt_view_thread t1 = tt_view_thread_at(&w, 1);
+    tt_view_next_thread(&v, &w);
+    tt_view_next_thread(&v, &w);
+    tt_view_thread t1 = tt_view_scope_thread(&v, &w);
     CHECK(t1.thread && strcmp(tt_agg_string(&t1.process->agg, t1.thread->name), "worker") == 0);
-    tt_view_set_thread(&v, 1);
     CHECK(tt_view_build(&v, &w) == 0);
     CHECK_U64(v.row_count, 1);
     CHECK(v.rows[0].total == 2.0 && v.rows[0].own_percent == 100.0);
-    tt_view_set_thread(&v, -1);
+    tt_view_next_thread(&v, &w);
+    CHECK(!tt_view_scope_thread(&v, &w).thread);
     CHECK(tt_view_build(&v, &w) == 0);
     CHECK(v.seconds == 3.0);
     work = row_named(&v, &w, "__main__:work");
@@ -325,7 +345,7 @@ static void test_watch_and_view(void)
     /* Steady, MainThread by own time: rest (0.5) is ahead of work (0.4).
      * work catching up to within the margin does not move it up; leading
      * by more does. */
-    tt_view_set_thread(&v, 0);
+    tt_view_next_thread(&v, &w);
     tt_view_set_sort(&v, TT_SORT_OWN);
     CHECK(tt_view_build(&v, &w) == 0);
     CHECK_STR(row_name(&v, &w, 0), "__main__:rest");
@@ -529,7 +549,7 @@ static void test_sink(void)
     CHECK_U64(sink.sample_count, 1);
     CHECK(sink.samples[0].name == 6 && sink.samples[0].value == 2.5);
     CHECK_U64(sink.samples[0].ticks, 65);
-    CHECK_U64(a.threads[0]->stats[1].calls, 2); /* counted all the same */
+    CHECK_U64(tt_agg_total(a.threads[0], 1).calls, 2); /* counted all the same */
 
     /* Beyond the limit: counted, not kept; cleared, kept again. */
     start(c, 1, 200);
@@ -649,6 +669,18 @@ static void test_objects(void)
     dict = objrow_named(&o, "dict");
     CHECK(dict && dict->created == 0 && dict->alive == 230 && dict->created_rate == 0);
 
+    /* 25 sets made before top attached are freed: none alive, not -25;
+     * then 10 made: at least those alive. */
+    def_string(&p, 9, "set");
+    objects(m, 80, 0, 9, 0, 25);
+    publish(&p, 0, 0);
+    tt_watch_consume(&w, SIZE_MAX);
+    CHECK(a->objtypes[9].destroyed == 25 && a->objtypes[9].alive == 0);
+    objects(m, 90, 0, 9, 10, 0);
+    publish(&p, 0, 0);
+    tt_watch_consume(&w, SIZE_MAX);
+    CHECK(a->objtypes[9].alive == 10);
+
     /* A type id beyond what the channel defined is refused. */
     tt_functions functions = {0};
     tt_agg_process bad;
@@ -693,13 +725,120 @@ static void test_gap(void)
     CHECK(tt_agg_slice(&a, &all, &why) == 0);
     tt_agg_thread *th = a.threads[0];
     CHECK(th && th->depth == 0 && th->off_at == 0);
-    CHECK_U64(th->stats[0].calls, 1);
-    CHECK_U64(th->stats[0].inclusive, 20);
-    CHECK_U64(th->stats[0].exclusive, 10);
-    CHECK_U64(th->stats[1].calls, 1);
-    CHECK_U64(th->stats[1].exclusive, 10);
+    CHECK_U64(tt_agg_total(th, 0).calls, 1);
+    CHECK_U64(tt_agg_total(th, 0).inclusive, 20);
+    CHECK_U64(tt_agg_total(th, 0).exclusive, 10);
+    CHECK_U64(tt_agg_total(th, 1).calls, 1);
+    CHECK_U64(tt_agg_total(th, 1).exclusive, 10);
     tt_agg_free(&a);
     tt_functions_free(&functions);
+}
+
+/* The last seconds, and CPU time shared out. MainThread (1000 ticks a
+ * second): main calls work (10 to 2490), then time:sleep, a C function
+ * (2500 to 3500), then rest (3500 to 4400, 4400 to 4900, and from 4900
+ * on, running); the worker ends at once. The thread had used 2.6 s of CPU
+ * time at 3000, holding the GIL 520 of 600 looks; then 0.3 s more at
+ * 4000, holding it 120 of 200 looks. The process ends at 4900: its window ends there. */
+static void test_window_and_cpu(void)
+{
+    static producer p;
+    memset(&p, 0, sizeof p);
+    tt_error err;
+    CHECK(tt_live_create("prog.py", "exp", &p.live, &err) == 0);
+    define_program(&p);
+    def_string(&p, 7, "time:sleep");
+    def_region_of(&p, 3, 7, 0, 0, TT_REGION_C);
+    def_usage(&p, 0, 0, 0, 0, 0);
+    def_usage(&p, 0, 3000, 2600000000ull, 600, 520);
+    def_usage(&p, 0, 4000, 2900000000ull, 800, 640);
+    tt_watch w;
+    pid_t me = getpid();
+    CHECK(tt_watch_init(&w, &me, 1) == 0);
+    CHECK(tt_watch_scan(&w, &err) == 0);
+
+    chunk *m = &p.streams[0], *worker = &p.streams[1];
+    start(m, 0, 0);
+    enter(m, 0, 0);
+    enter(m, 10, 1);
+    leave(m, 2490);
+    enter(m, 2500, 3);
+    leave(m, 3500);
+    enter(m, 3500, 2);
+    leave(m, 4400);
+    enter(m, 4400, 2);
+    publish(&p, 0, 0);
+    start(worker, 0, 0);
+    uint8_t *q = worker->events;
+    *q++ = TT_EV_STREAM_END;
+    q = tt_put_varint(q, 5);
+    worker->len = (uint32_t)(q - worker->events);
+    publish(&p, 1, 0);
+    tt_watch_consume(&w, SIZE_MAX);
+
+    /* t: from every thread to MainThread, then past the worker, which
+     * ended, to every thread again. */
+    tt_view v;
+    tt_view_init(&v);
+    tt_view_next_thread(&v, &w);
+    tt_view_thread t = tt_view_scope_thread(&v, &w);
+    CHECK(t.thread && t.thread->stream == 0);
+    tt_view_next_thread(&v, &w);
+    CHECK(!tt_view_scope_thread(&v, &w).thread && v.pid == 0);
+
+    leave(m, 4900);
+    enter(m, 4900, 2);
+    uint8_t end[16], *e = end;
+    *e++ = TT_DEF_PROCESS_END;
+    for (int i = 0; i < 4; i++) e = tt_put_varint(e, 0);
+    put_def(&p, end, (size_t)(e - end));
+    publish(&p, 0, 0);
+    tt_watch_consume(&w, SIZE_MAX);
+    CHECK(!tt_watched_running(w.procs[0]));
+    const tt_agg_thread *th = w.procs[0]->agg.threads[0];
+    CHECK_U64(th->ring_count, 4); /* seconds 0 to 3 ended; 4 is the current one */
+    CHECK_U64(th->second_start, 4000);
+
+    /* Since top attached: work leads. CPU: to 3000, the GIL held 2.6 s,
+     * all of Python code's 2.5 (main 0.02, work 2.48) and 0.1 of
+     * time:sleep's 0.5, and as much CPU time; to 4000, held 0.6 s, rest's
+     * 0.5 and 0.1 of time:sleep's 0.5, with half as much CPU time: rest
+     * 0.25, time:sleep 0.05. */
+    CHECK(tt_view_build(&v, &w) == 0);
+    CHECK_STR(row_name(&v, &w, 0), "__main__:work");
+    const tt_row *work = row_named(&v, &w, "__main__:work"), *rest = row_named(&v, &w, "__main__:rest");
+    const tt_row *sleep = row_named(&v, &w, "time:sleep"), *main_row = row_named(&v, &w, "__main__:main");
+    CHECK(work && work->own > 2.4799 && work->own < 2.4801 && work->cpu > 2.4799 && work->cpu < 2.4801);
+    CHECK(main_row && main_row->cpu > 0.0199 && main_row->cpu < 0.0201);
+    CHECK(sleep && sleep->own > 0.9999 && sleep->own < 1.0001 && sleep->cpu > 0.1499 && sleep->cpu < 0.1501);
+    CHECK(rest && rest->own > 1.3999 && rest->own < 1.4001 && rest->cpu > 0.2499 && rest->cpu < 0.2501);
+    CHECK(v.wall > 4.8999 && v.wall < 4.9001);
+
+    /* The last second and the current one, from 3000 to 4900: rest leads,
+     * work is gone; main's total is the 1.9 s. */
+    tt_view_set_window(&v, 1);
+    CHECK(tt_view_build(&v, &w) == 0);
+    CHECK_STR(row_name(&v, &w, 0), "__main__:rest");
+    CHECK(!row_named(&v, &w, "__main__:work"));
+    rest = row_named(&v, &w, "__main__:rest");
+    sleep = row_named(&v, &w, "time:sleep");
+    main_row = row_named(&v, &w, "__main__:main");
+    CHECK(v.seconds > 1.8999 && v.seconds < 1.9001 && v.wall > 1.8999 && v.wall < 1.9001);
+    CHECK(rest && rest->own > 1.3999 && rest->own < 1.4001 && rest->calls == 3);
+    CHECK(rest && rest->cpu > 0.2499 && rest->cpu < 0.2501);
+    CHECK(rest && rest->cpu_percent > 13.15 && rest->cpu_percent < 13.16); /* 0.25 of 1.9 s */
+    CHECK(sleep && sleep->own > 0.4999 && sleep->own < 0.5001 && sleep->cpu > 0.0499 && sleep->cpu < 0.0501);
+    CHECK(main_row && main_row->total > 1.8999 && main_row->total < 1.9001 && main_row->own == 0);
+
+    /* A window wider than what was seen: all of it. */
+    tt_view_set_window(&v, 30);
+    CHECK(tt_view_build(&v, &w) == 0);
+    work = row_named(&v, &w, "__main__:work");
+    CHECK(work && work->own > 2.4799 && work->own < 2.4801);
+
+    tt_view_free(&v);
+    tt_watch_free(&w);
+    tt_live_close(p.live);
 }
 
 int main(void)
@@ -709,6 +848,7 @@ int main(void)
     test_gap();
     test_sink();
     test_watch_and_view();
+    test_window_and_cpu();
     test_bad_channels_are_named_and_skipped();
     return check_report();
 }

@@ -18,8 +18,10 @@ from helpers import PROGRAMS, environment, tracetop
 TMUX = shutil.which("tmux")
 needs_tmux = pytest.mark.skipif(TMUX is None, reason="needs tmux")
 
-# A row of top: %OWN, OWN s, TOTAL s, %DESC, CALLS, FUNCTION, FILE:LINE.
-ROW = re.compile(r"^\s*(\d+\.\d)\s+(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+\.\d)\s+(\d+)\s+(\S+)")
+# A row of top: %OWN, OWN s, %CPU, TOTAL s, %DESC, CALLS, FUNCTION, FILE:LINE (src/top/top.c: format_percent,
+# format_seconds, format_calls).
+PERCENT, SECONDS, CALLS = r"(\d+(?:\.\d)?)", r"(\d+(?:\.\d+)?)", r"(\d+(?:\.\d)?[MG]?)"
+ROW = re.compile(rf"^\s*{PERCENT}\s+{SECONDS}\s+{PERCENT}\s+{SECONDS}\s+{PERCENT}\s+{CALLS}\s+(\S+)(?:\s+(\S+))?")
 FIRST_ROW_LINE = 4
 
 
@@ -64,10 +66,18 @@ def wait_for_readers(pid, count, timeout=60):
 class Row:
     percent: float
     own: float
+    cpu: float  # %CPU
     total: float
     descendants: float
-    calls: int
+    calls: float
     function: str
+    location: str
+
+
+def count(text):
+    """top's counts: 1234, 12.3k, 4.5M."""
+    scale = {"k": 1e3, "M": 1e6, "G": 1e9}.get(text[-1:], 1)
+    return float(text.rstrip("kMG")) * scale
 
 
 def rows(lines):
@@ -75,8 +85,19 @@ def rows(lines):
     for line in lines[FIRST_ROW_LINE:]:
         match = ROW.match(line)
         if match:
-            percent, own, total, descendants, calls, function = match.groups()
-            found.append(Row(float(percent), float(own), float(total), float(descendants), int(calls), function))
+            percent, own, cpu, total, descendants, calls, function, location = match.groups()
+            found.append(
+                Row(
+                    float(percent),
+                    float(own),
+                    float(cpu),
+                    float(total),
+                    float(descendants),
+                    count(calls),
+                    function,
+                    location or "",
+                )
+            )
     return found
 
 
@@ -168,8 +189,8 @@ class Phases:
         assert self.process.returncode == 0, stderr
 
 
-def top_command(pid):
-    return [sys.executable, "-m", "tracetop", "top", pid]
+def top_command(pid, *options):
+    return [sys.executable, "-m", "tracetop", "top", pid, *options]
 
 
 def drain(pid, tmp_path):

@@ -15,11 +15,15 @@ from tracetop.suggest import ArgumentParser
 PROGRAM = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tracetop-top")
 
 KEYS = (
-    "keys: q quit, s sort (own, total, calls, %desc), p pause, r reset, t thread (all merged, then "
-    "each), / filter, m measurement on/off, ? help. Columns: %OWN own time as a share of the time "
-    "covered (the threads' spans summed), OWN and TOTAL seconds in the function itself and with what "
-    "it called, %DESC the share of TOTAL spent in what it called, CALLS, FILE:LINE."
+    "keys: q quit, s sort (own, cpu, total, calls, %desc), c sort by CPU, w the last N seconds or "
+    "everything since the start, + and - a longer or shorter window, p pause, r reset, t thread (all "
+    "merged, then each live one), / filter, m measurement on/off, o objects (--objects) or functions, "
+    "? help. Columns: %OWN own time as a share of the time covered (the threads' spans summed), OWN s "
+    "seconds in the function itself, %CPU its CPU time as a share of the time covered (each thread's "
+    "sampled CPU time shared among its functions by the time each held the GIL), TOTAL s seconds in "
+    "it and what it called, %DESC the share of TOTAL spent in what it called, CALLS, FILE:LINE."
 )
+WINDOW_MAX = 60  # TT_AGG_WINDOW_MAX (src/top/agg.h)
 
 
 def main(arguments, prog):
@@ -49,6 +53,14 @@ def main(arguments, prog):
         default=0.1,
         metavar="SECONDS",
         help="redraw every SECONDS (default: %(default)s, ten times a second)",
+    )
+    parser.add_argument(
+        "--window",
+        type=_window,
+        default=5,
+        metavar="SECONDS",
+        help="show what ran in the last SECONDS (whole seconds, and the current one; default: %(default)s); "
+        f"0: everything since top started. At most {WINDOW_MAX}; the keys w, + and - change it",
     )
     parser.add_argument(
         "--list",
@@ -86,7 +98,7 @@ def main(arguments, prog):
     elif namespace.drain:
         argv.append("--drain")
     else:
-        argv += ["--interval", repr(namespace.interval)]
+        argv += ["--interval", repr(namespace.interval), "--window", str(namespace.window)]
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(PROGRAM, argv)
@@ -99,4 +111,14 @@ def _interval(text):
         seconds = 0
     if not 0 < seconds <= 10:
         raise argparse.ArgumentTypeError(f"not an interval between 0 and 10 seconds: {text!r}")
+    return seconds
+
+
+def _window(text):
+    try:
+        seconds = int(text)
+    except ValueError:
+        seconds = -1
+    if not 0 <= seconds <= WINDOW_MAX:
+        raise argparse.ArgumentTypeError(f"not a window of 0 to {WINDOW_MAX} whole seconds: {text!r}")
     return seconds
