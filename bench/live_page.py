@@ -1,6 +1,6 @@
 """What the live page (`tracetop view --live`) costs and how well it keeps up, in a headless Chromium.
 
-    python bench/live_page.py [--quick] [--seconds 3]
+    python bench/live_page.py [--quick] [--seconds 3] [--lanes-seconds 60] [--lanes]
 
 Prints markdown tables on stdout and writes them to bench/results/live_page.md; progress goes to stderr.
 bench/README.md says what each number means. Run it with the venv that has tracetop installed (and
@@ -31,6 +31,8 @@ ARGUMENTS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 WORKLOAD = "fib"
 RATES = (10_000_000, 20_000_000)
 TRIES = 5
+REQUESTS = ROOT / "tests" / "python" / "programs" / "thread_per_request.py"
+THREADS_A_MINUTE = (200, 1200)
 
 
 def channel(pid):
@@ -116,6 +118,54 @@ def keeping_up(browser, seconds, rate):
     return sent, read, dropped, frames
 
 
+def lanes(browser, seconds, per_minute):
+    """programs/thread_per_request.py starting `per_minute` threads a minute, on the page for `seconds`: the
+    threads it made, the most lanes the page held and threads a frame listed at any one time, and the page's
+    frame times (what it takes to draw one: its own counter, ttLive.frameTimes, read twice a second)."""
+    with tempfile.TemporaryDirectory(prefix="tracetop-bench-") as tmp:
+        program = subprocess.Popen(
+            live.tracetop_run("--live", str(REQUESTS), str(per_minute / 60)),
+            cwd=tmp,
+            env=run.ENV,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        while not channel(program.pid).exists():
+            if program.poll() is not None:
+                raise Failed("the program did not start")
+            time.sleep(0.001)
+        server = subprocess.Popen(
+            [sys.executable, "-m", "tracetop", "view", "--live", str(program.pid), "--no-browser"],
+            cwd=HERE,
+            env=run.ENV,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            context, page = open_page(browser, server.stdout.readline().strip())
+            page.wait_for_function(process_js(program.pid, "true"), timeout=60000)
+            page.evaluate("window.ttLive.frameTimes.length = 0")
+            frames, most_lanes, most_listed = [], 0, 0
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                time.sleep(0.5)
+                drawn, held, listed = page.evaluate(
+                    f"[window.ttLive.frameTimes.splice(0), window.ttLive.state.lanes.size, "
+                    f"{process_js(program.pid, 'p.threads.length')}]"
+                )
+                frames += drawn
+                most_lanes, most_listed = max(most_lanes, held), max(most_listed, listed or 0)
+            context.close()
+        finally:
+            server.terminate()
+            server.wait()
+            (Path(tmp) / "stop").touch()
+            served = int(program.communicate(timeout=120)[0].split()[1])
+    return served, most_lanes, most_listed, frames
+
+
 def appearing(browser):
     """Milliseconds from a program's channel being made to the page showing the program, TRIES times."""
     times = []
@@ -179,18 +229,51 @@ def switching(browser):
     return times
 
 
+def lanes_table(browser, seconds):
+    lines = [
+        "## Lanes: a thread per request\n",
+        f"`tests/python/programs/thread_per_request.py` watched for {seconds:g} s (the page's window: 60 s).\n",
+        "| threads a minute | threads made | most lanes on the page | most threads in a frame | frames drawn | "
+        "median frame | 95th percentile frame |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for per_minute in THREADS_A_MINUTE:
+        progress(f"a thread per request, {per_minute} a minute, {seconds:g} s")
+        served, most_lanes, most_listed, frames = lanes(browser, seconds, per_minute)
+        frames.sort()
+        lines.append(
+            f"| {per_minute} | {served:,} | {most_lanes} | {most_listed} | {len(frames)} | "
+            f"{statistics.median(frames):.2f} ms | {frames[int(0.95 * (len(frames) - 1))]:.2f} ms |"
+        )
+        print(lines[-1], file=sys.stderr, flush=True)
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes (run.py's --quick)")
     parser.add_argument("--seconds", type=float, default=3.0, help="of each streaming run (default 3)")
+    parser.add_argument("--lanes-seconds", type=float, default=60.0, help="of each thread-per-request run (default 60)")
+    parser.add_argument(
+        "--lanes",
+        action="store_true",
+        help="only the thread-per-request runs, printed (they need neither perf nor the workloads)",
+    )
     args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    if args.lanes:  # printed, not written: bench/results/live_page.md is the whole bench's
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGUMENTS)
+            print(f"Python {platform.python_version()}, {os.cpu_count()} CPUs, Chromium headless.\n", flush=True)
+            print(lanes_table(browser, args.lanes_seconds), flush=True)
+            browser.close()
+        return
     if not run.WORKLOADS.is_dir():
         sys.exit(f"live_page.py: no workloads at {run.WORKLOADS} (../shared/workloads, beside the repository)")
     counter = run.instruction_counter()
     if counter is None:
         sys.exit("live_page.py: counting instructions needs perf (with instructions:u) or valgrind")
-    from playwright.sync_api import sync_playwright
-
     live.hook.build()
 
     report = [
@@ -230,6 +313,9 @@ def main():
             )
             print(lines[-1], file=sys.stderr, flush=True)
         report.append("\n".join(lines))
+        print(f"\n{report[-1]}", flush=True)
+
+        report.append(lanes_table(browser, args.lanes_seconds))
         print(f"\n{report[-1]}", flush=True)
 
         progress("a program coming on the page; switching it off and on")

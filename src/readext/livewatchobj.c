@@ -4,9 +4,11 @@
  * `tracetop top` shows.
  *
  * read() takes what the channels sent (without the GIL); frame() says what
- * is new since the last frame: the processes and their threads' stacks now,
- * the functions named since, top's rows, top's objects (view.h: the
- * types of objects counted with --objects), and the calls that returned
+ * is new since the last frame: the processes and their threads' stacks now
+ * (a thread that ended until ended_ns after its last record, then no more:
+ * a program that starts a thread per request makes thousands), the
+ * functions named since, top's rows, top's objects (view.h: the types of
+ * objects counted with --objects), and the calls that returned
  * and the counter and parameter samples, each kept by a sink (agg.h) per
  * process, bounded. Times are CLOCK_MONOTONIC nanoseconds. One thread uses
  * a LiveWatch at a time.
@@ -30,6 +32,7 @@ typedef struct {
     tt_agg_sink **sinks; /* by the watch's index */
     size_t sink_count;
     uint64_t min_ns;
+    uint64_t ended_ns; /* how long a thread that ended is listed; 0: always */
     size_t limit;
     uint64_t next_scan;
     size_t functions_sent;
@@ -53,11 +56,12 @@ static void livewatch_dealloc(LiveWatchObject *self)
 
 static int livewatch_init(LiveWatchObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"pids", "min_ns", "limit", NULL};
+    static char *kwlist[] = {"pids", "min_ns", "limit", "ended_ns", NULL};
     PyObject *pids = NULL;
-    unsigned long long min_ns = 1000000;
+    unsigned long long min_ns = 1000000, ended_ns = 0;
     Py_ssize_t limit = 20000;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OKn:LiveWatch", kwlist, &pids, &min_ns, &limit)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OKnK:LiveWatch", kwlist, &pids, &min_ns, &limit, &ended_ns))
+        return -1;
     if (self->ready) {
         PyErr_SetString(PyExc_RuntimeError, "LiveWatch is made once");
         return -1;
@@ -94,6 +98,7 @@ static int livewatch_init(LiveWatchObject *self, PyObject *args, PyObject *kwarg
     }
     tt_view_init(&self->view);
     self->min_ns = min_ns ? min_ns : 1;
+    self->ended_ns = ended_ns;
     self->limit = (size_t)limit;
     self->ready = 1;
     return 0;
@@ -179,14 +184,16 @@ static PyObject *thread_info(const tt_watched *p, const tt_agg_thread *th, uint6
                          (unsigned long long)th->events, "last", to_ns(p, th->ticks, now_ticks, now_ns));
 }
 
-static PyObject *process_info(const tt_watched *p, tt_agg_sink *k, uint64_t now_ns)
+static PyObject *process_info(const tt_watched *p, tt_agg_sink *k, uint64_t now_ns, uint64_t ended_ns)
 {
     uint64_t now_ticks = tt_watched_now(p);
+    long long forgotten = ended_ns ? (long long)now_ns - (long long)ended_ns : LLONG_MIN;
     PyObject *threads = PyList_New(0), *spans = PyList_New(0), *samples = PyList_New(0);
     if (!threads || !spans || !samples) goto fail;
     for (uint32_t t = 0; t < p->agg.thread_cap; t++) {
         const tt_agg_thread *th = p->agg.threads[t];
         if (!th || !th->seen) continue;
+        if (th->ended && to_ns(p, th->ticks, now_ticks, now_ns) < forgotten) continue;
         PyObject *info = thread_info(p, th, now_ticks, now_ns);
         if (!info || PyList_Append(threads, info) < 0) {
             Py_XDECREF(info);
@@ -301,7 +308,7 @@ static PyObject *livewatch_frame(LiveWatchObject *self, PyObject *unused)
     PyObject *processes = PyList_New(0);
     if (!processes) return NULL;
     for (size_t i = 0; i < self->watch.count && i < self->sink_count; i++) {
-        PyObject *info = process_info(self->watch.procs[i], self->sinks[i], now_ns);
+        PyObject *info = process_info(self->watch.procs[i], self->sinks[i], now_ns, self->ended_ns);
         if (!info || PyList_Append(processes, info) < 0) {
             Py_XDECREF(info);
             Py_DECREF(processes);
@@ -357,10 +364,11 @@ static PyTypeObject LiveWatchType = {
     .tp_basicsize = sizeof(LiveWatchObject),
     .tp_dealloc = (destructor)livewatch_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "LiveWatch(pids=None, min_ns=1000000, limit=20000)\n--\n\n"
+    .tp_doc = "LiveWatch(pids=None, min_ns=1000000, limit=20000, ended_ns=0)\n--\n\n"
               "The live processes pids (None: every live process of this user, as they come), read as\n"
               "`tracetop top` reads them. Calls shorter than min_ns are counted, not kept as spans; at\n"
-              "most limit spans and limit samples a process are kept between frames.",
+              "most limit spans and limit samples a process are kept between frames. A thread that ended\n"
+              "is in the frames until its last record is ended_ns old (0: as long as its process).",
     .tp_methods = livewatch_methods,
     .tp_init = (initproc)livewatch_init,
     .tp_new = PyType_GenericNew,

@@ -1,6 +1,8 @@
-"""`tracetop view --live` in a real Chromium: a running program appears, its hot function leads top's table, the timeline advances, the on/off switch stops its events, the page and a second reader
-(top) both read every event, and nothing is left in /dev/shm once the program ends. Screenshots go to
-tests/artifacts/."""
+"""`tracetop view --live` in a real Chromium: a running program appears, its hot function leads top's table, the
+timeline advances, the on/off switch stops its events, the recorded part opens in a window of its own, the page
+and a second reader (top) both read every event, and nothing is left in /dev/shm once the program ends; every
+busy thread has a lane of bounded height in a box that scrolls, and a server with a thread per request has a
+few lanes however many threads it makes. Screenshots go to tests/artifacts/."""
 
 import json
 import re
@@ -26,7 +28,7 @@ from live_helpers import (
 TOP_FUNCTIONS = "[...document.querySelectorAll('#top tbody tr td:nth-child(6)')].map((td) => td.textContent)"
 COLUMN_WIDTHS = "[...document.querySelectorAll('#top thead th')].map((th) => th.getBoundingClientRect().width)"
 SPANS_IN_AND_AFTER_THE_VIEW = """(() => { const s = window.ttLive.state, t0 = s.viewEnd - s.viewSpan;
-    const spans = [...s.lanes.values()].flatMap((lane) => lane.spans);
+    const spans = [...s.lanes.values()].flatMap((lane) => lane.levels.flat());
     return [spans.some((x) => x[5] > t0 && x[4] < s.viewEnd), spans.some((x) => x[4] > s.viewEnd)]; })()"""
 HOT_CALLS = "window.ttLive.state.rows.find((r) => window.ttLive.state.functions[r[0]][0] === '__main__:hot')[1]"
 
@@ -78,7 +80,7 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):
                 arg=first,
             )
             # Calls that returned are drawn, stacks shown, the counter and the parameter are tracks.
-            page.wait_for_function("[...window.ttLive.state.lanes.values()].some((l) => l.spans.length > 0)")
+            page.wait_for_function("[...window.ttLive.state.lanes.values()].some((l) => l.spans > 0)")
             page.wait_for_function(
                 "[...window.ttLive.state.tracks.values()].map((t) => t.name).sort().join() === 'queue_len,round'"
             )
@@ -144,13 +146,29 @@ def test_the_running_program_in_the_page(browser, live_server, tmp_path):
             page.wait_for_function(process_js(program.pid, "p.state === 'measuring'"))
             page.wait_for_function(f"{HOT_CALLS} > {calls}")
 
-            # The recorded part opens in the viewer.
-            answer = page.evaluate(f"fetch('api/open?pid={program.pid}').then((r) => r.json())")
-            assert answer.get("url", "").startswith("http://127.0.0.1:"), answer
+            # The recorded part opens in the viewer: its window at the click (a window opened later, once the
+            # server has indexed the part, is what popup blockers stop), saying what it waits for, as the button
+            # does, until the viewer is there. The server's answer is held back here until both are seen.
+            held = []
+            page.route("**/api/open?*", lambda route: held.append(route))
+            opener = f"[data-pid='{program.pid}'] .open"
+            with page.expect_popup() as opened:
+                page.click(opener)
+            popup = opened.value
+            while not held:
+                page.wait_for_timeout(50)  # hands the request to the route
+            assert "Indexing what process" in popup.inner_text("body")
+            assert page.inner_text(opener).startswith("Indexing") and page.is_disabled(opener)
+            screenshot(page, "live_opening_the_recorded_part")
+            held[0].continue_()
+            page.unroute("**/api/open?*")
+            popup.wait_for_url("http://127.0.0.1:*/*/")
+            page.wait_for_function(f"document.querySelector(\"{opener}\").textContent === 'Open the recorded part'")
             # ... a viewer of what the program wrote so far: its two threads, their calls.
-            with urllib.request.urlopen(answer["url"] + "api/meta", timeout=60) as opened:
-                lanes = {lane["name"]: lane["calls"] for lane in json.load(opened)["lanes"]}
+            with urllib.request.urlopen(popup.url + "api/meta", timeout=60) as answer:
+                lanes = {lane["name"]: lane["calls"] for lane in json.load(answer)["lanes"]}
             assert set(lanes) == {"MainThread", "worker"} and lanes["MainThread"] > 0, lanes
+            popup.close()
         finally:
             experiment = program.stop()
         page.wait_for_function(process_js(program.pid, "p.state === 'ended'"))
@@ -215,7 +233,7 @@ def test_the_page_under_its_own_policy(browser, live_server, tmp_path):
                 page.wait_for_selector(f"[data-pid='{program.pid}'] .switch:text('Measurement on')")
                 page.wait_for_selector(f"#tl-labels .process-label:text('pid {program.pid}')")
             page.wait_for_selector("#top tbody tr")
-            assert page.locator("#tl-labels .lane-label:text('worker')").count() == 2
+            assert page.locator("#tl-labels .lane-label span:text-is('worker')").count() == 2
             screenshot(page, "live_two_programs")
             assert page.errors == []
     finally:
@@ -265,3 +283,118 @@ def test_objects_bars_and_the_dial(browser, live_server, tmp_path):
             screenshot(page, "live_objects")
         finally:
             assert_complete(workload.stop())
+
+
+LANES_OF = """(pid) => [...window.ttLive.state.lanes.values()].filter((lane) => lane.pid === pid)"""
+LAYOUT_OF = """(pid) => window.ttLive.state.layout.rows.filter((row) => row.kind === 'lane' && row.lane.pid === pid)
+    .map((row) => ({name: row.lane.name, h: row.h, y: row.y, depth: row.lane.depth, rows: row.shape.rows}))"""
+
+
+def test_every_busy_thread_has_a_lane(browser, tmp_path):
+    """programs/busy_threads.py: eight busy threads, each now and then 30 calls deep. Each has a lane of its
+    own, of bounded height (LEVELS rows, the deeper levels folded into a band, "+N" to show them all, "▾" to
+    fold it), and the lanes' box scrolls down to the last of them."""
+    workload = Workload(tmp_path, 8, program="busy_threads.py")
+    server = LiveServer([workload.pid]).start()  # this program alone: its last lane is the box's last
+    try:
+        with page_of(browser, server.url) as page:
+            busy = [f"busy-{k}" for k in range(8)]
+            lane_row, band_row, pad = 14, 8, 4  # live.js: LANE_ROW, BAND_ROW, LANE_PAD
+            tallest = 6 * lane_row + band_row + 1 + pad  # LEVELS rows, the band
+            page.wait_for_function(
+                f"({LAYOUT_OF})({workload.pid}).filter((r) => r.depth > 6 && r.name.startsWith('busy-')).length === 8"
+            )
+            names = page.evaluate(f"({LANES_OF})({workload.pid}).map((lane) => lane.name)")
+            assert names == ["MainThread", *busy], names
+            labels = page.evaluate(
+                "[...document.querySelectorAll('#tl-labels .lane-label span')].map((s) => s.textContent)"
+            )
+            assert set(busy) <= set(labels), labels
+            rows = {row["name"]: row for row in page.evaluate(f"({LAYOUT_OF})({workload.pid})")}
+            assert all(rows[name]["rows"] == 6 and rows[name]["h"] == tallest for name in busy), rows
+            # Taller than the box: it scrolls, and at its end the last lane is in view.
+            box = page.evaluate(
+                "[document.getElementById('tl-scroll').scrollHeight, document.getElementById('tl-scroll').clientHeight]"
+            )
+            assert box[0] > box[1], box
+            screenshot(page, "live_busy_threads")
+            page.evaluate("document.getElementById('tl-scroll').scrollTop = 1e9")
+            last = page.locator("#tl-labels .lane-label", has_text="busy-7")
+            page.wait_for_function(
+                "(() => { const box = document.getElementById('tl-scroll').getBoundingClientRect();"
+                " const label = [...document.querySelectorAll('#tl-labels .lane-label')]"
+                ".find((l) => l.textContent.includes('busy-7')).getBoundingClientRect();"
+                " return label.top >= box.top && label.bottom <= box.bottom; })()"
+            )
+            screenshot(page, "live_busy_threads_scrolled")
+            # "+N" shows every level of busy-7; "▾" folds it to its band.
+            last.locator("button.depth").click()
+            page.wait_for_function(
+                f"(() => {{ const r = ({LAYOUT_OF})({workload.pid}).find((r) => r.name === 'busy-7');"
+                " return r.rows === r.depth && r.rows > 6; })()"
+            )
+            last.locator("button.fold").click()
+            page.wait_for_function(
+                f"(() => {{ const r = ({LAYOUT_OF})({workload.pid}).find((r) => r.name === 'busy-7');"
+                " return r.rows === 0 && r.h < 20; })()"
+            )
+            assert last.locator("button.fold").inner_text() == "▸"
+            assert page.errors == []
+            experiment = workload.stop()
+            assert workload.output == "busy 8\n"
+            # Ended, its lanes are folded to their bands (its threads, ended, one group now).
+            page.wait_for_function(f"({LAYOUT_OF})({workload.pid}).every((r) => r.rows === 0)")
+    finally:
+        server.close()
+        if workload.process.returncode is None:
+            workload.stop()
+    assert_complete(experiment)
+
+
+def test_a_thread_per_request_server_has_bounded_lanes(browser, tmp_path):
+    """programs/thread_per_request.py: 20 requests a second (1,200 a minute), a thread each. Its threads are one
+    group lane, counted; the page's lanes stay bounded (the threads of that name apart only until three have
+    ended), and the server lists a thread that ended only until its last record leaves the window (3 s here),
+    so that neither the page nor the frames grow with the threads made."""
+    workload = Workload(tmp_path, 20, program="thread_per_request.py")
+    server = LiveServer([workload.pid], window=3).start()
+    try:
+        with page_of(browser, server.url) as page:
+            # At each animation frame: every thread the page was told of, and the most lanes it held at once.
+            page.wait_for_function(
+                f"""() => {{
+                const seen = window.seen || (window.seen = {{streams: new Set(), lanes: 0, listed: 0}});
+                const p = window.ttLive.state.processes.get({workload.pid});
+                if (!p) return false;
+                for (const th of p.threads) seen.streams.add(th.stream);
+                seen.lanes = Math.max(seen.lanes, ({LANES_OF})({workload.pid}).length);
+                seen.listed = Math.max(seen.listed, p.threads.length);
+                return seen.streams.size > 150; }}""",
+                timeout=120000,
+            )
+            seen = page.evaluate("[window.seen.lanes, window.seen.listed]")
+            # MainThread, and before the group two threads that ended and those running (SLOTS, 4, and those
+            # that left their slot but are still ending): a few, not the threads made (150 and more).
+            assert seen[0] <= 20, seen
+            # The threads of the last 3 s of a program that makes at most 20 a second, and those running.
+            assert seen[1] <= 100, seen
+            # Its lanes: MainThread and the group (a thread just started may have a lane of its own for a frame
+            # or two, until its name is known).
+            page.wait_for_function(
+                f"({LANES_OF})({workload.pid}).map((lane) => lane.name + ' ' + lane.group).join() === "
+                "'MainThread false,Thread-* (handle) true'"
+            )
+            group = page.evaluate(f"(({LANES_OF})({workload.pid})[1]).threads.length")
+            assert group >= 3, group
+            page.wait_for_function(f"({LANES_OF})({workload.pid})[1].spans > 0")
+            page.wait_for_selector("#tl-labels .lane-label .count:text('×')")
+            page.wait_for_function(
+                "document.querySelectorAll('#tl-labels .lane-label').length === window.ttLive.state.lanes.size"
+            )
+            screenshot(page, "live_thread_per_request")
+            assert page.errors == []
+    finally:
+        server.close()
+        experiment = workload.stop()
+    assert workload.output.startswith("served ")
+    assert_complete(experiment)

@@ -88,3 +88,35 @@ def test_every_live_process_under_the_token_within_the_window(tmp_path):
         _, stderr = view.communicate(timeout=60)
     assert view.returncode == 0, stderr
     assert stderr == "tracetop: serving the viewer on 127.0.0.1; Ctrl-C stops it\n"
+
+
+def test_sigterm_ends_the_viewers_it_started(tmp_path):
+    """SIGTERM (as a service manager or `kill` sends it) ends `tracetop view --live` as Ctrl-C does: the viewer of
+    a recorded part it started ends with it, not left behind; it says nothing more, and dies of the signal."""
+    workload = Workload(tmp_path)
+    view = subprocess.Popen(
+        [sys.executable, "-m", "tracetop", "view", "--live", str(workload.pid), "--no-browser"],
+        cwd=tmp_path,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        base = view.stdout.readline().strip().removesuffix("live.html")
+        frames(base + "api/events", lambda messages: any(m.get("processes") for m in messages[1:]))
+        with urllib.request.urlopen(f"{base}api/open?pid={workload.pid}", timeout=120) as answer:
+            opened = json.load(answer)["url"]
+        with urllib.request.urlopen(opened + "api/meta", timeout=60) as answer:
+            assert answer.status == 200
+        view.send_signal(signal.SIGTERM)
+        _, stderr = view.communicate(timeout=60)
+    finally:
+        if view.poll() is None:
+            view.kill()
+        workload.stop()
+    assert view.returncode == -signal.SIGTERM, stderr
+    assert stderr == "tracetop: serving the viewer on 127.0.0.1; Ctrl-C stops it\n"
+    # The viewer it started was waited for before it died: no one answers there any more.
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(opened + "api/meta", timeout=30)

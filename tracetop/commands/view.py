@@ -2,6 +2,8 @@
 `tracetop view --live [PID ...]`: the running programs measured with --live, in the live page."""
 
 import argparse
+import os
+import signal
 import webbrowser
 
 from tracetop import messages
@@ -49,17 +51,41 @@ def main(arguments, prog):
     else:
         experiment = chosen(namespace.targets[0] if namespace.targets else None)
         server = ViewerServer(experiment, open_index(experiment), port=namespace.port)
-    print(server.url, flush=True)
-    messages.say("serving the viewer on 127.0.0.1; Ctrl-C stops it")
-    if not namespace.no_browser and not webbrowser.open(server.url):
-        messages.note("no browser could be opened: open the URL above")
+    ended_by = None
+    for signum in ENDING:
+        signal.signal(signum, _ending)
     try:
+        print(server.url, flush=True)
+        messages.say("serving the viewer on 127.0.0.1; Ctrl-C stops it")
+        if not namespace.no_browser and not webbrowser.open(server.url):
+            messages.note("no browser could be opened: open the URL above")
         server.serve_forever()
     except KeyboardInterrupt:
         pass
+    except _Ending as ending:
+        ended_by = ending.signum
     finally:
         server.close()
+    if ended_by is not None:
+        os.kill(os.getpid(), ended_by)  # its default action, _ending set it back: ends as the signal would have
     return 0
+
+
+# Signals that end the server as Ctrl-C does: closed first, with the viewers a live page started for it.
+ENDING = (signal.SIGTERM, signal.SIGHUP)
+
+
+class _Ending(BaseException):
+    """One of ENDING came: not an Exception, so that nothing on the way mistakes it for a failure."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _ending(signum, frame):
+    signal.signal(signum, signal.SIG_DFL)  # a second one ends the process at once
+    raise _Ending(signum)
 
 
 def _port(text):

@@ -3,8 +3,10 @@ its routing and headers) with a live API: the channels are read in C (the extens
 aggregation and rows), and what is new goes to the page ten times a second as server-sent events.
 
 Memory is bounded on this side: the spans and samples of the last `window` seconds, at most MAX_SPANS and
-MAX_SAMPLES, and a queue of QUEUE frames per page (a page that falls further behind is let go; its browser
-connects again and starts from the window). Times go to the page in milliseconds since the server started.
+MAX_SAMPLES, a thread that ended listed only until its last record leaves the window (a program that starts a
+thread per request makes thousands), and a queue of QUEUE frames per page (a page that falls further behind is
+let go; its browser connects again and starts from the window). Times go to the page in milliseconds since the
+server started.
 """
 
 import collections
@@ -13,6 +15,7 @@ import os
 import queue
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -62,7 +65,7 @@ class LiveFeed:
 
     def __init__(self, pids, window):
         self.window_ns = int(window * 1e9)
-        self.watch = _reader.LiveWatch(pids or None, min_ns=MIN_SPAN_NS)
+        self.watch = _reader.LiveWatch(pids or None, min_ns=MIN_SPAN_NS, ended_ns=self.window_ns)
         self.origin = time.monotonic_ns()
         self.functions = []
         self.spans = collections.deque()
@@ -186,7 +189,7 @@ class LiveAPI:
 
     def __init__(self, feed):
         self.feed = feed
-        self.viewers = {}  # experiment -> the `tracetop view` serving its recorded part
+        self.viewers = {}  # experiment -> (the `tracetop view` serving its recorded part, its URL, its stderr)
         self.lock = threading.Lock()
 
     def answer(self, name, query):
@@ -227,29 +230,44 @@ class LiveAPI:
         with self.lock:
             viewer = self.viewers.get(experiment)
             if viewer is None or viewer[0].poll() is not None:
+                if viewer is not None:
+                    _end(viewer)
                 # From the experiment's directory: a `tracetop` directory where this server runs is not the package.
+                # Its stderr into a file: read if it fails to start; a pipe no one reads would stop it once full.
+                errors = tempfile.TemporaryFile("w+")
                 process = subprocess.Popen(
                     [sys.executable, "-m", "tracetop", "view", experiment, "--no-browser"],
                     cwd=experiment,
                     stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
+                    stderr=errors,
                     text=True,
                 )
                 url = process.stdout.readline().strip()
                 if not url.startswith("http://127.0.0.1:"):
                     process.kill()
-                    problem = process.communicate()[1].strip().splitlines()
+                    process.wait()
+                    errors.seek(0)
+                    problem = errors.read().strip().splitlines()
+                    _end((process, url, errors))
                     return json.dumps(
                         {"error": problem[-1] if problem else "the viewer did not start"}
                     ).encode(), "application/json"
-                viewer = self.viewers[experiment] = (process, url)
+                viewer = self.viewers[experiment] = (process, url, errors)
         return json.dumps({"url": viewer[1]}).encode(), "application/json"
 
     def close(self):
         with self.lock:
-            for process, _ in self.viewers.values():
-                process.terminate()
-                process.wait()
+            for viewer in self.viewers.values():
+                _end(viewer)
+
+
+def _end(viewer):
+    """Ends a `tracetop view` of a recorded part (if it still runs) and closes what it wrote into."""
+    process, _, errors = viewer
+    process.terminate()
+    process.wait()
+    process.stdout.close()
+    errors.close()
 
 
 class LiveHandler(Handler):

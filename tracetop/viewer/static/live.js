@@ -1,41 +1,42 @@
-/* live.js -- the live page (`tracetop view --live`): the running programs'
- * timeline per thread (scrolling with time; pause, scroll back within the
- * window, open the recorded part in the viewer), their stacks now, top's
- * table, counters and parameters as tracks, measurement on/off; where a
- * program counts objects (--objects), top's rows of types as bars and a
- * dial whose needle winds once per NOVA_TURN lists made.
+/* live.js -- the live page (`tracetop view --live`): the running programs' timeline (scrolling with time;
+ * pause, scroll back within the window, open the recorded part in the viewer), their stacks now, top's table,
+ * counters and parameters as tracks, measurement on/off; where a program counts objects (--objects), top's
+ * rows of types as bars and a dial whose needle winds once per NOVA_TURN lists made.
  *
- * The server (tracetop/viewer/live.py) sends server-sent events: a "hello"
- * with the window so far, then a "frame" ten times a second with what is
- * new. Times are milliseconds on the server's clock. What is older than the
- * window is dropped here too, so the page's memory stays bounded.
+ * The server (tracetop/viewer/live.py) sends server-sent events: a "hello" with the window so far, then a
+ * "frame" ten times a second with what is new. Times are milliseconds on the server's clock. What is older
+ * than the window is dropped here too, so the page's memory stays bounded. The timeline's lanes (which
+ * threads share one, the calls each keeps, the levels each shows) are live_lanes.js's; the lanes' box
+ * scrolls, each lane's height bounded.
  *
- * Exports nothing. For tests and the bench (and for nothing else) it sets
- * window.ttLive: the state, the last frames' draw times, when each process
- * was first seen, and the dial's reading (nova). */
-import {escapeHtml, fmtCount, fmtDuration} from "./format.js";
+ * Exports nothing. For tests and the bench (and for nothing else) it sets window.ttLive: the state (its
+ * lanes: live_lanes.js's), the last frames' draw times, when each process was first seen, and the dial's
+ * reading (nova). */
+import {count, escapeHtml, fmtCount, fmtDuration} from "./format.js";
 import {colourOf} from "./names.js";
-import {$} from "./dom.js";
+import {$, button} from "./dom.js";
+import * as lanes from "./live_lanes.js";
 
-const LANE_ROW = 14, PROCESS_ROW = 18, TRACK_ROW = 34, LABELS = 170, MAX_DEPTH = 40;
+const LANE_ROW = 14, BAND_ROW = 8, FOLDED_ROW = 16, LANE_PAD = 4, PROCESS_ROW = 18, TRACK_ROW = 34, LABELS = 170;
 const MAX_SPANS = 300000, MAX_SAMPLES = 100000, MIN_VIEW_MS = 5;
 const NOVA_TURN = 10000, OBJECT_ROWS = 30;
 
 const state = {
   windowMs: 60000, functions: [], processes: new Map(), rows: [],
   objects: null,         // top's rows of types: [type, created, destroyed, alive, created/s, destroyed/s]
-  lanes: new Map(),      // "pid/stream" -> {pid, stream, spans: [], depth}
+  lanes: lanes.lanes,    // live_lanes.js's: key -> lane
   tracks: new Map(),     // "pid/name" -> {pid, name, samples: []}
   spanCount: 0, sampleCount: 0,
   serverNow: 0, receivedAt: 0, frames: 0,
   paused: false, viewEnd: 0, viewSpan: 10000,
   rates: new Map(),      // pid -> {events, t, rate}
   lastStacks: new Map(), // "pid/stream" -> the stack shown last
+  layout: {rows: [], height: 0}, layoutStale: true, // the timeline's rows, laid out again after a frame or a fold
 };
 const frameTimes = [];
 const live = window.ttLive = {state, frameTimes, firstSeen: new Map()};
 
-const canvas = $("tl-canvas"), ctx = canvas.getContext("2d");
+const canvas = $("tl-canvas"), ctx = canvas.getContext("2d"), scroller = $("tl-scroll");
 
 /* The server's time now, between frames too. */
 function now() {
@@ -47,23 +48,10 @@ function fname(f) {
   return fn ? fn[0] : "?";
 }
 
-function laneOf(pid, stream) {
-  const key = pid + "/" + stream;
-  let lane = state.lanes.get(key);
-  if (!lane) {
-    lane = {pid, stream, spans: [], depth: 1};
-    state.lanes.set(key, lane);
-  }
-  return lane;
-}
-
-function addSpans(spans) {
-  for (const s of spans) {
-    const lane = laneOf(s[0], s[1]);
-    lane.spans.push(s);
-    if (s[3] + 1 > lane.depth) lane.depth = Math.min(s[3] + 1, MAX_DEPTH);
-  }
-  state.spanCount += spans.length;
+let colours = [];
+/* names.js's colour of function f, kept per function: a lane draws thousands of calls a frame. */
+function colourOfFunction(f) {
+  return colours[f] || (colours[f] = colourOf(fname(f)));
 }
 
 function addSamples(samples) {
@@ -79,24 +67,15 @@ function addSamples(samples) {
 /* Forgets what left the window, and the oldest beyond the bounds. */
 function prune() {
   const oldest = state.serverNow - state.windowMs;
-  const over = Math.max(0, state.spanCount - MAX_SPANS);
-  let count = 0;
-  for (const lane of state.lanes.values()) {
-    let cut = 0;
-    const drop = over ? Math.ceil(over * lane.spans.length / state.spanCount) : 0;
-    while (cut < lane.spans.length && (lane.spans[cut][5] < oldest || cut < drop)) cut++;
-    if (cut) lane.spans.splice(0, cut);
-    count += lane.spans.length;
-  }
-  state.spanCount = count;
-  count = 0;
+  state.spanCount = lanes.prune(oldest, MAX_SPANS);
+  let kept = 0;
   for (const track of state.tracks.values()) {
     let cut = 0;
     while (cut < track.samples.length && (track.samples[cut][3] < oldest || track.samples.length - cut > MAX_SAMPLES)) cut++;
     if (cut) track.samples.splice(0, cut);
-    count += track.samples.length;
+    kept += track.samples.length;
   }
-  state.sampleCount = count;
+  state.sampleCount = kept;
 }
 
 function takeProcesses(processes) {
@@ -107,9 +86,21 @@ function takeProcesses(processes) {
       const rate = previous ? (p.events - previous.events) / ((state.serverNow - previous.t) / 1000) : 0;
       state.rates.set(p.pid, {events: p.events, t: state.serverNow, rate: Math.max(0, rate)});
     }
-    for (const th of p.threads) laneOf(p.pid, th.stream).depth = Math.max(laneOf(p.pid, th.stream).depth, Math.min(th.stack.length, MAX_DEPTH));
     state.processes.set(p.pid, p);
   }
+  lanes.takeThreads(processes);
+}
+
+/* A frame's calls and samples, after its threads (which say each call's lane). */
+function take(m) {
+  if (m.processes) takeProcesses(m.processes);
+  lanes.addSpans(m.spans);
+  addSamples(m.samples);
+  if (m.rows) state.rows = m.rows;
+  if (m.objects !== undefined) state.objects = m.objects;
+  if (m.scope) state.scope = m.scope;
+  prune();
+  state.layoutStale = true;
 }
 
 function onMessage(event) {
@@ -117,28 +108,18 @@ function onMessage(event) {
   if (m.type === "hello") {
     state.windowMs = m.window_ms;
     state.functions = m.functions;
-    state.lanes.clear();
+    colours = [];
+    lanes.clear();
     state.tracks.clear();
     state.spanCount = state.sampleCount = 0;
-    addSpans(m.spans);
-    addSamples(m.samples);
-    if (m.processes) takeProcesses(m.processes);
-    if (m.rows) state.rows = m.rows;
-    if (m.objects !== undefined) state.objects = m.objects;
-    if (m.scope) state.scope = m.scope;
+    take(m);
     return;
   }
   state.serverNow = m.t;
   state.receivedAt = performance.now();
   state.frames++;
   for (let i = 0; i < m.functions.length; i++) state.functions[m.fbase + i] = m.functions[i];
-  addSpans(m.spans);
-  addSamples(m.samples);
-  takeProcesses(m.processes);
-  state.rows = m.rows;
-  state.objects = m.objects;
-  state.scope = m.scope;
-  prune();
+  take(m);
   showProcesses();
   showTop();
   showObjects();
@@ -169,7 +150,7 @@ function showProcesses() {
       el.innerHTML = '<span class="name"></span><span class="state"></span><span class="numbers"></span>' +
         '<button class="switch"></button><button class="open">Open the recorded part</button>';
       el.querySelector(".switch").addEventListener("click", () => toggle(pid));
-      el.querySelector(".open").addEventListener("click", () => openRecorded(pid));
+      el.querySelector(".open").addEventListener("click", (e) => openRecorded(pid, e.target));
       box.appendChild(el);
     }
     const rate = state.rates.get(pid);
@@ -177,11 +158,11 @@ function showProcesses() {
     el.querySelector(".state").textContent = p.pending ? "switching…" : p.state;
     el.querySelector(".numbers").textContent = fmtCount(rate ? rate.rate : 0) + " events/s · drops " +
       approx(p.dropped) + (p.lost ? " · not drawn " + fmtCount(p.lost) : "");
-    const button = el.querySelector(".switch");
+    const onOff = el.querySelector(".switch");
     const running = p.state === "measuring" || p.state === "not measuring";
-    button.disabled = !running;
-    button.textContent = p.state === "measuring" ? "Measurement on" : "Measurement off";
-    button.className = "switch" + (p.state === "measuring" ? " on" : "");
+    onOff.disabled = !running;
+    onOff.textContent = p.state === "measuring" ? "Measurement on" : "Measurement off";
+    onOff.className = "switch" + (p.state === "measuring" ? " on" : "");
     events += p.events;
     drops += p.dropped;
   }
@@ -203,10 +184,39 @@ async function toggle(pid) {
   showProcesses();
 }
 
-async function openRecorded(pid) {
-  const answer = await (await fetch(`api/open?pid=${pid}`)).json();
-  if (answer.error) problem(answer.error);
-  else window.open(answer.url, "_blank", "noopener");
+/* The viewer of what process pid recorded so far. Its window opens on the click, saying what it waits for: the
+ * server indexes the recorded part first (seconds, a minute for a long run), and a window opened after that
+ * wait, no longer by a click, is what popup blockers stop. The button counts the seconds meanwhile. */
+async function openRecorded(pid, opener) {
+  const popup = window.open("", "_blank");
+  if (popup) {
+    popup.document.title = "tracetop: opening the recorded part";
+    popup.document.body.textContent = `Indexing what process ${pid} recorded so far; the viewer opens here when done…`;
+  }
+  const started = performance.now();
+  const waiting = () => {
+    opener.textContent = `Indexing… ${Math.round((performance.now() - started) / 1000)} s`;
+  };
+  waiting();
+  opener.disabled = true;
+  const ticking = setInterval(waiting, 1000);
+  try {
+    const answer = await (await fetch(`api/open?pid=${pid}`)).json();
+    if (answer.error) throw new Error(answer.error);
+    if (popup) {
+      popup.opener = null;
+      popup.location.replace(answer.url);
+    } else {
+      window.open(answer.url, "_blank", "noopener");
+    }
+  } catch (failure) {
+    if (popup) popup.close();
+    problem(failure.message);
+  } finally {
+    clearInterval(ticking);
+    opener.disabled = false;
+    opener.textContent = "Open the recorded part";
+  }
 }
 
 function problem(text) {
@@ -224,7 +234,11 @@ function showScope() {
   const options = [["0", "all processes, all threads"]];
   for (const [pid, p] of state.processes) {
     options.push([scopeKey(pid, -1), `${baseName(p.name)} (${pid}), all threads`]);
-    for (const th of p.threads) options.push([scopeKey(pid, th.stream), `  ${th.name || "thread " + th.stream} (${pid})`]);
+    // A group's threads (a thread per request) are each too short-lived to choose.
+    for (const th of p.threads) {
+      const lane = lanes.laneOf(pid, th.stream);
+      if (!lane || !lane.group) options.push([scopeKey(pid, th.stream), `  ${th.name || "thread " + th.stream} (${pid})`]);
+    }
   }
   const keys = options.map((o) => o[0]).join();
   if (select.dataset.keys !== keys) {
@@ -370,37 +384,101 @@ function showStacks() {
 
 /* ---- the timeline ---- */
 
+/* The rows of the lanes' box, top to bottom: per process its header, its lanes, its tracks. */
 function layout() {
   const rows = [];
   let y = 0;
   const tracks = [...state.tracks.values()];
   for (const pid of [...state.processes.keys()].sort((a, b) => a - b)) {
     const p = state.processes.get(pid);
-    rows.push({kind: "process", y, h: PROCESS_ROW, text: baseName(p.name) + " · pid " + pid});
+    const name = baseName(p.name) + " · pid " + pid;
+    rows.push({id: "p" + pid, kind: "process", y, h: PROCESS_ROW, text: name, title: p.name + " · pid " + pid});
     y += PROCESS_ROW;
-    for (const th of p.threads) {
-      const lane = laneOf(pid, th.stream);
-      const h = Math.max(1, lane.depth) * LANE_ROW + 4;
-      rows.push({kind: "lane", y, h, lane, thread: th, text: th.name || "thread " + th.stream});
+    for (const lane of lanes.lanesOf(pid)) {
+      const shape = lanes.shapeOf(lane);
+      const h = shape.rows ? shape.rows * LANE_ROW + (shape.band ? BAND_ROW + 1 : 0) + LANE_PAD : FOLDED_ROW;
+      rows.push({id: lane.key, kind: "lane", y, h, lane, shape});
       y += h;
     }
     for (const track of tracks.filter((t) => t.pid === pid)) {
-      rows.push({kind: "track", y, h: TRACK_ROW, track, text: track.name});
+      rows.push({id: "c" + pid + "/" + track.name, kind: "track", y, h: TRACK_ROW, track, text: track.name, title: track.name});
       y += TRACK_ROW;
     }
   }
-  return rows;
+  return {rows, height: y};
 }
 
-let labelsKey = "";
+/* How a lane's label reads: its name, a group's count of threads, its hover, whether its fold button
+ * unfolds, and its depth button ("+N" levels folded, "−" back to LEVELS, "" none). */
+function laneLabel(row) {
+  const lane = row.lane, {rows, band} = row.shape, alive = lane.threads.filter((th) => !th.ended).length;
+  const what = lane.group
+    ? `${count(lane.threads.length, "thread")} named like ${lane.threads[0].name} within the window, ${alive} running ` +
+      "now (a thread per request, or a pool's): drawn over each other"
+    : `${lane.name}, stream ${lane.threads[0].stream}${alive ? "" : ", ended"}`;
+  const levels = count(lane.depth, "level") + " of calls" +
+    (!band ? "" : rows ? `; the band below shows levels ${rows + 1} to ${lane.depth}` : "; the band shows the deepest call at each moment");
+  return {
+    text: lane.name,
+    count: lane.group ? "×" + fmtCount(lane.threads.length) : "",
+    title: what + "\n" + levels,
+    ended: lane.done,
+    folded: !rows,
+    more: band && rows ? "+" + (lane.depth - rows) : lane.all && lane.depth > lanes.LEVELS ? "−" : "",
+  };
+}
+
+/* The gutter's labels, one element per row kept from frame to frame: changed only where they differ. */
+const labels = new Map(); // row id -> element
 function showLabels(rows) {
-  const key = rows.map((r) => r.kind + r.y + r.text).join("|");
-  if (key === labelsKey) return;
-  labelsKey = key;
-  $("tl-labels").innerHTML = rows.map((r) =>
-    `<div class="${r.kind}-label">${escapeHtml(r.text)}</div>`).join("");
-  // Placed through the CSSOM: the page's policy allows no inline style.
-  for (const [i, el] of [...$("tl-labels").children].entries()) el.style.top = (rows[i].y + 2) + "px";
+  const box = $("tl-labels"), shown = new Set();
+  for (const row of rows) {
+    shown.add(row.id);
+    let el = labels.get(row.id);
+    if (!el) {
+      el = document.createElement("div");
+      el.className = row.kind + "-label";
+      if (row.kind === "lane") {
+        const key = row.id;
+        const threads = document.createElement("small");
+        threads.className = "count";
+        el.append(button("fold", "▾", "", () => { lanes.toggleFolded(key); state.layoutStale = true; }),
+                  document.createElement("span"), threads,
+                  button("depth", "", "", () => { lanes.toggleAll(key); state.layoutStale = true; }));
+        el.lastChild.hidden = true;
+      }
+      labels.set(row.id, el);
+      box.appendChild(el);
+    }
+    const shownAs = row.kind === "lane" ? laneLabel(row) : {text: row.text, title: row.title};
+    const name = row.kind === "lane" ? el.children[1] : el;
+    if (name.textContent !== shownAs.text) name.textContent = shownAs.text;
+    if (el.title !== shownAs.title) el.title = shownAs.title;
+    if (row.kind === "lane") {
+      el.classList.toggle("ended", shownAs.ended);
+      const [fold, , threads, more] = el.children;
+      if (threads.textContent !== shownAs.count) threads.textContent = shownAs.count;
+      const glyph = shownAs.folded ? "▸" : "▾";
+      if (fold.textContent !== glyph || !fold.title) {
+        fold.textContent = glyph;
+        fold.title = shownAs.folded ? "show the calls" : "fold to one band";
+      }
+      if (more.textContent !== shownAs.more) {
+        more.textContent = shownAs.more;
+        more.title = shownAs.more === "−" ? `show ${lanes.LEVELS} levels` : "show every level";
+        more.hidden = !shownAs.more;
+      }
+    }
+    // Placed through the CSSOM: the page's policy allows no inline style.
+    const top = row.y + (row.kind === "lane" ? 1 : 2) + "px";
+    if (el.style.top !== top) el.style.top = top;
+  }
+  for (const [id, el] of labels) {
+    if (!shown.has(id)) {
+      el.remove();
+      labels.delete(id);
+    }
+  }
 }
 
 function view() {
@@ -411,33 +489,44 @@ function view() {
 
 function draw() {
   const started = performance.now();
+  if (state.layoutStale) {
+    state.layout = layout();
+    state.layoutStale = false;
+    showLabels(state.layout.rows);
+    const height = state.layout.height + "px";
+    if ($("tl-spacer").style.height !== height) $("tl-spacer").style.height = height;
+  }
   const dpr = window.devicePixelRatio || 1;
-  const w = canvas.clientWidth, h = canvas.clientHeight;
+  // As wide as the lanes' box without its scroll bar.
+  const w = scroller.clientWidth, h = scroller.clientHeight;
   if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
     canvas.width = Math.round(w * dpr);
     canvas.height = Math.round(h * dpr);
+    canvas.style.width = w + "px";
+    canvas.style.height = h + "px";
   }
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, w, h);
   const {t0, t1, t} = view();
   const plot = w - LABELS, scale = plot / (t1 - t0);
   const x = (ms) => LABELS + (ms - t0) * scale;
-  const rows = layout();
-  showLabels(rows);
+  const rows = state.layout.rows, scroll = scroller.scrollTop;
   ctx.font = "11px system-ui, sans-serif";
   ctx.textBaseline = "middle";
   for (const row of rows) {
-    if (row.y > h) break;
+    const top = row.y - scroll;
+    if (top + row.h < 0) continue;
+    if (top > h) break;
     if (row.kind === "process") {
       ctx.fillStyle = "#f2f2f5";
-      ctx.fillRect(0, row.y, w, row.h);
+      ctx.fillRect(0, top, w, row.h);
     } else if (row.kind === "lane") {
-      drawLane(row, x, t0, t1, t);
+      drawLane(row, top, x, t0, t1, t);
     } else {
-      drawTrack(row, x, t0, t1);
+      drawTrack(row, top, x, t0, t1);
     }
     ctx.fillStyle = "#e4e4e8";
-    ctx.fillRect(0, row.y + row.h - 1, w, 1);
+    ctx.fillRect(0, top + row.h - 1, w, 1);
   }
   if (!rows.length) {
     ctx.fillStyle = "#6b6b70";
@@ -450,40 +539,68 @@ function draw() {
   requestAnimationFrame(draw);
 }
 
-function box(x0, x1, y, f) {
+/* A call from x0 to x1 at y, `height` high; named when it is a row's and wide enough. */
+function box(x0, x1, y, height, f, named) {
   const left = Math.max(LABELS, x0), width = Math.max(1, x1 - left);
-  ctx.fillStyle = colourOf(fname(f));
-  ctx.fillRect(left, y, width, LANE_ROW - 1);
-  if (width > 40) {
+  ctx.fillStyle = colourOfFunction(f);
+  ctx.fillRect(left, y, width, height);
+  if (named && width > 40) {
     ctx.fillStyle = "#1d1d1f";
     ctx.save();
     ctx.beginPath();
-    ctx.rect(left, y, width, LANE_ROW);
+    ctx.rect(left, y, width, height);
     ctx.clip();
-    ctx.fillText(fname(f), left + 3, y + LANE_ROW / 2);
+    ctx.fillText(fname(f), left + 3, y + height / 2);
     ctx.restore();
   }
 }
 
-function drawLane(row, x, t0, t1, t) {
-  const lane = row.lane, top = row.y + 2;
-  const lastX = new Float64Array(MAX_DEPTH).fill(-1);
-  for (const s of lane.spans) {
-    if (s[5] < t0 || s[4] > t1 || s[3] >= MAX_DEPTH) continue;
-    const x0 = x(s[4]), x1 = x(s[5]);
-    if (x1 < lastX[s[3]] + 0.5) continue; // within a pixel already drawn at this depth
-    lastX[s[3]] = x1;
-    box(x0, x1, top + s[3] * LANE_ROW, s[2]);
+/* The first of a level's calls that may end at t0 or later. A level's calls come in the order they ended but for
+ * the threads of a group within one frame: the few out of order, on the left edge of the view, may go undrawn. */
+function firstEndingAfter(level, t0) {
+  let lo = 0, hi = level.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (level[mid][5] < t0) lo = mid + 1;
+    else hi = mid;
   }
+  return lo;
+}
+
+/* A lane's rows of calls, then the levels below them in one band (a folded lane: all its levels), the deeper
+ * drawn over the shallower: the deepest call at each moment shows. A group's threads are drawn over each other. */
+function drawLane(row, top, x, t0, t1, t) {
+  const lane = row.lane, rows = row.shape.rows;
+  const band = rows ? top + 2 + rows * LANE_ROW : top + (FOLDED_ROW - BAND_ROW) / 2;
+  const place = (d) => (d < rows ? [top + 2 + d * LANE_ROW, LANE_ROW - 1, true] : [band, BAND_ROW, false]);
+  lane.levels.forEach((level, d) => {
+    if (d >= rows && !row.shape.band) return;
+    const [y, height, named] = place(d);
+    let pixel = -1;
+    for (let i = firstEndingAfter(level, t0); i < level.length; i++) {
+      const s = level[i];
+      if (s[5] < t0 || s[4] > t1) continue;
+      const x0 = x(s[4]), x1 = x(s[5]);
+      if (x1 - x0 < 1) { // within a pixel: one call a pixel is enough
+        if (Math.floor(x0) === pixel) continue;
+        pixel = Math.floor(x0);
+      }
+      box(x0, x1, y, height, s[2], named);
+    }
+  });
   // The calls still open, up to now.
-  const stack = row.thread.ended ? [] : row.thread.stack;
-  for (let d = 0; d < stack.length && d < MAX_DEPTH; d++) {
-    if (stack[d][1] > t1) continue;
-    box(x(stack[d][1]), x(Math.min(t, t1)), top + d * LANE_ROW, stack[d][0]);
+  for (const th of lane.threads) {
+    if (th.ended) continue;
+    const depth = Math.min(th.stack.length, row.shape.band ? lanes.MAX_DEPTH : rows);
+    for (let d = 0; d < depth; d++) {
+      if (th.stack[d][1] > t1) continue;
+      const [y, height, named] = place(d);
+      box(x(th.stack[d][1]), x(Math.min(t, t1)), y, height, th.stack[d][0], named);
+    }
   }
 }
 
-function drawTrack(row, x, t0, t1) {
+function drawTrack(row, top, x, t0, t1) {
   const samples = row.track.samples.filter((s) => s[3] >= t0 && s[3] <= t1);
   if (!samples.length) return;
   let lo = Infinity, hi = -Infinity;
@@ -491,13 +608,13 @@ function drawTrack(row, x, t0, t1) {
     lo = Math.min(lo, s[4]);
     hi = Math.max(hi, s[4]);
   }
-  const y = (v) => row.y + row.h - 4 - (hi > lo ? (v - lo) / (hi - lo) : 0.5) * (row.h - 8);
+  const y = (v) => top + row.h - 4 - (hi > lo ? (v - lo) / (hi - lo) : 0.5) * (row.h - 8);
   ctx.strokeStyle = "#2b6cb0";
   ctx.beginPath();
   samples.forEach((s, i) => (i ? ctx.lineTo(x(s[3]), y(s[4])) : ctx.moveTo(x(s[3]), y(s[4]))));
   ctx.stroke();
   ctx.fillStyle = "#6b6b70";
-  ctx.fillText(String(+samples[samples.length - 1][4].toPrecision(6)), LABELS + 4, row.y + 8);
+  ctx.fillText(String(+samples[samples.length - 1][4].toPrecision(6)), LABELS + 4, top + 8);
 }
 
 /* ---- pause, scroll back, zoom ---- */
@@ -523,7 +640,9 @@ document.addEventListener("keydown", (e) => {
   }
 });
 const timeline = $("timeline");
+/* Over the names the wheel scrolls the lanes; over the calls it zooms (with shift, or sideways, it pans). */
 timeline.addEventListener("wheel", (e) => {
+  if (e.clientX - timeline.getBoundingClientRect().left < LABELS && !e.ctrlKey) return;
   e.preventDefault();
   if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
     if (!state.paused) setPaused(true);
@@ -535,10 +654,12 @@ timeline.addEventListener("wheel", (e) => {
 }, {passive: false});
 let drag = null;
 timeline.addEventListener("mousedown", (e) => {
+  // Not a label's button, nor the lanes' scroll bar.
+  if (e.target.closest("button") || e.clientX - timeline.getBoundingClientRect().left >= scroller.clientWidth) return;
   drag = {x: e.clientX, end: state.paused ? state.viewEnd : now()};
 });
 window.addEventListener("mousemove", (e) => {
-  if (!drag) return;
+  if (!drag || e.clientX === drag.x) return;
   if (!state.paused) setPaused(true);
   state.viewEnd = drag.end - (e.clientX - drag.x) / Math.max(1, canvas.clientWidth - LABELS) * state.viewSpan;
   clampView();
