@@ -2,8 +2,9 @@
 `on`, keep only their measured parts, in the profile and the summary, the exports and the viewer's index.
 
 programs/off_gap.py: four threads loop on worker(), which sleeps 50 ms itself and calls batch() each turn
-(--no-c-calls: the sleeps are the functions' own time). It runs twice at once, one switched off for OFF_SECONDS
-in the middle, the other left on (the baseline); worker()'s own time per turn must be the same in both."""
+(--no-c-calls: the sleeps are the functions' own time). It is switched off for OFF_SECONDS in the middle:
+worker()'s own time per turn must be batch()'s per call, the same sleep in the same threads at the same times
+(where a run left on, beside it, sleeps as long only where the machine's load is the same all along)."""
 
 import json
 import re
@@ -51,27 +52,16 @@ def end(process, directory):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """The program twice at once, so that the machine's load weighs on both alike: measured ON_SECONDS, then one
-    of them switched off for OFF_SECONDS (the other left on), then ON_SECONDS on. Their experiments."""
-    directories = tmp_path_factory.mktemp("switched"), tmp_path_factory.mktemp("baseline")
-    processes = [start(directory) for directory in directories]
+def switched(tmp_path_factory):
+    """The program measured ON_SECONDS, switched off for OFF_SECONDS, then on for ON_SECONDS: its experiment."""
+    directory = tmp_path_factory.mktemp("switched")
+    process = start(directory)
     time.sleep(ON_SECONDS)
-    ctl(processes[0].pid, "off", directories[0])
+    ctl(process.pid, "off", directory)
     time.sleep(OFF_SECONDS)
-    ctl(processes[0].pid, "on", directories[0])
+    ctl(process.pid, "on", directory)
     time.sleep(ON_SECONDS)
-    return [end(process, directory) for process, directory in zip(processes, directories)]
-
-
-@pytest.fixture(scope="module")
-def switched(runs):
-    return runs[0]
-
-
-@pytest.fixture(scope="module")
-def baseline(runs):
-    return runs[1]
+    return end(process, directory)
 
 
 def regions(experiment):
@@ -84,6 +74,12 @@ def own_per_turn(experiment):
     return found[WORKER]["exclusive_ns"] / found[BATCH]["visits"]
 
 
+def batch_per_call(experiment):
+    """batch()'s own time per call, ns: the sleep worker() sleeps too, each turn."""
+    found = regions(experiment)
+    return found[BATCH]["exclusive_ns"] / found[BATCH]["visits"]
+
+
 def gaps(experiment):
     """{thread name: (off, on)}: where each stream's gap begins and ends (ns)."""
     found = {}
@@ -93,9 +89,10 @@ def gaps(experiment):
     return found
 
 
-def test_the_gap_is_no_calls_time(switched, baseline):
-    expected = own_per_turn(baseline)
-    assert own_per_turn(switched) == pytest.approx(expected, rel=0.05)
+def test_the_gap_is_no_calls_time(switched):
+    # Had the gap been charged to the calls open across it, worker() would own 2 s a thread more, some 35 ms a
+    # turn (+70%); a loaded machine stretches single sleeps, and the averages of 60 turns a thread differ by less.
+    assert own_per_turn(switched) == pytest.approx(batch_per_call(switched), rel=0.2)
     profile = reader.profile(str(switched))
     # The process's gap, at least as long as the switch was off, which each thread's marks; "measured" leaves it
     # out of every thread's span, and the calls' own times add up to it.
@@ -123,7 +120,7 @@ def test_summary_says_the_measured_time(switched):
     assert int(row.group(2)) == 4
 
 
-def test_chrome_draws_the_parts(switched, baseline, tmp_path):
+def test_chrome_draws_the_parts(switched, tmp_path):
     completed = tracetop("convert", switched, "--to", "chrome", "-o", tmp_path / "trace.json", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     document = json.loads((tmp_path / "trace.json").read_text())
@@ -137,12 +134,12 @@ def test_chrome_draws_the_parts(switched, baseline, tmp_path):
     for call in calls:
         off, on = switches[call["tid"]]["measurement off"], switches[call["tid"]]["measurement on"]
         assert not (call["ts"] < off and call["ts"] + call["dur"] > on), call
-    # A worker's call in two parts, the second one marked; its own time per turn as the baseline's.
+    # A worker's call in two parts, the second one marked; its own time per turn as batch()'s per call.
     workers = [call for call in calls if call["name"] == WORKER]
     assert len(workers) == 8 and sum(call.get("args", {}).get("resumed", False) for call in workers) == 4
     batches = [call for call in calls if call["name"] == BATCH and not call.get("args", {}).get("resumed")]
     own = sum(call["dur"] for call in workers) - sum(call["dur"] for call in calls if call["name"] == BATCH)
-    assert own * 1000 / len(batches) == pytest.approx(own_per_turn(baseline), rel=0.05)
+    assert own * 1000 / len(batches) == pytest.approx(batch_per_call(switched), rel=0.2)
 
 
 def test_perfetto_draws_the_parts(switched, tmp_path):
