@@ -3,15 +3,14 @@
  * Each entry point first checks for a running measurement, so annotated
  * code costs a C call and a compare when nothing is measured.
  *
- * Region nesting: these functions are themselves C calls that the profile
- * hook sees (as TT_STACK_OWN entries, never recorded). A region begun
- * inside such a call must outlive it, so it is placed beneath that entry,
- * and a region ended inside one is taken from beneath it. `with
- * tracetop.region(...)` enters through the Region type's __enter__, which
- * CPython calls without a hook event, and leaves through __exit__, which it
- * calls like any C method; both cases land here. So the Python API must
- * reach these functions directly, never through a Python function that
- * returns while the region is open.
+ * Region nesting: a user region begins and ends where the program says,
+ * across calls and frames (stream.h: a call that a region's begin or end
+ * crosses is split there). These functions are themselves C calls that the
+ * profile hook sees (as TT_STACK_OWN entries, never recorded): a region
+ * begun inside one is placed beneath it, so that the call's return does not
+ * split the region. `with tracetop.region(...)` enters through the Region
+ * type's __enter__, which CPython calls without a hook event, and leaves
+ * through __exit__, which it calls like any C method.
  */
 #include "ext.h"
 
@@ -94,24 +93,22 @@ static void enter_user_region(tt_stream *s, uint32_t region)
         tt_stream_enter(s, tt_clock_now(), region);
     else
         tt_stream_skip(s, TT_STACK_SKIP);
+    tt_stream_skip(s, TT_STACK_REGION);
     if (inside_own_call) tt_stream_skip(s, TT_STACK_OWN);
 }
 
+/* Ends the user region, wherever it is open (stream.h); one that is not
+ * open is said once per process, on stderr, and ignored. */
 static void leave_user_region(tt_stream *s, uint32_t region, PyObject *name)
 {
-    int inside_own_call = tt_stream_top(s) == TT_STACK_OWN;
-    if (inside_own_call) tt_stream_unskip(s);
-    uint32_t top = tt_stream_top(s);
-    if (top == region || (top == TT_STACK_SKIP && tt_stream_is_open(s))) {
-        tt_stream_leave(s, tt_clock_now());
-    } else {
+    int ended = tt_stream_end_region(s, tt_clock_now(), region);
+    if (ended == 0) {
         static int warned;
         if (!warned++)
-            PySys_FormatStderr("tracetop: warning: region_end(%R) does not end the innermost open region; "
-                               "ignored (further mismatches are ignored silently)\n",
+            PySys_FormatStderr("tracetop: warning: region_end(%R) ends no open region; ignored (further "
+                               "unmatched ends are ignored silently)\n",
                                name);
     }
-    if (inside_own_call) tt_stream_skip(s, TT_STACK_OWN);
 }
 
 static PyObject *region_begin(PyObject *self, PyObject *name)

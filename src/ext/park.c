@@ -262,7 +262,7 @@ static int apply_plan(tt_stream *s, const plan *p, int own_stream)
     if (!entries) return 0;
     uint32_t records = plan_off_since ? 2 : 0;
     if (p->close_from != UINT32_MAX)
-        for (uint32_t i = p->close_from; i < depth; i++) records += entries[i] < TT_STACK_OWN;
+        for (uint32_t i = p->close_from; i < depth; i++) records += entries[i] < TT_STACK_REGION;
     free(entries);
     if (records && !own_stream) {
         tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
