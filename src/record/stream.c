@@ -75,6 +75,26 @@ void tt_stream_leave_all(tt_stream *s, uint64_t now)
     while (tt_stream_is_open(s)) tt_stream_leave(s, now);
 }
 
+/* A region that goes on entered again (format.h: ENTER_AGAIN): recorded,
+ * its node the current one, no visit more. */
+static void enter_again(tt_stream *s, uint64_t now, uint32_t region)
+{
+    uint32_t used;
+    tt_chunk *c = tt_record_chunk(s, 0, &used);
+    if (tt_unlikely(s->tree.lost)) {
+        tt_stream_give_up(s);
+        return;
+    }
+    uint64_t dt = tt_stream_dt(s, now);
+    tt_calltree_node *node = tt_calltree_find(&s->tree, region);
+    tt_calltree_enter_node(&s->tree, node, s->last_ticks);
+    node->visits--;
+    tt_stream_predict_enter(s, region);
+    uint8_t *p = c->data + used;
+    *p = TT_EV_ENTER_AGAIN;
+    tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(tt_put_varint(p + 1, dt), region) - p));
+}
+
 /* Closes the open entries (tt_stream_entries: entries, depth) from index
  * `at` up, then opens those from index `again` up once more, at `now`. */
 static void close_and_reopen(tt_stream *s, uint64_t now, const uint32_t *entries, uint32_t depth, uint32_t at,
@@ -83,7 +103,7 @@ static void close_and_reopen(tt_stream *s, uint64_t now, const uint32_t *entries
     for (uint32_t i = at; i < depth; i++) tt_stream_leave(s, now);
     for (uint32_t i = again; i < depth; i++) {
         if (entries[i] < TT_STACK_REGION)
-            tt_stream_enter(s, now, entries[i]);
+            enter_again(s, now, entries[i]);
         else
             tt_stream_skip(s, entries[i]);
     }
