@@ -221,22 +221,33 @@ static PyObject *mark(PyObject *self, PyObject *name)
 
 /* ---- Region: the context manager behind tracetop.region ---- */
 
+/* A Region with `switch` (scorep.instrumenter.enable("name") and
+ * disable("name")) switches the instrumenter to it in __enter__ and back in
+ * __exit__, and is a region only where that switches: the switch comes
+ * first and the region inside it, so that it ends before the switch back,
+ * within the same C call (a Python __exit__ would be a call the switch
+ * back leaves open above the region). */
 typedef struct {
     PyObject_HEAD
     PyObject *name;
     PyObject *file;
     unsigned long line;
+    int switch_to; /* -1: none; else the instrumenter's state inside */
+    int switched;  /* __enter__ switched: __exit__ switches back */
 } Region;
 
 static int Region_init(Region *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"name", "file", "line", NULL};
-    PyObject *name, *file = NULL;
+    static char *kwlist[] = {"name", "file", "line", "switch", NULL};
+    PyObject *name, *file = NULL, *switch_to = Py_None;
     unsigned long line = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|Uk", kwlist, &name, &file, &line)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|UkO", kwlist, &name, &file, &line, &switch_to)) return -1;
     Py_XSETREF(self->name, Py_NewRef(name));
     Py_XSETREF(self->file, Py_XNewRef(file));
     self->line = line;
+    self->switch_to = switch_to == Py_None ? -1 : PyObject_IsTrue(switch_to);
+    if (self->switch_to == -1 && switch_to != Py_None) return -1;
+    self->switched = 0;
     return 0;
 }
 
@@ -258,6 +269,11 @@ static int Region_traverse(Region *self, visitproc visit, void *arg)
 static PyObject *Region_enter(Region *self, PyObject *unused)
 {
     (void)unused;
+    if (self->switch_to >= 0) {
+        if (tt_measurement.instrumenter_enabled == self->switch_to) return Py_NewRef(self);
+        if (tt_instrumenter_switch(self->switch_to) < 0) return NULL;
+        self->switched = 1;
+    }
     if (tt_measurement.session) {
         tt_stream *s = tt_thread_stream();
         uint32_t region = s ? named_region(region_ids, "", self->name, self->file, self->line) : TT_NO_ID;
@@ -272,6 +288,7 @@ static PyObject *Region_enter(Region *self, PyObject *unused)
 static PyObject *Region_exit(Region *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)args, (void)nargs;
+    if (self->switch_to >= 0 && !self->switched) Py_RETURN_FALSE;
     if (tt_measurement.session) {
         tt_stream *s = tt_thread_stream();
         uint32_t region = s ? named_region(region_ids, "", self->name, self->file, self->line) : TT_NO_ID;
@@ -279,6 +296,10 @@ static PyObject *Region_exit(Region *self, PyObject *const *args, Py_ssize_t nar
             leave_user_region(s, region, self->name);
         else if (PyErr_Occurred())
             return NULL;
+    }
+    if (self->switch_to >= 0) {
+        self->switched = 0;
+        if (tt_instrumenter_switch(!self->switch_to) < 0) return NULL;
     }
     Py_RETURN_FALSE;
 }
@@ -293,6 +314,7 @@ static PyMemberDef Region_members[] = {
     {"name", T_OBJECT, offsetof(Region, name), READONLY, "the region's name as recorded"},
     {"file", T_OBJECT, offsetof(Region, file), READONLY, NULL},
     {"line", T_ULONG, offsetof(Region, line), READONLY, NULL},
+    {"switch", T_INT, offsetof(Region, switch_to), READONLY, "the instrumenter's state inside, -1 for none"},
     {NULL, 0, 0, 0, NULL},
 };
 
@@ -300,7 +322,8 @@ static PyTypeObject RegionType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._tracetop.Region",
     .tp_basicsize = sizeof(Region),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "Region(name, file=None, line=0): a region recorded as `name`, as a context manager.",
+    .tp_doc = "Region(name, file=None, line=0, switch=None): a region recorded as `name`, as a context manager; "
+              "with `switch`, also the instrumenter switched to it, and a region only where that switches.",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Region_init,
     .tp_dealloc = (destructor)Region_dealloc,
