@@ -49,8 +49,8 @@
 #include "pool.h"
 
 /* Stack entries that are not regions; region ids stay below them. */
-#define TT_STACK_SKIP UINT32_MAX       /* a call not recorded */
-#define TT_STACK_OWN (UINT32_MAX - 1u) /* a call into tracetop itself (see api.c) */
+#define TT_STACK_SKIP UINT32_MAX          /* a call not recorded */
+#define TT_STACK_OWN (UINT32_MAX - 1u)    /* a call into tracetop itself (see api.c) */
 #define TT_STACK_REGION (UINT32_MAX - 2u) /* above a user region (see above) */
 
 /* The chunk's `used` below which the fast path (src/ext/fastpath.h:
