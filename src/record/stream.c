@@ -75,9 +75,7 @@ void tt_stream_leave_all(tt_stream *s, uint64_t now)
     while (tt_stream_is_open(s)) tt_stream_leave(s, now);
 }
 
-/* A region that goes on entered again (format.h: ENTER_AGAIN): recorded,
- * its node the current one, no visit more. */
-static void enter_again(tt_stream *s, uint64_t now, uint32_t region)
+void tt_stream_enter_again(tt_stream *s, uint64_t now, uint32_t region)
 {
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
@@ -103,7 +101,7 @@ static void close_and_reopen(tt_stream *s, uint64_t now, const uint32_t *entries
     for (uint32_t i = at; i < depth; i++) tt_stream_leave(s, now);
     for (uint32_t i = again; i < depth; i++) {
         if (entries[i] < TT_STACK_REGION)
-            enter_again(s, now, entries[i]);
+            tt_stream_enter_again(s, now, entries[i]);
         else
             tt_stream_skip(s, entries[i]);
     }

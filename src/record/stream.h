@@ -301,6 +301,10 @@ static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
     tt_stream_enter_at(s, c, used, dt, region);
 }
 
+/* A call or region that goes on entered again (format.h: ENTER_AGAIN):
+ * recorded, its node the current one, no visit more. */
+void tt_stream_enter_again(tt_stream *s, uint64_t now, uint32_t region);
+
 /* The ENTER of an asyncio step of `task` (its TASK_RESUME just recorded),
  * out of line: the call tree keeps the step's node (calltree.h). */
 void tt_stream_enter_step(tt_stream *s, uint32_t region, uint32_t task);

@@ -134,6 +134,21 @@ def test_a_region_begun_in_start_and_ended_in_stop(tmp_path, options):
     assert_trees_read_back_the_same(tmp_path, experiment)
 
 
+@pytest.mark.parametrize("options", RUNS, ids=RUN_IDS)
+def test_a_region_begun_while_the_instrumenter_is_off_goes_on(tmp_path, options):
+    """start() called with the instrumenter off returns unseen: its region stays open after the switch back on."""
+    completed, experiment = run("scorep_phase_switched.py", tmp_path, options)
+    assert said(completed) == []
+    assert_complete(experiment)
+    recorded = enters(experiment)
+    assert (recorded["user:phase"], recorded["__main__:start"]) == (1, 0)
+    if options != ["--noinstrumenter"]:
+        (around_work,) = work_around(experiment)
+        assert "user:phase" in around_work
+        assert recorded["__main__:stop"] == 1
+    assert profile_regions(experiment)["user:phase"]["visits"] == 1
+
+
 @needs_otf2_print
 def test_start_and_stop_in_traces_otf2(tmp_path):
     _, experiment = run("scorep_phase.py", tmp_path, [], SCOREP_ENABLE_TRACING="true")
