@@ -1,10 +1,12 @@
 """User regions: spans of the timeline that the program names itself. Outside a measurement they cost
 next to nothing: the C calls return at once.
 
-The C side keeps regions well nested by recognising its own calls on the profile stack, so every way
-in here reaches C directly: region_begin/region_end are the C functions, and a region's __enter__ and
-__exit__ are C methods. A Python function that returned while its region was still open would close
-that region with it."""
+A region begins and ends where the program says, across calls and frames: a call that returns while a
+region begun inside it is open, or that is open where a region begun outside it ends, is split there, so
+that the trace stays well nested (src/record/stream.h). The C side places a region beneath its own call on
+the profile stack, so every way in here reaches C directly: region_begin/region_end are the C functions,
+and a region's __enter__ and __exit__ are C methods. A Python function in between would split each region
+where it returns, into parts that cost records."""
 
 from tracetop import _tracetop
 

@@ -211,6 +211,18 @@ def test_a_decorator_without_a_name_in_traces_otf2(tmp_path, options):
 # ---- scorep.instrumenter.enable("name") and disable("name") ----
 
 
+@needs_otf2_print
+def test_named_switches_in_traces_otf2(tmp_path):
+    _, experiment = run("scorep_switch_regions.py", tmp_path, ["--noinstrumenter"], SCOREP_ENABLE_TRACING="true")
+    calls = otf2_calls(experiment)
+    around_work = otf2_open_around(calls, "__main__:work")
+    assert [around[:1] for around in around_work] == [
+        ("user_instrumenter:block_on",),
+        ("user_instrumenter:decorated_on",),
+    ]
+    assert calls.count(("ENTER", "user_instrumenter:block_on")) == 1
+
+
 @pytest.mark.parametrize("options", RUNS, ids=RUN_IDS)
 def test_named_switches_close_their_region(tmp_path, options):
     completed, experiment = run("scorep_switch_regions.py", tmp_path, options)
