@@ -277,10 +277,18 @@ static PyObject *Region_enter(Region *self, PyObject *unused)
     if (tt_measurement.session) {
         tt_stream *s = tt_thread_stream();
         uint32_t region = s ? named_region(region_ids, "", self->name, self->file, self->line) : TT_NO_ID;
-        if (region != TT_NO_ID)
+        if (region != TT_NO_ID) {
             enter_user_region(s, region);
-        else if (PyErr_Occurred())
+        } else if (PyErr_Occurred()) {
+            if (self->switched) { /* no __exit__ follows a failed __enter__ */
+                self->switched = 0;
+                PyObject *type, *value, *traceback;
+                PyErr_Fetch(&type, &value, &traceback);
+                if (tt_instrumenter_switch(!self->switch_to) < 0) PyErr_Clear();
+                PyErr_Restore(type, value, traceback);
+            }
             return NULL;
+        }
     }
     return Py_NewRef(self);
 }
