@@ -3,15 +3,14 @@
  * Each entry point first checks for a running measurement, so annotated
  * code costs a C call and a compare when nothing is measured.
  *
- * Region nesting: these functions are themselves C calls that the profile
- * hook sees (as TT_STACK_OWN entries, never recorded). A region begun
- * inside such a call must outlive it, so it is placed beneath that entry,
- * and a region ended inside one is taken from beneath it. `with
- * tracetop.region(...)` enters through the Region type's __enter__, which
- * CPython calls without a hook event, and leaves through __exit__, which it
- * calls like any C method; both cases land here. So the Python API must
- * reach these functions directly, never through a Python function that
- * returns while the region is open.
+ * Region nesting: a user region begins and ends where the program says,
+ * across calls and frames (stream.h: a call that a region's begin or end
+ * crosses is split there). These functions are themselves C calls that the
+ * profile hook sees (as TT_STACK_OWN entries, never recorded): a region
+ * begun inside one is placed beneath it, so that the call's return does not
+ * split the region. `with tracetop.region(...)` enters through the Region
+ * type's __enter__, which CPython calls without a hook event, and leaves
+ * through __exit__, which it calls like any C method.
  */
 #include "ext.h"
 
@@ -94,24 +93,22 @@ static void enter_user_region(tt_stream *s, uint32_t region)
         tt_stream_enter(s, tt_clock_now(), region);
     else
         tt_stream_skip(s, TT_STACK_SKIP);
+    tt_stream_skip(s, TT_STACK_REGION);
     if (inside_own_call) tt_stream_skip(s, TT_STACK_OWN);
 }
 
+/* Ends the user region, wherever it is open (stream.h); one that is not
+ * open is said once per process, on stderr, and ignored. */
 static void leave_user_region(tt_stream *s, uint32_t region, PyObject *name)
 {
-    int inside_own_call = tt_stream_top(s) == TT_STACK_OWN;
-    if (inside_own_call) tt_stream_unskip(s);
-    uint32_t top = tt_stream_top(s);
-    if (top == region || (top == TT_STACK_SKIP && tt_stream_is_open(s))) {
-        tt_stream_leave(s, tt_clock_now());
-    } else {
+    int ended = tt_stream_end_region(s, tt_clock_now(), region);
+    if (ended == 0) {
         static int warned;
         if (!warned++)
-            PySys_FormatStderr("tracetop: warning: region_end(%R) does not end the innermost open region; "
-                               "ignored (further mismatches are ignored silently)\n",
+            PySys_FormatStderr("tracetop: warning: region_end(%R) ends no open region; ignored (further "
+                               "unmatched ends are ignored silently)\n",
                                name);
     }
-    if (inside_own_call) tt_stream_skip(s, TT_STACK_OWN);
 }
 
 static PyObject *region_begin(PyObject *self, PyObject *name)
@@ -224,22 +221,33 @@ static PyObject *mark(PyObject *self, PyObject *name)
 
 /* ---- Region: the context manager behind tracetop.region ---- */
 
+/* A Region with `switch` (scorep.instrumenter.enable("name") and
+ * disable("name")) switches the instrumenter to it in __enter__ and back in
+ * __exit__, and is a region only where that switches: the switch comes
+ * first and the region inside it, so that it ends before the switch back,
+ * within the same C call (a Python __exit__ would be a call the switch
+ * back leaves open above the region). */
 typedef struct {
     PyObject_HEAD
     PyObject *name;
     PyObject *file;
     unsigned long line;
+    int switch_to; /* -1: none; else the instrumenter's state inside */
+    int switched;  /* __enter__ switched: __exit__ switches back */
 } Region;
 
 static int Region_init(Region *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"name", "file", "line", NULL};
-    PyObject *name, *file = NULL;
+    static char *kwlist[] = {"name", "file", "line", "switch", NULL};
+    PyObject *name, *file = NULL, *switch_to = Py_None;
     unsigned long line = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|Uk", kwlist, &name, &file, &line)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|UkO", kwlist, &name, &file, &line, &switch_to)) return -1;
     Py_XSETREF(self->name, Py_NewRef(name));
     Py_XSETREF(self->file, Py_XNewRef(file));
     self->line = line;
+    self->switch_to = switch_to == Py_None ? -1 : PyObject_IsTrue(switch_to);
+    if (self->switch_to == -1 && switch_to != Py_None) return -1;
+    self->switched = 0;
     return 0;
 }
 
@@ -261,13 +269,26 @@ static int Region_traverse(Region *self, visitproc visit, void *arg)
 static PyObject *Region_enter(Region *self, PyObject *unused)
 {
     (void)unused;
+    if (self->switch_to >= 0) {
+        if (tt_measurement.instrumenter_enabled == self->switch_to) return Py_NewRef(self);
+        if (tt_instrumenter_switch(self->switch_to) < 0) return NULL;
+        self->switched = 1;
+    }
     if (tt_measurement.session) {
         tt_stream *s = tt_thread_stream();
         uint32_t region = s ? named_region(region_ids, "", self->name, self->file, self->line) : TT_NO_ID;
-        if (region != TT_NO_ID)
+        if (region != TT_NO_ID) {
             enter_user_region(s, region);
-        else if (PyErr_Occurred())
+        } else if (PyErr_Occurred()) {
+            if (self->switched) { /* no __exit__ follows a failed __enter__ */
+                self->switched = 0;
+                PyObject *type, *value, *traceback;
+                PyErr_Fetch(&type, &value, &traceback);
+                if (tt_instrumenter_switch(!self->switch_to) < 0) PyErr_Clear();
+                PyErr_Restore(type, value, traceback);
+            }
             return NULL;
+        }
     }
     return Py_NewRef(self);
 }
@@ -275,6 +296,7 @@ static PyObject *Region_enter(Region *self, PyObject *unused)
 static PyObject *Region_exit(Region *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)args, (void)nargs;
+    if (self->switch_to >= 0 && !self->switched) Py_RETURN_FALSE;
     if (tt_measurement.session) {
         tt_stream *s = tt_thread_stream();
         uint32_t region = s ? named_region(region_ids, "", self->name, self->file, self->line) : TT_NO_ID;
@@ -282,6 +304,10 @@ static PyObject *Region_exit(Region *self, PyObject *const *args, Py_ssize_t nar
             leave_user_region(s, region, self->name);
         else if (PyErr_Occurred())
             return NULL;
+    }
+    if (self->switch_to >= 0) {
+        self->switched = 0;
+        if (tt_instrumenter_switch(!self->switch_to) < 0) return NULL;
     }
     Py_RETURN_FALSE;
 }
@@ -296,6 +322,7 @@ static PyMemberDef Region_members[] = {
     {"name", T_OBJECT, offsetof(Region, name), READONLY, "the region's name as recorded"},
     {"file", T_OBJECT, offsetof(Region, file), READONLY, NULL},
     {"line", T_ULONG, offsetof(Region, line), READONLY, NULL},
+    {"switch", T_INT, offsetof(Region, switch_to), READONLY, "the instrumenter's state inside, -1 for none"},
     {NULL, 0, 0, 0, NULL},
 };
 
@@ -303,7 +330,8 @@ static PyTypeObject RegionType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetop._tracetop.Region",
     .tp_basicsize = sizeof(Region),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "Region(name, file=None, line=0): a region recorded as `name`, as a context manager.",
+    .tp_doc = "Region(name, file=None, line=0, switch=None): a region recorded as `name`, as a context manager; "
+              "with `switch`, also the instrumenter switched to it, and a region only where that switches.",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Region_init,
     .tp_dealloc = (destructor)Region_dealloc,

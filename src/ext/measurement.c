@@ -500,22 +500,34 @@ static PyObject *recording(PyObject *self, PyObject *unused)
 /* The instrumenter switch: off, the hook leaves every thread (park.c keeps
  * the calls open then, so that those still running close at their true
  * end); on, it comes back. */
+int tt_instrumenter_switch(int enabled)
+{
+    tt_measurement.instrumenter_enabled = enabled;
+    if (follow_switches(tt_clock_now()) < 0) return -1;
+    show_state();
+    return 0;
+}
+
 static PyObject *instrumenter_enable(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
-    tt_measurement.instrumenter_enabled = 1;
-    if (follow_switches(tt_clock_now()) < 0) return NULL;
-    show_state();
+    if (tt_instrumenter_switch(1) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
 static PyObject *instrumenter_disable(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
-    tt_measurement.instrumenter_enabled = 0;
-    if (follow_switches(tt_clock_now()) < 0) return NULL;
-    show_state();
+    if (tt_instrumenter_switch(0) < 0) return NULL;
     Py_RETURN_NONE;
+}
+
+/* Whether the hook records the program's calls now: a function's own
+ * region (tracetop.region() as a decorator) would record each twice. */
+static PyObject *calls_recorded(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return PyBool_FromLong(tt_measurement.session && tt_measurement.record_calls && measuring());
 }
 
 static PyObject *instrumenter_is_enabled(PyObject *self, PyObject *unused)
@@ -553,6 +565,7 @@ static PyMethodDef measurement_methods[] = {
     {"instrumenter_enable", instrumenter_enable, METH_NOARGS, "Record function calls again."},
     {"instrumenter_disable", instrumenter_disable, METH_NOARGS, "Stop recording function calls."},
     {"instrumenter_enabled", instrumenter_is_enabled, METH_NOARGS, "Whether function calls are recorded."},
+    {"calls_recorded", calls_recorded, METH_NOARGS, "Whether the hook records the program's calls now."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -120,6 +120,10 @@ static inline void tt_measurement_check(void)
  * its threads come (tt_fast_update). */
 void tt_measurement_set_session(tt_session *session);
 
+/* The instrumenter switched on (1) or off (0), in tt_measurement and the
+ * hooks: 0, or -1 with an exception set. */
+int tt_instrumenter_switch(int enabled);
+
 /* Takes the hooks away from every thread, as when a measurement stops. */
 void tt_remove_hooks(void);
 /* In a forked child measuring on: the parent's notes of its threads (park.c)

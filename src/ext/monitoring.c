@@ -125,7 +125,7 @@ static PyObject *__attribute__((noinline)) leave(PyObject *const *args, Py_ssize
         if (tt_unlikely(tt_region_filtered != NULL) && nargs >= 1 && tt_region_is_filtered(tt_code_region(args[0])))
             return ignored(disabling);
         tt_stream *s = event_stream(NULL);
-        if (s) tt_stream_leave(s, tt_clock_now());
+        if (s) tt_stream_return(s, tt_clock_now());
     }
     Py_RETURN_NONE;
 }
@@ -199,7 +199,7 @@ static PyObject *__attribute__((noinline)) leave_c_general(PyObject *const *args
     if (tt_unlikely(tt_pending_setter) && tt_own_profile_apply() < 0) return NULL;
     if (tt_likely(tt_measurement.session) && nargs >= 3 && tt_method_def(args[2])) {
         tt_stream *s = event_stream(NULL);
-        if (s) tt_stream_leave(s, tt_clock_now());
+        if (s) tt_stream_return(s, tt_clock_now());
     }
     Py_RETURN_NONE;
 }

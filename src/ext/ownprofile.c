@@ -235,7 +235,7 @@ static int audit(const char *event, PyObject *args, void *unused)
     displaced = 1;
     /* The hook will not see the C_RETURN of the C call that sets. */
     tt_stream *s = !trace && tt_measurement.record_c_calls ? tt_thread_stream() : NULL;
-    if (s) tt_stream_leave(s, tt_clock_now());
+    if (s) tt_stream_return(s, tt_clock_now());
     if (Py_AddPendingCall(regain, t) < 0) PyErr_Clear();
     return 0;
 }

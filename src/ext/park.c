@@ -251,7 +251,9 @@ void tt_park_forget(void)
 }
 
 /* Carries out a plan: what returned closed at plan_time (where the
- * measurement went off, when it did), the gap marked, skips inserted.
+ * measurement went off, when it did), the gap marked, skips inserted, and
+ * the user regions among what was closed entered again above them: a user
+ * region does not end with the call it was begun in (stream.h).
  * Another thread's stream only when what it writes fits in its chunk, so
  * that no chunk is handed on (which may wait, letting the GIL go): 0 when
  * it was not done. */
@@ -260,19 +262,33 @@ static int apply_plan(tt_stream *s, const plan *p, int own_stream)
     uint32_t depth;
     uint32_t *entries = tt_stream_entries(s, &depth);
     if (!entries) return 0;
-    uint32_t records = plan_off_since ? 2 : 0;
-    if (p->close_from != UINT32_MAX)
-        for (uint32_t i = p->close_from; i < depth; i++) records += entries[i] < TT_STACK_OWN;
-    free(entries);
+    uint32_t records = plan_off_since ? 2 : 0, close_from = p->close_from < depth ? p->close_from : depth;
+    for (uint32_t i = close_from; i < depth; i++) {
+        int carried = i + 1 < depth && entries[i + 1] == TT_STACK_REGION; /* its LEAVE, and its ENTER_AGAIN */
+        records += (entries[i] < TT_STACK_REGION) * (1u + (uint32_t)carried);
+    }
     if (records && !own_stream) {
         tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
         uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
-        if (used + (uint64_t)records * TT_RECORD_MAX_FIXED + TT_RECORD_MAX_FIXED > TT_CHUNK_PAYLOAD_SIZE) return 0;
+        if (used + (uint64_t)records * TT_RECORD_MAX_FIXED + TT_RECORD_MAX_FIXED > TT_CHUNK_PAYLOAD_SIZE) {
+            free(entries);
+            return 0;
+        }
     }
     uint64_t closed_at = plan_off_since ? plan_off_since : plan_time;
-    for (; p->close_from != UINT32_MAX && depth > p->close_from; depth--) tt_stream_leave(s, closed_at);
+    uint32_t open = depth;
+    for (; open > close_from; open--) tt_stream_leave(s, closed_at);
     if (plan_off_since) tt_stream_gap(s, plan_off_since, plan_time);
-    tt_stream_insert_skips(s, p->insert_at < depth ? p->insert_at : depth, p->skips);
+    tt_stream_insert_skips(s, p->insert_at < open ? p->insert_at : open, p->skips);
+    for (uint32_t i = close_from; i + 1 < depth; i++) {
+        if (entries[i + 1] != TT_STACK_REGION) continue;
+        if (entries[i] < TT_STACK_REGION)
+            tt_stream_enter_again(s, plan_time, entries[i]);
+        else
+            tt_stream_skip(s, entries[i]);
+        tt_stream_skip(s, TT_STACK_REGION);
+    }
+    free(entries);
     s->epoch = atomic_load_explicit(&tt_measurement.session->epoch, memory_order_acquire);
     return 1;
 }

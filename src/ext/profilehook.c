@@ -51,7 +51,7 @@ static int __attribute__((noinline, noclone)) hook_general(void *unused, PyFrame
         }
         break;
     case PyTrace_RETURN:
-        tt_stream_leave(s, tt_clock_now());
+        tt_stream_return(s, tt_clock_now());
         return 0;
     case PyTrace_C_CALL:
         if (!tt_measurement.record_c_calls) return 0;
@@ -60,7 +60,7 @@ static int __attribute__((noinline, noclone)) hook_general(void *unused, PyFrame
         break;
     case PyTrace_C_RETURN:
     case PyTrace_C_EXCEPTION:
-        if (tt_measurement.record_c_calls) tt_stream_leave(s, tt_clock_now());
+        if (tt_measurement.record_c_calls) tt_stream_return(s, tt_clock_now());
         return 0;
     default: /* line, opcode and exception events of the trace hook */
         return 0;

@@ -49,6 +49,8 @@
  *     RECORDING_OFF  dt                     the measurement went off (a gap begins) ...
  *     RECORDING_ON   dt                     ... and on again (it ends)
  *     STREAM_END     dt                     the thread ended; the stream is complete
+ *     ENTER_AGAIN    dt, v region       as ENTER, of a region that goes on: the part after
+ *                    the LEAVE just before it (the same time), not a new visit (below)
  *     OBJECTS        dt, v region + 1 (0: none), v type, v size, v created, v destroyed
  *                    objects counted since this place's previous OBJECTS record
  *                    (see below)
@@ -78,6 +80,15 @@
  * A writer writes one when the slot holds the region (and dt fits).
  * A writer guarantees well nesting: every LEAVE closes an ENTER of the same
  * stream, and a complete stream has closed every region before STREAM_END.
+ *
+ * A user region's begin and end are where the program says, whatever calls
+ * they cross: a call that returns while a user region begun inside it is
+ * still open, or that is open where a user region begun outside it ends, is
+ * split there (the calls and regions above that point LEAVE, and those that
+ * go on ENTER_AGAIN, at the same time), so that the stream stays well
+ * nested and each region's time is its own: a region begun in start() and
+ * ended in stop() holds what ran between them, start() and stop() only
+ * themselves. Readers give ENTER_AGAIN as an ENTER that is no new visit.
  *
  * A gap: the time from RECORDING_OFF to the next RECORDING_ON, when the
  * measurement was off (recording off, `tracetop ctl off`; the process's
@@ -241,8 +252,8 @@
 
 /* Version 2 added ENTER_PREDICTED and LEAVE_MEDIUM, version 3 ENTER_MEDIUM
  * and ENTER_PREDICTED_MEDIUM, version 4 the definitions TASK_NAMED and
- * MEASUREMENT_OFF; readers read every version from 1. */
-#define TT_FORMAT_VERSION 4u
+ * MEASUREMENT_OFF, version 5 ENTER_AGAIN; readers read every version from 1. */
+#define TT_FORMAT_VERSION 5u
 #define TT_FORMAT_VERSION_OLDEST 1u
 #define TT_FILE_MAGIC "TRACETOP"
 #define TT_FILE_HEADER_SIZE 16u
@@ -283,7 +294,8 @@ enum tt_event_tag {
     TT_EV_MPI_COLLECTIVE_END = 18,
     TT_EV_GC = 19,
     TT_EV_TASK_RESUME = 20,
-    /* 21..25: reserved */
+    TT_EV_ENTER_AGAIN = 21,
+    /* 22..25: reserved */
     TT_EV_OBJECTS = 26,
     TT_EV_ENTER_SHORT = 32,            /* .. 39 */
     TT_EV_LEAVE_SHORT = 40,            /* .. 47 */

@@ -72,6 +72,9 @@ int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
     r->tag = tag;
     r->ticks = it->ticks + dt;
 
+    r->again = tag == TT_EV_ENTER_AGAIN;
+    if (r->again) tag = r->tag = TT_EV_ENTER;
+
     switch (tag) {
     case TT_EV_ENTER:
         if (predicted)

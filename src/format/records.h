@@ -39,7 +39,8 @@ typedef struct tt_records {
 
 /* An event record. Which fields are set depends on the tag (format.h). */
 typedef struct tt_event_record {
-    uint8_t tag;         /* enum tt_event_tag */
+    uint8_t tag;         /* enum tt_event_tag; ENTER for ENTER_AGAIN too */
+    int again;           /* ENTER: 1 for an ENTER_AGAIN (not a new visit) */
     uint64_t ticks;      /* absolute */
     uint64_t id;         /* ENTER: region id; PARAM_*, COUNTER, MARK: name (string id); TASK_RESUME: task */
     int64_t int_value;   /* PARAM_INT */

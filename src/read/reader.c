@@ -1438,6 +1438,7 @@ static int read_event(tt_cursor *c, tt_event *ev)
             return stop_reading(c);
         }
         c->stack[c->depth++] = ev->region;
+        ev->resumed = r.again;
         /* A call made inside a gap (no writer of tracetop's makes one): the
          * gap ends there, so that the calls stay well nested. */
         if (c->suspended) c->gap = GAP_OPENING, c->gap_edge = 0;

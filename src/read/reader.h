@@ -240,8 +240,8 @@ typedef struct tt_event {
     uint32_t depth;      /* open regions after this event */
     int synthesized;     /* 1: a LEAVE the reader added to close a region left open, or an ENTER or LEAVE
                             at the edge of the range kept (tt_trace_keep_range) or of a gap (below) */
-    int resumed;         /* 1: an ENTER at a gap's end, of a call open across it: the same call going on,
-                            not a new one (not a visit) */
+    int resumed;         /* 1: an ENTER at a gap's end, of a call open across it, or an ENTER_AGAIN: the
+                            same call or region going on, not a new one (not a visit) */
     int64_t int_value;   /* PARAM_INT */
     uint64_t uint_value; /* PARAM_UINT */
     double double_value; /* COUNTER */

@@ -30,7 +30,7 @@ void tt_fork_continue_stream(tt_stream *s, const tt_stream *from, uint64_t now)
     uint32_t *entries = tt_stream_entries(from, &count);
     if (!entries) return;
     for (uint32_t i = 0; i < count; i++) {
-        if (entries[i] < TT_STACK_OWN)
+        if (entries[i] < TT_STACK_REGION)
             tt_stream_enter(s, now, entries[i]);
         else
             tt_stream_skip(s, entries[i]);

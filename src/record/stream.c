@@ -75,6 +75,79 @@ void tt_stream_leave_all(tt_stream *s, uint64_t now)
     while (tt_stream_is_open(s)) tt_stream_leave(s, now);
 }
 
+void tt_stream_enter_again(tt_stream *s, uint64_t now, uint32_t region)
+{
+    uint32_t used;
+    tt_chunk *c = tt_record_chunk(s, 0, &used);
+    if (tt_unlikely(s->tree.lost)) {
+        tt_stream_give_up(s);
+        return;
+    }
+    uint64_t dt = tt_stream_dt(s, now);
+    tt_calltree_node *node = tt_calltree_find(&s->tree, region);
+    tt_calltree_enter_node(&s->tree, node, s->last_ticks);
+    node->visits--;
+    tt_stream_predict_enter(s, region);
+    uint8_t *p = c->data + used;
+    *p = TT_EV_ENTER_AGAIN;
+    tt_record_commit_at(s, c, used, (uint32_t)(tt_put_varint(tt_put_varint(p + 1, dt), region) - p));
+}
+
+/* Closes the open entries (tt_stream_entries: entries, depth) from index
+ * `at` up, then opens those from index `again` up once more, at `now`. */
+static void close_and_reopen(tt_stream *s, uint64_t now, const uint32_t *entries, uint32_t depth, uint32_t at,
+                             uint32_t again)
+{
+    for (uint32_t i = at; i < depth; i++) tt_stream_leave(s, now);
+    for (uint32_t i = again; i < depth; i++) {
+        if (entries[i] < TT_STACK_REGION)
+            tt_stream_enter_again(s, now, entries[i]);
+        else
+            tt_stream_skip(s, entries[i]);
+    }
+}
+
+void tt_stream_return(tt_stream *s, uint64_t now)
+{
+    if (tt_likely(tt_stream_top(s) != TT_STACK_REGION)) {
+        tt_stream_leave(s, now);
+        return;
+    }
+    uint32_t depth;
+    uint32_t *entries = tt_stream_entries(s, &depth);
+    if (!entries) { /* out of memory: the regions end with the call */
+        while (tt_stream_top(s) == TT_STACK_REGION) tt_stream_leave(s, now), tt_stream_leave(s, now);
+        tt_stream_leave(s, now);
+        return;
+    }
+    /* entries[from .. depth): each user region (a region id, or
+     * TT_STACK_SKIP) and its TT_STACK_REGION, above the call; none below
+     * them is a call begun before the measurement, whose return is dropped. */
+    uint32_t from = depth;
+    while (from >= 2 && entries[from - 1] == TT_STACK_REGION) from -= 2;
+    if (from > 0) close_and_reopen(s, now, entries, depth, from - 1, from);
+    free(entries);
+}
+
+int tt_stream_end_region(tt_stream *s, uint64_t now, uint32_t region)
+{
+    uint32_t depth;
+    uint32_t *entries = tt_stream_entries(s, &depth);
+    if (!entries) return -1;
+    /* The innermost user region of that id, else the innermost one not
+     * recorded (whose name the stack does not keep). */
+    uint32_t found = 0, skipped = 0;
+    for (uint32_t i = depth; i-- > 1 && !found;) {
+        if (entries[i] != TT_STACK_REGION) continue;
+        if (entries[i - 1] == region) found = i;
+        if (entries[i - 1] == TT_STACK_SKIP && !skipped) skipped = i;
+    }
+    if (!found) found = skipped;
+    if (found) close_and_reopen(s, now, entries, depth, found - 1, found + 1);
+    free(entries);
+    return found ? 1 : 0;
+}
+
 int tt_stream_reserve_skips(tt_stream *s, uint32_t more)
 {
     uint64_t need = (uint64_t)s->skip_count + more, cap = s->skip_cap ? s->skip_cap : 64;

@@ -18,6 +18,21 @@
  * calls apart: it closes them at its next call, and records no call or
  * return from then on.
  *
+ * A user region (src/ext/api.c) is a recorded node like a call's, with a
+ * TT_STACK_REGION pushed above it (or above its TT_STACK_SKIP, when it is
+ * not recorded): its node then has a call not recorded above it, so the
+ * hooks' fast paths leave any return that would close it to
+ * tt_stream_return, and no call pays for telling the two apart. Its begin
+ * and end are where the program says, whatever calls it crosses (the
+ * start()/stop() pattern: region_begin in one function, region_end in
+ * another): a call that returns while a user region begun inside it is
+ * still open, and a call still open where a user region begun outside it
+ * ends, is split there. The regions and calls above that point LEAVE, and
+ * those that go on ENTER again at the same time (tt_stream_return,
+ * tt_stream_end_region). So the trace stays well nested, a call's time
+ * holds a region's only up to the call's return, and a region's time (the
+ * sum over its nodes) is all that ran from its begin to its end.
+ *
  * The process's definitions stream (defs.tts) is a tt_stream too, without
  * a stack, written under the session's defs lock.
  */
@@ -34,8 +49,9 @@
 #include "pool.h"
 
 /* Stack entries that are not regions; region ids stay below them. */
-#define TT_STACK_SKIP UINT32_MAX       /* a call not recorded */
-#define TT_STACK_OWN (UINT32_MAX - 1u) /* a call into tracetop itself (see api.c) */
+#define TT_STACK_SKIP UINT32_MAX          /* a call not recorded */
+#define TT_STACK_OWN (UINT32_MAX - 1u)    /* a call into tracetop itself (see api.c) */
+#define TT_STACK_REGION (UINT32_MAX - 2u) /* above a user region (see above) */
 
 /* The chunk's `used` below which the fast path (src/ext/fastpath.h:
  * tt_fast_*) records: room for any record of integer fields. */
@@ -285,6 +301,10 @@ static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
     tt_stream_enter_at(s, c, used, dt, region);
 }
 
+/* A call or region that goes on entered again (format.h: ENTER_AGAIN):
+ * recorded, its node the current one, no visit more. */
+void tt_stream_enter_again(tt_stream *s, uint64_t now, uint32_t region);
+
 /* The ENTER of an asyncio step of `task` (its TASK_RESUME just recorded),
  * out of line: the call tree keeps the step's node (calltree.h). */
 void tt_stream_enter_step(tt_stream *s, uint32_t region, uint32_t task);
@@ -377,11 +397,23 @@ static inline void tt_stream_leave(tt_stream *s, uint64_t now)
     tt_stream_leave_at(s, c, used, dt);
 }
 
+/* A call of the program returned (the hooks' returns, but for the fast
+ * paths'): tt_stream_leave, the user regions begun inside it still open
+ * carried over to its caller (see above). */
+void tt_stream_return(tt_stream *s, uint64_t now);
+
+/* The user region `region` ended (src/ext/api.c): the innermost one open
+ * of that id, or else the innermost one not recorded, LEAVEs, and the calls
+ * and regions open above it are left and entered again above its parent
+ * (see above). 1 when one was open, 0 when none was (nothing changed), -1
+ * when out of memory (the same). */
+int tt_stream_end_region(tt_stream *s, uint64_t now, uint32_t region);
+
 /* Every open call returned at `now` (tt_stream_leave). */
 void tt_stream_leave_all(tt_stream *s, uint64_t now);
 
-/* The innermost open call: a region id, TT_STACK_SKIP or TT_STACK_OWN;
- * TT_STACK_SKIP when nothing is open. */
+/* The innermost open call: a region id, TT_STACK_SKIP, TT_STACK_OWN or
+ * TT_STACK_REGION; TT_STACK_SKIP when nothing is open. */
 static inline uint32_t tt_stream_top(const tt_stream *s)
 {
     const tt_calltree_node *cur = s->tree.cur;

@@ -216,6 +216,37 @@ static void test_codec(void)
     free(back);
 }
 
+/* ENTER_AGAIN: read as an ENTER that says so, and a step of the predictor
+ * as any ENTER is (the ENTER_PREDICTED after it names its region). */
+static void test_enter_again_record(void)
+{
+    uint8_t buf[16], *p = buf;
+    *p++ = TT_EV_ENTER_AGAIN;
+    p = tt_put_varint(tt_put_varint(p, 7), 300);
+    *p++ = TT_EV_LEAVE_SHORT;
+    *p++ = 1;
+    *p++ = TT_EV_ENTER_PREDICTED;
+    *p++ = 2;
+    *p++ = TT_EV_LEAVE_SHORT;
+    *p++ = 1;
+    tt_records it;
+    tt_predictor predict;
+    tt_event_record r;
+    const char *why = NULL;
+    tt_records_init(&it, buf, (size_t)(p - buf), 1000, &predict);
+    CHECK(tt_records_next_event(&it, &r, &why) == 1);
+    CHECK(r.tag == TT_EV_ENTER && r.again && r.id == 300 && r.ticks == 1007);
+    CHECK(tt_records_next_event(&it, &r, &why) == 1 && r.tag == TT_EV_LEAVE);
+    /* The slot after 300 and one LEAVE is the one after the slot 0 filled:
+     * empty, so the predicted ENTER names region 0 ... */
+    CHECK(tt_records_next_event(&it, &r, &why) == 1);
+    CHECK(r.tag == TT_EV_ENTER && !r.again && r.id == 0);
+    CHECK(tt_records_next_event(&it, &r, &why) == 1 && r.tag == TT_EV_LEAVE);
+    CHECK(tt_records_next_event(&it, &r, &why) == 0);
+    /* ... and the first slot (last 0, no leaves) names 300, as an ENTER's would. */
+    CHECK(predict.slot[0] == 300);
+}
+
 /* OBJECTS: read back field by field; cut short, it is an error; a tag
  * past the last is no record at all. */
 static void test_objects_record(void)
@@ -244,6 +275,7 @@ static void test_objects_record(void)
 int main(void)
 {
     test_objects_record();
+    test_enter_again_record();
     test_varints();
     test_zigzag();
     test_fixed_width();

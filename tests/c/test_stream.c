@@ -7,7 +7,8 @@
  * recorded among recorded ones, skips inserted beneath others, and a
  * stream whose tree is lost, which closes what is open and records no
  * call from then on. And a gap in the measurement, which the calls open
- * across it leave out. */
+ * across it leave out. And user regions whose begin and end cross calls,
+ * which split those calls there (ENTER_AGAIN: no new visit). */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <unistd.h>
@@ -329,6 +330,87 @@ static void test_gap(void)
     tt_trace_close(t);
 }
 
+/* start() begins the user region phase and returns; work() runs; stop()
+ * ends it from inside a C call of its own (region_end's, TT_STACK_OWN):
+ * start is left with phase, phase goes on in the caller, stop is split
+ * where phase ends. Every part after a split is ENTER_AGAIN: each region
+ * has one visit, and phase's time is from its begin to its end. */
+static void test_user_regions_cross_calls(void)
+{
+    char experiment[128];
+    snprintf(experiment, sizeof experiment, "%s/cross", root);
+    mkdir(experiment, 0777);
+    uint32_t start_ = region("start"), phase = region("phase"), work = region("work"), stop = region("stop");
+    const uint32_t O = TT_STACK_OWN, R = TT_STACK_REGION;
+    tt_session_config config = {.directory = experiment, .memory = 4u << 20, .name = "test"};
+    tt_session *session;
+    tt_error err;
+    if (!CHECK(tt_session_start(&config, &registry, &session, &err) == 0)) return;
+    tt_stream *s = tt_session_new_stream(session, 1, "MainThread", 10);
+    uint64_t t0 = s->last_ticks + 1000;
+    tt_stream_return(s, t0); /* nothing open: dropped */
+    tt_stream_enter(s, t0, start_);
+    tt_stream_enter(s, t0 + 10, phase);
+    tt_stream_skip(s, R);
+    CHECK(entries_are(s, (uint32_t[]){start_, phase, R}, 3));
+    tt_stream_return(s, t0 + 20); /* start returns */
+    CHECK(entries_are(s, (uint32_t[]){phase, R}, 2));
+    tt_stream_enter(s, t0 + 30, work);
+    tt_stream_return(s, t0 + 130);
+    tt_stream_enter(s, t0 + 140, stop);
+    tt_stream_skip(s, O);
+    CHECK(tt_stream_end_region(s, t0 + 150, start_) == 0); /* not open: nothing done */
+    CHECK(entries_are(s, (uint32_t[]){phase, R, stop, O}, 4));
+    CHECK(tt_stream_end_region(s, t0 + 150, phase) == 1);
+    CHECK(entries_are(s, (uint32_t[]){stop, O}, 2));
+    tt_stream_unskip(s);
+    tt_stream_return(s, t0 + 160);
+    CHECK(!tt_stream_is_open(s));
+
+    const tt_calltree_node *node_phase = root_child(s, phase), *node_stop = root_child(s, stop),
+                           *node_start = root_child(s, start_);
+    if (CHECK(node_phase && node_stop && node_start)) {
+        CHECK_U64(node_start->visits, 1);
+        CHECK_U64(node_start->inclusive, 20);
+        CHECK_U64(node_phase->visits, 0); /* phase's visit is under start */
+        CHECK_U64(node_phase->inclusive, 130);
+        CHECK_U64(node_stop->visits, 0); /* stop's visit is under phase */
+        CHECK_U64(node_stop->inclusive, 10);
+    }
+    tt_session_stats stats;
+    CHECK(tt_session_stop(session, &stats, &err) == 0);
+
+    tt_trace *t;
+    if (!CHECK(tt_trace_open(experiment, &t, &err) == 0)) return;
+    tt_cursor *cursor;
+    static const struct {
+        uint8_t kind;
+        uint64_t offset;
+        int resumed;
+    } expected[] = {{TT_EV_ENTER, 0, 0},   {TT_EV_ENTER, 10, 0},  {TT_EV_LEAVE, 20, 0},  {TT_EV_LEAVE, 20, 0},
+                    {TT_EV_ENTER, 20, 1},  {TT_EV_ENTER, 30, 0},  {TT_EV_LEAVE, 130, 0}, {TT_EV_ENTER, 140, 0},
+                    {TT_EV_LEAVE, 150, 0}, {TT_EV_LEAVE, 150, 0}, {TT_EV_ENTER, 150, 1}, {TT_EV_LEAVE, 160, 0}};
+    const uint32_t regions[] = {start_, phase, phase, start_, phase, work, work, stop, stop, phase, stop, stop};
+    enum { EXPECTED = sizeof expected / sizeof *expected };
+    if (CHECK(tt_cursor_open(t, tt_trace_process(t, 0), 0, &cursor, &err) == 0)) {
+        tt_event ev;
+        size_t read = 0;
+        while (tt_cursor_next(cursor, &ev) && ev.kind != TT_EV_STREAM_END) {
+            if (read < EXPECTED) {
+                CHECK_U64(ev.kind, expected[read].kind);
+                CHECK_U64(ev.ticks, t0 + expected[read].offset);
+                CHECK_U64(ev.resumed, expected[read].resumed);
+                CHECK_U64(ev.region, regions[read]);
+            }
+            read++;
+        }
+        CHECK_U64(read, EXPECTED);
+        CHECK(tt_cursor_state(cursor) == TT_STREAM_COMPLETE);
+        tt_cursor_close(cursor);
+    }
+    tt_trace_close(t);
+}
+
 int main(void)
 {
     if (!mkdtemp(root) || tt_registry_init(&registry) != 0) {
@@ -339,6 +421,7 @@ int main(void)
     test_stack();
     test_clock_back();
     test_gap();
+    test_user_regions_cross_calls();
     scratch_remove(root);
     return check_report();
 }

@@ -430,8 +430,9 @@ def test_scorep_kernel_cells_run_as_that_kernel_runs_them(jupyter_path, tmp_path
         )
     )
     recorded = enters(measured)
-    # enable("named") switched the instrumentation on: the block is the region, and the one work() in it.
-    assert recorded["user:named"] == 1
+    # enable("named") switched the instrumentation on: the block is the region, as Score-P names it, and the one
+    # work() in it.
+    assert recorded["user_instrumenter:named"] == 1
     assert recorded["__main__:work"] == 1 + 200
     assert recorded["builtins:print"] == 200
     kernel_regions = [name for name in recorded if name.split(":")[0].split(".")[0] in KERNEL_PACKAGES]

@@ -5,13 +5,12 @@ register() and unregister() switch for good."""
 import functools
 
 from tracetop import _tracetop, instrumenter
-from tracetop.instrumenter import _set
 
 
 def enable(region_name=""):
     """Records every call from here (to the end of the block, or during each call of a decorated function).
-    Where this switches the instrumentation on, the block is also the user region `region_name`, as
-    Score-P marks it (recorded as `user:<region_name>`, as scorep.user.region names its regions)."""
+    Where this switches the instrumentation on, the block is also the user region `region_name`, recorded as
+    `user_instrumenter:<region_name>`, as Score-P names it."""
     return _switch(True, region_name)
 
 
@@ -30,35 +29,25 @@ def unregister():
 
 
 def _switch(enabled, region_name):
-    if region_name and _tracetop.instrumenter_enabled() != enabled:
-        return _NamedSwitch(enabled, region_name)
+    if region_name:
+        return _NamedSwitch("user_instrumenter:" + region_name, switch=enabled)
     return (instrumenter.enable if enabled else instrumenter.disable)()
 
 
 class _NamedSwitch(_tracetop.Region):
-    """A switch that is a user region too. The region opens in the C __enter__ that the `with` statement
-    calls after __init__ switched, and closes in the C __exit__, so that it is well nested in the caller's
-    frame (see tracetop.regions); only the switch back is Python."""
+    """A switch that is a user region too, as a context manager or decorator: the switch, the region's begin and
+    end, and the switch back are all made by the C __enter__ and __exit__, which keeps the region well nested
+    in the caller's frame (see tracetop.regions), and which, as Score-P's, switch (and mark the region) only
+    where the instrumenter is not already as asked."""
 
-    __slots__ = ("_enabled", "_previous")
-
-    def __init__(self, enabled, region_name):
-        super().__init__("user:" + region_name)
-        self._enabled = enabled
-        self._previous = _tracetop.instrumenter_enabled()
-        _set(enabled)
-
-    def __exit__(self, *exc_info):
-        _set(self._previous)
-        return super().__exit__(*exc_info)
+    __slots__ = ()
 
     def __call__(self, function):
-        _set(self._previous)  # as a decorator it switches during calls, not now
-        enabled, region_name = self._enabled, self.name.removeprefix("user:")
+        name, enabled = self.name, bool(self.switch)
 
         @functools.wraps(function)
         def switched(*args, **kwargs):
-            with _switch(enabled, region_name):
+            with _NamedSwitch(name, switch=enabled):
                 return function(*args, **kwargs)
 
         return switched

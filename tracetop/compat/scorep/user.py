@@ -1,7 +1,7 @@
 """scorep.user: user regions, parameters and the recording switch, as the Score-P Python bindings name them.
 
 A user region named "x" is recorded as `user:x`, as tracetop.region("x") is. region_begin and region_end
-are tracetop's C functions themselves: a Python function in between would close the region when it
+are tracetop's C functions themselves: a Python function in between would split the region where it
 returns (see tracetop.regions)."""
 
 import tracetop
