@@ -629,7 +629,7 @@ int tt_agg_slice(tt_agg_process *p, const tt_live_slice *s, const char **why)
         if (ticks >= th->boundary && (failed = cross(p, th, ticks)) < 0) goto fail;
         if (r.tag == TT_EV_ENTER) {
             if ((failed = enter(p, th, r.id, ticks)) < 0) goto fail;
-            if (r.again) th->stats[r.id].calls--; /* a part that goes on (format.h: ENTER_AGAIN), no call */
+            if (r.again) th->stats[r.id].second.calls--; /* a part that goes on (format.h: ENTER_AGAIN), no call */
         } else if (r.tag == TT_EV_LEAVE) {
             leave(p, th, ticks);
         } else if (p->sink && r.tag == TT_EV_COUNTER) {
