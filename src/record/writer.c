@@ -205,7 +205,7 @@ static int open_file(tt_writer *w, tt_stream *s)
     w->open[w->open_count++] = s;
     if (s->file_size) return 0;
     uint8_t header[TT_FILE_HEADER_SIZE];
-    tt_file_header_encode(header, s->kind);
+    tt_file_header_encode(header, s->kind, w->ring.size ? TT_FORMAT_VERSION_RING : TT_FORMAT_VERSION_PLAIN);
     int rc, tries = 0;
     do rc = held(s) ? pwrite_all(s->fd, header, sizeof header, 0) : (errno = EBADF, -1);
     while (rc < 0 && retake(w, s, &tries));
@@ -220,6 +220,9 @@ static int open_file(tt_writer *w, tt_stream *s)
     }
     s->file_end = s->file_size = TT_FILE_HEADER_SIZE;
     w->besides += TT_FILE_HEADER_SIZE;
+    /* Out of memory, the ring keeps this file whole. */
+    if (w->ring.size && s->kind == TT_FILE_EVENTS)
+        tt_ring_file_made(&w->ring, s->index, s->file_dev, s->file_ino, (uint64_t)st.st_blksize);
     return 0;
 }
 
@@ -389,6 +392,8 @@ static int append_chunk(tt_writer *w, tt_chunk *c, const uint8_t *payload, uint3
             return -1;
         }
     }
+    if (w->ring.size && s != &w->session->defs)
+        tt_ring_chunk_written(&w->ring, s->index, s->file_end, end, c->base_ticks, (c->flags & TT_CHUNK_TREE) != 0);
     s->file_end = s->file_size = end;
     s->written_seq = c->seq + 1;
     s->partial_used = 0;
@@ -448,6 +453,7 @@ static int put_partial(tt_writer *w, const snapshot *snap)
     }
     if (data_at + added_len > s->file_size) s->file_size = data_at + added_len;
     s->partial_used = snap->used;
+    if (w->ring.size && s != &w->session->defs) tt_ring_partial(&w->ring, s->index, s->file_size - s->file_end);
     return 0;
 }
 
@@ -632,6 +638,7 @@ static void pass(tt_writer *w, tt_chunk *queued, snapshot **snaps, size_t *snap_
     if (rc == 0) rc = write_pending(w, 0);
     for (size_t i = 0; rc == 0 && i < n; i++) rc = write_partial(w, &(*snaps)[i]);
     if (rc == 0) free_ended(w);
+    if (rc == 0 && w->ring.size && dir_held(w)) tt_ring_trim(&w->ring, w->dirfd);
     close_files(w);
     if (rc < 0) {
         stuck(w, now, stopping);
@@ -773,6 +780,7 @@ int tt_writer_start(tt_writer *w, struct tt_session *session, tt_error *err)
     w->scratch = malloc(w->scratch_cap);
     if (!w->scratch) return tt_fail(err, "out of memory");
     w->zctx = session->config.compress ? tt_compress_ctx_new(TT_ZSTD_CHUNK_LEVEL) : NULL;
+    w->ring.size = session->config.keep;
     w->last_sync_ns = tt_monotonic_ns();
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);
@@ -853,6 +861,7 @@ int tt_writer_stop(tt_writer *w, tt_error *err)
     tt_compress_ctx_free(w->zctx);
     tt_compress_ctx_free(w->defs_zctx);
     tt_compress_ctx_free(w->events_zctx);
+    tt_ring_free(&w->ring);
     free(w->scratch);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->wake);

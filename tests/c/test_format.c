@@ -83,10 +83,10 @@ static void test_file_header(void)
     uint8_t h[TT_FILE_HEADER_SIZE];
     enum tt_file_kind kind = 0;
     const char *why = NULL;
-    tt_file_header_encode(h, TT_FILE_EVENTS);
+    tt_file_header_encode(h, TT_FILE_EVENTS, TT_FORMAT_VERSION_PLAIN);
     CHECK(tt_file_header_decode(h, sizeof h, &kind, &why) == 0);
     CHECK(kind == TT_FILE_EVENTS);
-    tt_file_header_encode(h, TT_FILE_DEFS);
+    tt_file_header_encode(h, TT_FILE_DEFS, TT_FORMAT_VERSION_PLAIN);
     CHECK(tt_file_header_decode(h, sizeof h, &kind, &why) == 0);
     CHECK(kind == TT_FILE_DEFS);
 

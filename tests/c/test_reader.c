@@ -170,7 +170,7 @@ static void tf_open_in(tfile *tf, const char *exp, const char *process, const ch
         exit(2);
     }
     uint8_t h[TT_FILE_HEADER_SIZE];
-    tt_file_header_encode(h, kind);
+    tt_file_header_encode(h, kind, TT_FORMAT_VERSION_PLAIN);
     fwrite(h, 1, sizeof h, tf->f);
     tf->size = sizeof h;
 }
