@@ -250,14 +250,14 @@ static void cf_skip_dropped(chunk_file *cf)
         at += (uint64_t)i;
         if (i < n) break;
     }
-    if (at == cf->offset) return;
     uint8_t header[TT_CHUNK_HEADER_SIZE];
     struct tt_chunk_header h;
     const char *why;
-    cf->offset = at;
-    if (pread(fd, header, sizeof header, (off_t)at) == (ssize_t)sizeof header &&
+    if (at != cf->offset && pread(fd, header, sizeof header, (off_t)at) == (ssize_t)sizeof header &&
         tt_chunk_header_decode(header, &h, &why) == 0)
         cf->chunks = cf->dropped = h.seq;
+    cf->offset = at;
+    /* lseek moved the descriptor under the stream's buffer: placed again. */
     if (fseeko(cf->f, (off_t)at, SEEK_SET) != 0) cf_read_error(cf);
 }
 
