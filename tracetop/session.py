@@ -18,9 +18,9 @@ from tracetop.experiment import (
     convert,
     describe_exit,
     describe_loss,
-    describe_unbounded,
     describe_problems,
     describe_stats,
+    describe_unbounded,
     not_recorded,
     python_version,
 )

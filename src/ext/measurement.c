@@ -302,14 +302,10 @@ const char **tt_attribute_array(PyObject *attributes, size_t *count)
 static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *kwlist[] = {"directory",     "instrumenter",
-                             "c_calls",       "instrumenter_enabled",
-                             "memory",        "compress",
-                             "name",          "attributes",
-                             "exclude_paths", "other_threads",
-                             "filter",        "live",
-                             "attached",      "keep",
-                             NULL};
+    static char *kwlist[] = {"directory",     "instrumenter",  "c_calls", "instrumenter_enabled",
+                             "memory",        "compress",      "name",    "attributes",
+                             "exclude_paths", "other_threads", "filter",  "live",
+                             "attached",      "keep",          NULL};
     const char *directory, *instrumenter = "profile", *name = "", *filter = NULL;
     int c_calls = 1, enabled = 1, compress = 0, other_threads = 1, live = 0, attached = 0;
     unsigned long long memory = 64ull << 20, keep = 0;
@@ -544,8 +540,9 @@ static PyMethodDef measurement_methods[] = {
      "events, streams, bytes, chunks, waits and wait_ns (for the writer), stalls, stalled_ns and stall (times\n"
      "writing failed for a while and went on, nothing lost: how long, why the first time), lost and lost_errno\n"
      "(why writing ended before the end, or None and 0), dropped and keep_errno (with keep: the chunks of events\n"
-     "dropped, and the errno of a hole the file system could not punch, or 0). ended: how the process ended, in words (\"exit status\n"
-     "0\", \"killed by SIGTERM\"), kept in its trace; not_recorded: what the measurement did not record, a line\n"
+     "dropped, and the errno of a hole the file system could not punch, or 0). ended: how the process ended, in\n"
+     "words (\"exit status 0\", \"killed by SIGTERM\"), kept in its trace; not_recorded: what the measurement did not "
+     "record, a line\n"
      "each, kept in its trace too (`summary` says them)."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
     {"hook_in_use", hook_in_use, METH_NOARGS,

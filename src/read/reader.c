@@ -1511,6 +1511,12 @@ static int read_event(tt_cursor *c, tt_event *ev)
             if (c->cf.state == TT_STREAM_COMPLETE) cf_stop(&c->cf, TT_STREAM_CUT, "no end-of-stream record");
             return stop_reading(c);
         }
+        if ((c->cf.h.flags & TT_CHUNK_TREE) && c->cf.dropped && c->cf.chunks - 1 == c->cf.dropped) {
+            /* Every chunk of its records was dropped (a ring): the stream
+             * ended (its tree follows its end), and holds no event. */
+            cf_stop(&c->cf, TT_STREAM_COMPLETE, "");
+            return stop_reading(c);
+        }
         c->consumed += (uint64_t)(c->records.pos - c->chunk_start);
         c->chunk_start = c->cf.payload;
         c->stored += c->cf.h.stored_size;

@@ -33,7 +33,9 @@
  *    that starts after dropped chunks enters the calls open there (the
  *    chunk's OPEN record) at its base time, synthesized and resumed (the
  *    calls going on), and gives no event for a LEAVE with nothing open (a
- *    call whose ENTER a stack deeper than OPEN holds was dropped with it).
+ *    call whose ENTER a stack deeper than OPEN holds was dropped with it);
+ *    a stream all of whose records were dropped (its tree alone left) is
+ *    complete, without events.
  *    The process says what was dropped (tt_process: keep, dropped_*).
  *  - A stream file that is no regular file, and the missing file of a thread
  *    that a process which ended defined, leave that stream out (present = 0)
