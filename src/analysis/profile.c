@@ -557,7 +557,9 @@ static int usable_tree(builder *b, const tt_process *p, size_t stream, tt_stream
     if (b->summed_ns || p->left_out || b->tasks_only) return 0;
     tt_error err;
     int rc = tt_stream_tree_read(b->trace, p, stream, tree, &err);
-    if (rc == 1 && tree->reads != tree->counted_records) {
+    /* A ring's (format.h) dropped chunks took their counted records with
+     * them: its records hold no more, the tree the calls of the whole run. */
+    if (rc == 1 && tree->reads != tree->counted_records && !p->dropped_chunks) {
         tt_stream_tree_free(tree);
         rc = 0;
     }
@@ -1295,7 +1297,7 @@ char *tt_profile_render_text(const tt_profile *p, size_t top)
         if (proc->dropped_chunks)
             sb_printf(&b,
                       "  dropped by --keep %.1f MiB: the oldest %" PRIu64 " chunk%s of events, up to the first %.3f s "
-                      "of a thread; the profile is the whole run's\n",
+                      "of a thread; the calls profiled are the whole run's, objects and MPI messages those kept\n",
                       (double)proc->keep / (1 << 20), proc->dropped_chunks, proc->dropped_chunks == 1 ? "" : "s",
                       (double)proc->dropped_ns / 1e9);
         uint64_t open = 0;
