@@ -147,8 +147,8 @@ def test_a_bad_size_is_refused(options, env, tmp_path):
     assert not (tmp_path / "exp").exists()
 
 
-@pytest.mark.parametrize("live", [False, True])
-def test_no_trace_leaves_only_the_profile(live, tmp_path):
-    experiment, counts, _ = run(tmp_path, "--no-trace", *(["--live"] if live else []), rounds=2000)
+@pytest.mark.parametrize("options", [[], ["--live"], ["--keep", "1M"]])
+def test_no_trace_leaves_only_the_profile(options, tmp_path):
+    experiment, counts, _ = run(tmp_path, "--no-trace", *options, rounds=2000)
     assert not (experiment / "trace").exists() and not (experiment / "view.idx").exists()
     assert f"{counts['leaf']}  __main__:leaf" in (experiment / "profile.txt").read_text()
