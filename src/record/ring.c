@@ -109,11 +109,11 @@ static int punch(tt_ring *r, int dirfd, size_t index, tt_ring_file *f)
     return rc;
 }
 
-void tt_ring_trim(tt_ring *r, int dirfd)
+void tt_ring_trim(tt_ring *r, int dirfd, uint64_t room)
 {
     if (r->unsupported) return;
     tt_ring_file *f;
-    while (r->used > r->size && (f = oldest(r))) {
+    while (r->used + room > r->size && (f = oldest(r))) {
         r->used -= file_use(f);
         const tt_ring_chunk *c = &f->chunks[f->head++];
         f->kept -= c->end - c->offset;

@@ -3,8 +3,9 @@
  *
  * The writer notes here each file of events it makes and each chunk it
  * puts in one (offset, end, base time), and how far a partial chunk
- * reaches past the last; once what the files take on disk passes the size
- * kept, tt_ring_trim drops the oldest chunks of records, by base time
+ * reaches past the last; before it writes more, tt_ring_trim drops, as
+ * long as what the files would take on disk passes the size kept, the
+ * oldest chunks of records, by base time
  * across the files, each file's from its first on, by punching a hole
  * (FALLOC_FL_PUNCH_HOLE) from the end of its header to its first chunk
  * kept: the file keeps its offsets and its blocks are freed. TREE chunks
@@ -60,10 +61,11 @@ int tt_ring_file_made(tt_ring *r, uint32_t index, uint64_t dev, uint64_t ino, ui
 void tt_ring_chunk_written(tt_ring *r, uint32_t index, uint64_t offset, uint64_t end, uint64_t base_ticks, int tree);
 /* The bytes of a partial chunk past the last chunk of stream `index`. */
 void tt_ring_partial(tt_ring *r, uint32_t index, uint64_t bytes);
-/* Drops the oldest chunks until the files take the size kept at most, and
- * punches the holes that are due in the files of trace directory `dirfd`
- * (open). A file that is no longer the one made is left as it is. */
-void tt_ring_trim(tt_ring *r, int dirfd);
+/* Drops the oldest chunks until the files, and `room` bytes more, take the
+ * size kept at most, and punches the holes that are due in the files of
+ * trace directory `dirfd` (open). A file that is no longer the one made is
+ * left as it is (tried again at the next trim). */
+void tt_ring_trim(tt_ring *r, int dirfd, uint64_t room);
 void tt_ring_free(tt_ring *r);
 
 #endif

@@ -404,12 +404,22 @@ static int append_chunk(tt_writer *w, tt_chunk *c, const uint8_t *payload, uint3
     return 0;
 }
 
+/* With a size to keep, makes room for `bytes` more of stream s's file
+ * first (ring.h), so that the files never take more than it, not even
+ * between two passes. */
+static void make_room(tt_writer *w, const tt_stream *s, uint64_t bytes)
+{
+    if (w->ring.size && s != &w->session->defs && dir_held(w)) tt_ring_trim(&w->ring, w->dirfd, bytes);
+}
+
 static int write_chunk(tt_writer *w, tt_chunk *c)
 {
     const uint8_t *payload;
     uint32_t saved;
     uint32_t stored_size = encode_chunk(w, c, &payload, &saved);
-    if (open_file(w, c->stream) < 0 || append_chunk(w, c, payload, stored_size) < 0) return -1;
+    if (open_file(w, c->stream) < 0) return -1;
+    make_room(w, c->stream, TT_CHUNK_HEADER_SIZE + stored_size);
+    if (append_chunk(w, c, payload, stored_size) < 0) return -1;
     w->saved += saved;
     return 0;
 }
@@ -461,7 +471,10 @@ static int write_partial(tt_writer *w, const snapshot *snap)
 {
     tt_stream *s = snap->stream;
     if (snap->chunk->seq != s->written_seq || snap->used <= s->partial_used) return 0;
-    return open_file(w, s) < 0 ? -1 : put_partial(w, snap);
+    if (open_file(w, s) < 0) return -1;
+    uint64_t reach = TT_CHUNK_HEADER_SIZE + snap->used, now = s->file_size - s->file_end;
+    make_room(w, s, reach > now ? reach - now : 0);
+    return put_partial(w, snap);
 }
 
 /* Returns every pending chunk to the pool unwritten. */
@@ -638,7 +651,6 @@ static void pass(tt_writer *w, tt_chunk *queued, snapshot **snaps, size_t *snap_
     if (rc == 0) rc = write_pending(w, 0);
     for (size_t i = 0; rc == 0 && i < n; i++) rc = write_partial(w, &(*snaps)[i]);
     if (rc == 0) free_ended(w);
-    if (rc == 0 && w->ring.size && dir_held(w)) tt_ring_trim(&w->ring, w->dirfd);
     close_files(w);
     if (rc < 0) {
         stuck(w, now, stopping);

@@ -30,8 +30,8 @@
  * returned unwritten, the trace ends at its last complete chunk, and the
  * error is reported at the end, with the pauses writing made (stalls).
  *
- * With a size to keep (session.h: keep), a pass ends by dropping the
- * oldest chunks of events beyond it (ring.h).
+ * With a size to keep (session.h: keep), it drops the oldest chunks of
+ * events to make room for each it writes (ring.h).
  *
  * A pass can be asked for and waited on (tt_writer_flush): at a session's
  * start, so that its definitions and file headers are on disk before the
