@@ -62,6 +62,8 @@ void tt_ring_chunk_written(tt_ring *r, uint32_t index, uint64_t offset, uint64_t
     r->used += file_use(f);
 }
 
+void tt_ring_defs(tt_ring *r, uint64_t bytes) { r->used += bytes; }
+
 void tt_ring_partial(tt_ring *r, uint32_t index, uint64_t bytes)
 {
     tt_ring_file *f = file_of(r, index);

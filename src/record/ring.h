@@ -9,7 +9,7 @@
  * across the files, each file's from its first on, by punching a hole
  * (FALLOC_FL_PUNCH_HOLE) from the end of its header to its first chunk
  * kept: the file keeps its offsets and its blocks are freed. TREE chunks
- * are never dropped, and count. What a file takes is counted as its blocks
+ * and defs.tts are never dropped, and count. What a file takes is counted as its blocks
  * would be (st_blocks, what `du` shows): its bytes from the first chunk
  * kept on, TREE chunks and partial chunk included, and its header's block
  * and a block either side of the hole (TT_RING_BLOCKS_BESIDES), so that
@@ -48,7 +48,7 @@ typedef struct tt_ring {
     uint64_t size;       /* the bytes kept to */
     tt_ring_file *files; /* by stream number */
     size_t file_count;
-    uint64_t used;    /* what the files take, counted as above */
+    uint64_t used;    /* what the files take, counted as above, defs.tts's too (tt_ring_defs) */
     uint64_t dropped; /* chunks dropped */
     int unsupported;  /* the errno of a hole the file system could not punch; 0 while it can */
 } tt_ring;
@@ -59,6 +59,9 @@ int tt_ring_file_made(tt_ring *r, uint32_t index, uint64_t dev, uint64_t ino, ui
 /* A chunk put on disk in stream `index`'s file at [offset, end): a chunk of
  * records, or a TREE chunk (tree), never dropped. */
 void tt_ring_chunk_written(tt_ring *r, uint32_t index, uint64_t offset, uint64_t end, uint64_t base_ticks, int tree);
+/* `bytes` more of defs.tts on disk, never dropped: they count, so that the
+ * whole trace of the process keeps to the size. */
+void tt_ring_defs(tt_ring *r, uint64_t bytes);
 /* The bytes of a partial chunk past the last chunk of stream `index`. */
 void tt_ring_partial(tt_ring *r, uint32_t index, uint64_t bytes);
 /* Drops the oldest chunks until the files, and `room` bytes more, take the

@@ -220,9 +220,12 @@ static int open_file(tt_writer *w, tt_stream *s)
     }
     s->file_end = s->file_size = TT_FILE_HEADER_SIZE;
     w->besides += TT_FILE_HEADER_SIZE;
-    /* Out of memory, the ring keeps this file whole. */
+    /* Out of memory, the ring keeps this file whole. defs.tts, never
+     * dropped, takes its bytes and a block at most beyond them. */
     if (w->ring.size && s->kind == TT_FILE_EVENTS)
         tt_ring_file_made(&w->ring, s->index, s->file_dev, s->file_ino, (uint64_t)st.st_blksize);
+    else if (w->ring.size)
+        tt_ring_defs(&w->ring, TT_FILE_HEADER_SIZE + (uint64_t)st.st_blksize);
     return 0;
 }
 
@@ -392,7 +395,9 @@ static int append_chunk(tt_writer *w, tt_chunk *c, const uint8_t *payload, uint3
             return -1;
         }
     }
-    if (w->ring.size && s != &w->session->defs)
+    if (w->ring.size && s == &w->session->defs)
+        tt_ring_defs(&w->ring, end - s->file_end);
+    else if (w->ring.size)
         tt_ring_chunk_written(&w->ring, s->index, s->file_end, end, c->base_ticks, (c->flags & TT_CHUNK_TREE) != 0);
     s->file_end = s->file_size = end;
     s->written_seq = c->seq + 1;

@@ -54,8 +54,9 @@ def test_the_event_files_take_what_is_kept(kept):
     experiment, _, completed = kept
     files = stream_files(experiment)
     assert sum(path.stat().st_size for path in files) > 4 * KEEP, "the run wrote too little to drop anything"
-    assert blocks(files) <= KEEP + len(files) * (CHUNK + CHUNK_HEADER)
-    assert {version(path) for path in files} | {version(next(experiment.glob("trace/*/defs.tts")))} == {VERSION_RING}
+    defs = next(experiment.glob("trace/*/defs.tts"))
+    assert blocks([*files, defs]) <= KEEP + len(files) * (CHUNK + CHUNK_HEADER)
+    assert {version(path) for path in [*files, defs]} == {VERSION_RING}
     assert any(first_seq(path) > 0 for path in files)
     assert "warning" not in completed.stderr
 
@@ -114,7 +115,7 @@ def test_through_the_environment_and_live(tmp_path):
     experiment, counts, _ = run(tmp_path, "--live", "--objects", env=environment(TRACETOP_KEEP="1M"))
     files = stream_files(experiment)
     assert sum(path.stat().st_size for path in files) > 4 << 20
-    assert blocks(files) <= (1 << 20) + len(files) * (CHUNK + CHUNK_HEADER)
+    assert blocks([*files, *experiment.glob("trace/*/defs.tts")]) <= (1 << 20) + len(files) * (CHUNK + CHUNK_HEADER)
     summary = tracetop("summary", experiment, cwd=tmp_path)
     assert summary.returncode == 0 and "dropped by --keep 1.0 MiB" in summary.stdout, summary.stderr
     assert f"{counts['leaf']}  __main__:leaf" in summary.stdout
