@@ -62,7 +62,11 @@ void tt_ring_chunk_written(tt_ring *r, uint32_t index, uint64_t offset, uint64_t
     r->used += file_use(f);
 }
 
-void tt_ring_defs(tt_ring *r, uint64_t bytes) { r->used += bytes; }
+void tt_ring_defs(tt_ring *r, uint64_t bytes)
+{
+    r->used = r->used - r->defs + bytes;
+    r->defs = bytes;
+}
 
 void tt_ring_partial(tt_ring *r, uint32_t index, uint64_t bytes)
 {

@@ -48,7 +48,8 @@ typedef struct tt_ring {
     uint64_t size;       /* the bytes kept to */
     tt_ring_file *files; /* by stream number */
     size_t file_count;
-    uint64_t used;    /* what the files take, counted as above, defs.tts's too (tt_ring_defs) */
+    uint64_t used;    /* what the files take, counted as above, defs.tts's too ... */
+    uint64_t defs;    /* ... which is this (tt_ring_defs) */
     uint64_t dropped; /* chunks dropped */
     int unsupported;  /* the errno of a hole the file system could not punch; 0 while it can */
 } tt_ring;
@@ -59,8 +60,9 @@ int tt_ring_file_made(tt_ring *r, uint32_t index, uint64_t dev, uint64_t ino, ui
 /* A chunk put on disk in stream `index`'s file at [offset, end): a chunk of
  * records, or a TREE chunk (tree), never dropped. */
 void tt_ring_chunk_written(tt_ring *r, uint32_t index, uint64_t offset, uint64_t end, uint64_t base_ticks, int tree);
-/* `bytes` more of defs.tts on disk, never dropped: they count, so that the
- * whole trace of the process keeps to the size. */
+/* defs.tts takes `bytes` on disk now (its size and a block), never
+ * dropped: it counts, so that the whole trace of the process keeps to the
+ * size. */
 void tt_ring_defs(tt_ring *r, uint64_t bytes);
 /* The bytes of a partial chunk past the last chunk of stream `index`. */
 void tt_ring_partial(tt_ring *r, uint32_t index, uint64_t bytes);

@@ -95,6 +95,7 @@ typedef struct tt_writer {
     uint64_t stalls, stalled_ns; /* times writing failed and went on later, and for how long */
     tt_error stall;              /* why it failed the first of those times */
     tt_ring ring;                /* with keep (ring.size not 0): the chunks of events on disk */
+    uint64_t defs_block;         /* with keep: defs.tts's st_blksize */
 } tt_writer;
 
 int tt_writer_start(tt_writer *w, struct tt_session *session, tt_error *err);
