@@ -236,24 +236,27 @@
  * enough objects were counted or enough time passed, and when counting stops.
  *
  * A ring (`--keep SIZE`, version 5): a writer that keeps only the most
- * recent SIZE bytes of a process's events on disk drops its oldest chunks of
- * records, by base time across the process's event streams, once the blocks
- * of its .tts files of events pass SIZE. A chunk is dropped by punching a
- * hole from the end of its file's header up to the first chunk kept, so
- * the file keeps its offsets and its blocks are freed: the bytes there read
- * as zeros. defs.tts and TREE chunks are never dropped (the profile is the
- * whole run's). Such a process says so in its definitions (ATTRIBUTE
- * "keep": SIZE in bytes, decimal), and only there may an event file hold
- * zeros between its header and its first chunk; the first chunk's seq is
- * how many were dropped. So that a chunk decodes on its own with its calls,
- * every chunk of records after a stream's first begins, in such a ring,
- * with an OPEN record (dt 0): the calls open then, which a reader that
- * starts at that chunk enters at its base time (as calls already running),
- * and a reader that read the chunk before skips; and when the stream began,
- * which its dropped first chunk said. A LEAVE with nothing open after a
- * stack left out so is the return of a call dropped with it. OPEN is not one of the
- * stream's records that TREE's `events` counts. A writer without --keep
- * writes version 4 files, holes and OPEN records never.
+ * recent SIZE bytes of a process's trace on disk (the blocks of its files,
+ * defs.tts included) drops the oldest chunks of records, by base time
+ * across the process's event streams, to make room for what it writes
+ * next. A chunk is dropped by punching a hole from the end of its file's
+ * header up to the first chunk kept, so the file keeps its offsets and its
+ * blocks are freed: the bytes there read as zeros. defs.tts and TREE
+ * chunks are never dropped (the calls profiled are the whole run's; the
+ * records TREE's `reads` counts go with their chunks). Such a process says
+ * so in its definitions (ATTRIBUTE "keep": SIZE in bytes, decimal), and
+ * only there may an event file hold zeros between its header and its first
+ * chunk; the first chunk's seq is how many were dropped. A file whose first
+ * chunk left is a TREE chunk had all its records dropped. So that a chunk
+ * decodes on its own with its calls, every chunk of records after a
+ * stream's first begins, in such a ring, with an OPEN record (dt 0): the
+ * calls open then, which a reader that starts at that chunk enters at its
+ * base time (as calls already running), and a reader that read the chunk
+ * before skips; and when the stream began, which its dropped first chunk
+ * said. A LEAVE with nothing open after a stack left out so is the return
+ * of a call dropped with it. OPEN is not one of the stream's records that
+ * TREE's `events` counts. A writer without --keep writes version 4 files,
+ * holes and OPEN records never.
  *
  * Time: a stream's ticks come from the process's clock (TSC or
  * CLOCK_MONOTONIC in ns). CLOCK_SYNC records pair ticks with monotonic and
