@@ -156,6 +156,13 @@ class Experiment:
                 yield f"{CUT_SHORT} {os.getpid()}: {describe_loss(made.stats)}"
             elif made.stats["stalls"]:
                 yield f"- writing paused: {describe_stalls(made.stats)}"
+            if made.stats["keep_errno"]:
+                yield f"- kept whole: {describe_unbounded(made.stats)}"
+            elif made.stats["dropped"]:
+                yield (
+                    f"- dropped by --keep: the oldest {_count(made.stats['dropped'], 'chunk')} of events of process "
+                    f"{os.getpid()} (`tracetop summary` says how long); its profile is the whole run's"
+                )
         if made.objects:
             yield f"- objects: {made.objects}"
         for line in not_recorded():
@@ -316,6 +323,14 @@ def describe_stats(stats):
         f"{_count(stats['events'], 'event')} in {_count(stats['streams'], 'stream')}, "
         f"{format_size(stats['bytes'])} in {_count(stats['chunks'], 'chunk')}; the program waited for the "
         f"writer {_count(stats['waits'], 'time')} ({stats['wait_ns'] / 1e6:.1f} ms)"
+    )
+
+
+def describe_unbounded(stats):
+    """Why --keep dropped nothing (the statistics of _tracetop.stop() with keep_errno), in one line."""
+    return (
+        f"the file system of the trace cannot punch holes ({os.strerror(stats['keep_errno'])}): "
+        "nothing was dropped, the trace was kept whole"
     )
 
 

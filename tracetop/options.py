@@ -53,6 +53,16 @@ def parse_memory(value):
     return size
 
 
+def parse_keep(value):
+    """--keep: a size as --memory takes it, or 0 (TRACETOP_KEEP=0): the whole trace."""
+    size = value if isinstance(value, int) else parse_size(value)
+    if size >= MAX_SIZE:
+        raise ValueError(f"keep {value!r} is too large")
+    if 0 < size < MINIMUM_MEMORY:
+        raise ValueError(f"keep {value!r} is below the minimum of 1M")
+    return size
+
+
 def parse_formats(value):
     names = value.split(",") if isinstance(value, str) else value
     names = tuple(name.strip() for name in names if name.strip())
@@ -213,6 +223,16 @@ OPTIONS = (
         scorep_name="SCOREP_FILTERING_FILE",
     ),
     Option("live", "LIVE", False, parse_bool, "publish to `tracetop top`", switches={"--live": True}),
+    Option(
+        "keep",
+        "KEEP",
+        0,
+        parse_keep,
+        "bound the trace kept on disk: a ring of each process's most recent SIZE of events, e.g. 100M (at least "
+        "1M; default: 0, all); the oldest chunks are dropped, the profile stays the whole run's",
+        flags=("--keep",),
+        metavar="SIZE",
+    ),
     Option(
         "objects",
         "OBJECTS",

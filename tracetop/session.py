@@ -20,6 +20,7 @@ from tracetop.experiment import (
     describe_loss,
     describe_problems,
     describe_stats,
+    describe_unbounded,
     not_recorded,
     python_version,
 )
@@ -146,6 +147,8 @@ class Session:
         }
         if job:
             attributes["mpi_rank"] = str(job.rank)
+        if configuration["keep"]:
+            attributes["keep"] = str(configuration["keep"])  # what tells a reader dropped chunks from damage
         process = {"memory": configuration["memory"], "name": program, "attributes": attributes}
         messages.keep_stderr()
         session = cls(experiment, configuration, provenance, process)
@@ -163,6 +166,7 @@ class Session:
                 attached=cls.attached,
                 filter=configuration["filter"],
                 live=configuration["live"],
+                keep=configuration["keep"],
                 **process,
             )
         except BaseException:
@@ -256,6 +260,8 @@ class Session:
                 self.stats = _tracetop.stop(ended=ended, not_recorded=limits)
                 if self.stats is not None and self.stats["lost"]:
                     messages.warning(f"trace cut short in process {os.getpid()}: {describe_loss(self.stats)}")
+                if self.stats is not None and self.stats["keep_errno"]:
+                    messages.warning(f"--keep in process {os.getpid()}: {describe_unbounded(self.stats)}")
                 if self.stats is not None and not self._joined:
                     self._finish(interrupts)
             finally:

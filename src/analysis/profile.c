@@ -535,7 +535,7 @@ static int thread_from_tree(builder *b, tt_cursor *c, const tt_stream_tree *tree
     th->end_ns = tt_process_time(b->process, tree->end_ticks);
     th->events = tree->events;
     if (tt_cursor_next(c, &first)) {
-        th->begin_ns = first.time;
+        th->begin_ns = tt_cursor_began(c) ? tt_cursor_began(c) : first.time; /* a ring's dropped chunks */
         return 0;
     }
     /* Its first chunk of records is damaged (the tree was reached past it,
@@ -557,7 +557,9 @@ static int usable_tree(builder *b, const tt_process *p, size_t stream, tt_stream
     if (b->summed_ns || p->left_out || b->tasks_only) return 0;
     tt_error err;
     int rc = tt_stream_tree_read(b->trace, p, stream, tree, &err);
-    if (rc == 1 && tree->reads != tree->counted_records) {
+    /* A ring's (format.h) dropped chunks took their counted records with
+     * them: its records hold no more, the tree the calls of the whole run. */
+    if (rc == 1 && tree->reads != tree->counted_records && !p->dropped_chunks) {
         tt_stream_tree_free(tree);
         rc = 0;
     }
@@ -1292,6 +1294,12 @@ char *tt_profile_render_text(const tt_profile *p, size_t top)
         if (proc->ended && pp->events < proc->events && tt_trace_whole(p->trace))
             sb_printf(&b, "; %" PRIu64 " of its %" PRIu64 " events lost", proc->events - pp->events, proc->events);
         sb_printf(&b, ")\n");
+        if (proc->dropped_chunks)
+            sb_printf(&b,
+                      "  dropped by --keep %.1f MiB: the oldest %" PRIu64 " chunk%s of events, up to the first %.3f s "
+                      "of a thread; the calls profiled are the whole run's, objects and MPI messages those kept\n",
+                      (double)proc->keep / (1 << 20), proc->dropped_chunks, proc->dropped_chunks == 1 ? "" : "s",
+                      (double)proc->dropped_ns / 1e9);
         uint64_t open = 0;
         for (size_t s = 0; s < proc->thread_count; s++) open += proc->threads[s].open_at_start;
         if (open)

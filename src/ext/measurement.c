@@ -302,20 +302,17 @@ const char **tt_attribute_array(PyObject *attributes, size_t *count)
 static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *kwlist[] = {"directory",     "instrumenter",
-                             "c_calls",       "instrumenter_enabled",
-                             "memory",        "compress",
-                             "name",          "attributes",
-                             "exclude_paths", "other_threads",
-                             "filter",        "live",
-                             "attached",      NULL};
+    static char *kwlist[] = {"directory",     "instrumenter",  "c_calls", "instrumenter_enabled",
+                             "memory",        "compress",      "name",    "attributes",
+                             "exclude_paths", "other_threads", "filter",  "live",
+                             "attached",      "keep",          NULL};
     const char *directory, *instrumenter = "profile", *name = "", *filter = NULL;
     int c_calls = 1, enabled = 1, compress = 0, other_threads = 1, live = 0, attached = 0;
-    unsigned long long memory = 64ull << 20;
+    unsigned long long memory = 64ull << 20, keep = 0;
     PyObject *attributes = NULL, *exclude = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!Opzpp", kwlist, &directory, &instrumenter, &c_calls,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|$sppKpsO!OpzppK", kwlist, &directory, &instrumenter, &c_calls,
                                      &enabled, &memory, &compress, &name, &PyDict_Type, &attributes, &exclude,
-                                     &other_threads, &filter, &live, &attached))
+                                     &other_threads, &filter, &live, &attached, &keep))
         return NULL;
     if (tt_measurement.session) {
         PyErr_SetString(tt_TraceError, "a measurement is already running in this process");
@@ -350,6 +347,7 @@ static PyObject *start(PyObject *self, PyObject *args, PyObject *kwargs)
                                 .blocking_begin = tt_blocking_begin,
                                 .blocking_end = tt_blocking_end,
                                 .live = live,
+                                .keep = keep,
                                 .control = control,
                                 .gil_holder = tt_gil_init() ? NULL : tt_gil_holder};
     tt_error err;
@@ -438,12 +436,13 @@ static PyObject *stop(PyObject *self, PyObject *args, PyObject *kwargs)
     tt_attach_forget();
     /* A trace cut short is said with the rest, not raised: the program
      * ended as it ended, and MANIFEST.md says both. */
-    return Py_BuildValue("{sKsKsKsKsKsIsKsKszszsi}", "events", (unsigned long long)stats.events, "bytes",
+    return Py_BuildValue("{sKsKsKsKsKsIsKsKszszsisKsi}", "events", (unsigned long long)stats.events, "bytes",
                          (unsigned long long)stats.bytes, "chunks", (unsigned long long)stats.chunks, "waits",
                          (unsigned long long)stats.waits, "wait_ns", (unsigned long long)stats.wait_ns, "streams",
                          stats.streams, "stalls", (unsigned long long)stats.stalls, "stalled_ns",
                          (unsigned long long)stats.stalled_ns, "stall", stats.stalls ? stats.stall.message : NULL,
-                         "lost", rc < 0 ? err.message : NULL, "lost_errno", stats.error_errno);
+                         "lost", rc < 0 ? err.message : NULL, "lost_errno", stats.error_errno, "dropped",
+                         (unsigned long long)stats.dropped, "keep_errno", stats.keep_errno);
 }
 
 static PyObject *gil_unavailable(PyObject *self, PyObject *unused)
@@ -540,19 +539,22 @@ static PyMethodDef measurement_methods[] = {
     {"start", (PyCFunction)(void (*)(void))start, METH_VARARGS | METH_KEYWORDS,
      "start(directory, *, instrumenter='profile', c_calls=True, instrumenter_enabled=True, memory=64 MiB, "
      "compress=False, name='', attributes={}, exclude_paths=(), other_threads=True, filter=None, live=False,\n"
-     "attached=False)\n--\n\n"
+     "attached=False, keep=0)\n--\n\n"
      "Start measuring this process into directory/trace (and, with live, to `tracetop top`): the threads running\n"
      "now (only the calling one when other_threads is false; not with the monitoring instrumenter, which sees\n"
      "every thread) and those started later. On Python 3.12+ the profile instrumenter records through\n"
      "sys.monitoring, as monitoring does, unless other_threads is false or a filter is given. filter: a Score-P\n"
      "filter file. attached: the calls the other threads are in now are recorded as running since an unknown\n"
-     "time (tracetop attach)."},
+     "time (tracetop attach). keep: the bytes of event files kept on disk, the oldest chunks dropped beyond them\n"
+     "(0: all)."},
     {"stop", (PyCFunction)(void (*)(void))stop, METH_VARARGS | METH_KEYWORDS,
      "stop(*, ended=None)\n--\n\nStop measuring; write everything; return statistics (None when not measuring):\n"
      "events, streams, bytes, chunks, waits and wait_ns (for the writer), stalls, stalled_ns and stall (times\n"
      "writing failed for a while and went on, nothing lost: how long, why the first time), lost and lost_errno\n"
-     "(why writing ended before the end, or None and 0). ended: how the process ended, in words (\"exit status\n"
-     "0\", \"killed by SIGTERM\"), kept in its trace; not_recorded: what the measurement did not record, a line\n"
+     "(why writing ended before the end, or None and 0), dropped and keep_errno (with keep: the chunks of events\n"
+     "dropped, and the errno of a hole the file system could not punch, or 0). ended: how the process ended, in\n"
+     "words (\"exit status 0\", \"killed by SIGTERM\"), kept in its trace; not_recorded: what the measurement did not "
+     "record, a line\n"
      "each, kept in its trace too (`summary` says them)."},
     {"active", active, METH_NOARGS, "Whether a measurement is running."},
     {"hook_in_use", hook_in_use, METH_NOARGS,

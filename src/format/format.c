@@ -10,10 +10,10 @@
 #include <zstd.h>
 #endif
 
-void tt_file_header_encode(uint8_t *out, enum tt_file_kind kind)
+void tt_file_header_encode(uint8_t *out, enum tt_file_kind kind, uint32_t version)
 {
     memcpy(out, TT_FILE_MAGIC, 8);
-    tt_put_u32(out + 8, TT_FORMAT_VERSION);
+    tt_put_u32(out + 8, version);
     tt_put_u32(out + 12, (uint32_t)kind);
 }
 

@@ -54,6 +54,12 @@
  *     OBJECTS        dt, v region + 1 (0: none), v type, v size, v created, v destroyed
  *                    objects counted since this place's previous OBJECTS record
  *                    (see below)
+ *     OPEN           dt, v since, v count, count x v region
+ *                    in a ring kept by --keep (below), no event: the stream
+ *                    began `since` ticks before the chunk's base_ticks, and
+ *                    the recorded calls open where the chunk begins are
+ *                    these, innermost first; the outermost of a stack deeper
+ *                    than a quarter chunk holds are left out
  *     ENTER_SHORT    tag 32 + dt / 256, u8 dt % 256, v region     (dt < 2048)
  *     LEAVE_SHORT    tag 40 + dt / 256, u8 dt % 256                (dt < 2048)
  *     ENTER_PREDICTED tag 56 + dt / 256, u8 dt % 256                (dt < 1536)
@@ -240,6 +246,29 @@
  * process. Records come in batches, each a few per place at most, when
  * enough objects were counted or enough time passed, and when counting stops.
  *
+ * A ring (`--keep SIZE`, version 6): a writer that keeps only the most
+ * recent SIZE bytes of a process's trace on disk (the blocks of its files,
+ * defs.tts included) drops the oldest chunks of records, by base time
+ * across the process's event streams, to make room for what it writes
+ * next. A chunk is dropped by punching a hole from the end of its file's
+ * header up to the first chunk kept, so the file keeps its offsets and its
+ * blocks are freed: the bytes there read as zeros. defs.tts and TREE
+ * chunks are never dropped (the calls profiled are the whole run's; the
+ * records TREE's `reads` counts go with their chunks). Such a process says
+ * so in its definitions (ATTRIBUTE "keep": SIZE in bytes, decimal), and
+ * only there may an event file hold zeros between its header and its first
+ * chunk; the first chunk's seq is how many were dropped. A file whose first
+ * chunk left is a TREE chunk had all its records dropped. So that a chunk
+ * decodes on its own with its calls, every chunk of records after a
+ * stream's first begins, in such a ring, with an OPEN record (dt 0): the
+ * calls open then, which a reader that starts at that chunk enters at its
+ * base time (as calls already running), and a reader that read the chunk
+ * before skips; and when the stream began, which its dropped first chunk
+ * said. A LEAVE with nothing open after a stack left out so is the return
+ * of a call dropped with it. OPEN is not one of the stream's records that
+ * TREE's `events` counts. A writer without --keep writes version 4 files,
+ * holes and OPEN records never.
+ *
  * Time: a stream's ticks come from the process's clock (TSC or
  * CLOCK_MONOTONIC in ns). CLOCK_SYNC records pair ticks with monotonic and
  * real time, so readers map ticks to a common real-time axis across processes.
@@ -252,8 +281,13 @@
 
 /* Version 2 added ENTER_PREDICTED and LEAVE_MEDIUM, version 3 ENTER_MEDIUM
  * and ENTER_PREDICTED_MEDIUM, version 4 the definitions TASK_NAMED and
- * MEASUREMENT_OFF, version 5 ENTER_AGAIN; readers read every version from 1. */
-#define TT_FORMAT_VERSION 5u
+ * MEASUREMENT_OFF, version 5 ENTER_AGAIN, version 6 the ring (OPEN,
+ * dropped chunks: above); readers read every version from 1. A writer
+ * writes the lowest version its files need: TT_FORMAT_VERSION_RING with
+ * --keep, else TT_FORMAT_VERSION_PLAIN. */
+#define TT_FORMAT_VERSION 6u
+#define TT_FORMAT_VERSION_RING 6u
+#define TT_FORMAT_VERSION_PLAIN 5u
 #define TT_FORMAT_VERSION_OLDEST 1u
 #define TT_FILE_MAGIC "TRACETOP"
 #define TT_FILE_HEADER_SIZE 16u
@@ -295,7 +329,8 @@ enum tt_event_tag {
     TT_EV_GC = 19,
     TT_EV_TASK_RESUME = 20,
     TT_EV_ENTER_AGAIN = 21,
-    /* 22..25: reserved */
+    TT_EV_OPEN = 22,
+    /* 23..25: reserved */
     TT_EV_OBJECTS = 26,
     TT_EV_ENTER_SHORT = 32,            /* .. 39 */
     TT_EV_LEAVE_SHORT = 40,            /* .. 47 */
@@ -421,8 +456,9 @@ struct tt_chunk_header {
     uint8_t flags;
 };
 
-/* Writes a file header of the given kind into out[TT_FILE_HEADER_SIZE]. */
-void tt_file_header_encode(uint8_t *out, enum tt_file_kind kind);
+/* Writes a file header of the given kind into out[TT_FILE_HEADER_SIZE]:
+ * format `version` (TT_FORMAT_VERSION_PLAIN or _RING). */
+void tt_file_header_encode(uint8_t *out, enum tt_file_kind kind, uint32_t version);
 
 /* Checks a file header: 0 and *kind set, or -1 with a reason in *why:
  * TT_FILE_NEWER when a newer tracetop wrote it, in a format newer than

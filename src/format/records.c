@@ -143,6 +143,15 @@ int tt_records_next_event(tt_records *it, tt_event_record *r, const char **why)
         GET_V(r->gc.uncollectable);
         GET_V(r->gc.duration);
         break;
+    case TT_EV_OPEN:
+        GET_V(r->open.since);
+        GET_V(r->open.count);
+        r->open.regions = p;
+        for (uint64_t i = 0; i < r->open.count; i++) {
+            uint64_t region;
+            GET_V(region);
+        }
+        break;
     case TT_EV_LEAVE:
     case TT_EV_RECORDING_OFF:
     case TT_EV_RECORDING_ON:

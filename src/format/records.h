@@ -60,7 +60,23 @@ typedef struct tt_event_record {
         uint8_t generation;
         uint64_t collected, uncollectable, duration; /* duration in ticks */
     } gc;
+    struct { /* OPEN: `count` region ids, varints at regions (checked: all there), innermost first */
+        uint64_t since, count;
+        const uint8_t *regions;
+    } open;
 } tt_event_record;
+
+/* The next region of an OPEN record's list, from *pos (r->open.regions to
+ * begin with), which it advances. */
+static inline uint64_t tt_records_open_next(const uint8_t **pos)
+{
+    uint64_t region = 0;
+    unsigned shift = 0;
+    const uint8_t *p = *pos;
+    for (; *p & 0x80; p++, shift += 7) region |= (uint64_t)(*p & 0x7f) << shift;
+    *pos = p + 1;
+    return region | (uint64_t)*p << shift;
+}
 
 /* A definition record: the member named after the tag is set. */
 typedef struct tt_def_record {

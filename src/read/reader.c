@@ -8,6 +8,7 @@
  *   cursor       a stream file -> well-nested events in ns since the epoch.
  * Records inside a chunk are decoded by records.c.
  */
+#define _GNU_SOURCE /* SEEK_DATA */
 #include "reader.h"
 
 #include <dirent.h>
@@ -88,6 +89,7 @@ typedef struct chunk_file {
     uint64_t offset;       /* where the next chunk starts */
     uint64_t chunk_offset; /* where the chunk just read starts */
     uint32_t chunks;       /* intact chunks read, = the seq expected next */
+    uint32_t dropped;      /* chunks dropped from its start (cf_skip_dropped) */
     int after_partial;     /* the chunk just read is a PARTIAL snapshot */
     uint32_t crc;          /* the checksum of the chunk just read */
 
@@ -222,6 +224,41 @@ static int cf_open(chunk_file *cf, const char *path, enum tt_file_kind want, tt_
         cf->offset = TT_FILE_HEADER_SIZE;
     }
     return 0;
+}
+
+/* In a ring (format.h), skips the zeros where a file's oldest chunks were
+ * dropped, to its first chunk kept, whose seq becomes the one expected:
+ * the chunks before it were dropped, not lost. SEEK_DATA passes over the
+ * holes; the zeros of the blocks a hole only began are read through. */
+static void cf_skip_dropped(chunk_file *cf)
+{
+    if (cf->stopped) return;
+    int fd = fileno(cf->f);
+    uint64_t at = cf->offset;
+    uint8_t buf[4096];
+    while (at < cf->file_size) {
+        off_t data = lseek(fd, (off_t)at, SEEK_DATA);
+        if (data < 0 && errno == ENXIO) {
+            at = cf->file_size; /* zeros to the end */
+            break;
+        }
+        if (data > (off_t)at) at = (uint64_t)data;
+        ssize_t n = pread(fd, buf, sizeof buf, (off_t)at);
+        if (n <= 0) break;
+        ssize_t i = 0;
+        while (i < n && !buf[i]) i++;
+        at += (uint64_t)i;
+        if (i < n) break;
+    }
+    uint8_t header[TT_CHUNK_HEADER_SIZE];
+    struct tt_chunk_header h;
+    const char *why;
+    if (at != cf->offset && pread(fd, header, sizeof header, (off_t)at) == (ssize_t)sizeof header &&
+        tt_chunk_header_decode(header, &h, &why) == 0)
+        cf->chunks = cf->dropped = h.seq;
+    cf->offset = at;
+    /* lseek moved the descriptor under the stream's buffer: placed again. */
+    if (fseeko(cf->f, (off_t)at, SEEK_SET) != 0) cf_read_error(cf);
 }
 
 static void cf_close(chunk_file *cf)
@@ -732,6 +769,35 @@ static int report_lost_streams(tt_trace *t, const tt_process *p, const uint8_t *
 /* Reads defs.tts and the stream list of a process: LOAD_OK, LOAD_NOMEM, or
  * LOAD_DAMAGE with l->why when the process cannot be read (*opened says
  * whether cf needs closing). */
+static int stream_file_open(const tt_process *p, size_t stream, chunk_file *cf, tt_error *err);
+
+/* A ring (format.h): the size its "keep" attribute says, and what its
+ * streams' files dropped, from the first chunk each keeps. */
+static int note_ring(proc_loader *l)
+{
+    tt_process *p = l->p;
+    for (size_t a = 0; a < p->attribute_count; a++)
+        if (strcmp(p->attributes[a].key, "keep") == 0) p->keep = strtoull(p->attributes[a].value, NULL, 10);
+    for (size_t i = 0; p->keep && i < p->thread_count; i++) {
+        chunk_file cf;
+        tt_error err;
+        if (!p->threads[i].present || stream_file_open(p, i, &cf, &err) != 0) continue;
+        tt_records it;
+        tt_event_record r;
+        tt_predictor predict;
+        const char *why;
+        if (cf.dropped && cf_next(&cf)) {
+            p->dropped_chunks += cf.dropped;
+            tt_records_init(&it, cf.payload, cf.h.raw_size, cf.h.base_ticks, &predict);
+            if (tt_records_next_event(&it, &r, &why) == 1 && r.tag == TT_EV_OPEN &&
+                tt_process_duration(p, r.open.since) > p->dropped_ns)
+                p->dropped_ns = tt_process_duration(p, r.open.since);
+        }
+        cf_close(&cf);
+    }
+    return LOAD_OK;
+}
+
 static int load_defs(proc_loader *l, chunk_file *cf, char *what, size_t what_size, int *opened)
 {
     tt_process *p = l->p;
@@ -758,8 +824,8 @@ static int load_defs(proc_loader *l, chunk_file *cf, char *what, size_t what_siz
         report_lost_streams(l->t, p, unreadable, marked) != 0)
         rc = LOAD_NOMEM;
     free(unreadable);
-    if (rc != LOAD_OK) return rc;
-    return add_placeholders(l);
+    if (rc != LOAD_OK || (rc = add_placeholders(l)) != LOAD_OK) return rc;
+    return note_ring(l);
 }
 
 /* Loads trace/<pid> into a new entry of t->processes. A process that cannot
@@ -1190,6 +1256,12 @@ struct tt_cursor {
 
     enum cursor_phase phase;
     int have_end;
+    /* A stream read from a chunk after dropped ones (a ring): its first
+     * record, OPEN, is still to come (open_pending); then the calls it
+     * names, stack[0 .. opened), are entered one by one (opening so far). */
+    int open_pending;
+    size_t opening, opened;
+    uint64_t began; /* tt_cursor_began */
     tt_stream_state state;
     char problem[512];
 
@@ -1224,6 +1296,7 @@ static int stream_file_open(const tt_process *p, size_t stream, chunk_file *cf, 
     if (!path) return -2;
     int rc = cf_open(cf, path, TT_FILE_EVENTS, err);
     free(path);
+    if (rc == 0 && p->keep) cf_skip_dropped(cf);
     return rc != 0 ? -1 : 0;
 }
 
@@ -1250,6 +1323,7 @@ int tt_cursor_open(const tt_trace *t, const tt_process *p, size_t stream, tt_cur
     c->from = t->from;
     c->to = t->to;
     c->left_out = p->left_out;
+    c->open_pending = c->cf.dropped > 0;
     *out = c;
     return 0;
 }
@@ -1278,6 +1352,7 @@ int tt_cursor_seek(tt_cursor *c, const tt_chunk_start *at)
     c->last_ticks = at->ticks;
     c->cf.offset = at->offset;
     c->cf.chunks = at->seq;
+    c->open_pending = 0; /* the depth there is known */
     if (fseeko(c->cf.f, (off_t)at->offset, SEEK_SET) != 0) cf_read_error(&c->cf);
     return 0;
 }
@@ -1390,6 +1465,36 @@ static int only_tree_follows(chunk_file *cf)
     return cf->state != TT_STREAM_CORRUPT;
 }
 
+/* The calls of an OPEN record (innermost first) onto the stack, outermost
+ * first, to be entered (open_event): NULL, or why it is damage. */
+static const char *open_calls(tt_cursor *c, const tt_event_record *r)
+{
+    if (r->open.count > UINT32_MAX || TT_RESERVE(c->stack, c->stack_cap, c->depth + (size_t)r->open.count) != 0)
+        return "out of memory";
+    const uint8_t *pos = r->open.regions;
+    for (size_t i = (size_t)r->open.count; i-- > 0;)
+        if (map_id(c, tt_records_open_next(&pos), c->p->region_count, &c->stack[c->depth + i]) != 0)
+            return "undefined region";
+    c->opening = c->depth;
+    c->depth += (size_t)r->open.count;
+    c->opened = c->depth;
+    return NULL;
+}
+
+/* The next of the calls open where the stream's first chunk kept begins. */
+static int open_event(tt_cursor *c, tt_event *ev)
+{
+    *ev = (tt_event){.kind = TT_EV_ENTER,
+                     .time = c->last_time,
+                     .ticks = c->last_ticks,
+                     .region = c->stack[c->opening],
+                     .depth = (uint32_t)(c->opening + 1),
+                     .synthesized = 1,
+                     .resumed = 1};
+    if (++c->opening == c->opened) allow_fast(c);
+    return 1;
+}
+
 /* Reads the next event from the data: 1 with *ev set, 2 when the record
  * read gives no event (the return of a call closed at a gap's start), or 0
  * when the data ends (c->phase is then CLOSING and the state set). A
@@ -1404,6 +1509,12 @@ static int read_event(tt_cursor *c, tt_event *ev)
         if (k < 0) return stop_damaged(c, why);
         if (!cf_next(&c->cf)) {
             if (c->cf.state == TT_STREAM_COMPLETE) cf_stop(&c->cf, TT_STREAM_CUT, "no end-of-stream record");
+            return stop_reading(c);
+        }
+        if ((c->cf.h.flags & TT_CHUNK_TREE) && c->cf.dropped && c->cf.chunks - 1 == c->cf.dropped) {
+            /* Every chunk of its records was dropped (a ring): the stream
+             * ended (its tree follows its end), and holds no event. */
+            cf_stop(&c->cf, TT_STREAM_COMPLETE, "");
             return stop_reading(c);
         }
         c->consumed += (uint64_t)(c->records.pos - c->chunk_start);
@@ -1429,8 +1540,21 @@ static int read_event(tt_cursor *c, tt_event *ev)
     if (time < c->last_time) time = c->last_time;
     uint64_t ticks = r.ticks < c->last_ticks ? c->last_ticks : r.ticks;
     *ev = (tt_event){.kind = r.tag, .time = time, .ticks = ticks};
+    int first_kept = c->open_pending;
+    c->open_pending = 0;
 
     switch (r.tag) {
+    case TT_EV_OPEN:
+        /* Known already, but where the chunks before were dropped. */
+        if (first_kept && (why = open_calls(c, &r)) != NULL) return stop_damaged(c, why);
+        if (first_kept) c->began = tt_process_time(c->p, r.ticks > r.open.since ? r.ticks - r.open.since : 0);
+        c->last_time = time;
+        c->last_ticks = ticks;
+        if (c->opening < c->opened)
+            c->fast_end = c->records.pos;
+        else
+            allow_fast(c);
+        return 2;
     case TT_EV_ENTER:
         if (map_id(c, r.id, c->p->region_count, &ev->region) != 0) return stop_damaged(c, "undefined region");
         if (TT_RESERVE(c->stack, c->stack_cap, c->depth + 1) != 0) {
@@ -1444,6 +1568,12 @@ static int read_event(tt_cursor *c, tt_event *ev)
         if (c->suspended) c->gap = GAP_OPENING, c->gap_edge = 0;
         break;
     case TT_EV_LEAVE:
+        if (c->depth == 0 && c->cf.dropped) { /* its ENTER was dropped with the chunks before (format.h: OPEN) */
+            c->last_time = time;
+            c->last_ticks = ticks;
+            c->events++;
+            return 2;
+        }
         if (c->depth == 0) return stop_damaged(c, "LEAVE without an open region");
         ev->region = c->stack[--c->depth];
         if (c->depth < c->suspended) {
@@ -1559,8 +1689,10 @@ static int gap_event(tt_cursor *c, tt_event *ev)
 static int __attribute__((noinline)) next_slow(tt_cursor *c, tt_event *ev)
 {
     if (c->gap != NO_GAP) return gap_event(c, ev);
+    if (c->opening < c->opened) return open_event(c, ev);
     while (c->phase == READING) {
         int read = read_event(c, ev);
+        if (read == 2 && c->opening < c->opened) return open_event(c, ev);
         if (read == 1 && c->gap == NO_GAP) return 1;
         if (read == 1) {
             c->gap_held = *ev;
@@ -1804,6 +1936,8 @@ tt_stream_state tt_cursor_state(const tt_cursor *c) { return c->state; }
 const char *tt_cursor_problem(const tt_cursor *c) { return c->state == TT_STREAM_COMPLETE ? NULL : c->problem; }
 
 uint64_t tt_cursor_events_read(const tt_cursor *c) { return c->events; }
+
+uint64_t tt_cursor_began(const tt_cursor *c) { return c->began; }
 
 uint64_t tt_cursor_record_bytes(const tt_cursor *c)
 {

@@ -27,6 +27,16 @@
  *    end, where the writer was writing). Bad bytes followed by intact data,
  *    or by more than one chunk's worth, or a bad chunk that ends exactly
  *    where its file does, are damage: CORRUPT.
+ *  - A ring (--keep, format.h): in a process whose definitions say it kept
+ *    its events to a size, a stream's file may begin with zeros where its
+ *    oldest chunks were dropped; they are skipped, and not damage. A cursor
+ *    that starts after dropped chunks enters the calls open there (the
+ *    chunk's OPEN record) at its base time, synthesized and resumed (the
+ *    calls going on), and gives no event for a LEAVE with nothing open (a
+ *    call whose ENTER a stack deeper than OPEN holds was dropped with it);
+ *    a stream all of whose records were dropped (its tree alone left) is
+ *    complete, without events.
+ *    The process says what was dropped (tt_process: keep, dropped_*).
  *  - A stream file that is no regular file, and the missing file of a thread
  *    that a process which ended defined, leave that stream out (present = 0)
  *    with one line per process in tt_trace_problem, counted as damage.
@@ -136,6 +146,13 @@ typedef struct tt_process {
      * damaged; defs_state says which (TT_STREAM_COMPLETE when intact). */
     const char *defs_cut;
     tt_stream_state defs_state;
+
+    /* A ring (--keep, format.h): keep is the size its event files were kept
+     * to, in bytes (its "keep" attribute; 0: none); dropped_chunks the chunks
+     * of records its streams' files no longer hold, dropped_ns the longest
+     * time from the process's start to a stream's first chunk kept, of
+     * those that dropped any. */
+    uint64_t keep, dropped_chunks, dropped_ns;
 
     /* MPI, from MPI_RANK: rank mpi_rank of mpi_size in MPI_COMM_WORLD;
      * mpi_size is 0 for a process that did not initialize MPI. */
@@ -322,6 +339,11 @@ const tt_chunk_start *tt_cursor_chunk(const tt_cursor *c);
  * memory runs out; a chunk that is no longer there is reported by the
  * cursor as damage or a cut, as any. */
 int tt_cursor_seek(tt_cursor *c, const tt_chunk_start *at);
+
+/* When the stream began (ns since the epoch): where its first chunks were
+ * dropped (a ring), as its first chunk kept says (format.h: OPEN), once
+ * tt_cursor_next gave its first event; else 0: its first event's time. */
+uint64_t tt_cursor_began(const tt_cursor *c);
 
 /* Valid once tt_cursor_next returned 0. */
 tt_stream_state tt_cursor_state(const tt_cursor *c);

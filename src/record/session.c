@@ -179,7 +179,7 @@ static void stream_init(tt_session *s, tt_stream *st, enum tt_file_kind kind, tt
     st->kind = kind;
     st->fd = -1;
     st->epoch = atomic_load_explicit(&s->epoch, memory_order_relaxed);
-    st->last_ticks = since;
+    st->last_ticks = st->began = since;
     first->stream = st;
     first->seq = st->next_seq++;
     first->base_ticks = st->last_ticks;
@@ -385,6 +385,8 @@ int tt_session_stop(tt_session *s, tt_session_stats *stats, tt_error *err)
     stats->stalled_ns = s->writer.stalled_ns;
     stats->stall = s->writer.stall;
     stats->error_errno = rc < 0 ? s->writer.error_errno : 0;
+    stats->dropped = s->writer.ring.dropped;
+    stats->keep_errno = s->writer.ring.unsupported;
     tt_pool_destroy(&s->pool);
     pthread_mutex_destroy(&s->defs_lock);
     tt_sampler_free(&s->sampler);

@@ -44,6 +44,9 @@ typedef struct tt_session_config {
     void (*blocking_end)(void);
     /* Also hand every chunk to a live channel (live.h) for `tracetop top`. */
     int live;
+    /* A ring (format.h): the bytes of event files on disk the writer keeps
+     * to, dropping the oldest chunks of records (writer.h); 0: all kept. */
+    uint64_t keep;
     /* With live: switches the measurement on or off, or counting objects
      * (a request of live.h: TT_LIVE_ON, TT_LIVE_OBJECTS) when a reader
      * asks, and shows the state it leaves (tt_live_answer with ticket 0,
@@ -67,6 +70,10 @@ typedef struct tt_session_stats {
     uint64_t stalls, stalled_ns;
     tt_error stall;
     int error_errno; /* tt_session_stop failed: the errno of its error, 0 when none */
+    /* With keep: the chunks of events dropped (ring.h), and the errno of
+     * the hole the file system could not punch, 0 when none. */
+    uint64_t dropped;
+    int keep_errno;
 } tt_session_stats;
 
 typedef struct tt_session {

@@ -41,6 +41,49 @@ tt_chunk *tt_stream_rotate(tt_stream *s)
     return replace_chunk(s, fresh);
 }
 
+/* The most an OPEN record takes of a chunk: a quarter, as a string
+ * parameter's value (TT_PARAM_STRING_MAX), so that the record after it
+ * always fits. A deeper stack loses its outermost calls there (format.h). */
+#define TT_OPEN_MAX (TT_CHUNK_PAYLOAD_SIZE / 4)
+
+static uint32_t varint_size(uint64_t v)
+{
+    uint32_t n = 1;
+    for (; v >= 0x80; v >>= 7) n++;
+    return n;
+}
+
+/* Begins chunk c, fresh, with the recorded calls open (format.h: OPEN),
+ * innermost first, as the call tree's current node and its ancestors give
+ * them: no event, so the stream's count of records stays. */
+static void put_open(tt_stream *s, tt_chunk *c)
+{
+    const tt_calltree *t = &s->tree;
+    uint32_t count = 0, bytes = 0;
+    const tt_calltree_node *node = t->cur;
+    for (; node->region != TT_CALLTREE_ROOT; node = tt_calltree_at(t, node->parent), count++) {
+        uint32_t size = varint_size(tt_calltree_region(t, node));
+        if (bytes + size > TT_OPEN_MAX - TT_RECORD_MAX_FIXED) break; /* room for tag, dt, since, count */
+        bytes += size;
+    }
+    uint8_t *p = c->data;
+    *p++ = TT_EV_OPEN;
+    *p++ = 0; /* dt: at the chunk's base time */
+    p = tt_put_varint(p, c->base_ticks - s->began);
+    p = tt_put_varint(p, count);
+    node = t->cur;
+    for (uint32_t i = 0; i < count; i++, node = tt_calltree_at(t, node->parent))
+        p = tt_put_varint(p, tt_calltree_region(t, node));
+    atomic_store_explicit(&c->used, (uint32_t)(p - c->data), memory_order_release);
+}
+
+tt_chunk *tt_stream_rotate_records(tt_stream *s)
+{
+    tt_chunk *c = tt_stream_rotate(s);
+    if (s->session->config.keep) put_open(s, c);
+    return c;
+}
+
 tt_chunk *tt_stream_try_rotate(tt_stream *s)
 {
     tt_chunk *fresh = tt_pool_try_get(&s->session->pool);
@@ -274,6 +317,7 @@ int tt_stream_objects(tt_stream *s, uint64_t now, const tt_stream_objects_counts
         tt_chunk *fresh = tt_pool_try_get(&s->session->pool);
         if (!fresh) return -1;
         replace_chunk(s, fresh);
+        if (s->session->config.keep) put_open(s, fresh);
     }
     uint8_t *p = tt_record_begin(s, TT_EV_OBJECTS, now, SIZE - TT_RECORD_MAX_FIXED);
     tt_stream_counted(s);

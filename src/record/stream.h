@@ -72,6 +72,7 @@ typedef struct tt_stream {
      * the owner (release) and read by the writer's snapshots (acquire). */
     _Atomic(tt_chunk *) chunk;
     uint64_t last_ticks; /* time of the last record: deltas count from it */
+    uint64_t began;      /* time of the stream's first chunk (format.h: OPEN) */
     /* The calls not recorded open, TT_STACK_SKIP or TT_STACK_OWN, innermost
      * last (the nodes' `skipped` place them among the recorded ones). */
     uint32_t skip_count, skip_cap;
@@ -124,6 +125,10 @@ typedef struct tt_stream {
 /* Hands the full current chunk to the writer and starts a fresh one;
  * returns it. The only part of recording that may wait (budget used up). */
 tt_chunk *tt_stream_rotate(tt_stream *s);
+/* The same for a chunk of records: in a ring (session.h: keep), the fresh
+ * chunk begins with the calls open (format.h: OPEN), so that it may be read
+ * without those before it. Its `used` says where the next record goes. */
+tt_chunk *tt_stream_rotate_records(tt_stream *s);
 /* The same without waiting: NULL, and nothing done, when the budget is used up. */
 tt_chunk *tt_stream_try_rotate(tt_stream *s);
 
@@ -140,8 +145,8 @@ static inline tt_chunk *tt_record_chunk(tt_stream *s, uint32_t extra, uint32_t *
     tt_chunk *c = atomic_load_explicit(&s->chunk, memory_order_relaxed);
     *used = atomic_load_explicit(&c->used, memory_order_relaxed);
     if (tt_unlikely(*used + extra > TT_CHUNK_PAYLOAD_SIZE - TT_RECORD_MAX_FIXED)) {
-        c = tt_stream_rotate(s);
-        *used = 0;
+        c = tt_stream_rotate_records(s);
+        *used = atomic_load_explicit(&c->used, memory_order_relaxed);
     }
     return c;
 }

@@ -150,6 +150,17 @@ static int pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t at)
 
 static int retake(tt_writer *w, tt_stream *s, int *tries);
 
+/* With a size to keep, what s's file takes now, for the ring: defs.tts
+ * whole (and a block), an event file's partial chunk (ring.h). */
+static void note_size(tt_writer *w, const tt_stream *s)
+{
+    if (!w->ring.size) return;
+    if (s == &w->session->defs)
+        tt_ring_defs(&w->ring, s->file_size + w->defs_block);
+    else
+        tt_ring_partial(&w->ring, s->index, s->file_size - s->file_end);
+}
+
 /* A chunk still being filled, as seen at the start of a pass. */
 typedef struct snapshot {
     tt_stream *stream;
@@ -205,7 +216,7 @@ static int open_file(tt_writer *w, tt_stream *s)
     w->open[w->open_count++] = s;
     if (s->file_size) return 0;
     uint8_t header[TT_FILE_HEADER_SIZE];
-    tt_file_header_encode(header, s->kind);
+    tt_file_header_encode(header, s->kind, w->ring.size ? TT_FORMAT_VERSION_RING : TT_FORMAT_VERSION_PLAIN);
     int rc, tries = 0;
     do rc = held(s) ? pwrite_all(s->fd, header, sizeof header, 0) : (errno = EBADF, -1);
     while (rc < 0 && retake(w, s, &tries));
@@ -220,6 +231,12 @@ static int open_file(tt_writer *w, tt_stream *s)
     }
     s->file_end = s->file_size = TT_FILE_HEADER_SIZE;
     w->besides += TT_FILE_HEADER_SIZE;
+    /* Out of memory, the ring keeps this file whole. */
+    if (w->ring.size && s->kind == TT_FILE_EVENTS)
+        tt_ring_file_made(&w->ring, s->index, s->file_dev, s->file_ino, (uint64_t)st.st_blksize);
+    else if (w->ring.size)
+        w->defs_block = (uint64_t)st.st_blksize;
+    note_size(w, s);
     return 0;
 }
 
@@ -389,7 +406,10 @@ static int append_chunk(tt_writer *w, tt_chunk *c, const uint8_t *payload, uint3
             return -1;
         }
     }
+    if (w->ring.size && s != &w->session->defs)
+        tt_ring_chunk_written(&w->ring, s->index, s->file_end, end, c->base_ticks, (c->flags & TT_CHUNK_TREE) != 0);
     s->file_end = s->file_size = end;
+    note_size(w, s);
     s->written_seq = c->seq + 1;
     s->partial_used = 0;
     w->bytes += TT_CHUNK_HEADER_SIZE + stored_size;
@@ -399,12 +419,22 @@ static int append_chunk(tt_writer *w, tt_chunk *c, const uint8_t *payload, uint3
     return 0;
 }
 
+/* With a size to keep, makes room for `bytes` more of a file first
+ * (ring.h), so that the files never take more than it, not even between
+ * two passes. */
+static void make_room(tt_writer *w, uint64_t bytes)
+{
+    if (w->ring.size && dir_held(w)) tt_ring_trim(&w->ring, w->dirfd, bytes);
+}
+
 static int write_chunk(tt_writer *w, tt_chunk *c)
 {
     const uint8_t *payload;
     uint32_t saved;
     uint32_t stored_size = encode_chunk(w, c, &payload, &saved);
-    if (open_file(w, c->stream) < 0 || append_chunk(w, c, payload, stored_size) < 0) return -1;
+    if (open_file(w, c->stream) < 0) return -1;
+    make_room(w, TT_CHUNK_HEADER_SIZE + stored_size);
+    if (append_chunk(w, c, payload, stored_size) < 0) return -1;
     w->saved += saved;
     return 0;
 }
@@ -448,6 +478,7 @@ static int put_partial(tt_writer *w, const snapshot *snap)
     }
     if (data_at + added_len > s->file_size) s->file_size = data_at + added_len;
     s->partial_used = snap->used;
+    note_size(w, s);
     return 0;
 }
 
@@ -455,7 +486,10 @@ static int write_partial(tt_writer *w, const snapshot *snap)
 {
     tt_stream *s = snap->stream;
     if (snap->chunk->seq != s->written_seq || snap->used <= s->partial_used) return 0;
-    return open_file(w, s) < 0 ? -1 : put_partial(w, snap);
+    if (open_file(w, s) < 0) return -1;
+    uint64_t reach = TT_CHUNK_HEADER_SIZE + snap->used, now = s->file_size - s->file_end;
+    make_room(w, reach > now ? reach - now : 0);
+    return put_partial(w, snap);
 }
 
 /* Returns every pending chunk to the pool unwritten. */
@@ -773,6 +807,7 @@ int tt_writer_start(tt_writer *w, struct tt_session *session, tt_error *err)
     w->scratch = malloc(w->scratch_cap);
     if (!w->scratch) return tt_fail(err, "out of memory");
     w->zctx = session->config.compress ? tt_compress_ctx_new(TT_ZSTD_CHUNK_LEVEL) : NULL;
+    w->ring.size = session->config.keep;
     w->last_sync_ns = tt_monotonic_ns();
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);
@@ -853,6 +888,7 @@ int tt_writer_stop(tt_writer *w, tt_error *err)
     tt_compress_ctx_free(w->zctx);
     tt_compress_ctx_free(w->defs_zctx);
     tt_compress_ctx_free(w->events_zctx);
+    tt_ring_free(&w->ring);
     free(w->scratch);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->wake);

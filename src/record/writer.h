@@ -30,6 +30,9 @@
  * returned unwritten, the trace ends at its last complete chunk, and the
  * error is reported at the end, with the pauses writing made (stalls).
  *
+ * With a size to keep (session.h: keep), it drops the oldest chunks of
+ * events to make room for each it writes (ring.h).
+ *
  * A pass can be asked for and waited on (tt_writer_flush): at a session's
  * start, so that its definitions and file headers are on disk before the
  * program runs, and from a fatal signal's handler (crash.h), so that what
@@ -43,6 +46,7 @@
 
 #include "error.h"
 #include "pool.h"
+#include "ring.h"
 
 #define TT_WRITER_PERIOD_MS 50
 /* How long a crashing process waits for the writer's last pass: the
@@ -90,6 +94,8 @@ typedef struct tt_writer {
     uint64_t retry_at_ns, backoff_ns;
     uint64_t stalls, stalled_ns; /* times writing failed and went on later, and for how long */
     tt_error stall;              /* why it failed the first of those times */
+    tt_ring ring;                /* with keep (ring.size not 0): the chunks of events on disk */
+    uint64_t defs_block;         /* with keep: defs.tts's st_blksize */
 } tt_writer;
 
 int tt_writer_start(tt_writer *w, struct tt_session *session, tt_error *err);

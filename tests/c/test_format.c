@@ -83,12 +83,15 @@ static void test_file_header(void)
     uint8_t h[TT_FILE_HEADER_SIZE];
     enum tt_file_kind kind = 0;
     const char *why = NULL;
-    tt_file_header_encode(h, TT_FILE_EVENTS);
+    tt_file_header_encode(h, TT_FILE_EVENTS, TT_FORMAT_VERSION_PLAIN);
     CHECK(tt_file_header_decode(h, sizeof h, &kind, &why) == 0);
     CHECK(kind == TT_FILE_EVENTS);
-    tt_file_header_encode(h, TT_FILE_DEFS);
+    tt_file_header_encode(h, TT_FILE_DEFS, TT_FORMAT_VERSION_RING);
     CHECK(tt_file_header_decode(h, sizeof h, &kind, &why) == 0);
-    CHECK(kind == TT_FILE_DEFS);
+    CHECK(kind == TT_FILE_DEFS && tt_get_u32(h + 8) == TT_FORMAT_VERSION_RING);
+    tt_file_header_encode(h, TT_FILE_DEFS, TT_FORMAT_VERSION_PLAIN);
+    CHECK(tt_file_header_decode(h, sizeof h, &kind, &why) == 0);
+    CHECK(kind == TT_FILE_DEFS && tt_get_u32(h + 8) == TT_FORMAT_VERSION_PLAIN);
 
     CHECK(tt_file_header_decode(h, sizeof h - 1, &kind, &why) == -1);
     CHECK_STR(why, "file shorter than its header");
@@ -272,10 +275,40 @@ static void test_objects_record(void)
     CHECK(tt_records_next_event(&it, &r, &why) == -1 && strcmp(why, "unknown event record") == 0);
 }
 
+/* OPEN (format.h: a ring): since, then the calls open, innermost first;
+ * every region there before the record is taken, and the predictor left
+ * as it was. */
+static void test_open_record(void)
+{
+    uint8_t buf[64], *p = buf;
+    *p++ = TT_EV_OPEN;
+    const uint64_t fields[] = {0, 70000, 3, 300, 5, 1u << 30}; /* dt, since, count, regions */
+    for (size_t i = 0; i < 6; i++) p = tt_put_varint(p, fields[i]);
+    tt_records it;
+    tt_predictor predict;
+    tt_event_record r;
+    const char *why = NULL;
+    tt_records_init(&it, buf, (size_t)(p - buf), 1000, &predict);
+    CHECK(tt_records_next_event(&it, &r, &why) == 1);
+    CHECK(r.tag == TT_EV_OPEN && r.ticks == 1000 && r.open.since == 70000 && r.open.count == 3);
+    const uint8_t *at = r.open.regions;
+    CHECK_U64(tt_records_open_next(&at), 300);
+    CHECK_U64(tt_records_open_next(&at), 5);
+    CHECK_U64(tt_records_open_next(&at), 1u << 30);
+    CHECK(at == p && it.pos == p && predict.last == 0 && predict.leaves_shifted == 0);
+    CHECK(tt_records_next_event(&it, &r, &why) == 0);
+    tt_records_init(&it, buf, (size_t)(p - buf) - 1, 0, &predict); /* its last region cut */
+    CHECK(tt_records_next_event(&it, &r, &why) == -1 && it.pos == buf);
+    uint8_t reserved[2] = {TT_EV_OPEN + 1, 0};
+    tt_records_init(&it, reserved, sizeof reserved, 0, &predict);
+    CHECK(tt_records_next_event(&it, &r, &why) == -1 && strcmp(why, "unknown event record") == 0);
+}
+
 int main(void)
 {
     test_objects_record();
     test_enter_again_record();
+    test_open_record();
     test_varints();
     test_zigzag();
     test_fixed_width();
