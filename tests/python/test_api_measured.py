@@ -94,7 +94,9 @@ def test_start_with_options(tmp_path):
     assert said["stats"] == [
         "bytes",
         "chunks",
+        "dropped",
         "events",
+        "keep_errno",
         "lost",
         "lost_errno",
         "stall",
