@@ -85,7 +85,18 @@ class Code(Fields):
 
     def load(self):
         main = _fresh_main(__loader__=BuiltinImporter)
+        _register_source(self.source)
         return Loaded(_tracetop.compile_program(self.source, "<string>"), main, ["-c", *self.args])
+
+
+def _register_source(source):
+    """As `python -c` does from 3.13 on (pythonrun.c's run_mod): the source goes into linecache under its file
+    name, "<string>", so that a traceback shows its lines."""
+    import linecache
+
+    register = getattr(linecache, "_register_code", None)
+    if register is not None:
+        register("<string>", source, "<string>")  # as run_mod calls it: the name where the code object goes
 
 
 def split_command_line(arguments, flags_with_value):
