@@ -91,12 +91,13 @@ class Code(Fields):
 
 def _register_source(source):
     """As `python -c` does from 3.13 on (pythonrun.c's run_mod): the source goes into linecache under its file
-    name, "<string>", so that a traceback shows its lines."""
+    name, "<string>", so that a traceback shows its lines. Before 3.13 it imports no linecache (and so none of
+    what linecache imports), and neither does this."""
+    if sys.version_info < (3, 13):
+        return
     import linecache
 
-    register = getattr(linecache, "_register_code", None)
-    if register is not None:
-        register("<string>", source, "<string>")  # as run_mod calls it: the name where the code object goes
+    linecache._register_code("<string>", source, "<string>")  # as run_mod calls it: the name in the code's place
 
 
 def split_command_line(arguments, flags_with_value):
