@@ -98,10 +98,7 @@ void tt_stream_enter_step(tt_stream *s, uint32_t region, uint32_t task)
 {
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
-    if (tt_unlikely(s->tree.lost)) {
-        tt_stream_give_up(s);
-        return;
-    }
+    if (tt_stream_gave_up(s)) return;
     tt_calltree_node *node = tt_calltree_step_find(&s->tree, region, task);
     tt_stream_enter_at(s, c, used, tt_stream_dt(s, tt_clock_now()), region);
     tt_calltree_step_enter(&s->tree, node, task, s->last_ticks);
@@ -122,10 +119,7 @@ void tt_stream_enter_again(tt_stream *s, uint64_t now, uint32_t region)
 {
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
-    if (tt_unlikely(s->tree.lost)) {
-        tt_stream_give_up(s);
-        return;
-    }
+    if (tt_stream_gave_up(s)) return;
     uint64_t dt = tt_stream_dt(s, now);
     tt_calltree_node *node = tt_calltree_find(&s->tree, region);
     tt_calltree_enter_node(&s->tree, node, s->last_ticks);

@@ -287,6 +287,15 @@ static inline void tt_stream_enter_at(tt_stream *s, tt_chunk *c, uint32_t used, 
 /* Closes what is open, for good: the stream's tree is lost (above). */
 void tt_stream_give_up(tt_stream *s);
 
+/* 1 when the stream's tree is lost (making room for a record may lose it):
+ * what is open is closed then, and the caller records nothing. */
+static inline int tt_stream_gave_up(tt_stream *s)
+{
+    if (tt_likely(!s->tree.lost)) return 0;
+    tt_stream_give_up(s);
+    return 1;
+}
+
 /* A region entered: recorded, its node the current one. */
 static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
 {
@@ -296,10 +305,7 @@ static inline void tt_stream_enter(tt_stream *s, uint64_t now, uint32_t region)
      * one left it (calltree.h). */
     uint32_t used;
     tt_chunk *c = tt_record_chunk(s, 0, &used);
-    if (tt_unlikely(s->tree.lost)) {
-        tt_stream_give_up(s);
-        return;
-    }
+    if (tt_stream_gave_up(s)) return;
     uint64_t dt = tt_stream_dt(s, now);
     tt_calltree_node *node = tt_calltree_find(&s->tree, region);
     tt_calltree_enter_node(&s->tree, node, s->last_ticks);
@@ -324,10 +330,7 @@ void tt_stream_leave_now(tt_stream *s);
  * that its return is dropped too. */
 static inline void tt_stream_skip(tt_stream *s, uint32_t entry)
 {
-    if (tt_unlikely(s->tree.lost)) {
-        tt_stream_give_up(s);
-        return;
-    }
+    if (tt_stream_gave_up(s)) return;
     if (tt_unlikely(s->skip_count == s->skip_cap) && tt_stream_reserve_skips(s, 1) < 0) return;
     s->skips[s->skip_count++] = entry;
     s->tree.cur->skipped++;
